@@ -1,0 +1,339 @@
+#include "graph/graph.h"
+
+#include <algorithm>
+#include <deque>
+#include <unordered_set>
+
+namespace rewire {
+
+std::string Node::TypeName() const {
+  if (op == OpType::kOpaque) return attrs.GetString("onnx_op", "Opaque");
+  return std::string(OpName(op));
+}
+
+// ---------------------------------------------------------------------------- construction
+
+StatusOr<NodeId> Graph::Insert(Node node) {
+  const NodeId id = static_cast<NodeId>(nodes_.size());
+  node.id = id;
+  node.users.assign(node.outputs.size(), {});
+  for (uint32_t operand = 0; operand < node.inputs.size(); ++operand) {
+    const ValueRef in = node.inputs[operand];
+    Mutable(in.node).users[in.index].push_back(Use{id, operand});
+  }
+  if (node.IsLeaf()) SetLeafName(node.name, id);
+  nodes_.push_back(std::make_shared<Node>(std::move(node)));
+  ++live_nodes_;
+  return id;
+}
+
+Status Graph::CheckLeafName(const std::string& name) const {
+  if (name.empty()) return InvalidArgument("inputs, weights and constants need a name");
+  if (leaf_names_ && leaf_names_->count(name)) {
+    return InvalidArgument("duplicate name '" + name +
+                           "': names of inputs, weights and constants must be unique");
+  }
+  return Status::Ok();
+}
+
+void Graph::SetLeafName(const std::string& name, NodeId id) {
+  if (!leaf_names_) {
+    leaf_names_ = std::make_shared<std::unordered_map<std::string, NodeId>>();
+  } else if (leaf_names_.use_count() > 1) {
+    leaf_names_ = std::make_shared<std::unordered_map<std::string, NodeId>>(*leaf_names_);
+  }
+  if (id == kNoNode) leaf_names_->erase(name);
+  else (*leaf_names_)[name] = id;
+}
+
+Node& Graph::Mutable(NodeId id) {
+  REWIRE_CHECK(Contains(id));
+  std::shared_ptr<Node>& p = nodes_[id];
+  if (p.use_count() > 1) p = std::make_shared<Node>(*p);  // copy-on-write
+  return *p;
+}
+
+const Node& Graph::node(NodeId id) const {
+  REWIRE_CHECK(Contains(id));
+  return *nodes_[id];
+}
+
+const TensorType& Graph::type(ValueRef v) const {
+  const Node& n = node(v.node);
+  REWIRE_CHECK(v.index < n.outputs.size());
+  return n.outputs[v.index];
+}
+
+Status Graph::CheckValue(ValueRef v, const char* what) const {
+  if (!Contains(v.node)) {
+    return InvalidArgument(std::string(what) + " refers to a node that does not exist");
+  }
+  if (v.index >= nodes_[v.node]->outputs.size()) {
+    return InvalidArgument(std::string(what) + " refers to output " + std::to_string(v.index) +
+                           " of node '" + nodes_[v.node]->name + "', which has " +
+                           std::to_string(nodes_[v.node]->outputs.size()) + " outputs");
+  }
+  return Status::Ok();
+}
+
+namespace {
+Status CheckShape(const Shape& shape, const std::string& name) {
+  for (int64_t d : shape) {
+    if (d <= 0) return InvalidArgument("'" + name + "' has shape [" + ShapeToString(shape) + "]: dimensions must be positive");
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+StatusOr<NodeId> Graph::AddInput(const std::string& name, TensorType type) {
+  RETURN_IF_ERROR(CheckLeafName(name));
+  RETURN_IF_ERROR(CheckShape(type.shape, name));
+  Node n;
+  n.op = OpType::kInput;
+  n.name = name;
+  n.outputs = {std::move(type)};
+  ASSIGN_OR_RETURN(NodeId id, Insert(std::move(n)));
+  inputs_.push_back(id);
+  return id;
+}
+
+StatusOr<NodeId> Graph::AddWeight(const std::string& name, Shape shape, WeightInit init) {
+  RETURN_IF_ERROR(CheckLeafName(name));
+  RETURN_IF_ERROR(CheckShape(shape, name));
+  if (!(init.lo <= init.hi)) return InvalidArgument("weight '" + name + "': init range is empty");
+  Node n;
+  n.op = OpType::kWeight;
+  n.name = name;
+  n.outputs = {TensorType{DType::kFloat32, std::move(shape)}};
+  n.attrs.Set("init_lo", init.lo);
+  n.attrs.Set("init_hi", init.hi);
+  n.attrs.Set("init_seed", static_cast<int64_t>(init.seed));
+  return Insert(std::move(n));
+}
+
+namespace {
+Status CheckData(const HostTensorPtr& data, const std::string& name) {
+  if (!data) return InvalidArgument("'" + name + "' has no data");
+  for (int64_t d : data->type.shape) {
+    if (d < 0) return InvalidArgument("'" + name + "' has a negative dimension");
+  }
+  const size_t want = static_cast<size_t>(NumElements(data->type.shape)) * DTypeSize(data->type.dtype);
+  if (data->bytes.size() != want) {
+    return InvalidArgument("'" + name + "' holds " + std::to_string(data->bytes.size()) +
+                           " bytes but " + data->type.ToString() + " needs " + std::to_string(want));
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+StatusOr<NodeId> Graph::AddWeightData(const std::string& name, HostTensorPtr data) {
+  RETURN_IF_ERROR(CheckLeafName(name));
+  RETURN_IF_ERROR(CheckData(data, name));
+  if (data->type.dtype != DType::kFloat32) {
+    return InvalidArgument("weight '" + name + "' must be float32 (use a Constant for " +
+                           DTypeName(data->type.dtype) + ")");
+  }
+  Node n;
+  n.op = OpType::kWeight;
+  n.name = name;
+  n.outputs = {data->type};
+  n.data = std::move(data);
+  return Insert(std::move(n));
+}
+
+StatusOr<NodeId> Graph::AddConstant(const std::string& name, HostTensorPtr data) {
+  RETURN_IF_ERROR(CheckLeafName(name));
+  RETURN_IF_ERROR(CheckData(data, name));
+  Node n;
+  n.op = OpType::kConstant;
+  n.name = name;
+  n.outputs = {data->type};
+  n.data = std::move(data);
+  return Insert(std::move(n));
+}
+
+StatusOr<NodeId> Graph::AddOp(OpType op, const std::vector<ValueRef>& inputs, Attrs attrs,
+                              const std::string& name) {
+  const std::string where = std::string(OpName(op)) + (name.empty() ? "" : " '" + name + "'");
+  if (op == OpType::kInput || op == OpType::kWeight || op == OpType::kConstant || op == OpType::kOpaque) {
+    return InvalidArgument(where + ": use the dedicated Graph::Add* call for this op");
+  }
+  std::vector<TensorType> in_types;
+  in_types.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    RETURN_IF_ERROR(CheckValue(inputs[i], ("input " + std::to_string(i)).c_str()).WithContext(where));
+    in_types.push_back(type(inputs[i]));
+  }
+  auto out = InferAndCanonicalize(op, &attrs, in_types);
+  if (!out.ok()) {
+    return Status(out.status().code(), (name.empty() ? "" : "node '" + name + "': ") + out.status().message());
+  }
+  Node n;
+  n.op = op;
+  n.name = name;
+  n.attrs = std::move(attrs);
+  n.inputs = inputs;
+  n.outputs = std::move(out).value();
+  return Insert(std::move(n));
+}
+
+StatusOr<NodeId> Graph::AddOpaque(const std::string& onnx_op, const std::string& onnx_domain,
+                                  const std::vector<ValueRef>& inputs, Attrs attrs,
+                                  std::vector<TensorType> output_types, const std::string& name) {
+  const std::string where = "opaque op " + onnx_op + (name.empty() ? "" : " '" + name + "'");
+  if (onnx_op.empty()) return InvalidArgument("opaque op needs an ONNX op type");
+  if (output_types.empty()) return InvalidArgument(where + ": needs at least one output");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    RETURN_IF_ERROR(CheckValue(inputs[i], ("input " + std::to_string(i)).c_str()).WithContext(where));
+  }
+  for (const TensorType& t : output_types) {
+    for (int64_t d : t.shape) {
+      if (d < 0) return InvalidArgument(where + ": output type " + t.ToString() + " is not static");
+    }
+  }
+  attrs.Set("onnx_op", onnx_op);
+  attrs.Set("onnx_domain", onnx_domain);
+  Node n;
+  n.op = OpType::kOpaque;
+  n.name = name;
+  n.attrs = std::move(attrs);
+  n.inputs = inputs;
+  n.outputs = std::move(output_types);
+  return Insert(std::move(n));
+}
+
+Status Graph::AddOutput(const std::string& name, ValueRef value) {
+  if (name.empty()) return InvalidArgument("graph outputs need a name");
+  RETURN_IF_ERROR(CheckValue(value, ("output '" + name + "'").c_str()));
+  for (const GraphOutput& o : outputs_) {
+    if (o.name == name) return InvalidArgument("duplicate graph output name '" + name + "'");
+  }
+  outputs_.push_back({name, value});
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------- queries
+
+std::vector<NodeId> Graph::NodeIds() const {
+  std::vector<NodeId> ids;
+  ids.reserve(live_nodes_);
+  for (NodeId i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i]) ids.push_back(i);
+  }
+  return ids;
+}
+
+NodeId Graph::FindNode(const std::string& name) const {
+  if (leaf_names_) {
+    auto it = leaf_names_->find(name);
+    if (it != leaf_names_->end()) return it->second;
+  }
+  for (NodeId i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i] && nodes_[i]->name == name) return i;
+  }
+  return kNoNode;
+}
+
+std::vector<NodeId> Graph::TopologicalOrder() const {
+  std::vector<int> pending(nodes_.size(), 0);
+  std::deque<NodeId> ready;
+  for (NodeId i = 0; i < nodes_.size(); ++i) {
+    if (!nodes_[i]) continue;
+    pending[i] = static_cast<int>(nodes_[i]->inputs.size());
+    if (pending[i] == 0) ready.push_back(i);
+  }
+  std::vector<NodeId> order;
+  order.reserve(live_nodes_);
+  while (!ready.empty()) {
+    const NodeId id = ready.front();
+    ready.pop_front();
+    order.push_back(id);
+    for (const auto& uses : nodes_[id]->users) {
+      for (const Use& u : uses) {
+        if (--pending[u.node] == 0) ready.push_back(u.node);
+      }
+    }
+  }
+  return order;
+}
+
+std::map<OpType, int> Graph::OpCounts() const {
+  std::map<OpType, int> counts;
+  for (const auto& p : nodes_) {
+    if (p) ++counts[p->op];
+  }
+  return counts;
+}
+
+int Graph::NumOperators() const {
+  int n = 0;
+  for (const auto& p : nodes_) {
+    if (p && !p->IsLeaf()) ++n;
+  }
+  return n;
+}
+
+int64_t Graph::NumParameters() const {
+  int64_t n = 0;
+  for (const auto& p : nodes_) {
+    if (p && p->op == OpType::kWeight) n += NumElements(p->outputs[0].shape);
+  }
+  return n;
+}
+
+Status Graph::Validate() const {
+  std::unordered_set<std::string> leaf_names;
+  size_t live = 0;
+  for (NodeId id = 0; id < nodes_.size(); ++id) {
+    if (!nodes_[id]) continue;
+    ++live;
+    const Node& n = *nodes_[id];
+    const std::string where = "node " + std::to_string(id) + " (" + n.TypeName() +
+                              (n.name.empty() ? "" : " '" + n.name + "'") + ")";
+    if (n.id != id) return Internal(where + ": stored id " + std::to_string(n.id));
+    if (n.users.size() != n.outputs.size()) return Internal(where + ": user lists do not match outputs");
+    if (n.IsLeaf()) {
+      if (!leaf_names.insert(n.name).second) return InvalidArgument(where + ": duplicate leaf name");
+      if (n.op != OpType::kInput && !n.data && n.op != OpType::kWeight) {
+        return InvalidArgument(where + ": constant without data");
+      }
+    }
+    std::vector<TensorType> in_types;
+    for (uint32_t k = 0; k < n.inputs.size(); ++k) {
+      RETURN_IF_ERROR(CheckValue(n.inputs[k], "input").WithContext(where));
+      const auto& uses = nodes_[n.inputs[k].node]->users[n.inputs[k].index];
+      if (std::find(uses.begin(), uses.end(), Use{id, k}) == uses.end()) {
+        return Internal(where + ": input " + std::to_string(k) + " is missing from its producer's users");
+      }
+      in_types.push_back(type(n.inputs[k]));
+    }
+    for (uint32_t o = 0; o < n.users.size(); ++o) {
+      for (const Use& u : n.users[o]) {
+        if (!Contains(u.node) || u.operand >= nodes_[u.node]->inputs.size() ||
+            nodes_[u.node]->inputs[u.operand] != ValueRef{id, o}) {
+          return Internal(where + ": stale user entry");
+        }
+      }
+    }
+    if (!n.IsLeaf() && n.op != OpType::kOpaque) {
+      Attrs attrs = n.attrs;
+      auto out = InferAndCanonicalize(n.op, &attrs, in_types);
+      if (!out.ok()) return out.status().WithContext(where);
+      if (*out != n.outputs) return InvalidArgument(where + ": stored output types differ from inferred ones");
+      if (attrs != n.attrs) return InvalidArgument(where + ": attributes are not canonical");
+    }
+  }
+  if (live != live_nodes_) return Internal("live node count is stale");
+  if (TopologicalOrder().size() != live_nodes_) return InvalidArgument("graph has a cycle");
+  std::unordered_set<std::string> out_names;
+  for (const GraphOutput& o : outputs_) {
+    RETURN_IF_ERROR(CheckValue(o.value, ("output '" + o.name + "'").c_str()));
+    if (!out_names.insert(o.name).second) return InvalidArgument("duplicate output name '" + o.name + "'");
+  }
+  for (NodeId in : inputs_) {
+    if (!Contains(in) || nodes_[in]->op != OpType::kInput) return Internal("stale graph input list");
+  }
+  return Status::Ok();
+}
+
+}  // namespace rewire

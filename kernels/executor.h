@@ -1,0 +1,38 @@
+#pragma once
+// The reference executor: runs any graph on the CPU with LibTorch kernels, op by op, with ONNX
+// semantics. It is the ground truth that every rewrite is checked against. LibTorch stays inside
+// kernels/*.cc: this header exposes host tensors only.
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "graph/graph.h"
+
+namespace rewire {
+
+using TensorMap = std::map<std::string, HostTensorPtr>;
+
+struct ExecutorOptions {
+  int num_threads = 0;  // 0 = LibTorch's default
+};
+
+/// Runs `graph` on `inputs` (one per graph input, by name) and returns every graph output by
+/// name. Errors: a missing or extra input, an input of the wrong dtype or shape (message names
+/// the input, expected and given shapes), or an op the executor cannot run (names the node).
+StatusOr<TensorMap> RunGraph(const Graph& graph, const TensorMap& inputs,
+                             const ExecutorOptions& options = {});
+
+/// Random inputs for every graph input: float32 normal(0, 1); int64 in [0, 2); bool random.
+TensorMap RandomInputs(const Graph& graph, uint64_t seed);
+
+/// Largest absolute and relative differences between two float tensors of equal shape;
+/// relative = |a-b| / (|b| + atol_floor) maximised over elements.
+struct Difference {
+  double max_abs = 0;
+  double max_rel = 0;
+};
+StatusOr<Difference> Compare(const HostTensor& actual, const HostTensor& expected,
+                             double atol_floor = 1e-6);
+
+}  // namespace rewire
