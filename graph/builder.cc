@@ -32,7 +32,9 @@ std::vector<ValueRef> AddNamedOp(Graph& graph, Status& error, OpType op,
   if (!error.ok()) return {};
   StatusOr<NodeId> id = graph.AddOp(op, inputs, std::move(attrs), name);
   if (!id.ok()) {
-    error = id.status().WithContext(name);
+    // Graph::AddOp usually names the node itself; add the name only where it is missing.
+    const std::string& message = id.status().message();
+    error = message.find(name) == std::string::npos ? id.status().WithContext(name) : id.status();
     return {};
   }
   const Node& node = graph.node(*id);

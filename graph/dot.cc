@@ -70,12 +70,12 @@ std::string ToDot(const Graph& graph, const std::string& title) {
            << Escape(n.name) << "\"";
         break;
       default: {
-        std::string label = n.TypeName();
+        std::string label = Escape(n.TypeName());
         const std::string extra = KeyAttrs(n);
-        if (!extra.empty()) label += "\\n" + extra;
+        if (!extra.empty()) label += "\\n" + Escape(extra);
         os << "shape=box, style=\"rounded,filled\", fillcolor="
            << (n.op == OpType::kOpaque ? "\"#ffe0c0\"" : "\"#ffffff\"") << ", label=\""
-           << Escape(label) << "\"";
+           << label << "\"";
       }
     }
     os << "];\n";

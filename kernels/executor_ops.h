@@ -27,6 +27,10 @@ using OpResult = StatusOr<Tensors>;
 /// Constant) are not operators: they are an error here.
 OpResult RunNode(const Node& node, const Tensors& inputs);
 
+/// Runs the vocabulary kernel of `op` with `node`'s attributes and declared outputs, without
+/// RunNode's checks; may throw c10::Error. Opaque nodes use it for ONNX ops with a rewire twin.
+OpResult RunKernel(OpType op, const Node& node, const Tensors& inputs);
+
 /// Dispatch for Opaque nodes by `onnx_op` (domain "" or "ai.onnx"); may throw c10::Error.
 OpResult RunOpaque(const Node& node, const Tensors& inputs);
 

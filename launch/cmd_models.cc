@@ -1,1 +1,153 @@
+// `rewire models`, `rewire show`, `rewire export`.
 
+#include <CLI/CLI.hpp>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+
+#include "graph/onnx/onnx_io.h"
+#include "launch/commands.h"
+
+namespace rewire::cli {
+namespace {
+
+std::string HumanCount(int64_t n) {
+  char buf[32];
+  if (n >= 1000000000) std::snprintf(buf, sizeof buf, "%.2fG", n / 1e9);
+  else if (n >= 1000000) std::snprintf(buf, sizeof buf, "%.2fM", n / 1e6);
+  else if (n >= 1000) std::snprintf(buf, sizeof buf, "%.1fK", n / 1e3);
+  else std::snprintf(buf, sizeof buf, "%" PRId64, n);
+  return buf;
+}
+
+std::string HashString(uint64_t h) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%016" PRIx64, h);
+  return buf;
+}
+
+std::string InputShapes(const Graph& g) {
+  std::string s;
+  for (NodeId id : g.inputs()) {
+    if (!s.empty()) s += ", ";
+    s += g.node(id).outputs[0].ToString();
+  }
+  return s;
+}
+
+std::string OutputShapes(const Graph& g) {
+  std::string s;
+  for (const GraphOutput& o : g.outputs()) {
+    if (!s.empty()) s += ", ";
+    s += g.type(o.value).ToString();
+  }
+  return s;
+}
+
+void PrintSummary(const std::string& model, const Graph& g) {
+  const auto counts = g.OpCounts();
+  auto count = [&](OpType t) {
+    auto it = counts.find(t);
+    return it == counts.end() ? 0 : it->second;
+  };
+  std::printf("model:       %s\n", model.c_str());
+  std::printf("operators:   %d\n", g.NumOperators());
+  std::printf("nodes:       %zu (%d inputs, %d weights, %d constants)\n", g.num_nodes(),
+              count(OpType::kInput), count(OpType::kWeight), count(OpType::kConstant));
+  std::printf("parameters:  %s (%" PRId64 ")\n", HumanCount(g.NumParameters()).c_str(), g.NumParameters());
+  std::printf("hash:        %s\n", HashString(g.Hash()).c_str());
+  std::printf("inputs:\n");
+  for (NodeId id : g.inputs()) {
+    std::printf("  %-24s %s\n", g.node(id).name.c_str(), g.node(id).outputs[0].ToString().c_str());
+  }
+  std::printf("outputs:\n");
+  for (const GraphOutput& o : g.outputs()) {
+    std::printf("  %-24s %s\n", o.name.c_str(), g.type(o.value).ToString().c_str());
+  }
+  std::printf("operators by type:\n");
+  std::map<std::string, int> by_name;
+  for (NodeId id : g.NodeIds()) {
+    const Node& n = g.node(id);
+    if (!n.IsLeaf()) ++by_name[n.op == OpType::kOpaque ? n.TypeName() + " (opaque)" : n.TypeName()];
+  }
+  for (const auto& [name, n] : by_name) std::printf("  %-24s %d\n", name.c_str(), n);
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void WriteDot(const Graph& g, const std::string& title, const std::string& path) {
+  const std::string dot = ToDot(g, title);
+  if (EndsWith(path, ".png") || EndsWith(path, ".svg")) {
+    const std::string tmp = path + ".dot";
+    {
+      std::ofstream f(tmp);
+      if (!f) throw CommandError("cannot write " + tmp);
+      f << dot;
+    }
+    const std::string format = EndsWith(path, ".png") ? "png" : "svg";
+    const std::string cmd = "dot -T" + format + " '" + tmp + "' -o '" + path + "'";
+    const int rc = std::system(cmd.c_str());
+    std::remove(tmp.c_str());
+    if (rc != 0) {
+      throw CommandError("rendering " + path + " with Graphviz failed (is `dot` installed?); "
+                         "write a .dot file instead");
+    }
+    return;
+  }
+  std::ofstream f(path);
+  if (!f) throw CommandError("cannot write " + path);
+  f << dot;
+  if (!f.flush()) throw CommandError("writing " + path + " failed");
+}
+
+}  // namespace
+
+void RegisterModels(CLI::App& app) {
+  auto* cmd = app.add_subcommand("models", "List the built-in model zoo with operator counts");
+  cmd->callback([]() {
+    std::printf("%-12s %9s %10s  %-22s %-16s %s\n", "model", "operators", "params", "input", "output",
+                "description");
+    for (const ModelInfo& info : ZooModels()) {
+      const Graph g = Take(BuildModel(info.name));
+      std::printf("%-12s %9d %10s  %-22s %-16s %s\n", info.name.c_str(), g.NumOperators(),
+                  HumanCount(g.NumParameters()).c_str(), InputShapes(g).c_str(),
+                  OutputShapes(g).c_str(), info.description.c_str());
+    }
+  });
+}
+
+void RegisterShow(CLI::App& app) {
+  auto* cmd = app.add_subcommand("show", "Summarise a model's graph; optionally write Graphviz DOT");
+  auto opts = std::make_shared<ModelOptions>();
+  auto dot = std::make_shared<std::string>();
+  AddModelOptions(*cmd, *opts);
+  cmd->add_option("--dot", *dot, "Write the graph as Graphviz DOT (a .png or .svg path renders it with `dot`)");
+  cmd->callback([opts, dot]() {
+    const Graph g = LoadModel(*opts);
+    PrintSummary(opts->model, g);
+    if (!dot->empty()) {
+      WriteDot(g, opts->model, *dot);
+      std::printf("wrote %s\n", dot->c_str());
+    }
+  });
+}
+
+void RegisterExport(CLI::App& app) {
+  auto* cmd = app.add_subcommand("export", "Write a model as an ONNX file (weights as initialisers)");
+  auto opts = std::make_shared<ModelOptions>();
+  auto out = std::make_shared<std::string>();
+  AddModelOptions(*cmd, *opts);
+  cmd->add_option("-o,--out", *out, "Output .onnx path")->required();
+  cmd->callback([opts, out]() {
+    const Graph g = LoadModel(*opts);
+    Check(ExportOnnxFile(g, *out));
+    std::printf("wrote %s (%d operators, %s parameters, hash %s)\n", out->c_str(), g.NumOperators(),
+                HumanCount(g.NumParameters()).c_str(), HashString(g.Hash()).c_str());
+  });
+}
+
+}  // namespace rewire::cli

@@ -1,0 +1,90 @@
+#pragma once
+// Private to graph/onnx/: what the importer, the exporter and the constant folder share.
+// Protobuf types appear here and nowhere outside graph/onnx/.
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace rewire::onnx_io {
+
+// ---------------------------------------------------------------------------- literals
+
+/// A small constant tensor known at import time (an ONNX Constant, an integer initializer, or the
+/// result of folding shape arithmetic). Keeps ONNX's element type; integer and bool elements are
+/// held as int64, floating elements as double (rounded to float32 after each step when the type
+/// is FLOAT, so folding matches float32 evaluation).
+struct Literal {
+  int32_t dtype = onnx::TensorProto::INT64;
+  Shape shape;
+  std::vector<int64_t> ints;   // when !IsReal()
+  std::vector<double> reals;   // when IsReal()
+
+  bool IsReal() const;
+  int64_t numel() const;
+  /// Element `i` as double / as int64 (converting between the two representations).
+  double Real(int64_t i) const { return IsReal() ? reals[i] : static_cast<double>(ints[i]); }
+  int64_t Int(int64_t i) const { return IsReal() ? static_cast<int64_t>(reals[i]) : ints[i]; }
+  /// All elements as int64 (e.g. a shape operand).
+  std::vector<int64_t> AsInts() const;
+  std::vector<float> AsFloats() const;
+};
+
+/// Element types a Literal can hold: float, double and the integer and bool types.
+bool IsLiteralType(int32_t onnx_dtype);
+const char* OnnxTypeName(int32_t onnx_dtype);
+/// The largest tensor the folder produces; bigger results stay in the graph as operators.
+inline constexpr int64_t kMaxFoldElements = int64_t{1} << 22;
+/// The largest tensor the importer accepts anywhere (guards against absurd dimensions).
+inline constexpr int64_t kMaxElements = int64_t{1} << 36;
+
+/// Product of dims, or nullopt when a dim is negative or the product exceeds kMaxElements.
+std::optional<int64_t> CheckedNumElements(const Shape& shape);
+
+/// Reads an ONNX tensor (raw_data or the typed fields). Errors name `what`: external data,
+/// sizes that disagree with the dims, element types a Literal cannot hold.
+StatusOr<Literal> LiteralFromTensor(const onnx::TensorProto& t, const std::string& what);
+/// The element type rewire uses for a literal: float32, int64 (all integer types) or bool.
+/// Double, float16 and strings are errors naming `what`.
+StatusOr<HostTensorPtr> LiteralToHost(const Literal& lit, const std::string& what);
+Literal LiteralFromHost(const HostTensor& t);
+
+/// Reads a float32 ONNX tensor into a HostTensor without going through a Literal (weights).
+StatusOr<HostTensorPtr> HostFromTensor(const onnx::TensorProto& t, const std::string& what);
+/// Writes `t` as a TensorProto with raw_data (little-endian, as ONNX requires).
+void HostToTensor(const HostTensor& t, const std::string& name, onnx::TensorProto* out);
+
+// ---------------------------------------------------------------------------- attributes
+
+const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node, const std::string& name);
+/// Typed reads with a default for a missing attribute; a present attribute of the wrong type is
+/// an error naming the node.
+StatusOr<int64_t> AttrInt(const onnx::NodeProto& node, const std::string& name, int64_t def);
+StatusOr<float> AttrFloat(const onnx::NodeProto& node, const std::string& name, float def);
+StatusOr<std::string> AttrString(const onnx::NodeProto& node, const std::string& name,
+                                 const std::string& def);
+/// nullopt when absent.
+StatusOr<std::optional<Ints>> AttrInts(const onnx::NodeProto& node, const std::string& name);
+/// Converts any ONNX attribute rewire can carry (int, float, string, ints, floats, tensor).
+StatusOr<AttrValue> ConvertAttribute(const onnx::AttributeProto& attr);
+/// "Conv 'name'" for messages.
+std::string Describe(const onnx::NodeProto& node);
+
+// ---------------------------------------------------------------------------- folding
+
+/// True when FoldNode knows the op (domain "" only).
+bool IsFoldable(const std::string& op_type);
+/// Evaluates a standard-domain node on constant inputs (nullptr for an absent optional input).
+/// Returns one literal per node output. Unimplemented when the op or a case of it is not
+/// foldable (the caller then keeps the node in the graph); InvalidArgument when the inputs are
+/// impossible (out-of-range index, shapes that do not broadcast, ...).
+StatusOr<std::vector<Literal>> FoldNode(const onnx::NodeProto& node,
+                                        const std::vector<const Literal*>& inputs, int opset);
+
+}  // namespace rewire::onnx_io

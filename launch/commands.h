@@ -1,0 +1,48 @@
+#pragma once
+// The `rewire` subcommands. Each Register* adds one subcommand to the CLI11 app; the callbacks
+// throw CommandError for failures, which main() prints as one line with a non-zero exit.
+
+#include <stdexcept>
+#include <string>
+
+#include "graph/graph.h"
+#include "graph/models/zoo.h"
+
+namespace CLI {
+class App;
+}
+
+namespace rewire::cli {
+
+/// A failure to report to the user: one line on stderr, exit code 1.
+class CommandError : public std::runtime_error {
+ public:
+  explicit CommandError(const std::string& message) : std::runtime_error(message) {}
+  explicit CommandError(const Status& status) : std::runtime_error(status.message()) {}
+};
+
+/// --model and the shape options shared by every command that loads a model.
+struct ModelOptions {
+  std::string model;
+  ModelParams params;
+};
+void AddModelOptions(CLI::App& cmd, ModelOptions& options);
+/// Loads a zoo model (with its shape options) or an .onnx file; throws CommandError.
+Graph LoadModel(const ModelOptions& options);
+
+/// Throws CommandError when `status` is not ok.
+inline void Check(const Status& status) {
+  if (!status.ok()) throw CommandError(status);
+}
+template <typename T>
+T Take(StatusOr<T> value) {
+  if (!value.ok()) throw CommandError(value.status());
+  return std::move(value).value();
+}
+
+void RegisterModels(CLI::App& app);
+void RegisterShow(CLI::App& app);
+void RegisterExport(CLI::App& app);
+void RegisterRun(CLI::App& app);
+
+}  // namespace rewire::cli

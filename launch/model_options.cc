@@ -1,0 +1,42 @@
+#include <CLI/CLI.hpp>
+
+#include "graph/onnx/onnx_io.h"
+#include "launch/commands.h"
+
+namespace rewire::cli {
+
+void AddModelOptions(CLI::App& cmd, ModelOptions& o) {
+  cmd.add_option("-m,--model", o.model, "Zoo model name (see `rewire models`) or path to an .onnx file")
+      ->required();
+  auto* g = cmd.add_option_group("Shape options", "Shape parameters of zoo models (0 = the model's default)");
+  g->add_option("--batch", o.params.batch, "Batch size")->check(CLI::NonNegativeNumber);
+  g->add_option("--image", o.params.image, "Input image height = width (CNNs)")->check(CLI::NonNegativeNumber);
+  g->add_option("--seq-len", o.params.seq_len, "Sequence length (transformers)")->check(CLI::NonNegativeNumber);
+  g->add_option("--hidden", o.params.hidden, "Model width (transformers, nasrnn)")->check(CLI::NonNegativeNumber);
+  g->add_option("--layers", o.params.layers, "Number of layers / cells")->check(CLI::NonNegativeNumber);
+  g->add_option("--heads", o.params.heads, "Attention heads")->check(CLI::NonNegativeNumber);
+  g->add_option("--seed", o.params.seed, "Seed of the generated weights");
+}
+
+namespace {
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+}  // namespace
+
+Graph LoadModel(const ModelOptions& o) {
+  if (IsZooModel(o.model)) return Take(BuildModel(o.model, o.params));
+  const ModelParams none;
+  const bool shape_options = o.params.batch || o.params.image || o.params.seq_len || o.params.hidden ||
+                             o.params.layers || o.params.heads || o.params.seed != none.seed;
+  if (EndsWith(o.model, ".onnx") || o.model.find('/') != std::string::npos) {
+    if (shape_options) {
+      throw CommandError("shape options (--batch, --seq-len, ...) apply to zoo models only, not to " + o.model);
+    }
+    return Take(ImportOnnxFile(o.model));
+  }
+  // Neither a zoo name nor a path: let the zoo's NotFound list the known names.
+  return Take(BuildModel(o.model, o.params));
+}
+
+}  // namespace rewire::cli
