@@ -170,8 +170,7 @@ std::vector<ValueRef> GraphBuilder::OpMulti(OpType op, const std::vector<ValueRe
 
 ValueRef GraphBuilder::Conv2D(ValueRef x, int64_t out_channels, int64_t kh, int64_t kw,
                               int64_t stride, int64_t pad_h, int64_t pad_w, int64_t groups,
-                              const std::string& activation, bool bias,
-                              const std::string& name) {
+                              const std::string& activation, bool bias, const std::string& name) {
   if (!ok()) return {};
   std::string base = UniqueName(Qualify(name));
   Shape xs = ShapeOf(x);
@@ -216,9 +215,9 @@ ValueRef GraphBuilder::BatchNorm(ValueRef x, const std::string& name) {
   std::string base = UniqueName(Qualify(name));
   Shape xs = ShapeOf(x);
   if (xs.size() < 2) {
-    error_ = InvalidArgument("BatchNorm expects a channel axis (rank >= 2), got " +
-                             TypeOf(x).ToString())
-                 .WithContext(base);
+    error_ =
+        InvalidArgument("BatchNorm expects a channel axis (rank >= 2), got " + TypeOf(x).ToString())
+            .WithContext(base);
     return {};
   }
   int64_t c = xs[1];
@@ -266,8 +265,8 @@ ValueRef GraphBuilder::LayerNorm(ValueRef x, const std::string& name) {
   std::string base = UniqueName(Qualify(name));
   Shape xs = ShapeOf(x);
   if (xs.empty()) {
-    error_ = InvalidArgument("LayerNorm needs rank >= 1, got " + TypeOf(x).ToString())
-                 .WithContext(base);
+    error_ =
+        InvalidArgument("LayerNorm needs rank >= 1, got " + TypeOf(x).ToString()).WithContext(base);
     return {};
   }
   int64_t n = xs.back();

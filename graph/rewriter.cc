@@ -46,7 +46,7 @@ bool Rewriter::DependsOn(NodeId node, NodeId ancestor) const {
   return false;
 }
 
-Status Rewriter::SetInput(NodeId user, uint32_t operand, ValueRef to) {
+Status Rewriter::SetInput(NodeId user, uint32_t operand, ValueRef to, bool check_cycles) {
   if (!graph_.Contains(user)) return InvalidArgument("SetInput: node does not exist");
   const Node& u = graph_.node(user);
   if (operand >= u.inputs.size()) return InvalidArgument("SetInput: node has no input " + std::to_string(operand));
@@ -57,7 +57,9 @@ Status Rewriter::SetInput(NodeId user, uint32_t operand, ValueRef to) {
     return InvalidArgument("SetInput: type " + graph_.type(to).ToString() + " differs from " +
                            graph_.type(from).ToString());
   }
-  if (DependsOn(to.node, user)) return InvalidArgument("SetInput: the edit would create a cycle");
+  if (check_cycles && DependsOn(to.node, user)) {
+    return InvalidArgument("SetInput: the edit would create a cycle");
+  }
   auto& old_uses = graph_.Mutable(from.node).users[from.index];
   old_uses.erase(std::remove(old_uses.begin(), old_uses.end(), Use{user, operand}), old_uses.end());
   graph_.Mutable(to.node).users[to.index].push_back(Use{user, operand});
@@ -66,7 +68,7 @@ Status Rewriter::SetInput(NodeId user, uint32_t operand, ValueRef to) {
   return Status::Ok();
 }
 
-Status Rewriter::ReplaceAllUses(ValueRef from, ValueRef to) {
+Status Rewriter::ReplaceAllUses(ValueRef from, ValueRef to, bool check_cycles) {
   RETURN_IF_ERROR(graph_.CheckValue(from, "ReplaceAllUses source"));
   RETURN_IF_ERROR(graph_.CheckValue(to, "ReplaceAllUses target"));
   if (from == to) return Status::Ok();
@@ -75,10 +77,12 @@ Status Rewriter::ReplaceAllUses(ValueRef from, ValueRef to) {
                            graph_.type(from).ToString());
   }
   const std::vector<Use> uses = graph_.node(from.node).users[from.index];
-  for (const Use& u : uses) {
-    if (DependsOn(to.node, u.node)) return InvalidArgument("ReplaceAllUses: the edit would create a cycle");
+  if (check_cycles) {
+    for (const Use& u : uses) {
+      if (DependsOn(to.node, u.node)) return InvalidArgument("ReplaceAllUses: the edit would create a cycle");
+    }
   }
-  for (const Use& u : uses) RETURN_IF_ERROR(SetInput(u.node, u.operand, to));
+  for (const Use& u : uses) RETURN_IF_ERROR(SetInput(u.node, u.operand, to, /*check_cycles=*/false));
   for (GraphOutput& o : graph_.outputs_) {
     if (o.value == from) o.value = to;
   }

@@ -43,10 +43,12 @@ class Rewriter {
 
   /// Re-points every consumer of `from` (and graph outputs) to `to`. The types must be equal
   /// and `to` must not depend on `from`'s consumers (that would create a cycle); on error the
-  /// graph is unchanged.
-  Status ReplaceAllUses(ValueRef from, ValueRef to);
+  /// graph is unchanged. The cycle check walks the ancestors of `to`; a caller that has already
+  /// proven the edit acyclic (the rule matcher does, in time bounded by the match) passes
+  /// `check_cycles = false` to keep the edit proportional to the number of uses.
+  Status ReplaceAllUses(ValueRef from, ValueRef to, bool check_cycles = true);
   /// Re-points one input of one node. Same checks as ReplaceAllUses.
-  Status SetInput(NodeId user, uint32_t operand, ValueRef to);
+  Status SetInput(NodeId user, uint32_t operand, ValueRef to, bool check_cycles = true);
   /// Removes a node that has no consumers and is not a graph output or graph input.
   Status RemoveNode(NodeId id);
   /// Removes `id` if unused, then every producer that became unused through that, transitively.

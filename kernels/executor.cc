@@ -1,1 +1,308 @@
-// (in progress)
+// The reference executor: walks a graph in topological order and runs each operator with the
+// ATen kernels of executor_ops.cc. Only the nodes that reach a graph output run; a value is
+// freed as soon as its last consumer has run, and Weights are materialised just before their
+// first consumer, so the peak memory is the live frontier, not the whole graph.
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "graph/weights.h"
+#include "kernels/executor.h"
+#include "kernels/executor_ops.h"
+
+namespace rewire {
+namespace {
+
+using exec::Tensors;
+
+std::string DescribeInputs(const Graph& graph) {
+  std::string s;
+  for (NodeId id : graph.inputs()) {
+    const Node& n = graph.node(id);
+    if (!s.empty()) s += ", ";
+    s += "'" + n.name + "' " + n.outputs.at(0).ToString();
+  }
+  return s.empty() ? "none" : s;
+}
+
+Status ValidateInputs(const Graph& graph, const TensorMap& inputs) {
+  for (NodeId id : graph.inputs()) {
+    const Node& node = graph.node(id);
+    const TensorType& want = node.outputs.at(0);
+    auto it = inputs.find(node.name);
+    if (it == inputs.end()) {
+      return InvalidArgument("missing input '" + node.name + "' (expected " + want.ToString() + ")");
+    }
+    if (it->second == nullptr) return InvalidArgument("input '" + node.name + "' is null");
+    const HostTensor& given = *it->second;
+    if (given.type.dtype != want.dtype) {
+      return InvalidArgument("input '" + node.name + "' has dtype " + DTypeName(given.type.dtype) +
+                             ", expected " + DTypeName(want.dtype));
+    }
+    if (given.type.shape != want.shape) {
+      return InvalidArgument("input '" + node.name + "' has shape " +
+                             ShapeToString(given.type.shape) + ", expected " +
+                             ShapeToString(want.shape));
+    }
+    const size_t bytes = static_cast<size_t>(given.numel()) * DTypeSize(given.type.dtype);
+    if (given.bytes.size() != bytes) {
+      return InvalidArgument("input '" + node.name + "' holds " + std::to_string(given.bytes.size()) +
+                             " bytes, but " + given.type.ToString() + " needs " + std::to_string(bytes));
+    }
+  }
+  for (const auto& [name, tensor] : inputs) {
+    const NodeId id = graph.FindNode(name);
+    if (id == kNoNode || graph.node(id).op != OpType::kInput) {
+      return InvalidArgument("unknown input '" + name + "'; the graph's inputs are " +
+                             DescribeInputs(graph));
+    }
+  }
+  return Status::Ok();
+}
+
+/// Restores LibTorch's intra-op thread count when a run asked for a different one.
+class ThreadCountGuard {
+ public:
+  explicit ThreadCountGuard(int n) : saved_(at::get_num_threads()) {
+    if (n > 0 && n != saved_) {
+      at::set_num_threads(n);
+      changed_ = true;
+    }
+  }
+  ~ThreadCountGuard() {
+    if (changed_) at::set_num_threads(saved_);
+  }
+  ThreadCountGuard(const ThreadCountGuard&) = delete;
+  ThreadCountGuard& operator=(const ThreadCountGuard&) = delete;
+
+ private:
+  int saved_;
+  bool changed_ = false;
+};
+
+/// Values held during one run: one slot per node output, and how many consumers still need it.
+class ValueStore {
+ public:
+  explicit ValueStore(const Graph& g) : values_(g.id_bound()), remaining_(g.id_bound()) {}
+
+  void Expect(ValueRef v) { Remaining(v)++; }
+  bool Has(ValueRef v) const { return v.index < values_[v.node].size() && values_[v.node][v.index].defined(); }
+  const at::Tensor& Get(ValueRef v) const { return values_[v.node][v.index]; }
+  void Set(NodeId id, Tensors outs) {
+    values_[id] = std::move(outs);
+    for (uint32_t i = 0; i < values_[id].size(); ++i) {
+      if (Remaining({id, i}) == 0) values_[id][i] = at::Tensor();  // nobody reads it
+    }
+  }
+  /// One consumer of `v` is done with it; frees `v` after its last consumer.
+  void Release(ValueRef v) {
+    int& r = Remaining(v);
+    if (--r == 0 && v.index < values_[v.node].size()) values_[v.node][v.index] = at::Tensor();
+  }
+
+ private:
+  int& Remaining(ValueRef v) {
+    auto& r = remaining_[v.node];
+    if (r.size() <= v.index) r.resize(v.index + 1, 0);
+    return r[v.index];
+  }
+  std::vector<Tensors> values_;
+  std::vector<std::vector<int>> remaining_;
+};
+
+StatusOr<TensorMap> Run(const Graph& graph, const TensorMap& inputs) {
+  // Which nodes reach an output, and how many reads each value will see.
+  std::vector<char> needed(graph.id_bound(), 0);
+  std::vector<NodeId> stack;
+  for (const GraphOutput& out : graph.outputs()) stack.push_back(out.value.node);
+  while (!stack.empty()) {
+    const NodeId id = stack.back();
+    stack.pop_back();
+    if (needed[id]) continue;
+    needed[id] = 1;
+    for (const ValueRef& in : graph.node(id).inputs) stack.push_back(in.node);
+  }
+  ValueStore store(graph);
+  const std::vector<NodeId> order = graph.TopologicalOrder();
+  for (NodeId id : order) {
+    if (!needed[id]) continue;
+    for (const ValueRef& in : graph.node(id).inputs) store.Expect(in);
+  }
+  for (const GraphOutput& out : graph.outputs()) store.Expect(out.value);
+
+  auto materialise_leaf = [&](NodeId id) -> Status {
+    const Node& leaf = graph.node(id);
+    HostTensorPtr data;
+    if (leaf.op == OpType::kInput) {
+      data = inputs.at(leaf.name);
+    } else {
+      data = MaterializeData(leaf);
+      if (data == nullptr) return Internal("node '" + leaf.name + "' has no data");
+      if (data->type != leaf.outputs.at(0)) {
+        return Internal("node '" + leaf.name + "' holds " + data->type.ToString() +
+                        " but the graph declares " + leaf.outputs.at(0).ToString());
+      }
+    }
+    try {
+      store.Set(id, Tensors{exec::ToAten(data)});
+    } catch (const c10::Error& e) {
+      return InvalidArgument("node '" + leaf.name + "': " + e.what_without_backtrace());
+    }
+    return Status::Ok();
+  };
+
+  for (NodeId id : order) {
+    if (!needed[id]) continue;
+    const Node& node = graph.node(id);
+    if (node.IsLeaf()) continue;  // materialised when first read
+    Tensors args;
+    args.reserve(node.inputs.size());
+    for (const ValueRef& in : node.inputs) {
+      if (!store.Has(in)) {
+        if (!graph.node(in.node).IsLeaf()) {
+          return Internal("node '" + node.name + "' reads a value that was not computed");
+        }
+        RETURN_IF_ERROR(materialise_leaf(in.node));
+      }
+      args.push_back(store.Get(in));
+    }
+    ASSIGN_OR_RETURN(Tensors outs, exec::RunNode(node, args));
+    args.clear();
+    for (const ValueRef& in : node.inputs) store.Release(in);
+    store.Set(id, std::move(outs));
+  }
+
+  TensorMap results;
+  for (const GraphOutput& out : graph.outputs()) {
+    if (!store.Has(out.value)) {
+      if (!graph.node(out.value.node).IsLeaf()) {
+        return Internal("output '" + out.name + "' was not computed");
+      }
+      RETURN_IF_ERROR(materialise_leaf(out.value.node));
+    }
+    const DType dtype = graph.type(out.value).dtype;
+    try {
+      results[out.name] = std::make_shared<const HostTensor>(exec::ToHost(store.Get(out.value), dtype));
+    } catch (const c10::Error& e) {
+      return Internal("output '" + out.name + "': " + e.what_without_backtrace());
+    }
+    store.Release(out.value);
+  }
+  return results;
+}
+
+// SplitMix64: a tiny, portable generator, so random inputs are the same on every machine and
+// LibTorch version.
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t Next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double Uniform() { return (Next() >> 11) * (1.0 / 9007199254740992.0); }  // [0, 1)
+};
+
+}  // namespace
+
+StatusOr<TensorMap> RunGraph(const Graph& graph, const TensorMap& inputs,
+                             const ExecutorOptions& options) {
+  RETURN_IF_ERROR(ValidateInputs(graph, inputs));
+  if (options.num_threads < 0) {
+    return InvalidArgument("num_threads must be >= 0, got " + std::to_string(options.num_threads));
+  }
+  try {
+    c10::InferenceMode inference;
+    ThreadCountGuard threads(options.num_threads);
+    return Run(graph, inputs);
+  } catch (const c10::Error& e) {
+    return Internal(std::string("executor: ") + e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    return Internal(std::string("executor: ") + e.what());
+  }
+}
+
+TensorMap RandomInputs(const Graph& graph, uint64_t seed) {
+  TensorMap result;
+  for (NodeId id : graph.inputs()) {
+    const Node& node = graph.node(id);
+    const TensorType& type = node.outputs.at(0);
+    SplitMix64 rng{HashCombine(seed, HashBytes(node.name.data(), node.name.size()))};
+    auto t = std::make_shared<HostTensor>(type.dtype, type.shape);
+    const int64_t n = t->numel();
+    switch (type.dtype) {
+      case DType::kFloat32: {
+        float* p = t->data<float>();
+        for (int64_t i = 0; i < n; i += 2) {  // Box-Muller: two normals per pair of uniforms
+          const double u1 = 1.0 - rng.Uniform(), u2 = rng.Uniform();
+          const double r = std::sqrt(-2.0 * std::log(u1)), a = 2.0 * M_PI * u2;
+          p[i] = static_cast<float>(r * std::cos(a));
+          if (i + 1 < n) p[i + 1] = static_cast<float>(r * std::sin(a));
+        }
+        break;
+      }
+      case DType::kInt64: {
+        int64_t* p = t->data<int64_t>();
+        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int64_t>(rng.Next() >> 63);
+        break;
+      }
+      case DType::kBool: {
+        auto* p = reinterpret_cast<uint8_t*>(t->bytes.data());
+        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(rng.Next() >> 63);
+        break;
+      }
+    }
+    result[node.name] = std::move(t);
+  }
+  return result;
+}
+
+StatusOr<Difference> Compare(const HostTensor& actual, const HostTensor& expected,
+                             double atol_floor) {
+  if (actual.type.dtype != expected.type.dtype) {
+    return InvalidArgument(std::string("cannot compare ") + DTypeName(actual.type.dtype) +
+                           " with " + DTypeName(expected.type.dtype));
+  }
+  if (actual.type.shape != expected.type.shape) {
+    return InvalidArgument("cannot compare shape " + ShapeToString(actual.type.shape) +
+                           " with shape " + ShapeToString(expected.type.shape));
+  }
+  const int64_t n = actual.numel();
+  const size_t bytes = static_cast<size_t>(n) * DTypeSize(actual.type.dtype);
+  if (actual.bytes.size() != bytes || expected.bytes.size() != bytes) {
+    return InvalidArgument("tensor data does not match its type " + actual.type.ToString());
+  }
+  auto value = [](const HostTensor& t, int64_t i) -> double {
+    switch (t.type.dtype) {
+      case DType::kFloat32: return t.data<float>()[i];
+      case DType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
+      case DType::kBool: return reinterpret_cast<const uint8_t*>(t.bytes.data())[i] != 0;
+    }
+    return 0;
+  };
+  Difference d;
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t i = 0; i < n; ++i) {
+    const double a = value(actual, i), b = value(expected, i);
+    double diff;
+    if (std::isnan(a) || std::isnan(b)) {
+      diff = std::isnan(a) && std::isnan(b) ? 0.0 : inf;
+    } else if (a == b) {
+      diff = 0.0;  // includes equal infinities
+    } else {
+      diff = std::fabs(a - b);
+    }
+    d.max_abs = std::max(d.max_abs, diff);
+    if (diff > 0) d.max_rel = std::max(d.max_rel, std::isinf(diff) ? inf : diff / (std::fabs(b) + atol_floor));
+  }
+  return d;
+}
+
+}  // namespace rewire

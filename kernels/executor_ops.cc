@@ -29,8 +29,6 @@ std::string OneLine(std::string s) {
   return s;
 }
 
-at::IntArrayRef Ref(const std::vector<int64_t>& v) { return at::IntArrayRef(v); }
-
 /// ATen's constant_pad_nd wants [last_begin, last_end, second_last_begin, ...]; `begin`/`end`
 /// are per dimension starting at `first_dim`.
 std::vector<int64_t> AtenPadList(const std::vector<int64_t>& begin,
@@ -402,7 +400,7 @@ at::Tensor OnnxClip(const at::Tensor& x, const at::Tensor& lo, const at::Tensor&
 
 namespace {
 
-#define KERNEL(Name) OpResult Run##Name(const Node& node, const Tensors& in)
+#define KERNEL(Name) OpResult Kernel##Name(const Node& node, const Tensors& in)
 
 KERNEL(Input) { return Internal("graph leaves are not operators"); }
 KERNEL(Weight) { return Internal("graph leaves are not operators"); }
@@ -618,7 +616,7 @@ OpResult RunKernel(OpType op, const Node& node, const Tensors& in) {
   switch (op) {
 #define OP(name, onnx, domain, min_in, max_in, num_out) \
   case OpType::k##name:                                 \
-    return Run##name(node, in);
+    return Kernel##name(node, in);
 #include "graph/ops.def"
 #undef OP
   }

@@ -44,5 +44,6 @@ void RegisterModels(CLI::App& app);
 void RegisterShow(CLI::App& app);
 void RegisterExport(CLI::App& app);
 void RegisterRun(CLI::App& app);
+void RegisterRules(CLI::App& app);
 
 }  // namespace rewire::cli

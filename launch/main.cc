@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   rewire::cli::RegisterShow(app);
   rewire::cli::RegisterExport(app);
   rewire::cli::RegisterRun(app);
+  rewire::cli::RegisterRules(app);
 
   try {
     app.parse(argc, argv);

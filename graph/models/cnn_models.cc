@@ -25,8 +25,8 @@ ValueRef ConvBn(GraphBuilder& b, ValueRef x, const std::string& name, int64_t ou
 }
 
 /// Square-kernel ConvBn with "same"-style padding k/2 (odd kernels).
-ValueRef ConvBnSquare(GraphBuilder& b, ValueRef x, const std::string& name, int64_t out,
-                      int64_t k, int64_t stride = 1, int64_t groups = 1, bool relu = true) {
+ValueRef ConvBnSquare(GraphBuilder& b, ValueRef x, const std::string& name, int64_t out, int64_t k,
+                      int64_t stride = 1, int64_t groups = 1, bool relu = true) {
   return ConvBn(b, x, name, out, k, k, stride, k / 2, k / 2, groups, relu);
 }
 
@@ -265,8 +265,8 @@ StatusOr<Graph> BuildVgg19(const ModelParams& p) {
   int64_t batch = OrDefault(p.batch, 1);
   int64_t image = OrDefault(p.image, 224);
   // Configuration "E": channels per conv, 0 = 2x2 max pool.
-  const int64_t kConfig[] = {64,  64,  0,   128, 128, 0,   256, 256, 256, 256, 0,  512,
-                             512, 512, 512, 0,   512, 512, 512, 512, 0};
+  const int64_t kConfig[] = {64,  64,  0,   128, 128, 0,   256, 256, 256, 256, 0,
+                             512, 512, 512, 512, 0,   512, 512, 512, 512, 0};
   GraphBuilder b(p.seed);
   ValueRef x = b.Input("input", {batch, 3, image, image});
   int conv_index = 0;

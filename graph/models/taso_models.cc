@@ -76,7 +76,9 @@ ValueRef SeparableConv(GraphBuilder& b, ValueRef x, int64_t out, int64_t k, int6
   return b.Conv2D(t, out, 1, 1, 1, 0, 0, 1, "none", false, "pointwise");
 }
 
-ValueRef AvgPool3(GraphBuilder& b, ValueRef x, int64_t stride) { return b.AvgPool(x, 3, stride, 1); }
+ValueRef AvgPool3(GraphBuilder& b, ValueRef x, int64_t stride) {
+  return b.AvgPool(x, 3, stride, 1);
+}
 
 ValueRef NormalCell(GraphBuilder& b, ValueRef prev, ValueRef cur, int64_t out,
                     const std::string& name) {
@@ -132,9 +134,11 @@ StatusOr<Graph> BuildNasRnn(const ModelParams& p) {
   const int64_t steps = OrDefault(p.seq_len, 5);
   GraphBuilder b(p.seed);
   std::vector<ValueRef> xs;
-  for (int64_t i = 0; i < steps; ++i) xs.push_back(b.Input("x" + std::to_string(i), {batch, hidden}));
+  for (int64_t i = 0; i < steps; ++i)
+    xs.push_back(b.Input("x" + std::to_string(i), {batch, hidden}));
   ValueRef state = b.Weight("h0", {1, hidden}, -0.1f, 0.1f);
-  for (int64_t i = 0; i < steps; ++i) state = NasCell(b, state, xs[i], hidden, "cell" + std::to_string(i));
+  for (int64_t i = 0; i < steps; ++i)
+    state = NasCell(b, state, xs[i], hidden, "cell" + std::to_string(i));
   b.Output("output", state);
   return b.Finish();
 }

@@ -171,8 +171,8 @@ StatusOr<Graph> BuildTransformerTransducer(const ModelParams& p) {
     auto scope = b.Scope("audio_encoder");
     const AttentionShape shape{batch, frames, hidden, heads};
     for (int64_t l = 0; l < audio_layers; ++l) {
-      audio = PreLnLayer(b, audio, shape, 4 * hidden, Activation::kRelu,
-                         "layer" + std::to_string(l));
+      audio =
+          PreLnLayer(b, audio, shape, 4 * hidden, Activation::kRelu, "layer" + std::to_string(l));
     }
     audio = b.LayerNorm(audio, "ln_final");
   }
@@ -180,14 +180,15 @@ StatusOr<Graph> BuildTransformerTransducer(const ModelParams& p) {
     auto scope = b.Scope("label_encoder");
     const AttentionShape shape{batch, kLabels, hidden, heads};
     for (int64_t l = 0; l < kLabelLayers; ++l) {
-      labels = PreLnLayer(b, labels, shape, 4 * hidden, Activation::kRelu,
-                          "layer" + std::to_string(l));
+      labels =
+          PreLnLayer(b, labels, shape, 4 * hidden, Activation::kRelu, "layer" + std::to_string(l));
     }
     labels = b.LayerNorm(labels, "ln_final");
   }
   auto scope = b.Scope("joint");
   ValueRef a = b.Reshape(b.Linear(audio, hidden, true, "audio_proj"), {batch, frames, 1, hidden});
-  ValueRef u = b.Reshape(b.Linear(labels, hidden, false, "label_proj"), {batch, 1, kLabels, hidden});
+  ValueRef u =
+      b.Reshape(b.Linear(labels, hidden, false, "label_proj"), {batch, 1, kLabels, hidden});
   ValueRef z = b.Tanh(b.Add(a, u));  // [B,T,U,H]
   b.Output("output", b.Linear(z, kVocab, true, "output"));
   return b.Finish();

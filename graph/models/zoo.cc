@@ -19,27 +19,30 @@ struct ZooEntry {
 // X-RLflow's workloads first, then TASO's, in the order of DESIGN.md.
 const std::vector<ZooEntry>& Entries() {
   static const std::vector<ZooEntry> entries = {
-      {{"inceptionv3", "Inception v3 (torchvision, no aux head), conv+BN+relu: 1x3x299x299 -> 1x1000"},
+      {{"inceptionv3",
+        "Inception v3 (torchvision, no aux head), conv+BN+relu: 1x3x299x299 -> 1x1000"},
        zoo::BuildInceptionV3},
-      {{"resnext50", "ResNeXt-50 32x4d, conv+BN+relu: 1x3x224x224 -> 1x1000"},
-       zoo::BuildResNeXt50},
-      {{"squeezenet", "SqueezeNet 1.1, fire modules: 1x3x224x224 -> 1x1000"},
-       zoo::BuildSqueezeNet},
+      {{"resnext50", "ResNeXt-50 32x4d, conv+BN+relu: 1x3x224x224 -> 1x1000"}, zoo::BuildResNeXt50},
+      {{"squeezenet", "SqueezeNet 1.1, fire modules: 1x3x224x224 -> 1x1000"}, zoo::BuildSqueezeNet},
       {{"bert", "BERT encoder, post-LN: 1x64x1024, 8 layers, 16 heads, MLP 4096 -> 1x64x1024"},
        zoo::BuildBert},
-      {{"vit", "ViT-Base, pre-LN, on patch embeddings 1x64x768: 12 layers, 12 heads, MLP 3072 -> 1x1000"},
+      {{"vit",
+        "ViT-Base, pre-LN, on patch embeddings 1x64x768: 12 layers, 12 heads, MLP 3072 -> 1x1000"},
        zoo::BuildVit},
-      {{"dalle", "mini-DALL-E decoder, pre-LN, causal: 1x16x768, 8 layers, 12 heads, gated MLP 2048"},
+      {{"dalle",
+        "mini-DALL-E decoder, pre-LN, causal: 1x16x768, 8 layers, 12 heads, gated MLP 2048"},
        zoo::BuildDalle},
-      {{"tt", "Transformer-Transducer: audio 1x80x512 (12 layers) + labels 1x16x512 (2 layers), "
-              "8 heads, MLP 2048, joint -> 1x80x16x256"},
+      {{"tt",
+        "Transformer-Transducer: audio 1x80x512 (12 layers) + labels 1x16x512 (2 layers), "
+        "8 heads, MLP 2048, joint -> 1x80x16x256"},
        zoo::BuildTransformerTransducer},
       {{"resnet50", "ResNet-50 as in TASO, no stem, conv+relu: 1x64x56x56 -> 1x2048x7x7"},
        zoo::BuildResNet50},
       {{"nasrnn", "NASRNN as in TASO: 5 steps of 1x512, 8 combine blocks per cell -> 1x512"},
        zoo::BuildNasRnn},
-      {{"nasneta", "NASNet-A as in TASO with a stem: 1x3x224x224, 3 stages of 5 normal + 1 "
-                   "reduction cell (128/256/512) -> 1x5120x7x7"},
+      {{"nasneta",
+        "NASNet-A as in TASO with a stem: 1x3x224x224, 3 stages of 5 normal + 1 "
+        "reduction cell (128/256/512) -> 1x5120x7x7"},
        zoo::BuildNasNetA},
       {{"vgg19", "VGG-19: 1x3x224x224 -> 1x1000"}, zoo::BuildVgg19},
   };

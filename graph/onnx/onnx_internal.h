@@ -30,11 +30,14 @@ struct Literal {
   int64_t numel() const;
   /// Element `i` as double / as int64 (converting between the two representations).
   double Real(int64_t i) const { return IsReal() ? reals[i] : static_cast<double>(ints[i]); }
-  int64_t Int(int64_t i) const { return IsReal() ? static_cast<int64_t>(reals[i]) : ints[i]; }
+  int64_t Int(int64_t i) const;  // reals truncate toward zero, saturating; NaN -> 0
   /// All elements as int64 (e.g. a shape operand).
   std::vector<int64_t> AsInts() const;
   std::vector<float> AsFloats() const;
 };
+
+/// `v` truncated toward zero and saturated to int64 (NaN -> 0), without undefined behaviour.
+int64_t RealToInt(double v);
 
 /// Element types a Literal can hold: float, double and the integer and bool types.
 bool IsLiteralType(int32_t onnx_dtype);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "graph/onnx/onnx_internal.h"
 
@@ -18,10 +19,19 @@ bool Literal::IsReal() const {
 
 int64_t Literal::numel() const { return NumElements(shape); }
 
+int64_t RealToInt(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+  if (v <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+
+int64_t Literal::Int(int64_t i) const { return IsReal() ? RealToInt(reals[i]) : ints[i]; }
+
 std::vector<int64_t> Literal::AsInts() const {
   if (!IsReal()) return ints;
   std::vector<int64_t> out(reals.size());
-  for (size_t i = 0; i < reals.size(); ++i) out[i] = static_cast<int64_t>(reals[i]);
+  for (size_t i = 0; i < reals.size(); ++i) out[i] = RealToInt(reals[i]);
   return out;
 }
 

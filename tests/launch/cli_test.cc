@@ -1,1 +1,168 @@
-// (in progress)
+// Integration tests of the `rewire` command line: real binary, real files.
+
+#include <gtest/gtest.h>
+
+#include "graph/graph.h"
+#include "graph/npy.h"
+#include "graph/onnx/onnx_io.h"
+#include "tests/launch/run_util.h"
+
+namespace rewire {
+namespace {
+
+using testing::CountLines;
+using testing::Quote;
+using testing::Rewire;
+using testing::TempDir;
+using testing::WriteFile;
+
+const char* kZoo[] = {"inceptionv3", "resnext50", "squeezenet", "bert",   "vit",   "dalle",
+                      "tt",          "resnet50",  "nasrnn",     "nasneta", "vgg19"};
+
+// A tiny ONNX model written through the library: y = relu(x @ w), x [2, 3].
+std::string TinyOnnx(const TempDir& dir) {
+  Graph g;
+  const NodeId x = *g.AddInput("x", {DType::kFloat32, {2, 3}});
+  const NodeId w = *g.AddWeight("w", {3, 4}, {});
+  const NodeId m = *g.AddOp(OpType::kMatMul, {{x, 0}, {w, 0}});
+  const NodeId r = *g.AddOp(OpType::kRelu, {{m, 0}});
+  EXPECT_TRUE(g.AddOutput("y", {r, 0}).ok());
+  const std::string path = dir / "tiny.onnx";
+  EXPECT_TRUE(ExportOnnxFile(g, path).ok());
+  return path;
+}
+
+TEST(Cli, ModelsListsAllElevenWithOperatorCounts) {
+  auto r = Rewire("models");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* m : kZoo) {
+    EXPECT_NE(r.output.find(std::string("\n") + m + " "), std::string::npos) << m << "\n" << r.output;
+  }
+  EXPECT_EQ(CountLines(r.output), 12) << r.output;  // header + 11
+}
+
+TEST(Cli, EveryCommandHasHelp) {
+  for (const char* cmd : {"", "models", "show", "export", "run"}) {
+    auto r = Rewire(std::string(cmd) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.output;
+    EXPECT_NE(r.output.find("Usage"), std::string::npos) << cmd;
+  }
+}
+
+TEST(Cli, ShowPrintsSummaryAndWritesDot) {
+  TempDir dir;
+  auto r = Rewire("show --model bert --layers 2 --dot " + Quote(dir / "b.dot"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("hash:        0x"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("MatMul"), std::string::npos);
+  const std::string dot = testing::ReadFile(dir / "b.dot");
+  EXPECT_EQ(dot.rfind("digraph", 0), 0u);
+}
+
+TEST(Cli, ShapeOptionsChangeTheGraph) {
+  auto small = Rewire("show --model bert --layers 2");
+  auto big = Rewire("show --model bert --layers 4");
+  ASSERT_EQ(small.exit_code, 0) << small.output;
+  ASSERT_EQ(big.exit_code, 0) << big.output;
+  EXPECT_NE(small.output, big.output);
+}
+
+TEST(Cli, UnknownModelIsOneClearLine) {
+  auto r = Rewire("show --model nosuchmodel");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("rewire: error:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("bert"), std::string::npos) << "should list the zoo: " << r.output;
+  EXPECT_EQ(CountLines(r.output), 1) << r.output;
+}
+
+TEST(Cli, MissingOnnxFileIsAClearError) {
+  auto r = Rewire("show --model /nonexistent/model.onnx");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("/nonexistent/model.onnx"), std::string::npos) << r.output;
+  EXPECT_EQ(CountLines(r.output), 1) << r.output;
+}
+
+TEST(Cli, TruncatedAndCorruptOnnxAreClearErrors) {
+  TempDir dir;
+  const std::string good = testing::ReadFile(TinyOnnx(dir));
+  ASSERT_GT(good.size(), 40u);
+  WriteFile(dir / "trunc.onnx", good.substr(0, good.size() / 2));
+  std::string corrupt = good;
+  for (size_t i = 0; i < corrupt.size(); i += 7) corrupt[i] = static_cast<char>(corrupt[i] ^ 0x5a);
+  WriteFile(dir / "corrupt.onnx", corrupt);
+  WriteFile(dir / "text.onnx", "this is not an onnx model\n");
+  for (const char* f : {"trunc.onnx", "corrupt.onnx", "text.onnx"}) {
+    auto r = Rewire("show --model " + Quote(dir / f));
+    EXPECT_EQ(r.exit_code, 1) << f << ": " << r.output;
+    EXPECT_NE(r.output.find("rewire: error:"), std::string::npos) << f << ": " << r.output;
+    EXPECT_EQ(CountLines(r.output), 1) << f << ": " << r.output;
+  }
+}
+
+TEST(Cli, RunWritesOutputsAndChecksInputs) {
+  TempDir dir;
+  const std::string model = TinyOnnx(dir);
+  ASSERT_TRUE(WriteNpy(dir / "x.npy", HostTensor::FromFloats({2, 3}, {1, -2, 3, -4, 5, -6})).ok());
+  auto ok = Rewire("run --model " + Quote(model) + " --input x=" + Quote(dir / "x.npy") +
+                   " --output-dir " + Quote(dir / "out"));
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  auto y = ReadNpy(dir / "out/y.npy");
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  EXPECT_EQ(y->type.shape, (Shape{2, 4}));
+  for (int64_t i = 0; i < y->numel(); ++i) EXPECT_GE(y->data<float>()[i], 0.f);  // relu
+
+  // Missing input.
+  auto missing = Rewire("run --model " + Quote(model) + " --output-dir " + Quote(dir / "o2"));
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  EXPECT_NE(missing.output.find("x"), std::string::npos) << missing.output;
+  EXPECT_EQ(CountLines(missing.output), 2) << missing.output;  // progress line + error
+
+  // Wrong shape.
+  ASSERT_TRUE(WriteNpy(dir / "bad.npy", HostTensor::FromFloats({3, 2}, {1, 2, 3, 4, 5, 6})).ok());
+  auto wrong = Rewire("run --model " + Quote(model) + " --input x=" + Quote(dir / "bad.npy") +
+                      " --output-dir " + Quote(dir / "o3"));
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
+  EXPECT_NE(wrong.output.find("2x3"), std::string::npos) << wrong.output;
+  EXPECT_NE(wrong.output.find("3x2"), std::string::npos) << wrong.output;
+
+  // Not a .npy file, and a malformed --input.
+  WriteFile(dir / "junk.npy", "junk");
+  auto junk = Rewire("run --model " + Quote(model) + " --input x=" + Quote(dir / "junk.npy") +
+                     " --output-dir " + Quote(dir / "o4"));
+  EXPECT_EQ(junk.exit_code, 1) << junk.output;
+  EXPECT_EQ(CountLines(junk.output), 1) << junk.output;
+  auto spec = Rewire("run --model " + Quote(model) + " --input x --output-dir " + Quote(dir / "o5"));
+  EXPECT_EQ(spec.exit_code, 1) << spec.output;
+  EXPECT_NE(spec.output.find("NAME=FILE.npy"), std::string::npos) << spec.output;
+}
+
+TEST(Cli, RunWithRandomInputsIsDeterministic) {
+  TempDir dir;
+  auto a = Rewire("run --model squeezenet --random-inputs --input-seed 3 --output-dir " + Quote(dir / "a"));
+  auto b = Rewire("run --model squeezenet --random-inputs --input-seed 3 --output-dir " + Quote(dir / "b"));
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  std::string name;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "a")) {
+    if (e.path().filename().string().rfind("input.", 0) != 0) name = e.path().filename().string();
+  }
+  ASSERT_FALSE(name.empty());
+  EXPECT_EQ(testing::ReadFile(dir / ("a/" + name)), testing::ReadFile(dir / ("b/" + name)));
+}
+
+TEST(Cli, BadUsageExitsTwo) {
+  EXPECT_EQ(Rewire("").exit_code, 2);
+  EXPECT_EQ(Rewire("frobnicate").exit_code, 2);
+  EXPECT_EQ(Rewire("show").exit_code, 2);  // --model is required
+  EXPECT_EQ(Rewire("show --model bert --batch -1").exit_code, 2);
+}
+
+TEST(Cli, ShapeOptionsOnOnnxFilesAreRejected) {
+  TempDir dir;
+  auto r = Rewire("show --model " + Quote(TinyOnnx(dir)) + " --batch 4");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("zoo models only"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace rewire

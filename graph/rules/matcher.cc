@@ -1,0 +1,373 @@
+#include "graph/rules/matcher.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_set>
+
+namespace rewire::rules {
+
+// ---------------------------------------------------------------------------- MatchIndex
+
+MatchIndex::MatchIndex(const Graph& graph) : by_op_(kNumOpTypes) {
+  position_.assign(graph.id_bound(), -1);
+  weight_only_.assign(graph.id_bound(), false);
+  int64_t pos = 0;
+  for (NodeId id : graph.TopologicalOrder()) {
+    const Node& n = graph.node(id);
+    position_[id] = pos++;
+    by_op_[static_cast<size_t>(n.op)].push_back(id);
+    if (n.op == OpType::kWeight || n.op == OpType::kConstant) {
+      weight_only_[id] = true;
+    } else if (n.op != OpType::kInput && n.op != OpType::kOpaque && !n.inputs.empty()) {
+      weight_only_[id] = std::all_of(n.inputs.begin(), n.inputs.end(),
+                                     [&](const ValueRef& in) { return weight_only_[in.node]; });
+    }
+  }
+  for (auto& ids : by_op_) std::sort(ids.begin(), ids.end());
+}
+
+bool IsWeightOnly(const Graph& graph, ValueRef v) {
+  std::vector<NodeId> stack{v.node};
+  std::unordered_set<NodeId> seen{v.node};
+  while (!stack.empty()) {
+    const Node& n = graph.node(stack.back());
+    stack.pop_back();
+    if (n.op == OpType::kWeight || n.op == OpType::kConstant) continue;
+    if (n.op == OpType::kInput || n.op == OpType::kOpaque || n.inputs.empty()) return false;
+    for (const ValueRef& in : n.inputs) {
+      if (seen.insert(in.node).second) stack.push_back(in.node);
+    }
+  }
+  return true;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------- bindings
+
+/// Names of a rule resolved to what they refer to.
+struct NameTable {
+  enum class Kind { kFree, kSource, kTarget };
+  struct Ref {
+    Kind kind;
+    int index;   // free var index, or statement index
+    int output;  // output position for statements
+  };
+  std::map<std::string, Ref> refs;
+
+  explicit NameTable(const Rule& r) {
+    for (size_t i = 0; i < r.free_vars.size(); ++i) refs[r.free_vars[i]] = {Kind::kFree, static_cast<int>(i), 0};
+    for (size_t i = 0; i < r.source.size(); ++i) {
+      for (size_t k = 0; k < r.source[i].outputs.size(); ++k) {
+        refs[r.source[i].outputs[k]] = {Kind::kSource, static_cast<int>(i), static_cast<int>(k)};
+      }
+    }
+    for (size_t i = 0; i < r.target.size(); ++i) {
+      for (size_t k = 0; k < r.target[i].outputs.size(); ++k) {
+        refs[r.target[i].outputs[k]] = {Kind::kTarget, static_cast<int>(i), static_cast<int>(k)};
+      }
+    }
+  }
+  const Ref* Find(const std::string& name) const {
+    auto it = refs.find(name);
+    return it == refs.end() ? nullptr : &it->second;
+  }
+};
+
+/// The target as it would be built: attributes and output types of each statement.
+struct TargetPlan {
+  std::vector<Attrs> attrs;
+  std::vector<std::vector<TensorType>> types;
+};
+
+class Bound : public EvalContext {
+ public:
+  Bound(const Graph& g, const Rule& r, const NameTable& names, const MatchIndex* index)
+      : g_(g), r_(r), names_(names), index_(index) {
+    nodes.assign(r.source.size(), kNoNode);
+    free_values.assign(r.free_vars.size(), ValueRef{});
+  }
+
+  std::vector<NodeId> nodes;
+  std::vector<ValueRef> free_values;
+  const TargetPlan* plan = nullptr;
+
+  ValueRef SourceValue(int stmt, int output) const {
+    return ValueRef{nodes[stmt], static_cast<uint32_t>(output)};
+  }
+
+  const TensorType* TensorTypeOf(const std::string& name) const override {
+    const NameTable::Ref* ref = names_.Find(name);
+    if (!ref) return nullptr;
+    switch (ref->kind) {
+      case NameTable::Kind::kFree:
+        return free_values[ref->index].valid() ? &g_.type(free_values[ref->index]) : nullptr;
+      case NameTable::Kind::kSource:
+        return nodes[ref->index] != kNoNode ? &g_.type(SourceValue(ref->index, ref->output)) : nullptr;
+      case NameTable::Kind::kTarget:
+        if (!plan || static_cast<size_t>(ref->index) >= plan->types.size()) return nullptr;
+        return &plan->types[ref->index][ref->output];
+    }
+    return nullptr;
+  }
+
+  const Attrs* NodeAttrs(const std::string& name) const override {
+    const NameTable::Ref* ref = names_.Find(name);
+    if (!ref || ref->kind != NameTable::Kind::kSource || nodes[ref->index] == kNoNode) return nullptr;
+    return &g_.node(nodes[ref->index]).attrs;
+  }
+
+  bool IsWeight(const std::string& name) const override {
+    const NameTable::Ref* ref = names_.Find(name);
+    if (!ref) return false;
+    ValueRef v;
+    if (ref->kind == NameTable::Kind::kFree) v = free_values[ref->index];
+    else if (ref->kind == NameTable::Kind::kSource) v = SourceValue(ref->index, ref->output);
+    else return false;
+    if (!v.valid()) return false;
+    return index_ ? index_->WeightOnly(v.node) : IsWeightOnly(g_, v);
+  }
+
+ private:
+  const Graph& g_;
+  const Rule& r_;
+  const NameTable& names_;
+  const MatchIndex* index_;
+};
+
+bool HasRefs(const Expr& e) {
+  if (e.kind == Expr::Kind::kTensorRef || e.kind == Expr::Kind::kAttrRef) return true;
+  return std::any_of(e.args.begin(), e.args.end(), [](const ExprPtr& a) { return HasRefs(*a); });
+}
+
+bool AttrMatches(const Node& n, const AttrSpec& spec, const EvalContext& ctx) {
+  const AttrValue* have = n.attrs.Find(spec.name);
+  if (!have) return false;
+  auto want = Eval(*spec.value, ctx);
+  return want.ok() && ValuesEqual(FromAttr(*have), *want);
+}
+
+StatusOr<TargetPlan> PlanTarget(const Graph& g, const Rule& r, const NameTable& names, Bound& b) {
+  TargetPlan plan;
+  b.plan = &plan;
+  for (size_t i = 0; i < r.target.size(); ++i) {
+    const Statement& s = r.target[i];
+    Attrs attrs;
+    if (!s.copy_attrs_from.empty()) {
+      attrs = *b.NodeAttrs(s.copy_attrs_from);
+    }
+    for (const AttrSpec& spec : s.attrs) {
+      auto v = Eval(*spec.value, b);
+      if (!v.ok()) return v.status();
+      ASSIGN_OR_RETURN(AttrValue a, ToAttr(*v));
+      attrs.Set(spec.name, a);
+    }
+    std::vector<TensorType> in_types;
+    for (const std::string& in : s.inputs) {
+      const TensorType* t = b.TensorTypeOf(in);
+      if (!t) return Internal("unbound target input " + in);
+      in_types.push_back(*t);
+    }
+    auto types = InferAndCanonicalize(s.op, &attrs, in_types);
+    if (!types.ok()) return types.status();
+    if (types->size() != s.outputs.size()) {
+      return InvalidArgument(std::string(OpName(s.op)) + " produces " + std::to_string(types->size()) +
+                             " outputs, the statement names " + std::to_string(s.outputs.size()));
+    }
+    plan.attrs.push_back(std::move(attrs));
+    plan.types.push_back(std::move(types).value());
+  }
+  // Every mapped output keeps its type.
+  for (const auto& [from, to] : r.outputs) {
+    const TensorType* a = b.TensorTypeOf(from);
+    const TensorType* t = b.TensorTypeOf(to);
+    if (!a || !t || *a != *t) {
+      return InvalidArgument("output '" + from + "' " + (a ? a->ToString() : "?") + " would become '" + to +
+                             "' " + (t ? t->ToString() : "?"));
+    }
+  }
+  return plan;
+}
+
+class Searcher {
+ public:
+  Searcher(const Graph& g, const Rule& r, int rule_index, const MatchIndex& index, RejectStats* stats)
+      : g_(g), r_(r), rule_index_(rule_index), index_(index), stats_(stats), names_(r), b_(g, r, names_, &index) {}
+
+  std::vector<Match> Run() {
+    Search(0);
+    return std::move(out_);
+  }
+
+ private:
+  void Count(size_t RejectStats::*field) {
+    if (stats_) ++(stats_->*field);
+  }
+
+  void Search(size_t k) {
+    if (k == r_.source.size()) {
+      Finish();
+      return;
+    }
+    const Statement& s = r_.source[k];
+    // Candidates: users of the first input that is already bound, else every node of the op.
+    std::vector<NodeId> candidates;
+    bool anchored = false;
+    for (size_t j = 0; j < s.inputs.size() && !anchored; ++j) {
+      const NameTable::Ref* ref = names_.Find(s.inputs[j]);
+      ValueRef v;
+      if (ref->kind == NameTable::Kind::kSource) v = b_.SourceValue(ref->index, ref->output);
+      else if (ref->kind == NameTable::Kind::kFree) v = b_.free_values[ref->index];
+      if (!v.valid()) continue;
+      anchored = true;
+      for (const Use& u : g_.node(v.node).users[v.index]) {
+        if (u.operand == j) candidates.push_back(u.node);
+      }
+      std::sort(candidates.begin(), candidates.end());
+      candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    }
+    const std::vector<NodeId>& pool = anchored ? candidates : index_.NodesOf(s.op);
+    for (NodeId id : pool) {
+      const Node& n = g_.node(id);
+      if (n.op != s.op || n.inputs.size() != s.inputs.size() || n.outputs.size() != s.outputs.size()) continue;
+      if (std::find(b_.nodes.begin(), b_.nodes.begin() + k, id) != b_.nodes.begin() + k) continue;
+      std::vector<int> bound_here;
+      bool ok = true;
+      for (size_t j = 0; j < s.inputs.size() && ok; ++j) {
+        const NameTable::Ref* ref = names_.Find(s.inputs[j]);
+        if (ref->kind == NameTable::Kind::kSource) {
+          ok = b_.SourceValue(ref->index, ref->output) == n.inputs[j];
+        } else if (b_.free_values[ref->index].valid()) {
+          ok = b_.free_values[ref->index] == n.inputs[j];
+        } else {
+          b_.free_values[ref->index] = n.inputs[j];
+          bound_here.push_back(ref->index);
+        }
+      }
+      // Literal attribute constraints prune early; the others are checked on a full match.
+      for (size_t a = 0; a < s.attrs.size() && ok; ++a) {
+        if (!HasRefs(*s.attrs[a].value)) ok = AttrMatches(n, s.attrs[a], b_);
+      }
+      if (ok) {
+        b_.nodes[k] = id;
+        Search(k + 1);
+        b_.nodes[k] = kNoNode;
+      }
+      for (int f : bound_here) b_.free_values[f] = ValueRef{};
+    }
+  }
+
+  void Finish() {
+    std::unordered_set<NodeId> matched(b_.nodes.begin(), b_.nodes.end());
+    // A free variable produced by the match itself would be removed with it.
+    for (const ValueRef& v : b_.free_values) {
+      if (matched.count(v.node)) return Count(&RejectStats::self_input);
+    }
+    // Constraints.
+    for (size_t k = 0; k < r_.source.size(); ++k) {
+      const Node& n = g_.node(b_.nodes[k]);
+      for (const AttrSpec& spec : r_.source[k].attrs) {
+        if (HasRefs(*spec.value) && !AttrMatches(n, spec, b_)) return Count(&RejectStats::constraint);
+      }
+    }
+    for (const Constraint& c : r_.where) {
+      auto v = Eval(*c.expr, b_);
+      if (!v.ok() || !std::holds_alternative<bool>(v->v) || !std::get<bool>(v->v)) {
+        return Count(&RejectStats::constraint);
+      }
+    }
+    // Interior values must not escape: every user of an unmapped source value is matched.
+    for (size_t k = 0; k < r_.source.size(); ++k) {
+      const Node& n = g_.node(b_.nodes[k]);
+      for (size_t o = 0; o < n.outputs.size(); ++o) {
+        const std::string& name = r_.source[k].outputs[o];
+        const bool mapped = std::any_of(r_.outputs.begin(), r_.outputs.end(),
+                                        [&](const auto& m) { return m.first == name; });
+        if (mapped) continue;
+        for (const Use& u : n.users[o]) {
+          if (!matched.count(u.node)) return Count(&RejectStats::escaping);
+        }
+        for (const GraphOutput& go : g_.outputs()) {
+          if (go.value == ValueRef{n.id, static_cast<uint32_t>(o)}) return Count(&RejectStats::escaping);
+        }
+      }
+    }
+    // Cycle: a free value that depends on a matched node (through nodes outside the match).
+    int64_t min_pos = INT64_MAX;
+    for (NodeId id : b_.nodes) min_pos = std::min(min_pos, index_.Position(id));
+    std::vector<NodeId> stack;
+    std::unordered_set<NodeId> seen;
+    for (const ValueRef& v : b_.free_values) {
+      if (index_.Position(v.node) > min_pos && seen.insert(v.node).second) stack.push_back(v.node);
+    }
+    while (!stack.empty()) {
+      const NodeId id = stack.back();
+      stack.pop_back();
+      if (matched.count(id)) return Count(&RejectStats::cycle);
+      for (const ValueRef& in : g_.node(id).inputs) {
+        if (index_.Position(in.node) >= min_pos && seen.insert(in.node).second) stack.push_back(in.node);
+      }
+    }
+    // The target must type-check on these shapes.
+    auto plan = PlanTarget(g_, r_, names_, b_);
+    b_.plan = nullptr;
+    if (!plan.ok()) return Count(&RejectStats::target_invalid);
+    out_.push_back(Match{rule_index_, b_.nodes, b_.free_values});
+  }
+
+  const Graph& g_;
+  const Rule& r_;
+  int rule_index_;
+  const MatchIndex& index_;
+  RejectStats* stats_;
+  NameTable names_;
+  Bound b_;
+  std::vector<Match> out_;
+};
+
+}  // namespace
+
+std::vector<Match> FindMatches(const Graph& graph, const Rule& rule, int rule_index,
+                               const MatchIndex& index, RejectStats* stats) {
+  return Searcher(graph, rule, rule_index, index, stats).Run();
+}
+
+StatusOr<GraphDiff> ApplyMatch(Graph& graph, const Rule& rule, const Match& match,
+                               RewriteListener* listener) {
+  if (match.nodes.size() != rule.source.size() || match.free_values.size() != rule.free_vars.size()) {
+    return InvalidArgument("match does not belong to rule '" + rule.name + "'");
+  }
+  for (NodeId id : match.nodes) {
+    if (!graph.Contains(id)) return InvalidArgument("match refers to a node that no longer exists");
+  }
+  const NameTable names(rule);
+  Bound b(graph, rule, names, nullptr);
+  b.nodes = match.nodes;
+  b.free_values = match.free_values;
+  auto plan_or = PlanTarget(graph, rule, names, b);
+  if (!plan_or.ok()) return plan_or.status().WithContext("rule '" + rule.name + "'");
+  const TargetPlan plan = std::move(plan_or).value();
+  b.plan = nullptr;
+
+  Rewriter rw(graph, listener);
+  std::map<std::string, ValueRef> values;
+  for (size_t i = 0; i < rule.free_vars.size(); ++i) values[rule.free_vars[i]] = match.free_values[i];
+  for (size_t i = 0; i < rule.target.size(); ++i) {
+    const Statement& s = rule.target[i];
+    std::vector<ValueRef> inputs;
+    for (const std::string& in : s.inputs) inputs.push_back(values.at(in));
+    auto id = rw.AddOp(s.op, inputs, plan.attrs[i]);
+    if (!id.ok()) return Internal("rule '" + rule.name + "': planned target failed: " + id.status().message());
+    for (size_t k = 0; k < s.outputs.size(); ++k) values[s.outputs[k]] = ValueRef{*id, static_cast<uint32_t>(k)};
+  }
+  for (const auto& [from, to] : rule.outputs) {
+    const auto [stmt, out] = rule.SourceDef(from);
+    // The matcher proved the edit acyclic in time bounded by the match region.
+    RETURN_IF_ERROR(rw.ReplaceAllUses(ValueRef{match.nodes[stmt], static_cast<uint32_t>(out)}, values.at(to),
+                                      /*check_cycles=*/false));
+  }
+  for (auto it = match.nodes.rbegin(); it != match.nodes.rend(); ++it) rw.RemoveIfDead(*it);
+  return rw.TakeDiff();
+}
+
+}  // namespace rewire::rules

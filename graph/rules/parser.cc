@@ -1,0 +1,796 @@
+// Parser and load-time checker of the rule language (docs/rules.md). Every error names
+// file:line and the reason; a rule that loads is well-formed (verification is separate).
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "graph/rules/rule.h"
+
+namespace rewire::rules {
+namespace {
+
+// ---------------------------------------------------------------------------- tokens
+
+enum class Tok { kIdent, kInt, kFloat, kString, kPunct, kEnd };
+
+struct Token {
+  Tok kind = Tok::kEnd;
+  std::string text;
+  int64_t i = 0;
+  double d = 0;
+};
+
+class Lexer {
+ public:
+  Lexer(const std::string& line, std::string where) : s_(line), where_(std::move(where)) {}
+
+  Status Tokenize(std::vector<Token>* out) {
+    size_t p = 0;
+    while (p < s_.size()) {
+      const char c = s_[p];
+      if (std::isspace(static_cast<unsigned char>(c))) {
+        ++p;
+      } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+        size_t q = p;
+        while (q < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[q])) || s_[q] == '_')) ++q;
+        out->push_back({Tok::kIdent, s_.substr(p, q - p)});
+        p = q;
+      } else if (std::isdigit(static_cast<unsigned char>(c))) {
+        size_t q = p;
+        bool is_float = false;
+        while (q < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[q])) || s_[q] == '.' ||
+                                 s_[q] == 'e' || s_[q] == 'E' ||
+                                 ((s_[q] == '-' || s_[q] == '+') && (s_[q - 1] == 'e' || s_[q - 1] == 'E')))) {
+          if (s_[q] == '.' || s_[q] == 'e' || s_[q] == 'E') is_float = true;
+          ++q;
+        }
+        const std::string num = s_.substr(p, q - p);
+        Token t;
+        t.text = num;
+        try {
+          if (is_float) {
+            t.kind = Tok::kFloat;
+            t.d = std::stod(num);
+          } else {
+            t.kind = Tok::kInt;
+            t.i = std::stoll(num);
+          }
+        } catch (...) {
+          return InvalidArgument(where_ + ": bad number '" + num + "'");
+        }
+        out->push_back(t);
+        p = q;
+      } else if (c == '"') {
+        const size_t q = s_.find('"', p + 1);
+        if (q == std::string::npos) return InvalidArgument(where_ + ": unterminated string");
+        out->push_back({Tok::kString, s_.substr(p + 1, q - p - 1)});
+        p = q + 1;
+      } else {
+        static const char* two[] = {"==", "!=", "<=", ">=", "&&", "||", "->"};
+        bool matched = false;
+        for (const char* t : two) {
+          if (s_.compare(p, 2, t) == 0) {
+            out->push_back({Tok::kPunct, t});
+            p += 2;
+            matched = true;
+            break;
+          }
+        }
+        if (matched) continue;
+        if (std::string("()[],;=<>+-*/%!.").find(c) == std::string::npos) {
+          return InvalidArgument(where_ + ": unexpected character '" + std::string(1, c) + "'");
+        }
+        out->push_back({Tok::kPunct, std::string(1, c)});
+        ++p;
+      }
+    }
+    out->push_back({Tok::kEnd, ""});
+    return Status::Ok();
+  }
+
+ private:
+  const std::string& s_;
+  std::string where_;
+};
+
+// ---------------------------------------------------------------------------- line parser
+
+class LineParser {
+ public:
+  LineParser(std::vector<Token> toks, std::string where, int line)
+      : t_(std::move(toks)), where_(std::move(where)), line_(line) {}
+
+  const Token& Peek(size_t k = 0) const { return t_[std::min(pos_ + k, t_.size() - 1)]; }
+  bool AtEnd() const { return Peek().kind == Tok::kEnd; }
+  bool IsPunct(const std::string& p, size_t k = 0) const {
+    return Peek(k).kind == Tok::kPunct && Peek(k).text == p;
+  }
+  bool Accept(const std::string& p) {
+    if (IsPunct(p)) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  Status Expect(const std::string& p) {
+    if (Accept(p)) return Status::Ok();
+    return Err("expected '" + p + "' but found " + Describe(Peek()));
+  }
+  StatusOr<std::string> Ident(const char* what) {
+    if (Peek().kind != Tok::kIdent) return Err(std::string("expected ") + what + " but found " + Describe(Peek()));
+    return t_[pos_++].text;
+  }
+  StatusOr<int64_t> Int() {
+    if (Peek().kind != Tok::kInt) return Err("expected an integer but found " + Describe(Peek()));
+    return t_[pos_++].i;
+  }
+  Status ExpectEnd() {
+    if (AtEnd()) return Status::Ok();
+    return Err("unexpected " + Describe(Peek()) + " at end of line");
+  }
+  Status Err(const std::string& m) const { return InvalidArgument(where_ + ": " + m); }
+
+  static std::string Describe(const Token& t) {
+    switch (t.kind) {
+      case Tok::kEnd: return "end of line";
+      case Tok::kString: return "string \"" + t.text + "\"";
+      default: return "'" + t.text + "'";
+    }
+  }
+
+  // Expressions ------------------------------------------------------------------------------
+  StatusOr<ExprPtr> Expression() { return Binary(0); }
+
+ private:
+  static int Precedence(const std::string& op) {
+    if (op == "||") return 1;
+    if (op == "&&") return 2;
+    if (op == "==" || op == "!=" || op == "<" || op == "<=" || op == ">" || op == ">=") return 3;
+    if (op == "+" || op == "-") return 4;
+    if (op == "*" || op == "/" || op == "%") return 5;
+    return 0;
+  }
+
+  StatusOr<ExprPtr> Binary(int min_prec) {
+    ASSIGN_OR_RETURN(ExprPtr lhs, Unary());
+    while (Peek().kind == Tok::kPunct) {
+      const std::string op = Peek().text;
+      const int prec = Precedence(op);
+      if (prec == 0 || prec <= min_prec) break;
+      ++pos_;
+      ASSIGN_OR_RETURN(ExprPtr rhs, Binary(prec));
+      auto e = std::make_unique<Expr>();
+      e->kind = Expr::Kind::kBinary;
+      e->name = op;
+      e->line = line_;
+      e->args.push_back(std::move(lhs));
+      e->args.push_back(std::move(rhs));
+      lhs = std::move(e);
+    }
+    return lhs;
+  }
+
+  StatusOr<ExprPtr> Unary() {
+    if (IsPunct("-") || IsPunct("!")) {
+      const std::string op = Peek().text;
+      ++pos_;
+      ASSIGN_OR_RETURN(ExprPtr inner, Unary());
+      // Fold negative literals so that `-1` is a literal (keeps constant checks simple).
+      if (op == "-" && inner->kind == Expr::Kind::kLiteral) {
+        if (auto* i = std::get_if<int64_t>(&inner->literal.v)) {
+          *i = -*i;
+          return inner;
+        }
+        if (auto* d = std::get_if<double>(&inner->literal.v)) {
+          *d = -*d;
+          return inner;
+        }
+      }
+      auto e = std::make_unique<Expr>();
+      e->kind = Expr::Kind::kUnary;
+      e->name = op;
+      e->line = line_;
+      e->args.push_back(std::move(inner));
+      return e;
+    }
+    return Primary();
+  }
+
+  StatusOr<ExprPtr> Primary() {
+    auto e = std::make_unique<Expr>();
+    e->line = line_;
+    const Token tok = Peek();
+    switch (tok.kind) {
+      case Tok::kInt:
+        ++pos_;
+        e->literal = Value::Int(tok.i);
+        return e;
+      case Tok::kFloat:
+        ++pos_;
+        e->literal = Value{tok.d};
+        return e;
+      case Tok::kString:
+        ++pos_;
+        e->literal = Value{tok.text};
+        return e;
+      case Tok::kIdent: {
+        ++pos_;
+        if (tok.text == "true" || tok.text == "false") {
+          e->literal = Value::Bool(tok.text == "true");
+          return e;
+        }
+        if (Accept("(")) {
+          e->kind = Expr::Kind::kCall;
+          e->name = tok.text;
+          const auto& fns = FunctionNames();
+          if (std::find(fns.begin(), fns.end(), tok.text) == fns.end()) {
+            return Err("unknown function '" + tok.text + "'");
+          }
+          if (!Accept(")")) {
+            do {
+              ASSIGN_OR_RETURN(ExprPtr a, Expression());
+              e->args.push_back(std::move(a));
+            } while (Accept(","));
+            RETURN_IF_ERROR(Expect(")"));
+          }
+          return e;
+        }
+        if (Accept(".")) {
+          e->kind = Expr::Kind::kAttrRef;
+          e->name = tok.text;
+          ASSIGN_OR_RETURN(e->attr, Ident("an attribute name"));
+          return e;
+        }
+        e->kind = Expr::Kind::kTensorRef;
+        e->name = tok.text;
+        return e;
+      }
+      case Tok::kPunct:
+        if (Accept("(")) {
+          ASSIGN_OR_RETURN(ExprPtr inner, Expression());
+          RETURN_IF_ERROR(Expect(")"));
+          return inner;
+        }
+        if (Accept("[")) {
+          e->kind = Expr::Kind::kList;
+          if (!Accept("]")) {
+            do {
+              ASSIGN_OR_RETURN(ExprPtr a, Expression());
+              e->args.push_back(std::move(a));
+            } while (Accept(","));
+            RETURN_IF_ERROR(Expect("]"));
+          }
+          return e;
+        }
+        break;
+      case Tok::kEnd:
+        break;
+    }
+    return Err("expected an expression but found " + Describe(tok));
+  }
+
+  std::vector<Token> t_;
+  size_t pos_ = 0;
+  std::string where_;
+  int line_;
+};
+
+// ---------------------------------------------------------------------------- rule checks
+
+void CollectRefs(const Expr& e, std::vector<const Expr*>* out) {
+  if (e.kind == Expr::Kind::kTensorRef || e.kind == Expr::Kind::kAttrRef) out->push_back(&e);
+  for (const auto& a : e.args) CollectRefs(*a, out);
+}
+
+struct NullContext : EvalContext {
+  const TensorType* TensorTypeOf(const std::string&) const override { return nullptr; }
+  const Attrs* NodeAttrs(const std::string&) const override { return nullptr; }
+  bool IsWeight(const std::string&) const override { return false; }
+};
+
+/// Evaluates every reference-free subexpression, so `"relu" + 1` fails at load time.
+Status CheckConstantParts(const Expr& e, const std::string& where) {
+  std::vector<const Expr*> refs;
+  CollectRefs(e, &refs);
+  if (refs.empty()) {
+    auto v = Eval(e, NullContext());
+    if (!v.ok()) return InvalidArgument(where + ": " + v.status().message());
+    return Status::Ok();
+  }
+  for (const auto& a : e.args) RETURN_IF_ERROR(CheckConstantParts(*a, where));
+  return Status::Ok();
+}
+
+class RuleChecker {
+ public:
+  RuleChecker(Rule& r, const std::string& file) : r_(r), file_(file) {}
+
+  std::string At(int line) const { return file_ + ":" + std::to_string(line); }
+  Status Err(int line, const std::string& m) const {
+    return InvalidArgument(At(line) + ": rule '" + r_.name + "': " + m);
+  }
+
+  Status Check() {
+    if (r_.source.empty()) return Err(r_.line, "has no source pattern");
+    if (r_.outputs.empty()) return Err(r_.line, "has no 'outputs' line mapping source values to target values");
+    if (r_.checks.size() < 2) {
+      return Err(r_.line, "needs at least two 'check' lines (every rule is verified on several concrete shapes)");
+    }
+
+    std::set<std::string> source_names;
+    for (const Statement& s : r_.source) {
+      RETURN_IF_ERROR(CheckStatement(s, /*is_source=*/true));
+      for (const std::string& in : s.inputs) {
+        if (!source_names.count(in) && !r_.IsFreeVar(in)) r_.free_vars.push_back(in);
+      }
+      for (const std::string& out : s.outputs) {
+        if (!source_names.insert(out).second || r_.IsFreeVar(out)) return Err(s.line, "'" + out + "' is defined twice");
+      }
+    }
+    for (const Statement& s : r_.source) {
+      for (const AttrSpec& a : s.attrs) RETURN_IF_ERROR(CheckExpr(*a.value, s.line, source_names, {}, false));
+    }
+    for (const Constraint& c : r_.where) RETURN_IF_ERROR(CheckExpr(*c.expr, c.line, source_names, {}, false));
+
+    std::set<std::string> target_names;
+    std::set<std::string> used;
+    for (const Statement& s : r_.target) {
+      RETURN_IF_ERROR(CheckStatement(s, /*is_source=*/false));
+      for (const std::string& in : s.inputs) {
+        if (r_.IsFreeVar(in) || target_names.count(in)) {
+          used.insert(in);
+          continue;
+        }
+        if (source_names.count(in)) {
+          return Err(s.line, "target uses source value '" + in +
+                                 "'; only free variables and target values are visible in the target");
+        }
+        return Err(s.line, "unbound variable '" + in + "'");
+      }
+      if (!s.copy_attrs_from.empty() && r_.SourceDef(s.copy_attrs_from).first < 0) {
+        return Err(s.line, "'*" + s.copy_attrs_from + "' must name a source node");
+      }
+      for (const AttrSpec& a : s.attrs) RETURN_IF_ERROR(CheckExpr(*a.value, s.line, source_names, target_names, true));
+      for (const std::string& out : s.outputs) {
+        if (!target_names.insert(out).second || r_.IsFreeVar(out)) return Err(s.line, "'" + out + "' is defined twice");
+        if (source_names.count(out)) return Err(s.line, "'" + out + "' is already a source value; use a new name");
+      }
+    }
+    std::set<std::string> mapped;
+    for (const auto& [from, to] : r_.outputs) {
+      if (!source_names.count(from)) return Err(outputs_line_, "'" + from + "' in outputs is not a source value");
+      if (!mapped.insert(from).second) return Err(outputs_line_, "'" + from + "' is mapped twice");
+      if (!target_names.count(to) && !r_.IsFreeVar(to)) {
+        return Err(outputs_line_, "unbound variable '" + to + "' in outputs (not a target value or free variable)");
+      }
+      used.insert(to);
+    }
+    for (const Statement& s : r_.target) {
+      if (std::none_of(s.outputs.begin(), s.outputs.end(), [&](const std::string& o) { return used.count(o) > 0; })) {
+        return Err(s.line, "target value '" + s.outputs[0] + "' is never used");
+      }
+    }
+    for (const CheckCase& c : r_.checks) {
+      for (const std::string& v : r_.free_vars) {
+        if (std::none_of(c.shapes.begin(), c.shapes.end(), [&](const auto& p) { return p.first == v; })) {
+          return Err(c.line, "check gives no shape for free variable '" + v + "'");
+        }
+      }
+      for (const auto& [name, shape] : c.shapes) {
+        if (!r_.IsFreeVar(name)) return Err(c.line, "check gives a shape for '" + name + "', which is not a free variable");
+      }
+      for (const auto& [node, spec] : c.attrs) {
+        const int si = r_.SourceDef(node).first;
+        if (si < 0) return Err(c.line, "check sets an attribute of '" + node + "', which is not a source node");
+        RETURN_IF_ERROR(CheckAttrName(r_.source[si].op, spec.name, c.line));
+        RETURN_IF_ERROR(CheckConstantParts(*spec.value, At(c.line)));
+      }
+    }
+    return Status::Ok();
+  }
+
+  void set_outputs_line(int l) { outputs_line_ = l; }
+
+ private:
+  Status CheckAttrName(OpType op, const std::string& name, int line) const {
+    const auto& names = OpAttributeNames(op);
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      std::string known;
+      for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+      return Err(line, std::string(OpName(op)) + " has no attribute '" + name + "'" +
+                           (known.empty() ? " (it takes none)" : " (known: " + known + ")"));
+    }
+    return Status::Ok();
+  }
+
+  Status CheckStatement(const Statement& s, bool is_source) const {
+    const OpInfo& info = GetOpInfo(s.op);
+    if (s.op == OpType::kInput || s.op == OpType::kWeight || s.op == OpType::kConstant || s.op == OpType::kOpaque) {
+      return Err(s.line, std::string(info.name) + " cannot appear in a pattern");
+    }
+    const int n = static_cast<int>(s.inputs.size());
+    if (n < info.min_inputs || (info.max_inputs != kVariadic && n > info.max_inputs)) {
+      std::string want = std::to_string(info.min_inputs);
+      if (info.max_inputs == kVariadic) want += " or more";
+      else if (info.max_inputs != info.min_inputs) want += " to " + std::to_string(info.max_inputs);
+      return Err(s.line, "arity: " + std::string(info.name) + " takes " + want + " inputs, got " + std::to_string(n));
+    }
+    if (info.num_outputs != kVariadic && static_cast<int>(s.outputs.size()) != info.num_outputs) {
+      return Err(s.line, "arity: " + std::string(info.name) + " has " + std::to_string(info.num_outputs) +
+                             " output(s), the statement names " + std::to_string(s.outputs.size()));
+    }
+    if (is_source && !s.copy_attrs_from.empty()) return Err(s.line, "'*node' is allowed in the target only");
+    std::set<std::string> seen;
+    for (const AttrSpec& a : s.attrs) {
+      RETURN_IF_ERROR(CheckAttrName(s.op, a.name, s.line));
+      if (!seen.insert(a.name).second) return Err(s.line, "attribute '" + a.name + "' given twice");
+      RETURN_IF_ERROR(CheckConstantParts(*a.value, At(s.line)));
+    }
+    return Status::Ok();
+  }
+
+  Status CheckExpr(const Expr& e, int line, const std::set<std::string>& source_names,
+                   const std::set<std::string>& target_names, bool in_target) const {
+    std::vector<const Expr*> refs;
+    CollectRefs(e, &refs);
+    for (const Expr* ref : refs) {
+      if (ref->kind == Expr::Kind::kAttrRef) {
+        const int si = r_.SourceDef(ref->name).first;
+        if (si < 0) return Err(line, "'" + ref->name + "." + ref->attr + "': '" + ref->name + "' is not a source node");
+        RETURN_IF_ERROR(CheckAttrName(r_.source[si].op, ref->attr, line));
+      } else if (!r_.IsFreeVar(ref->name) && !source_names.count(ref->name) &&
+                 !(in_target && target_names.count(ref->name))) {
+        return Err(line, "unbound variable '" + ref->name + "'");
+      }
+    }
+    return CheckConstantParts(e, At(line));
+  }
+
+  Rule& r_;
+  std::string file_;
+  int outputs_line_ = 0;
+};
+
+// ---------------------------------------------------------------------------- file parser
+
+struct Line {
+  int number;
+  std::string text;
+};
+
+std::string StripComment(const std::string& s) {
+  bool in_string = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '"') in_string = !in_string;
+    if (s[i] == '#' && !in_string) return s.substr(0, i);
+  }
+  return s;
+}
+
+std::string Trim(const std::string& s) {
+  const size_t a = s.find_first_not_of(" \t\r");
+  if (a == std::string::npos) return "";
+  const size_t b = s.find_last_not_of(" \t\r");
+  return s.substr(a, b - a + 1);
+}
+
+std::vector<std::string> Words(const std::string& s) {
+  std::istringstream is(s);
+  std::vector<std::string> w;
+  std::string x;
+  while (is >> x) w.push_back(x);
+  return w;
+}
+
+std::vector<std::string> SplitComma(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t p = s.find(','); p != std::string::npos; p = s.find(',', start)) {
+    out.push_back(s.substr(start, p - start));
+    start = p + 1;
+  }
+  out.push_back(s.substr(start));
+  return out;
+}
+
+/// Expands `foreach VAR[,VAR2...] in v1[,w1...] v2[,w2...] ...` / `endforeach` blocks (nesting allowed), substituting
+/// `{VAR}` in the lines between; line numbers are kept.
+Status ExpandTemplates(const std::vector<Line>& in, size_t& i, const std::map<std::string, std::string>& vars,
+                       const std::string& file, std::vector<Line>* out, bool nested) {
+  while (i < in.size()) {
+    const Line& l = in[i];
+    const std::vector<std::string> w = Words(l.text);
+    if (!w.empty() && w[0] == "endforeach") {
+      if (!nested) return InvalidArgument(file + ":" + std::to_string(l.number) + ": 'endforeach' without 'foreach'");
+      ++i;
+      return Status::Ok();
+    }
+    if (!w.empty() && w[0] == "foreach") {
+      if (w.size() < 4 || w[2] != "in") {
+        return InvalidArgument(file + ":" + std::to_string(l.number) + ": expected 'foreach VAR in VALUE...'");
+      }
+      const size_t body = i + 1;
+      const std::vector<std::string> names = SplitComma(w[1]);
+      for (size_t k = 3; k < w.size(); ++k) {
+        const std::vector<std::string> values = SplitComma(w[k]);
+        if (values.size() != names.size()) {
+          return InvalidArgument(file + ":" + std::to_string(l.number) + ": '" + w[k] + "' has " +
+                                 std::to_string(values.size()) + " values for " + std::to_string(names.size()) +
+                                 " variables");
+        }
+        std::map<std::string, std::string> inner = vars;
+        for (size_t v = 0; v < names.size(); ++v) inner[names[v]] = values[v];
+        i = body;
+        RETURN_IF_ERROR(ExpandTemplates(in, i, inner, file, out, true));
+      }
+      if (w.size() == 3) ++i;
+      continue;
+    }
+    std::string text = l.text;
+    for (const auto& [k, v] : vars) {
+      const std::string key = "{" + k + "}";
+      for (size_t p = text.find(key); p != std::string::npos; p = text.find(key, p + v.size())) {
+        text.replace(p, key.size(), v);
+      }
+    }
+    out->push_back({l.number, text});
+    ++i;
+  }
+  if (nested) return InvalidArgument(file + ": 'foreach' without 'endforeach'");
+  return Status::Ok();
+}
+
+StatusOr<Statement> ParseStatement(const std::string& text, const std::string& where, int line) {
+  std::vector<Token> toks;
+  RETURN_IF_ERROR(Lexer(text, where).Tokenize(&toks));
+  LineParser p(std::move(toks), where, line);
+  Statement s;
+  s.line = line;
+  do {
+    ASSIGN_OR_RETURN(std::string out, p.Ident("a value name"));
+    s.outputs.push_back(out);
+  } while (p.Accept(","));
+  RETURN_IF_ERROR(p.Expect("="));
+  ASSIGN_OR_RETURN(std::string op_name, p.Ident("an op name"));
+  const auto op = OpTypeFromName(op_name);
+  if (!op) return p.Err("unknown op '" + op_name + "'");
+  s.op = *op;
+  RETURN_IF_ERROR(p.Expect("("));
+  if (!p.IsPunct(")") && !p.IsPunct(";")) {
+    do {
+      ASSIGN_OR_RETURN(std::string in, p.Ident("an input name"));
+      s.inputs.push_back(in);
+    } while (p.Accept(","));
+  }
+  if (p.Accept(";")) {
+    do {
+      if (p.Accept("*")) {
+        ASSIGN_OR_RETURN(s.copy_attrs_from, p.Ident("a source node name after '*'"));
+        continue;
+      }
+      AttrSpec a;
+      ASSIGN_OR_RETURN(a.name, p.Ident("an attribute name"));
+      RETURN_IF_ERROR(p.Expect("="));
+      ASSIGN_OR_RETURN(a.value, p.Expression());
+      s.attrs.push_back(std::move(a));
+    } while (p.Accept(","));
+  }
+  RETURN_IF_ERROR(p.Expect(")"));
+  RETURN_IF_ERROR(p.ExpectEnd());
+  return s;
+}
+
+StatusOr<CheckCase> ParseCheck(const std::string& text, const std::string& where, int line) {
+  std::vector<Token> toks;
+  RETURN_IF_ERROR(Lexer(text, where).Tokenize(&toks));
+  LineParser p(std::move(toks), where, line);
+  CheckCase c;
+  c.line = line;
+  while (!p.AtEnd()) {
+    ASSIGN_OR_RETURN(std::string name, p.Ident("a free variable or node.attribute"));
+    if (p.Accept(".")) {
+      AttrSpec a;
+      ASSIGN_OR_RETURN(a.name, p.Ident("an attribute name"));
+      RETURN_IF_ERROR(p.Expect("="));
+      ASSIGN_OR_RETURN(a.value, p.Expression());
+      c.attrs.push_back({name, std::move(a)});
+      continue;
+    }
+    RETURN_IF_ERROR(p.Expect("="));
+    if (p.Accept("+")) c.positive.push_back(name);
+    RETURN_IF_ERROR(p.Expect("["));
+    Shape shape;
+    if (!p.Accept("]")) {
+      do {
+        ASSIGN_OR_RETURN(int64_t d, p.Int());
+        if (d <= 0) return p.Err("shape dimensions must be positive integers");
+        shape.push_back(d);
+      } while (p.Accept(","));
+      RETURN_IF_ERROR(p.Expect("]"));
+    }
+    c.shapes.push_back({name, shape});
+  }
+  return c;
+}
+
+}  // namespace
+
+namespace {
+
+enum class Section { kNone, kSource, kTarget, kWhere };
+
+}  // namespace
+
+StatusOr<std::vector<Rule>> ParseRules(const std::string& text, const std::string& file) {
+  std::vector<Line> raw;
+  {
+    std::istringstream is(text);
+    std::string l;
+    int n = 0;
+    while (std::getline(is, l)) {
+      ++n;
+      const std::string t = Trim(StripComment(l));
+      if (!t.empty()) raw.push_back({n, t});
+    }
+  }
+  std::vector<Line> lines;
+  size_t i = 0;
+  RETURN_IF_ERROR(ExpandTemplates(raw, i, {}, file, &lines, false));
+
+  std::vector<Rule> rules;
+  std::set<std::string> names;
+  Rule* cur = nullptr;
+  Section section = Section::kNone;
+  int outputs_line = 0;
+  for (const Line& l : lines) {
+    const std::string where = file + ":" + std::to_string(l.number);
+    const std::vector<std::string> w = Words(l.text);
+    const std::string& kw = w[0];
+    if (!cur) {
+      if (kw != "rule") return InvalidArgument(where + ": expected 'rule NAME', found '" + l.text + "'");
+      if (w.size() != 2) return InvalidArgument(where + ": expected 'rule NAME'");
+      rules.emplace_back();
+      cur = &rules.back();
+      cur->name = w[1];
+      cur->file = file;
+      cur->line = l.number;
+      section = Section::kNone;
+      outputs_line = 0;
+      if (!names.insert(cur->name).second) {
+        return InvalidArgument(where + ": duplicate rule name '" + cur->name + "'");
+      }
+      continue;
+    }
+    const std::string rest = Trim(l.text.substr(kw.size()));
+    if (kw == "end" && w.size() == 1) {
+      RuleChecker checker(*cur, file);
+      checker.set_outputs_line(outputs_line ? outputs_line : cur->line);
+      RETURN_IF_ERROR(checker.Check());
+      cur = nullptr;
+      continue;
+    }
+    if (kw == "rule") return InvalidArgument(where + ": rule '" + cur->name + "' is missing 'end'");
+    if (kw == "class" && w.size() == 2) {
+      cur->rule_class = w[1];
+      continue;
+    }
+    if (kw == "doc") {
+      if (rest.size() < 2 || rest.front() != '"' || rest.back() != '"') {
+        return InvalidArgument(where + ": expected doc \"text\"");
+      }
+      cur->doc = rest.substr(1, rest.size() - 2);
+      continue;
+    }
+    if ((kw == "source" || kw == "target" || kw == "where") && w.size() == 1) {
+      section = kw == "source" ? Section::kSource : kw == "target" ? Section::kTarget : Section::kWhere;
+      continue;
+    }
+    if (kw == "outputs") {
+      section = Section::kNone;
+      outputs_line = l.number;
+      std::vector<Token> toks;
+      RETURN_IF_ERROR(Lexer(rest, where).Tokenize(&toks));
+      LineParser p(std::move(toks), where, l.number);
+      do {
+        ASSIGN_OR_RETURN(std::string from, p.Ident("a source value"));
+        RETURN_IF_ERROR(p.Expect("->"));
+        ASSIGN_OR_RETURN(std::string to, p.Ident("a target value"));
+        cur->outputs.push_back({from, to});
+      } while (p.Accept(","));
+      RETURN_IF_ERROR(p.ExpectEnd());
+      continue;
+    }
+    if (kw == "check") {
+      section = Section::kNone;
+      ASSIGN_OR_RETURN(CheckCase c, ParseCheck(rest, where, l.number));
+      cur->checks.push_back(std::move(c));
+      continue;
+    }
+    switch (section) {
+      case Section::kSource:
+      case Section::kTarget: {
+        ASSIGN_OR_RETURN(Statement s, ParseStatement(l.text, where, l.number));
+        (section == Section::kSource ? cur->source : cur->target).push_back(std::move(s));
+        break;
+      }
+      case Section::kWhere: {
+        std::vector<Token> toks;
+        RETURN_IF_ERROR(Lexer(l.text, where).Tokenize(&toks));
+        LineParser p(std::move(toks), where, l.number);
+        Constraint c;
+        c.line = l.number;
+        ASSIGN_OR_RETURN(c.expr, p.Expression());
+        RETURN_IF_ERROR(p.ExpectEnd());
+        cur->where.push_back(std::move(c));
+        break;
+      }
+      case Section::kNone:
+        return InvalidArgument(where + ": unexpected '" + l.text +
+                               "' (expected class, doc, source, where, target, outputs, check or end)");
+    }
+  }
+  if (cur) return InvalidArgument(file + ":" + std::to_string(cur->line) + ": rule '" + cur->name + "' is missing 'end'");
+  return rules;
+}
+
+StatusOr<std::vector<Rule>> LoadRules(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<std::string> files;
+  if (fs::is_directory(path, ec)) {
+    for (const auto& e : fs::directory_iterator(path, ec)) {
+      if (e.path().extension() == ".rules") files.push_back(e.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    if (files.empty()) return NotFound("no .rules files in " + path);
+  } else if (fs::exists(path, ec)) {
+    files.push_back(path);
+  } else {
+    return NotFound("rules path " + path + " does not exist");
+  }
+  std::vector<Rule> all;
+  std::set<std::string> names;
+  for (const std::string& f : files) {
+    std::ifstream in(f);
+    if (!in) return NotFound("cannot read " + f);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    ASSIGN_OR_RETURN(std::vector<Rule> rules, ParseRules(ss.str(), f));
+    for (Rule& r : rules) {
+      if (!names.insert(r.name).second) {
+        return InvalidArgument(r.Where() + ": duplicate rule name '" + r.name + "' (also in another file)");
+      }
+      all.push_back(std::move(r));
+    }
+  }
+  return all;
+}
+
+std::pair<int, int> Rule::SourceDef(const std::string& name) const {
+  for (size_t i = 0; i < source.size(); ++i) {
+    for (size_t k = 0; k < source[i].outputs.size(); ++k) {
+      if (source[i].outputs[k] == name) return {static_cast<int>(i), static_cast<int>(k)};
+    }
+  }
+  return {-1, -1};
+}
+
+std::pair<int, int> Rule::TargetDef(const std::string& name) const {
+  for (size_t i = 0; i < target.size(); ++i) {
+    for (size_t k = 0; k < target[i].outputs.size(); ++k) {
+      if (target[i].outputs[k] == name) return {static_cast<int>(i), static_cast<int>(k)};
+    }
+  }
+  return {-1, -1};
+}
+
+bool Rule::IsFreeVar(const std::string& name) const {
+  return std::find(free_vars.begin(), free_vars.end(), name) != free_vars.end();
+}
+
+}  // namespace rewire::rules

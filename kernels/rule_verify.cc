@@ -1,0 +1,246 @@
+#include "kernels/rule_verify.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "graph/rules/matcher.h"
+#include "graph/weights.h"
+#include "kernels/executor.h"
+
+namespace rewire {
+namespace {
+
+using rules::CheckCase;
+using rules::Expr;
+using rules::Rule;
+
+void CollectWeightVars(const Expr& e, std::set<std::string>* out) {
+  if (e.kind == Expr::Kind::kCall && e.name == "is_weight" && !e.args.empty() &&
+      e.args[0]->kind == Expr::Kind::kTensorRef) {
+    out->insert(e.args[0]->name);
+  }
+  for (const auto& a : e.args) CollectWeightVars(*a, out);
+}
+
+/// Evaluation context over the graph being built from a rule's source.
+class BuildContext : public rules::EvalContext {
+ public:
+  explicit BuildContext(const Graph& g) : g_(g) {}
+  std::map<std::string, ValueRef> values;
+  std::map<std::string, NodeId> nodes;
+  std::set<std::string> weight_vars;
+
+  const TensorType* TensorTypeOf(const std::string& name) const override {
+    auto it = values.find(name);
+    return it == values.end() ? nullptr : &g_.type(it->second);
+  }
+  const Attrs* NodeAttrs(const std::string& name) const override {
+    auto it = nodes.find(name);
+    return it == nodes.end() ? nullptr : &g_.node(it->second).attrs;
+  }
+  bool IsWeight(const std::string& name) const override { return weight_vars.count(name) > 0; }
+
+ private:
+  const Graph& g_;
+};
+
+HostTensor RandomTensor(const Shape& shape, bool positive, uint64_t seed) {
+  if (positive) return UniformTensor(shape, 0.5f, 1.5f, seed);
+  // Approximately normal(0, 1): sum of uniforms (Irwin-Hall with 4 terms, rescaled).
+  HostTensor t(DType::kFloat32, shape);
+  HostTensor parts[4] = {UniformTensor(shape, -1, 1, HashCombine(seed, 1)),
+                         UniformTensor(shape, -1, 1, HashCombine(seed, 2)),
+                         UniformTensor(shape, -1, 1, HashCombine(seed, 3)),
+                         UniformTensor(shape, -1, 1, HashCombine(seed, 4))};
+  const float scale = std::sqrt(3.0f / 4.0f);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    float s = 0;
+    for (const HostTensor& p : parts) s += p.data<float>()[i];
+    t.data<float>()[i] = s * scale;
+  }
+  return t;
+}
+
+}  // namespace
+
+StatusOr<Graph> BuildRuleSource(const Rule& rule, const CheckCase& check) {
+  Graph g;
+  BuildContext ctx(g);
+  for (const auto& c : rule.where) CollectWeightVars(*c.expr, &ctx.weight_vars);
+  for (const auto& s : rule.source) {
+    for (const auto& a : s.attrs) CollectWeightVars(*a.value, &ctx.weight_vars);
+  }
+  uint64_t seed = 1000;
+  for (const std::string& v : rule.free_vars) {
+    Shape shape;
+    for (const auto& [name, s] : check.shapes) {
+      if (name == v) shape = s;
+    }
+    const bool positive = std::find(check.positive.begin(), check.positive.end(), v) != check.positive.end();
+    NodeId id;
+    if (ctx.weight_vars.count(v)) {
+      auto data = std::make_shared<const HostTensor>(RandomTensor(shape, positive, ++seed));
+      ASSIGN_OR_RETURN(id, g.AddWeightData(v, data));
+    } else {
+      ASSIGN_OR_RETURN(id, g.AddInput(v, TensorType{DType::kFloat32, shape}));
+    }
+    ctx.values[v] = ValueRef{id, 0};
+  }
+  for (const auto& s : rule.source) {
+    Attrs attrs;
+    for (const auto& spec : s.attrs) {
+      auto v = rules::Eval(*spec.value, ctx);
+      if (!v.ok()) return v.status().WithContext("line " + std::to_string(s.line));
+      ASSIGN_OR_RETURN(AttrValue a, rules::ToAttr(*v));
+      attrs.Set(spec.name, a);
+    }
+    for (const auto& [node, spec] : check.attrs) {
+      if (std::find(s.outputs.begin(), s.outputs.end(), node) == s.outputs.end()) continue;
+      auto v = rules::Eval(*spec.value, ctx);
+      if (!v.ok()) return v.status().WithContext("check line " + std::to_string(check.line));
+      ASSIGN_OR_RETURN(AttrValue a, rules::ToAttr(*v));
+      attrs.Set(spec.name, a);
+    }
+    if (s.op == OpType::kSplit && !attrs.Has("split")) {
+      // An unconstrained Split in a source pattern: split evenly into the named outputs.
+      const TensorType* x = ctx.TensorTypeOf(s.inputs[0]);
+      const int64_t axis = attrs.GetInt("axis", 0);
+      const int64_t dim = x->shape[axis < 0 ? axis + static_cast<int64_t>(x->shape.size()) : axis];
+      attrs.Set("split", Ints(s.outputs.size(), dim / static_cast<int64_t>(s.outputs.size())));
+    }
+    std::vector<ValueRef> inputs;
+    for (const std::string& in : s.inputs) inputs.push_back(ctx.values.at(in));
+    auto id = g.AddOp(s.op, inputs, attrs, s.outputs[0]);
+    if (!id.ok()) {
+      return InvalidArgument("check line " + std::to_string(check.line) + ": source statement at line " +
+                             std::to_string(s.line) + " is invalid on these shapes: " + id.status().message());
+    }
+    for (size_t k = 0; k < s.outputs.size(); ++k) {
+      ctx.values[s.outputs[k]] = ValueRef{*id, static_cast<uint32_t>(k)};
+      ctx.nodes[s.outputs[k]] = *id;
+    }
+  }
+  for (const auto& [from, to] : rule.outputs) RETURN_IF_ERROR(g.AddOutput(from, ctx.values.at(from)));
+  return g;
+}
+
+RuleVerification VerifyRule(const Rule& rule, const VerifyOptions& options) {
+  RuleVerification result;
+  result.rule = rule.name;
+  result.passed = true;
+  for (const CheckCase& check : rule.checks) {
+    RuleCheckResult cr;
+    cr.line = check.line;
+    auto fail = [&](const std::string& why) {
+      cr.passed = false;
+      cr.message = why;
+      result.passed = false;
+      result.checks.push_back(cr);
+    };
+    auto src = BuildRuleSource(rule, check);
+    if (!src.ok()) {
+      fail(src.status().message());
+      continue;
+    }
+    const Graph& g = *src;
+    // The match must cover exactly the nodes built from the source statements.
+    std::vector<NodeId> built;
+    for (const auto& s : rule.source) built.push_back(g.FindNode(s.outputs[0]));
+    const rules::MatchIndex index(g);
+    rules::RejectStats why;
+    const rules::Match* chosen = nullptr;
+    const auto matches = rules::FindMatches(g, rule, 0, index, &why);
+    for (const auto& m : matches) {
+      if (m.nodes == built) chosen = &m;
+    }
+    if (!chosen) {
+      std::ostringstream os;
+      os << "the rule does not apply to its own source on these shapes (rejected: " << why.constraint
+         << " by constraints, " << why.target_invalid << " by target type-check, " << why.escaping
+         << " escaping, " << why.cycle << " cyclic)";
+      fail(os.str());
+      continue;
+    }
+    Graph rewritten = g;
+    auto diff = rules::ApplyMatch(rewritten, rule, *chosen);
+    if (!diff.ok()) {
+      fail("applying failed: " + diff.status().message());
+      continue;
+    }
+    if (Status v = rewritten.Validate(); !v.ok()) {
+      fail("rewritten graph is invalid: " + v.message());
+      continue;
+    }
+    cr.passed = true;
+    for (int trial = 0; trial < options.trials && cr.passed; ++trial) {
+      TensorMap inputs;
+      uint64_t seed = HashCombine(options.seed, static_cast<uint64_t>(trial));
+      for (NodeId id : g.inputs()) {
+        const Node& n = g.node(id);
+        const bool positive = std::find(check.positive.begin(), check.positive.end(), n.name) != check.positive.end();
+        inputs[n.name] = std::make_shared<const HostTensor>(RandomTensor(n.outputs[0].shape, positive, ++seed));
+      }
+      auto before = RunGraph(g, inputs);
+      auto after = RunGraph(rewritten, inputs);
+      if (!before.ok() || !after.ok()) {
+        fail("execution failed: " + (!before.ok() ? before.status().message() : after.status().message()));
+        break;
+      }
+      for (const GraphOutput& o : g.outputs()) {
+        const HostTensor& ref = *before->at(o.name);
+        const HostTensor& got = *after->at(o.name);
+        double max_ref = 0;
+        bool finite = true;
+        for (int64_t i = 0; i < ref.numel(); ++i) {
+          const float v = ref.data<float>()[i];
+          finite = finite && std::isfinite(v);
+          max_ref = std::max(max_ref, static_cast<double>(std::fabs(v)));
+        }
+        if (!finite) {
+          fail("the source produced NaN or Inf on output '" + o.name +
+               "'; mark inputs that must be positive with name=+[dims]");
+          break;
+        }
+        auto d = Compare(got, ref);
+        if (!d.ok()) {
+          fail("output '" + o.name + "': " + d.status().message());
+          break;
+        }
+        const double rel = d->max_abs / (max_ref + 1e-6);
+        cr.max_abs_error = std::max(cr.max_abs_error, d->max_abs);
+        cr.max_rel_error = std::max(cr.max_rel_error, rel);
+        if (!(rel <= options.rtol)) {
+          std::ostringstream os;
+          os << "output '" << o.name << "' differs: max abs error " << d->max_abs << ", relative " << rel
+             << " > " << options.rtol;
+          fail(os.str());
+          break;
+        }
+      }
+    }
+    if (cr.passed) result.checks.push_back(cr);
+  }
+  return result;
+}
+
+StatusOr<std::vector<Rule>> LoadVerifiedRules(const std::string& path, const VerifyOptions& options) {
+  ASSIGN_OR_RETURN(std::vector<Rule> rules, rules::LoadRules(path));
+  for (const Rule& r : rules) {
+    const RuleVerification v = VerifyRule(r, options);
+    if (!v.passed) {
+      std::string why;
+      for (const auto& c : v.checks) {
+        if (!c.passed) {
+          why = r.file + ":" + std::to_string(c.line) + ": " + c.message;
+          break;
+        }
+      }
+      return InvalidArgument("rule '" + r.name + "' failed verification: " + why);
+    }
+  }
+  return rules;
+}
+
+}  // namespace rewire
