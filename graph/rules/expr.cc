@@ -1,13 +1,14 @@
 #include "graph/rules/expr.h"
 
 #include <cmath>
+#include <map>
 #include <sstream>
 
 namespace rewire::rules {
 namespace {
 
 Status TypeError(const Expr& e, const std::string& what) {
-  return InvalidArgument("line " + std::to_string(e.line) + ": type error: " + what);
+  return InvalidArgument("type error: " + what);
 }
 
 bool IsNumber(const Value& v) {
@@ -38,7 +39,7 @@ StatusOr<const TensorType*> Tensor(const Expr& arg, const EvalContext& ctx) {
     return TypeError(arg, "expected a tensor name");
   }
   const TensorType* t = ctx.TensorTypeOf(arg.name);
-  if (!t) return InvalidArgument("line " + std::to_string(arg.line) + ": unbound variable '" + arg.name + "'");
+  if (!t) return InvalidArgument("unbound variable '" + arg.name + "'");
   return t;
 }
 
@@ -72,7 +73,7 @@ StatusOr<Value> Call(const Expr& e, const EvalContext& ctx) {
     ASSIGN_OR_RETURN(int64_t i, AsInt(e, iv));
     if (i < 0) i += rank;
     if (i < 0 || i >= rank) {
-      return InvalidArgument("line " + std::to_string(e.line) + ": dim index out of range for rank " + std::to_string(rank));
+      return InvalidArgument("dim index out of range for rank " + std::to_string(rank));
     }
     return Value::Int(t->shape[i]);
   }
@@ -138,7 +139,7 @@ StatusOr<Value> Call(const Expr& e, const EvalContext& ctx) {
     if (k < 0) return TypeError(e, "repeat(): negative count");
     return Value{Value::List(static_cast<size_t>(k), args[0])};
   }
-  return InvalidArgument("line " + std::to_string(e.line) + ": unknown function '" + f + "'");
+  return InvalidArgument("unknown function '" + f + "'");
 }
 
 StatusOr<Value> Arith(const Expr& e, const std::string& op, const Value& a, const Value& b) {
@@ -280,9 +281,9 @@ StatusOr<Value> Eval(const Expr& e, const EvalContext& ctx) {
       return Call(e, ctx);
     case Expr::Kind::kAttrRef: {
       const Attrs* attrs = ctx.NodeAttrs(e.name);
-      if (!attrs) return InvalidArgument("line " + std::to_string(e.line) + ": '" + e.name + "' is not a source node");
+      if (!attrs) return InvalidArgument("'" + e.name + "' is not a source node");
       const AttrValue* a = attrs->Find(e.attr);
-      if (!a) return InvalidArgument("line " + std::to_string(e.line) + ": node '" + e.name + "' has no attribute '" + e.attr + "'");
+      if (!a) return InvalidArgument("node '" + e.name + "' has no attribute '" + e.attr + "'");
       return FromAttr(*a);
     }
     case Expr::Kind::kTensorRef:
@@ -321,6 +322,14 @@ StatusOr<Value> Eval(const Expr& e, const EvalContext& ctx) {
     }
   }
   return Internal("unreachable expression kind");
+}
+
+int FunctionArity(const std::string& name) {
+  static const std::map<std::string, int> arity = {
+      {"dim", 2}, {"rank", 1}, {"shape", 1}, {"numel", 1}, {"is_weight", 1}, {"len", 1}, {"sum", 1}, {"prod", 1},
+      {"at", 2},  {"take", 3}, {"min", 2},   {"max", 2},   {"sqrt", 1},      {"float", 1}, {"repeat", 2}};
+  auto it = arity.find(name);
+  return it == arity.end() ? -1 : it->second;
 }
 
 const std::vector<std::string>& FunctionNames() {

@@ -66,5 +66,7 @@ StatusOr<Value> Eval(const Expr& e, const EvalContext& ctx);
 
 /// Names of the functions the language provides, for error messages and docs.
 const std::vector<std::string>& FunctionNames();
+/// Number of arguments a function takes; -1 for an unknown name.
+int FunctionArity(const std::string& name);
 
 }  // namespace rewire::rules

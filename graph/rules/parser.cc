@@ -238,6 +238,10 @@ class LineParser {
             } while (Accept(","));
             RETURN_IF_ERROR(Expect(")"));
           }
+          if (static_cast<int>(e->args.size()) != FunctionArity(e->name)) {
+            return Err("type error: " + e->name + "() takes " + std::to_string(FunctionArity(e->name)) +
+                       " arguments, got " + std::to_string(e->args.size()));
+          }
           return e;
         }
         if (Accept(".")) {
