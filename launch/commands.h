@@ -45,5 +45,6 @@ void RegisterShow(CLI::App& app);
 void RegisterExport(CLI::App& app);
 void RegisterRun(CLI::App& app);
 void RegisterRules(CLI::App& app);
+void RegisterBench(CLI::App& app);
 
 }  // namespace rewire::cli
