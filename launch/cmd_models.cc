@@ -29,10 +29,17 @@ std::string HashString(uint64_t h) {
 }
 
 std::string InputShapes(const Graph& g) {
-  std::string s;
+  // Identical types are counted rather than repeated ("5 x f32[1x512]").
+  std::vector<std::pair<std::string, int>> groups;
   for (NodeId id : g.inputs()) {
+    const std::string t = g.node(id).outputs[0].ToString();
+    if (!groups.empty() && groups.back().first == t) ++groups.back().second;
+    else groups.push_back({t, 1});
+  }
+  std::string s;
+  for (const auto& [t, n] : groups) {
     if (!s.empty()) s += ", ";
-    s += g.node(id).outputs[0].ToString();
+    s += n > 1 ? std::to_string(n) + " x " + t : t;
   }
   return s;
 }
@@ -109,11 +116,11 @@ void WriteDot(const Graph& g, const std::string& title, const std::string& path)
 void RegisterModels(CLI::App& app) {
   auto* cmd = app.add_subcommand("models", "List the built-in model zoo with operator counts");
   cmd->callback([]() {
-    std::printf("%-12s %9s %10s  %-22s %-16s %s\n", "model", "operators", "params", "input", "output",
+    std::printf("%-12s %9s %10s  %-30s %-18s %s\n", "model", "operators", "params", "inputs", "outputs",
                 "description");
     for (const ModelInfo& info : ZooModels()) {
       const Graph g = Take(BuildModel(info.name));
-      std::printf("%-12s %9d %10s  %-22s %-16s %s\n", info.name.c_str(), g.NumOperators(),
+      std::printf("%-12s %9d %10s  %-30s %-18s %s\n", info.name.c_str(), g.NumOperators(),
                   HumanCount(g.NumParameters()).c_str(), InputShapes(g).c_str(),
                   OutputShapes(g).c_str(), info.description.c_str());
     }
