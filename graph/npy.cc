@@ -24,10 +24,10 @@ constexpr size_t kMaxHeaderLen = 1 << 20;  // real headers are < 200 bytes
 
 /// What the header's 'descr' says about the stored elements.
 struct StoredType {
-  DType dtype;     // the HostTensor dtype produced
-  size_t size;     // bytes per stored element
-  bool widen_i32;  // int32 -> int64
-  bool narrow_f64; // float64 -> float32
+  DType dtype;      // the HostTensor dtype produced
+  size_t size;      // bytes per stored element
+  bool widen_i32;   // int32 -> int64
+  bool narrow_f64;  // float64 -> float32
 };
 
 /// A minimal parser for the header dict: string keys, and values that are strings, True/False,
@@ -52,9 +52,12 @@ class HeaderParser {
         RETURN_IF_ERROR(ParseString(descr));
         have_descr = true;
       } else if (key == "fortran_order") {
-        if (Match("True")) *fortran = true;
-        else if (Match("False")) *fortran = false;
-        else return Error("fortran_order is neither True nor False");
+        if (Match("True"))
+          *fortran = true;
+        else if (Match("False"))
+          *fortran = false;
+        else
+          return Error("fortran_order is neither True nor False");
         have_fortran = true;
       } else if (key == "shape") {
         RETURN_IF_ERROR(ParseShape(shape));
@@ -79,7 +82,9 @@ class HeaderParser {
     return DataLoss(m + " (at offset " + std::to_string(pos_) + " of the header)");
   }
   void SkipSpace() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
+      ++pos_;
   }
   bool Eat(char c) {
     if (pos_ < s_.size() && s_[pos_] == c) {
@@ -97,7 +102,8 @@ class HeaderParser {
     return false;
   }
   Status ParseString(std::string* out) {
-    if (pos_ >= s_.size() || (s_[pos_] != '\'' && s_[pos_] != '"')) return Error("expected a string");
+    if (pos_ >= s_.size() || (s_[pos_] != '\'' && s_[pos_] != '"'))
+      return Error("expected a string");
     const char quote = s_[pos_++];
     const size_t end = s_.find(quote, pos_);
     if (end == std::string::npos) return Error("unterminated string");
@@ -111,10 +117,12 @@ class HeaderParser {
     while (true) {
       SkipSpace();
       if (Eat(')')) return Status::Ok();
-      if (pos_ >= s_.size() || s_[pos_] < '0' || s_[pos_] > '9') return Error("bad shape dimension");
+      if (pos_ >= s_.size() || s_[pos_] < '0' || s_[pos_] > '9')
+        return Error("bad shape dimension");
       int64_t v = 0;
       while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') {
-        if (v > (std::numeric_limits<int64_t>::max() - 9) / 10) return Error("shape dimension too large");
+        if (v > (std::numeric_limits<int64_t>::max() - 9) / 10)
+          return Error("shape dimension too large");
         v = v * 10 + (s_[pos_++] - '0');
       }
       if (pos_ < s_.size() && s_[pos_] == 'L') ++pos_;  // Python 2 longs
@@ -146,7 +154,8 @@ StatusOr<StoredType> ParseDescr(const std::string& descr) {
 
 uint32_t ReadLittle(const std::string& bytes, size_t offset, size_t width) {
   uint32_t v = 0;
-  for (size_t i = 0; i < width; ++i) v |= static_cast<uint32_t>(static_cast<uint8_t>(bytes[offset + i])) << (8 * i);
+  for (size_t i = 0; i < width; ++i)
+    v |= static_cast<uint32_t>(static_cast<uint8_t>(bytes[offset + i])) << (8 * i);
   return v;
 }
 
@@ -162,9 +171,12 @@ std::string FormatShape(const Shape& shape) {
 
 const char* DescrOf(DType t) {
   switch (t) {
-    case DType::kFloat32: return "<f4";
-    case DType::kInt64: return "<i8";
-    case DType::kBool: return "|b1";
+    case DType::kFloat32:
+      return "<f4";
+    case DType::kInt64:
+      return "<i8";
+    case DType::kBool:
+      return "|b1";
   }
   return "?";
 }
@@ -177,12 +189,14 @@ StatusOr<HostTensor> ParseNpy(const std::string& bytes, const std::string& sourc
     return fail(DataLoss("not a .npy file (bad magic)"));
   }
   const int major = static_cast<uint8_t>(bytes[6]);
-  if (major < 1 || major > 3) return fail(DataLoss("unsupported .npy version " + std::to_string(major)));
+  if (major < 1 || major > 3)
+    return fail(DataLoss("unsupported .npy version " + std::to_string(major)));
   const size_t len_width = major == 1 ? 2 : 4;
   const size_t header_start = 8 + len_width;
   if (bytes.size() < header_start) return fail(DataLoss("truncated header"));
   const size_t header_len = ReadLittle(bytes, 8, len_width);
-  if (header_len > kMaxHeaderLen) return fail(DataLoss("header length " + std::to_string(header_len) + " is implausible"));
+  if (header_len > kMaxHeaderLen)
+    return fail(DataLoss("header length " + std::to_string(header_len) + " is implausible"));
   if (bytes.size() < header_start + header_len) return fail(DataLoss("truncated header"));
 
   const std::string header = bytes.substr(header_start, header_len);
@@ -207,11 +221,13 @@ StatusOr<HostTensor> ParseNpy(const std::string& bytes, const std::string& sourc
   const uint64_t data_bytes = count * stored.size;
   const uint64_t available = bytes.size() - (header_start + header_len);
   if (available < data_bytes) {
-    return fail(DataLoss("truncated data: shape " + FormatShape(shape) + " of " + descr + " needs " +
-                         std::to_string(data_bytes) + " bytes, the file has " + std::to_string(available)));
+    return fail(DataLoss("truncated data: shape " + FormatShape(shape) + " of " + descr +
+                         " needs " + std::to_string(data_bytes) + " bytes, the file has " +
+                         std::to_string(available)));
   }
   if (available > data_bytes) {
-    return fail(DataLoss(std::to_string(available - data_bytes) + " unexpected bytes after the data"));
+    return fail(
+        DataLoss(std::to_string(available - data_bytes) + " unexpected bytes after the data"));
   }
 
   HostTensor t(stored.dtype, shape);
@@ -269,8 +285,9 @@ std::string SerializeNpy(const HostTensor& t) {
 Status WriteNpy(const std::string& path, const HostTensor& t) {
   const size_t expected = static_cast<size_t>(t.numel()) * DTypeSize(t.type.dtype);
   if (t.bytes.size() != expected) {
-    return InvalidArgument("tensor " + t.type.ToString() + " holds " + std::to_string(t.bytes.size()) +
-                           " bytes, expected " + std::to_string(expected));
+    return InvalidArgument("tensor " + t.type.ToString() + " holds " +
+                           std::to_string(t.bytes.size()) + " bytes, expected " +
+                           std::to_string(expected));
   }
   const std::string data = SerializeNpy(t);
   const std::string tmp = path + ".tmp";

@@ -37,7 +37,8 @@ Status ValidateInputs(const Graph& graph, const TensorMap& inputs) {
     const TensorType& want = node.outputs.at(0);
     auto it = inputs.find(node.name);
     if (it == inputs.end()) {
-      return InvalidArgument("missing input '" + node.name + "' (expected " + want.ToString() + ")");
+      return InvalidArgument("missing input '" + node.name + "' (expected " + want.ToString() +
+                             ")");
     }
     if (it->second == nullptr) return InvalidArgument("input '" + node.name + "' is null");
     const HostTensor& given = *it->second;
@@ -52,8 +53,9 @@ Status ValidateInputs(const Graph& graph, const TensorMap& inputs) {
     }
     const size_t bytes = static_cast<size_t>(given.numel()) * DTypeSize(given.type.dtype);
     if (given.bytes.size() != bytes) {
-      return InvalidArgument("input '" + node.name + "' holds " + std::to_string(given.bytes.size()) +
-                             " bytes, but " + given.type.ToString() + " needs " + std::to_string(bytes));
+      return InvalidArgument("input '" + node.name + "' holds " +
+                             std::to_string(given.bytes.size()) + " bytes, but " +
+                             given.type.ToString() + " needs " + std::to_string(bytes));
     }
   }
   for (const auto& [name, tensor] : inputs) {
@@ -92,7 +94,9 @@ class ValueStore {
   explicit ValueStore(const Graph& g) : values_(g.id_bound()), remaining_(g.id_bound()) {}
 
   void Expect(ValueRef v) { Remaining(v)++; }
-  bool Has(ValueRef v) const { return v.index < values_[v.node].size() && values_[v.node][v.index].defined(); }
+  bool Has(ValueRef v) const {
+    return v.index < values_[v.node].size() && values_[v.node][v.index].defined();
+  }
   const at::Tensor& Get(ValueRef v) const { return values_[v.node][v.index]; }
   void Set(NodeId id, Tensors outs) {
     values_[id] = std::move(outs);
@@ -188,7 +192,8 @@ StatusOr<TensorMap> Run(const Graph& graph, const TensorMap& inputs) {
     }
     const DType dtype = graph.type(out.value).dtype;
     try {
-      results[out.name] = std::make_shared<const HostTensor>(exec::ToHost(store.Get(out.value), dtype));
+      results[out.name] =
+          std::make_shared<const HostTensor>(exec::ToHost(store.Get(out.value), dtype));
     } catch (const c10::Error& e) {
       return Internal("output '" + out.name + "': " + e.what_without_backtrace());
     }
@@ -281,9 +286,12 @@ StatusOr<Difference> Compare(const HostTensor& actual, const HostTensor& expecte
   }
   auto value = [](const HostTensor& t, int64_t i) -> double {
     switch (t.type.dtype) {
-      case DType::kFloat32: return t.data<float>()[i];
-      case DType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
-      case DType::kBool: return reinterpret_cast<const uint8_t*>(t.bytes.data())[i] != 0;
+      case DType::kFloat32:
+        return t.data<float>()[i];
+      case DType::kInt64:
+        return static_cast<double>(t.data<int64_t>()[i]);
+      case DType::kBool:
+        return reinterpret_cast<const uint8_t*>(t.bytes.data())[i] != 0;
     }
     return 0;
   };
@@ -300,7 +308,8 @@ StatusOr<Difference> Compare(const HostTensor& actual, const HostTensor& expecte
       diff = std::fabs(a - b);
     }
     d.max_abs = std::max(d.max_abs, diff);
-    if (diff > 0) d.max_rel = std::max(d.max_rel, std::isinf(diff) ? inf : diff / (std::fabs(b) + atol_floor));
+    if (diff > 0)
+      d.max_rel = std::max(d.max_rel, std::isinf(diff) ? inf : diff / (std::fabs(b) + atol_floor));
   }
   return d;
 }

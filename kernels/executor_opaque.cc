@@ -72,10 +72,12 @@ at::Tensor AlongAxis(const at::Tensor& t, int64_t axis, int64_t rank) {
 double SourceCoordinate(const std::string& mode, int64_t i, double scale, int64_t in_len,
                         int64_t out_len) {
   if (mode == "asymmetric") return i / scale;
-  if (mode == "align_corners") return out_len == 1 ? 0.0 : i * double(in_len - 1) / double(out_len - 1);
+  if (mode == "align_corners")
+    return out_len == 1 ? 0.0 : i * double(in_len - 1) / double(out_len - 1);
   if (mode == "pytorch_half_pixel") return out_len > 1 ? (i + 0.5) / scale - 0.5 : 0.0;
   if (mode == "tf_half_pixel_for_nn") return (i + 0.5) / scale;
-  TORCH_CHECK(mode == "half_pixel", "Resize: unsupported coordinate_transformation_mode '", mode, "'");
+  TORCH_CHECK(mode == "half_pixel", "Resize: unsupported coordinate_transformation_mode '", mode,
+              "'");
   return (i + 0.5) / scale - 0.5;
 }
 
@@ -89,8 +91,10 @@ int64_t NearestIndex(const std::string& mode, double x, int64_t in_len) {
     const double fl = std::floor(x), frac = x - fl;
     TORCH_CHECK(mode == "round_prefer_floor" || mode == "round_prefer_ceil",
                 "Resize: unsupported nearest_mode '", mode, "'");
-    if (frac == 0.5) r = mode == "round_prefer_floor" ? fl : fl + 1;
-    else r = std::round(x);
+    if (frac == 0.5)
+      r = mode == "round_prefer_floor" ? fl : fl + 1;
+    else
+      r = std::round(x);
   }
   return std::clamp<int64_t>(static_cast<int64_t>(r), 0, in_len - 1);
 }
@@ -101,10 +105,11 @@ at::Tensor ResizeAxis(const at::Tensor& x, int64_t axis, int64_t out_len, double
                       const Attrs& attrs, bool asymmetric_default) {
   const int64_t in_len = x.size(axis);
   const std::string mode = attrs.GetString("mode", "nearest");
-  const std::string coord = attrs.GetString(
-      "coordinate_transformation_mode", asymmetric_default ? "asymmetric" : "half_pixel");
+  const std::string coord = attrs.GetString("coordinate_transformation_mode",
+                                            asymmetric_default ? "asymmetric" : "half_pixel");
   if (mode == "nearest") {
-    const std::string nearest = attrs.GetString("nearest_mode", asymmetric_default ? "floor" : "round_prefer_floor");
+    const std::string nearest =
+        attrs.GetString("nearest_mode", asymmetric_default ? "floor" : "round_prefer_floor");
     std::vector<int64_t> idx(out_len);
     for (int64_t i = 0; i < out_len; ++i)
       idx[i] = NearestIndex(nearest, SourceCoordinate(coord, i, scale, in_len, out_len), in_len);
@@ -185,7 +190,8 @@ OpResult ConvTranspose(const Node& node, const Tensors& in) {
   const Ints out_pad = spatial("output_padding", 0);
   const int64_t group = a.GetInt("group", 1);
   const std::vector<int64_t> zeros(nsp, 0);
-  at::Tensor full = at::convolution(x, w, at::Tensor(), strides, zeros, dilations, true, zeros, group);
+  at::Tensor full =
+      at::convolution(x, w, at::Tensor(), strides, zeros, dilations, true, zeros, group);
   const std::string auto_pad = a.GetString("auto_pad", "NOTSET");
   const Ints output_shape = a.GetInts("output_shape");
   std::vector<int64_t> begin(nsp), end(nsp);
@@ -223,7 +229,8 @@ OpResult Lrn(const Node& node, const Tensors& in) {
   const at::Tensor& x = in[0];
   const int64_t size = node.attrs.GetInt("size", 1);
   TORCH_CHECK(size >= 1, "LRN size must be positive");
-  const double alpha = node.attrs.GetFloat("alpha", 1e-4f), beta = node.attrs.GetFloat("beta", 0.75f);
+  const double alpha = node.attrs.GetFloat("alpha", 1e-4f),
+               beta = node.attrs.GetFloat("beta", 0.75f);
   const double bias = node.attrs.GetFloat("bias", 1.f);
   std::vector<int64_t> pad(2 * (x.dim() - 1), 0);  // pad the channel axis only
   pad[pad.size() - 2] = (size - 1) / 2;
@@ -241,14 +248,17 @@ OpResult DepthSpace(const Node& node, const Tensors& in, bool to_space) {
   const int64_t b = node.attrs.GetInt("blocksize", 1), n = x.size(0), c = x.size(1), h = x.size(2),
                 w = x.size(3);
   if (!to_space) {
-    return One(x.reshape({n, c, h / b, b, w / b, b}).permute({0, 3, 5, 1, 2, 4})
+    return One(x.reshape({n, c, h / b, b, w / b, b})
+                   .permute({0, 3, 5, 1, 2, 4})
                    .reshape({n, c * b * b, h / b, w / b}));
   }
   if (node.attrs.GetString("mode", "DCR") == "CRD") {
-    return One(x.reshape({n, c / (b * b), b, b, h, w}).permute({0, 1, 4, 2, 5, 3})
+    return One(x.reshape({n, c / (b * b), b, b, h, w})
+                   .permute({0, 1, 4, 2, 5, 3})
                    .reshape({n, c / (b * b), h * b, w * b}));
   }
-  return One(x.reshape({n, b, b, c / (b * b), h, w}).permute({0, 3, 4, 1, 5, 2})
+  return One(x.reshape({n, b, b, c / (b * b), h, w})
+                 .permute({0, 3, 4, 1, 5, 2})
                  .reshape({n, c / (b * b), h * b, w * b}));
 }
 
@@ -265,7 +275,8 @@ at::Tensor LinearIndex(const at::Tensor& data, const at::Tensor& indices, int64_
   TORCH_CHECK(k <= data.dim(), "index tuples longer than the data rank");
   at::Tensor idx = indices.to(at::kLong);
   at::Tensor lin = at::zeros(idx.sizes().slice(0, idx.dim() - 1), idx.options());
-  for (int64_t j = 0; j < k; ++j) lin = lin * data.size(j) + WrapIndices(idx.select(-1, j), data.size(j));
+  for (int64_t j = 0; j < k; ++j)
+    lin = lin * data.size(j) + WrapIndices(idx.select(-1, j), data.size(j));
   *k_out = k;
   return lin;
 }
@@ -294,11 +305,14 @@ OpResult ScatterNd(const Node& node, const Tensors& in) {
   at::Tensor lin = LinearIndex(in[0], in[1], &k).reshape({-1});
   at::Tensor flat = in[0].reshape(FlatFirst(in[0], k)).clone();
   at::Tensor upd = in[2].reshape(FlatFirst(in[0], k).size() == 1 ? std::vector<int64_t>{-1}
-                                                                   : FlatFirst(in[0], k));
+                                                                 : FlatFirst(in[0], k));
   const std::string reduction = node.attrs.GetString("reduction", "none");
-  if (reduction == "add") flat.index_add_(0, lin, upd);
-  else if (reduction == "none") flat.index_copy_(0, lin, upd);
-  else TORCH_CHECK(false, "ScatterND reduction '", reduction, "' is not supported");
+  if (reduction == "add")
+    flat.index_add_(0, lin, upd);
+  else if (reduction == "none")
+    flat.index_copy_(0, lin, upd);
+  else
+    TORCH_CHECK(false, "ScatterND reduction '", reduction, "' is not supported");
   return One(flat.reshape(in[0].sizes()));
 }
 

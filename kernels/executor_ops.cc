@@ -53,7 +53,8 @@ struct SpatialPads {
 };
 
 SpatialPads ResolvePads(const Attrs& attrs, at::IntArrayRef in, const std::vector<int64_t>& kernel,
-                        const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations) {
+                        const std::vector<int64_t>& strides,
+                        const std::vector<int64_t>& dilations) {
   const size_t n = in.size();
   SpatialPads p{std::vector<int64_t>(n, 0), std::vector<int64_t>(n, 0)};
   std::string auto_pad = attrs.GetString("auto_pad", "NOTSET");
@@ -67,7 +68,8 @@ SpatialPads ResolvePads(const Attrs& attrs, at::IntArrayRef in, const std::vecto
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     for (size_t i = 0; i < n; ++i) {
       int64_t out = (in[i] + strides[i] - 1) / strides[i];
-      int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - in[i]);
+      int64_t total =
+          std::max<int64_t>(0, (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - in[i]);
       int64_t small = total / 2;
       p.begin[i] = auto_pad == "SAME_UPPER" ? small : total - small;
       p.end[i] = total - p.begin[i];
@@ -91,9 +93,12 @@ std::vector<int64_t> SpatialInts(const Attrs& attrs, const char* name, size_t n,
 
 at::ScalarType ToScalarType(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return at::kFloat;
-    case DType::kInt64: return at::kLong;
-    case DType::kBool: return at::kBool;
+    case DType::kFloat32:
+      return at::kFloat;
+    case DType::kInt64:
+      return at::kLong;
+    case DType::kBool:
+      return at::kBool;
   }
   TORCH_CHECK(false, "unknown dtype code ", static_cast<int>(dtype));
 }
@@ -107,7 +112,8 @@ at::Tensor ToAten(const HostTensorPtr& t) {
   if (t->numel() == 0) return at::empty(t->type.shape, options);
   HostTensorPtr keep = t;  // the deleter owns a reference, so the bytes outlive the view
   void* data = const_cast<std::byte*>(t->bytes.data());
-  return at::from_blob(data, t->type.shape, [keep](void*) mutable { keep.reset(); }, options);
+  return at::from_blob(
+      data, t->type.shape, [keep](void*) mutable { keep.reset(); }, options);
 }
 
 HostTensor ToHost(const at::Tensor& t, DType dtype) {
@@ -187,21 +193,28 @@ at::Tensor OnnxPool(const at::Tensor& x, const Attrs& attrs, bool is_max) {
   for (int64_t i = 0; i < nsp; ++i) end_all[i] = p.end[i] + extra[i];
   const std::vector<int64_t> zeros(nsp, 0);
   if (is_max) {
-    const double lowest = x.is_floating_point() ? -std::numeric_limits<double>::infinity()
-                                                : static_cast<double>(std::numeric_limits<int64_t>::lowest());
+    const double lowest = x.is_floating_point()
+                              ? -std::numeric_limits<double>::infinity()
+                              : static_cast<double>(std::numeric_limits<int64_t>::lowest());
     at::Tensor xp = at::constant_pad_nd(x, AtenPadList(p.begin, end_all), lowest);
     switch (nsp) {
-      case 1: return at::max_pool1d(xp, kernel, strides, zeros, dilations, false);
-      case 2: return at::max_pool2d(xp, kernel, strides, zeros, dilations, false);
-      default: return at::max_pool3d(xp, kernel, strides, zeros, dilations, false);
+      case 1:
+        return at::max_pool1d(xp, kernel, strides, zeros, dilations, false);
+      case 2:
+        return at::max_pool2d(xp, kernel, strides, zeros, dilations, false);
+      default:
+        return at::max_pool3d(xp, kernel, strides, zeros, dilations, false);
     }
   }
   for (int64_t d : dilations) TORCH_CHECK(d == 1, "AveragePool with dilations is not supported");
   auto avg = [&](const at::Tensor& t) {
     switch (nsp) {
-      case 1: return at::avg_pool1d(t, kernel, strides, zeros, false, true);
-      case 2: return at::avg_pool2d(t, kernel, strides, zeros, false, true);
-      default: return at::avg_pool3d(t, kernel, strides, zeros, false, true);
+      case 1:
+        return at::avg_pool1d(t, kernel, strides, zeros, false, true);
+      case 2:
+        return at::avg_pool2d(t, kernel, strides, zeros, false, true);
+      default:
+        return at::avg_pool3d(t, kernel, strides, zeros, false, true);
     }
   };
   at::Tensor mean_all = avg(at::constant_pad_nd(x, AtenPadList(p.begin, end_all), 0));
@@ -233,15 +246,24 @@ at::Tensor OnnxReduce(const at::Tensor& x, std::vector<int64_t> axes, bool keepd
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
   const at::IntArrayRef dims(axes);
   switch (kind) {
-    case ReduceKind::kSum: return at::sum(x, dims, keepdims);
-    case ReduceKind::kMean: return at::mean(x, dims, keepdims);
-    case ReduceKind::kMax: return at::amax(x, dims, keepdims);
-    case ReduceKind::kMin: return at::amin(x, dims, keepdims);
-    case ReduceKind::kL1: return at::sum(at::abs(x), dims, keepdims);
-    case ReduceKind::kL2: return at::sqrt(at::sum(x * x, dims, keepdims));
-    case ReduceKind::kSumSquare: return at::sum(x * x, dims, keepdims);
-    case ReduceKind::kLogSum: return at::log(at::sum(x, dims, keepdims));
-    case ReduceKind::kLogSumExp: return at::logsumexp(x, dims, keepdims);
+    case ReduceKind::kSum:
+      return at::sum(x, dims, keepdims);
+    case ReduceKind::kMean:
+      return at::mean(x, dims, keepdims);
+    case ReduceKind::kMax:
+      return at::amax(x, dims, keepdims);
+    case ReduceKind::kMin:
+      return at::amin(x, dims, keepdims);
+    case ReduceKind::kL1:
+      return at::sum(at::abs(x), dims, keepdims);
+    case ReduceKind::kL2:
+      return at::sqrt(at::sum(x * x, dims, keepdims));
+    case ReduceKind::kSumSquare:
+      return at::sum(x * x, dims, keepdims);
+    case ReduceKind::kLogSum:
+      return at::log(at::sum(x, dims, keepdims));
+    case ReduceKind::kLogSumExp:
+      return at::logsumexp(x, dims, keepdims);
     case ReduceKind::kProd: {
       at::Tensor y = x;
       for (size_t i = axes.size(); i-- > 0;) y = at::prod(y, axes[i], keepdims);
@@ -254,8 +276,8 @@ at::Tensor OnnxReduce(const at::Tensor& x, std::vector<int64_t> axes, bool keepd
 at::Tensor OnnxSlice(const at::Tensor& x, const std::vector<int64_t>& starts,
                      const std::vector<int64_t>& ends, std::vector<int64_t> axes,
                      std::vector<int64_t> steps) {
-  TORCH_CHECK(starts.size() == ends.size(), "Slice: ", starts.size(), " starts but ",
-              ends.size(), " ends");
+  TORCH_CHECK(starts.size() == ends.size(), "Slice: ", starts.size(), " starts but ", ends.size(),
+              " ends");
   if (axes.empty()) {
     axes.resize(starts.size());
     std::iota(axes.begin(), axes.end(), 0);
@@ -301,13 +323,21 @@ at::Tensor OnnxPad(const at::Tensor& x, const std::vector<int64_t>& pads, double
     begin[a] = pads[i];
     end[a] = pads[n + i];
   }
-  if (mode.empty() || mode == "constant") return at::constant_pad_nd(x, AtenPadList(begin, end), value);
-  TORCH_CHECK(mode == "reflect" || mode == "edge" || mode == "wrap", "Pad: unknown mode '", mode, "'");
+  if (mode.empty() || mode == "constant")
+    return at::constant_pad_nd(x, AtenPadList(begin, end), value);
+  TORCH_CHECK(mode == "reflect" || mode == "edge" || mode == "wrap", "Pad: unknown mode '", mode,
+              "'");
   at::Tensor y = x;
   for (int64_t d = 0; d < r; ++d) {
     int64_t b = begin[d], e = end[d];
-    if (b < 0) { y = y.narrow(d, -b, y.size(d) + b); b = 0; }
-    if (e < 0) { y = y.narrow(d, 0, y.size(d) + e); e = 0; }
+    if (b < 0) {
+      y = y.narrow(d, -b, y.size(d) + b);
+      b = 0;
+    }
+    if (e < 0) {
+      y = y.narrow(d, 0, y.size(d) + e);
+      e = 0;
+    }
     if (b == 0 && e == 0) continue;
     const int64_t len = y.size(d);
     TORCH_CHECK(len > 0, "Pad: cannot ", mode, "-pad an empty dimension");
@@ -496,8 +526,8 @@ KERNEL(Where) { return One(at::where(in[0].to(at::kBool), in[1], in[2])); }
 
 KERNEL(MatMul) { return One(at::matmul(in[0], in[1])); }
 KERNEL(Gemm) {
-  TORCH_CHECK(in[0].dim() == 2 && in[1].dim() == 2, "Gemm needs 2-D A and B, got ",
-              in[0].sizes(), " and ", in[1].sizes());
+  TORCH_CHECK(in[0].dim() == 2 && in[1].dim() == 2, "Gemm needs 2-D A and B, got ", in[0].sizes(),
+              " and ", in[1].sizes());
   at::Tensor a = node.attrs.GetInt("transA", 0) ? in[0].t() : in[0];
   at::Tensor b = node.attrs.GetInt("transB", 0) ? in[1].t() : in[1];
   const double alpha = node.attrs.GetFloat("alpha", 1.f), beta = node.attrs.GetFloat("beta", 1.f);
@@ -594,8 +624,8 @@ KERNEL(MergeGConv) {
   const int64_t out_ch = w.size(0), in_per_group = w.size(1);
   TORCH_CHECK(count >= 1 && groups >= 1 && groups % count == 0, "MergeGConv: count ", count,
               " does not divide the group count ", groups);
-  TORCH_CHECK(out_ch % groups == 0, "MergeGConv: ", out_ch, " output channels are not divisible by ",
-              groups, " groups");
+  TORCH_CHECK(out_ch % groups == 0, "MergeGConv: ", out_ch,
+              " output channels are not divisible by ", groups, " groups");
   const int64_t per_group = out_ch / groups;
   at::Tensor out = at::zeros({out_ch, in_per_group * count, w.size(2), w.size(3)}, w.options());
   for (int64_t g = 0; g < groups; ++g) {
@@ -644,7 +674,8 @@ OpResult RunNode(const Node& node, const Tensors& inputs) {
       return Internal(NodeLabel(node) + ": got " + std::to_string(n) + " inputs");
     }
     for (int i = 0; i < n; ++i) {
-      if (!inputs[i].defined()) return Internal(NodeLabel(node) + ": input " + std::to_string(i) + " is missing");
+      if (!inputs[i].defined())
+        return Internal(NodeLabel(node) + ": input " + std::to_string(i) + " is missing");
     }
     OpResult result = RunKernel(node.op, node, inputs);
     if (!result.ok()) return result.status().WithContext(NodeLabel(node));
@@ -658,7 +689,8 @@ OpResult RunNode(const Node& node, const Tensors& inputs) {
       if (!ShapeMatches(want.shape, outs[i].sizes())) {
         Shape got(outs[i].sizes().begin(), outs[i].sizes().end());
         return Internal(NodeLabel(node) + ": output " + std::to_string(i) + " has shape " +
-                        ShapeToString(got) + " but the graph declares " + ShapeToString(want.shape));
+                        ShapeToString(got) + " but the graph declares " +
+                        ShapeToString(want.shape));
       }
       const at::ScalarType st = ToScalarType(want.dtype);
       if (outs[i].scalar_type() != st) outs[i] = outs[i].to(st);

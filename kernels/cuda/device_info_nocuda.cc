@@ -7,8 +7,6 @@ namespace rewire {
 
 bool BuiltWithCuda() { return false; }
 
-StatusOr<std::vector<CudaDevice>> ListCudaDevices() {
-  return Unimplemented("built without CUDA");
-}
+StatusOr<std::vector<CudaDevice>> ListCudaDevices() { return Unimplemented("built without CUDA"); }
 
 }  // namespace rewire

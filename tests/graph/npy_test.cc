@@ -14,7 +14,9 @@
 namespace rewire {
 namespace {
 
-bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 /// A .npy file from a header dict and raw data, padded the way NumPy pads (to 64 bytes).
 std::string MakeNpy(const std::string& dict, const std::string& data, int major = 1) {
@@ -26,7 +28,8 @@ std::string MakeNpy(const std::string& dict, const std::string& data, int major 
   std::string out("\x93NUMPY", 6);
   out += static_cast<char>(major);
   out += '\0';
-  for (size_t i = 0; i < len_bytes; ++i) out += static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  for (size_t i = 0; i < len_bytes; ++i)
+    out += static_cast<char>((header.size() >> (8 * i)) & 0xff);
   return out + header + data;
 }
 
@@ -64,7 +67,8 @@ TEST(Npy, WritesNumpysLayout) {
   const size_t header_len = static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
   EXPECT_EQ((10 + header_len) % 64, 0u);
   const std::string header = bytes.substr(10, header_len);
-  EXPECT_EQ(header.rfind("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 0), 0u) << header;
+  EXPECT_EQ(header.rfind("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 0), 0u)
+      << header;
   EXPECT_EQ(header.back(), '\n');
   EXPECT_EQ(bytes.size(), 10 + header_len + 24);
   EXPECT_TRUE(Contains(SerializeNpy(HostTensor::FromInt64s({3}, {1, 2, 3})), "'shape': (3,)"));
@@ -87,18 +91,22 @@ TEST(Npy, ReadsFilesWrittenByNumpy) {
 }
 
 TEST(Npy, ConvertsFloat64AndInt32AndReadsVersion2) {
-  auto d = ParseNpy(MakeNpy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", Raw<double>({3.5})));
+  auto d = ParseNpy(
+      MakeNpy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", Raw<double>({3.5})));
   ASSERT_TRUE(d.ok()) << d.status().message();
   EXPECT_EQ(d->type, (TensorType{DType::kFloat32, {}}));
   EXPECT_EQ(d->data<float>()[0], 3.5f);
-  auto i = ParseNpy(MakeNpy("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }", Raw<int32_t>({1, -2, 3, 4})));
+  auto i = ParseNpy(MakeNpy("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }",
+                            Raw<int32_t>({1, -2, 3, 4})));
   ASSERT_TRUE(i.ok()) << i.status().message();
   EXPECT_EQ(i->type, (TensorType{DType::kInt64, {2, 2}}));
   EXPECT_EQ(i->data<int64_t>()[1], -2);
-  auto v2 = ParseNpy(MakeNpy("{'shape': (3,), 'fortran_order': False, 'descr': '<i8'}", Raw<int64_t>({7, -1, 5}), 2));
+  auto v2 = ParseNpy(MakeNpy("{'shape': (3,), 'fortran_order': False, 'descr': '<i8'}",
+                             Raw<int64_t>({7, -1, 5}), 2));
   ASSERT_TRUE(v2.ok()) << v2.status().message();
   EXPECT_EQ(v2->data<int64_t>()[2], 5);
-  auto b = ParseNpy(MakeNpy("{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }", std::string("\x01\x00\x07", 3)));
+  auto b = ParseNpy(MakeNpy("{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }",
+                            std::string("\x01\x00\x07", 3)));
   ASSERT_TRUE(b.ok()) << b.status().message();
   EXPECT_EQ(static_cast<int>(b->bytes[2]), 1);  // any non-zero byte is true
 }
@@ -127,7 +135,9 @@ TEST(Npy, BadMagicIsAnError) {
 }
 
 TEST(Npy, FortranOrderIsAnError) {
-  auto r = ParseNpy(MakeNpy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", Raw<float>({1, 2, 3, 4})), "f.npy");
+  auto r = ParseNpy(MakeNpy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }",
+                            Raw<float>({1, 2, 3, 4})),
+                    "f.npy");
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(Contains(r.status().message(), "Fortran")) << r.status().message();
   EXPECT_TRUE(Contains(r.status().message(), "f.npy")) << r.status().message();
@@ -135,7 +145,9 @@ TEST(Npy, FortranOrderIsAnError) {
 
 TEST(Npy, UnsupportedDtypesAreErrorsNamingTheDtype) {
   for (std::string descr : {"<f2", ">f4", "<u1", "<c8", "|O"}) {
-    auto r = ParseNpy(MakeNpy("{'descr': '" + descr + "', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0')), "d.npy");
+    auto r = ParseNpy(MakeNpy("{'descr': '" + descr + "', 'fortran_order': False, 'shape': (1,), }",
+                              std::string(8, '\0')),
+                      "d.npy");
     ASSERT_FALSE(r.ok()) << descr;
     EXPECT_TRUE(Contains(r.status().message(), descr)) << r.status().message();
     EXPECT_TRUE(Contains(r.status().message(), "d.npy")) << r.status().message();
@@ -148,7 +160,8 @@ TEST(Npy, CorruptHeadersAreErrors) {
                            "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (1,), }",
                            "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }",
                            "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'extra': 1}",
-                           "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999, 99999999999), }",
+                           "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, "
+                           "99999999999, 99999999999), }",
                            "{'descr: '<f4', 'fortran_order': False, 'shape': (1,), }"}) {
     EXPECT_FALSE(ParseNpy(MakeNpy(dict, data), "h.npy").ok()) << dict;
   }

@@ -32,7 +32,9 @@ HostTensorPtr Floats(Shape s, std::vector<float> v) {
 std::vector<float> Values(const HostTensor& t) {
   return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
 }
-bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 // y = relu(x) + b, z = x * 2 (scalar mul); b is a Constant.
 Graph TwoOutputGraph() {
@@ -91,10 +93,12 @@ TEST(Executor, WrongShapeNamesTheInputAndBothShapes) {
 }
 
 TEST(Executor, WrongDtypeIsAnError) {
-  TensorMap in{{"x", std::make_shared<const HostTensor>(HostTensor::FromInt64s({2, 3}, {0, 0, 0, 0, 0, 0}))}};
+  TensorMap in{{"x", std::make_shared<const HostTensor>(
+                         HostTensor::FromInt64s({2, 3}, {0, 0, 0, 0, 0, 0}))}};
   auto r = RunGraph(TwoOutputGraph(), in);
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(Contains(r.status().message(), "'x' has dtype i64, expected f32")) << r.status().message();
+  EXPECT_TRUE(Contains(r.status().message(), "'x' has dtype i64, expected f32"))
+      << r.status().message();
 }
 
 TEST(Executor, NullOrInconsistentInputIsAnError) {
@@ -133,7 +137,8 @@ TEST(Executor, AnOpaqueOpFromAnotherDomainIsUnsupported) {
 TEST(Executor, AtenFailureBecomesAStatusNamingTheNode) {
   Graph g;
   const NodeId x = Must(g.AddInput("x", F32({3})));
-  const NodeId idx = Must(g.AddConstant("idx", std::make_shared<const HostTensor>(HostTensor::FromInt64s({1}, {7}))));
+  const NodeId idx = Must(
+      g.AddConstant("idx", std::make_shared<const HostTensor>(HostTensor::FromInt64s({1}, {7}))));
   const NodeId o = Must(g.AddOp(OpType::kGather, {V(x), V(idx)}, {{"axis", int64_t{0}}}, "pick"));
   ASSERT_TRUE(g.AddOutput("y", V(o)).ok());
   auto r = RunGraph(g, {{"x", Floats({3}, {1, 2, 3})}});
@@ -291,15 +296,24 @@ TEST(Compare, ReportsMaxAbsoluteAndRelativeDifference) {
   EXPECT_EQ(same.max_abs, 0.0);
   EXPECT_EQ(same.max_rel, 0.0);
   // atol_floor keeps the relative error finite where expected is 0.
-  Difference z = Must(Compare(HostTensor::FromFloats({1}, {1e-3f}), HostTensor::FromFloats({1}, {0.f}), 1e-3));
+  Difference z =
+      Must(Compare(HostTensor::FromFloats({1}, {1e-3f}), HostTensor::FromFloats({1}, {0.f}), 1e-3));
   EXPECT_NEAR(z.max_rel, 1.0, 1e-6);
 }
 
 TEST(Compare, NanAndInfinityHandling) {
-  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-  EXPECT_EQ(Must(Compare(HostTensor::FromFloats({2}, {nan, inf}), HostTensor::FromFloats({2}, {nan, inf}))).max_abs, 0.0);
-  EXPECT_TRUE(std::isinf(Must(Compare(HostTensor::FromFloats({1}, {nan}), HostTensor::FromFloats({1}, {0.f}))).max_abs));
-  EXPECT_TRUE(std::isinf(Must(Compare(HostTensor::FromFloats({1}, {inf}), HostTensor::FromFloats({1}, {1.f}))).max_abs));
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(Must(Compare(HostTensor::FromFloats({2}, {nan, inf}),
+                         HostTensor::FromFloats({2}, {nan, inf})))
+                .max_abs,
+            0.0);
+  EXPECT_TRUE(std::isinf(
+      Must(Compare(HostTensor::FromFloats({1}, {nan}), HostTensor::FromFloats({1}, {0.f})))
+          .max_abs));
+  EXPECT_TRUE(std::isinf(
+      Must(Compare(HostTensor::FromFloats({1}, {inf}), HostTensor::FromFloats({1}, {1.f})))
+          .max_abs));
 }
 
 TEST(Compare, RejectsDifferentShapesOrDtypes) {
@@ -308,7 +322,8 @@ TEST(Compare, RejectsDifferentShapesOrDtypes) {
   EXPECT_TRUE(Contains(shape.status().message(), "1x2")) << shape.status().message();
   auto dtype = Compare(HostTensor::FromFloats({2}, {1, 2}), HostTensor::FromInt64s({2}, {1, 2}));
   ASSERT_FALSE(dtype.ok());
-  Difference ints = Must(Compare(HostTensor::FromInt64s({2}, {1, 5}), HostTensor::FromInt64s({2}, {1, 2})));
+  Difference ints =
+      Must(Compare(HostTensor::FromInt64s({2}, {1, 5}), HostTensor::FromInt64s({2}, {1, 2})));
   EXPECT_EQ(ints.max_abs, 3.0);
 }
 

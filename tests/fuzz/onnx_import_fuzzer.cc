@@ -1,0 +1,43 @@
+// libFuzzer target for the ONNX importer: any byte string must give a graph or a Status, never
+// a crash, a hang or a sanitizer report. A graph that imports must also export, and the export
+// must re-import to the same Hash() (the round trip the importer and exporter promise).
+//
+// Build and run: see tests/fuzz/CMakeLists.txt.
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "graph/onnx/onnx_io.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string bytes(reinterpret_cast<const char*>(data), size);
+  auto graph = rewire::ImportOnnxBytes(bytes, "fuzz.onnx");
+  if (!graph.ok()) {
+    if (graph.status().message().empty()) {
+      std::fprintf(stderr, "error without a message\n");
+      std::abort();
+    }
+    return 0;
+  }
+  if (!graph->Validate().ok()) {
+    std::fprintf(stderr, "imported graph is invalid: %s\n", graph->Validate().message().c_str());
+    std::abort();
+  }
+  auto exported = rewire::ExportOnnxBytes(*graph);
+  if (!exported.ok()) {
+    std::fprintf(stderr, "import ok but export failed: %s\n", exported.status().message().c_str());
+    std::abort();
+  }
+  auto again = rewire::ImportOnnxBytes(*exported, "fuzz-reexport.onnx");
+  if (!again.ok()) {
+    std::fprintf(stderr, "re-import of the export failed: %s\n", again.status().message().c_str());
+    std::abort();
+  }
+  if (again->Hash() != graph->Hash()) {
+    std::fprintf(stderr, "round trip changed the hash\n");
+    std::abort();
+  }
+  return 0;
+}
