@@ -39,6 +39,17 @@ at::Tensor Unary(const Tensors& in, at::Tensor (*f)(const at::Tensor&)) {
   return f(in[0]);
 }
 
+Handler UnaryOp(at::Tensor (*f)(const at::Tensor&)) {
+  return [f](const Node&, const Tensors& in) { return One(Unary(in, f)); };
+}
+
+Handler BinaryOp(at::Tensor (*f)(const at::Tensor&, const at::Tensor&)) {
+  return [f](const Node&, const Tensors& in) {
+    NeedInputs(in, 2, 2);
+    return One(f(in[0], in[1]));
+  };
+}
+
 /// Folds a variadic element-wise op (Min, Max, Sum, Mean) with broadcasting.
 at::Tensor Fold(const Tensors& in, at::Tensor (*f)(const at::Tensor&, const at::Tensor&)) {
   TORCH_CHECK(!in.empty(), "needs at least one input");
@@ -359,46 +370,60 @@ OpResult ReduceOp(const Node& node, const Tensors& in, ReduceKind kind) {
 const std::unordered_map<std::string, Handler>& Handlers() {
   static const auto* table = new std::unordered_map<std::string, Handler>{
       // ---- element-wise unary
-      {"Neg", [](auto&, auto& in) { return One(Unary(in, at::neg)); }},
-      {"Abs", [](auto&, auto& in) { return One(Unary(in, at::abs)); }},
-      {"Log", [](auto&, auto& in) { return One(Unary(in, at::log)); }},
-      {"Reciprocal", [](auto&, auto& in) { return One(Unary(in, at::reciprocal)); }},
-      {"Floor", [](auto&, auto& in) { return One(Unary(in, at::floor)); }},
-      {"Ceil", [](auto&, auto& in) { return One(Unary(in, at::ceil)); }},
-      {"Round", [](auto&, auto& in) { return One(Unary(in, at::round)); }},  // half to even
-      {"Sin", [](auto&, auto& in) { return One(Unary(in, at::sin)); }},
-      {"Cos", [](auto&, auto& in) { return One(Unary(in, at::cos)); }},
-      {"Tan", [](auto&, auto& in) { return One(Unary(in, at::tan)); }},
-      {"Asin", [](auto&, auto& in) { return One(Unary(in, at::asin)); }},
-      {"Acos", [](auto&, auto& in) { return One(Unary(in, at::acos)); }},
-      {"Atan", [](auto&, auto& in) { return One(Unary(in, at::atan)); }},
-      {"Sinh", [](auto&, auto& in) { return One(Unary(in, at::sinh)); }},
-      {"Cosh", [](auto&, auto& in) { return One(Unary(in, at::cosh)); }},
-      {"Asinh", [](auto&, auto& in) { return One(Unary(in, at::asinh)); }},
-      {"Acosh", [](auto&, auto& in) { return One(Unary(in, at::acosh)); }},
-      {"Atanh", [](auto&, auto& in) { return One(Unary(in, at::atanh)); }},
-      {"Sign", [](auto&, auto& in) { return One(Unary(in, at::sign)); }},
-      {"Not", [](auto&, auto& in) { return One(Unary(in, at::logical_not)); }},
-      {"IsNaN", [](auto&, auto& in) { return One(Unary(in, at::isnan)); }},
-      {"BitwiseNot", [](auto&, auto& in) { return One(Unary(in, at::bitwise_not)); }},
-      {"Det", [](auto&, auto& in) { return One(Unary(in, at::det)); }},
+      {"Neg", UnaryOp(at::neg)},
+      {"Abs", UnaryOp(at::abs)},
+      {"Log", UnaryOp(at::log)},
+      {"Reciprocal", UnaryOp(at::reciprocal)},
+      {"Floor", UnaryOp(at::floor)},
+      {"Ceil", UnaryOp(at::ceil)},
+      {"Round", UnaryOp(at::round)},  // half to even
+      {"Sin", UnaryOp(at::sin)},
+      {"Cos", UnaryOp(at::cos)},
+      {"Tan", UnaryOp(at::tan)},
+      {"Asin", UnaryOp(at::asin)},
+      {"Acos", UnaryOp(at::acos)},
+      {"Atan", UnaryOp(at::atan)},
+      {"Sinh", UnaryOp(at::sinh)},
+      {"Cosh", UnaryOp(at::cosh)},
+      {"Asinh", UnaryOp(at::asinh)},
+      {"Acosh", UnaryOp(at::acosh)},
+      {"Atanh", UnaryOp(at::atanh)},
+      {"Sign", UnaryOp(at::sign)},
+      {"Not", UnaryOp(at::logical_not)},
+      {"IsNaN", UnaryOp(at::isnan)},
+      {"BitwiseNot", UnaryOp(at::bitwise_not)},
+      {"Det", UnaryOp(at::det)},
       {"IsInf", [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
-         const bool pos = n.attrs.GetInt("detect_positive", 1), neg = n.attrs.GetInt("detect_negative", 1);
+         const bool pos = n.attrs.GetInt("detect_positive", 1) != 0;
+         const bool neg = n.attrs.GetInt("detect_negative", 1) != 0;
          at::Tensor inf = at::isinf(in[0]);
          if (!pos) inf = inf & (in[0] < 0);
          if (!neg) inf = inf & (in[0] > 0);
          return One(inf);
        }},
-      {"Softsign", [](auto&, auto& in) { NeedInputs(in, 1, 1); return One(in[0] / (1 + at::abs(in[0]))); }},
-      {"Softplus", [](auto&, auto& in) { NeedInputs(in, 1, 1); return One(at::softplus(in[0], 1, 20)); }},
-      {"Mish", [](auto&, auto& in) { NeedInputs(in, 1, 1); return One(in[0] * at::tanh(at::softplus(in[0], 1, 20))); }},
+      {"Softsign", [](auto&, auto& in) {
+         NeedInputs(in, 1, 1);
+         return One(in[0] / (1 + at::abs(in[0])));
+       }},
+      {"Softplus", [](auto&, auto& in) {
+         NeedInputs(in, 1, 1);
+         return One(at::softplus(in[0], 1, 20));
+       }},
+      {"Mish", [](auto&, auto& in) {
+         NeedInputs(in, 1, 1);
+         return One(in[0] * at::tanh(at::softplus(in[0], 1, 20)));
+       }},
       {"HardSigmoid", [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
-         const double alpha = n.attrs.GetFloat("alpha", 0.2f), beta = n.attrs.GetFloat("beta", 0.5f);
+         const double alpha = n.attrs.GetFloat("alpha", 0.2f);
+         const double beta = n.attrs.GetFloat("beta", 0.5f);
          return One(at::clamp(in[0] * alpha + beta, 0, 1));
        }},
-      {"HardSwish", [](auto&, auto& in) { NeedInputs(in, 1, 1); return One(in[0] * at::clamp(in[0] / 6 + 0.5, 0, 1)); }},
+      {"HardSwish", [](auto&, auto& in) {
+         NeedInputs(in, 1, 1);
+         return One(in[0] * at::clamp(in[0] / 6 + 0.5, 0, 1));
+       }},
       {"Elu", [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          const double alpha = n.attrs.GetFloat("alpha", 1.f);
@@ -413,17 +438,20 @@ const std::unordered_map<std::string, Handler>& Handlers() {
       {"Celu", [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          const double alpha = n.attrs.GetFloat("alpha", 1.f);
-         return One(at::clamp_min(in[0], 0) + at::clamp_max((at::exp(in[0] / alpha) - 1) * alpha, 0));
+         const at::Tensor negative = (at::exp(in[0] / alpha) - 1) * alpha;
+         return One(at::clamp_min(in[0], 0) + at::clamp_max(negative, 0));
        }},
       {"ThresholdedRelu", [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
-         return One(at::where(in[0] > n.attrs.GetFloat("alpha", 1.f), in[0], at::zeros_like(in[0])));
+         const double alpha = n.attrs.GetFloat("alpha", 1.f);
+         return One(at::where(in[0] > alpha, in[0], at::zeros_like(in[0])));
        }},
       {"Shrink", [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          const double bias = n.attrs.GetFloat("bias", 0.f), lambd = n.attrs.GetFloat("lambd", 0.5f);
          const at::Tensor& x = in[0];
-         return One(at::where(x < -lambd, x + bias, at::where(x > lambd, x - bias, at::zeros_like(x))));
+         const at::Tensor upper = at::where(x > lambd, x - bias, at::zeros_like(x));
+         return One(at::where(x < -lambd, x + bias, upper));
        }},
       {"Gelu", [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
@@ -433,29 +461,38 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          }
          return One(0.5 * x * (1 + at::erf(x * M_SQRT1_2)));
        }},
-      {"PRelu", [](auto&, auto& in) { NeedInputs(in, 2, 2); return One(at::where(in[0] < 0, in[0] * in[1], in[0])); }},
+      {"PRelu", [](auto&, auto& in) {
+         NeedInputs(in, 2, 2);
+         return One(at::where(in[0] < 0, in[0] * in[1], in[0]));
+       }},
       // ---- element-wise binary and variadic
-      {"Equal", [](auto&, auto& in) { NeedInputs(in, 2, 2); return One(at::eq(in[0], in[1])); }},
-      {"Less", [](auto&, auto& in) { NeedInputs(in, 2, 2); return One(at::lt(in[0], in[1])); }},
-      {"LessOrEqual", [](auto&, auto& in) { NeedInputs(in, 2, 2); return One(at::le(in[0], in[1])); }},
-      {"Greater", [](auto&, auto& in) { NeedInputs(in, 2, 2); return One(at::gt(in[0], in[1])); }},
-      {"GreaterOrEqual", [](auto&, auto& in) { NeedInputs(in, 2, 2); return One(at::ge(in[0], in[1])); }},
-      {"And", [](auto&, auto& in) { NeedInputs(in, 2, 2); return One(at::logical_and(in[0], in[1])); }},
-      {"Or", [](auto&, auto& in) { NeedInputs(in, 2, 2); return One(at::logical_or(in[0], in[1])); }},
-      {"Xor", [](auto&, auto& in) { NeedInputs(in, 2, 2); return One(at::logical_xor(in[0], in[1])); }},
-      {"BitwiseAnd", [](auto&, auto& in) { NeedInputs(in, 2, 2); return One(at::bitwise_and(in[0], in[1])); }},
-      {"BitwiseOr", [](auto&, auto& in) { NeedInputs(in, 2, 2); return One(at::bitwise_or(in[0], in[1])); }},
-      {"BitwiseXor", [](auto&, auto& in) { NeedInputs(in, 2, 2); return One(at::bitwise_xor(in[0], in[1])); }},
+      {"Equal", BinaryOp(at::eq)},
+      {"Less", BinaryOp(at::lt)},
+      {"LessOrEqual", BinaryOp(at::le)},
+      {"Greater", BinaryOp(at::gt)},
+      {"GreaterOrEqual", BinaryOp(at::ge)},
+      {"And", BinaryOp(at::logical_and)},
+      {"Or", BinaryOp(at::logical_or)},
+      {"Xor", BinaryOp(at::logical_xor)},
+      {"BitwiseAnd", BinaryOp(at::bitwise_and)},
+      {"BitwiseOr", BinaryOp(at::bitwise_or)},
+      {"BitwiseXor", BinaryOp(at::bitwise_xor)},
       {"Mod", [](auto& n, auto& in) {
          NeedInputs(in, 2, 2);
          // fmod=0: the result takes the divisor's sign (integers); fmod=1: C fmod.
-         return One(n.attrs.GetInt("fmod", 0) ? at::fmod(in[0], in[1]) : at::remainder(in[0], in[1]));
+         if (n.attrs.GetInt("fmod", 0)) return One(at::fmod(in[0], in[1]));
+         return One(at::remainder(in[0], in[1]));
        }},
       {"Min", [](auto&, auto& in) { return One(Fold(in, at::minimum)); }},
       {"Max", [](auto&, auto& in) { return One(Fold(in, at::maximum)); }},
       {"Sum", [](auto&, auto& in) { return One(Fold(in, Add2)); }},
-      {"Mean", [](auto&, auto& in) { return One(Fold(in, Add2) / static_cast<double>(in.size())); }},
-      {"CastLike", [](auto&, auto& in) { NeedInputs(in, 2, 2); return One(in[0].to(in[1].scalar_type())); }},
+      {"Mean", [](auto&, auto& in) {
+         return One(Fold(in, Add2) / static_cast<double>(in.size()));
+       }},
+      {"CastLike", [](auto&, auto& in) {
+         NeedInputs(in, 2, 2);
+         return One(in[0].to(in[1].scalar_type()));
+       }},
       // ---- shapes and generators
       {"Shape", [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
@@ -468,12 +505,18 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          std::vector<int64_t> dims(in[0].sizes().begin() + start, in[0].sizes().begin() + end);
          return One(at::tensor(dims, at::kLong));
        }},
-      {"Size", [](auto&, auto& in) { NeedInputs(in, 1, 1); return One(at::scalar_tensor(in[0].numel(), at::kLong)); }},
+      {"Size", [](auto&, auto& in) {
+         NeedInputs(in, 1, 1);
+         return One(at::scalar_tensor(in[0].numel(), at::kLong));
+       }},
       {"Expand", [](auto&, auto& in) {
          NeedInputs(in, 2, 2);
          return One(in[0].expand(BroadcastShapes(in[0].sizes(), ReadInts(in[1]))));
        }},
-      {"Tile", [](auto&, auto& in) { NeedInputs(in, 2, 2); return One(in[0].repeat(ReadInts(in[1]))); }},
+      {"Tile", [](auto&, auto& in) {
+         NeedInputs(in, 2, 2);
+         return One(in[0].repeat(ReadInts(in[1])));
+       }},
       {"ConstantOfShape", [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          HostTensorPtr value = n.attrs.GetTensor("value");
@@ -487,7 +530,9 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          NeedInputs(in, 0, 0);
          const Attrs& a = n.attrs;
          if (HostTensorPtr v = a.GetTensor("value")) return One(ToAten(v).clone());
-         if (a.Has("value_float")) return One(at::scalar_tensor(a.GetFloat("value_float"), at::kFloat));
+         if (a.Has("value_float")) {
+           return One(at::scalar_tensor(a.GetFloat("value_float"), at::kFloat));
+         }
          if (a.Has("value_int")) return One(at::scalar_tensor(a.GetInt("value_int"), at::kLong));
          if (a.Has("value_floats")) return One(at::tensor(a.GetFloats("value_floats"), at::kFloat));
          if (a.Has("value_ints")) return One(at::tensor(a.GetInts("value_ints"), at::kLong));
@@ -495,9 +540,11 @@ const std::unordered_map<std::string, Handler>& Handlers() {
        }},
       {"Range", [](auto&, auto& in) {
          NeedInputs(in, 3, 3);
-         const double start = ReadScalar(in[0]), limit = ReadScalar(in[1]), delta = ReadScalar(in[2]);
+         const double start = ReadScalar(in[0]), limit = ReadScalar(in[1]);
+         const double delta = ReadScalar(in[2]);
          TORCH_CHECK(delta != 0, "Range delta must not be 0");
-         const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+         const auto steps = static_cast<int64_t>(std::ceil((limit - start) / delta));
+         const int64_t count = std::max<int64_t>(0, steps);
          at::Tensor i = at::arange(count, in[0].scalar_type());
          return One(i * in[2].reshape({}) + in[0].reshape({}));
        }},
@@ -509,7 +556,10 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          at::Tensor cols = at::arange(in[0].size(1), at::kLong).unsqueeze(0);
          return One((cols - rows == k).to(in[0].scalar_type()));
        }},
-      {"NonZero", [](auto&, auto& in) { NeedInputs(in, 1, 1); return One(at::nonzero(in[0]).t().contiguous()); }},
+      {"NonZero", [](auto&, auto& in) {
+         NeedInputs(in, 1, 1);
+         return One(at::nonzero(in[0]).t().contiguous());
+       }},
       {"OneHot", OneHot},
       {"Trilu", [](auto& n, auto& in) {
          NeedInputs(in, 1, 2);
@@ -525,8 +575,12 @@ const std::unordered_map<std::string, Handler>& Handlers() {
       {"ReduceL1", [](auto& n, auto& in) { return ReduceOp(n, in, ReduceKind::kL1); }},
       {"ReduceL2", [](auto& n, auto& in) { return ReduceOp(n, in, ReduceKind::kL2); }},
       {"ReduceLogSum", [](auto& n, auto& in) { return ReduceOp(n, in, ReduceKind::kLogSum); }},
-      {"ReduceLogSumExp", [](auto& n, auto& in) { return ReduceOp(n, in, ReduceKind::kLogSumExp); }},
-      {"ReduceSumSquare", [](auto& n, auto& in) { return ReduceOp(n, in, ReduceKind::kSumSquare); }},
+      {"ReduceLogSumExp", [](auto& n, auto& in) {
+         return ReduceOp(n, in, ReduceKind::kLogSumExp);
+       }},
+      {"ReduceSumSquare", [](auto& n, auto& in) {
+         return ReduceOp(n, in, ReduceKind::kSumSquare);
+       }},
       {"ArgMax", [](auto& n, auto& in) { return ArgExtreme(n, in, true); }},
       {"ArgMin", [](auto& n, auto& in) { return ArgExtreme(n, in, false); }},
       {"TopK", [](auto& n, auto& in) {
@@ -560,7 +614,8 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          std::vector<int64_t> dims(x.dim() - 2);
          std::iota(dims.begin(), dims.end(), 2);
          at::Tensor c = x - at::mean(x, dims, true);
-         at::Tensor y = c / at::sqrt(at::mean(c * c, dims, true) + n.attrs.GetFloat("epsilon", 1e-5f));
+         const double eps = n.attrs.GetFloat("epsilon", 1e-5f);
+         at::Tensor y = c / at::sqrt(at::mean(c * c, dims, true) + eps);
          return One(y * AlongAxis(in[1], 1, x.dim()) + AlongAxis(in[2], 1, x.dim()));
        }},
       {"MeanVarianceNormalization", [](auto& n, auto& in) {
@@ -575,8 +630,9 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          const int64_t axis = NormalizeAxis(n.attrs.GetInt("axis", -1), in[0].dim());
          const int64_t p = n.attrs.GetInt("p", 2);
          TORCH_CHECK(p == 1 || p == 2, "LpNormalization p must be 1 or 2");
-         at::Tensor norm = p == 1 ? at::sum(at::abs(in[0]), {axis}, true)
-                                  : at::sqrt(at::sum(in[0] * in[0], {axis}, true));
+         const std::vector<int64_t> dims{axis};
+         at::Tensor norm = p == 1 ? at::sum(at::abs(in[0]), dims, true)
+                                  : at::sqrt(at::sum(in[0] * in[0], dims, true));
          return One(in[0] / norm);
        }},
       {"LayerNormalization", [](auto& n, auto& in) {
@@ -610,15 +666,21 @@ const std::unordered_map<std::string, Handler>& Handlers() {
       {"MaxPool", [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          TORCH_CHECK(n.outputs.size() <= 1, "MaxPool's Indices output is not supported");
-         TORCH_CHECK(n.attrs.GetInt("storage_order", 0) == 0, "MaxPool storage_order=1 is not supported");
+         TORCH_CHECK(n.attrs.GetInt("storage_order", 0) == 0,
+                     "MaxPool storage_order=1 is not supported");
          return One(OnnxPool(in[0], n.attrs, true));
        }},
-      {"AveragePool", [](auto& n, auto& in) { NeedInputs(in, 1, 1); return One(OnnxPool(in[0], n.attrs, false)); }},
+      {"AveragePool", [](auto& n, auto& in) {
+         NeedInputs(in, 1, 1);
+         return One(OnnxPool(in[0], n.attrs, false));
+       }},
       {"Resize", [](auto& n, auto& in) { return Resize(n, in, false); }},
       {"Upsample", [](auto& n, auto& in) { return Resize(n, in, true); }},
       {"DepthToSpace", [](auto& n, auto& in) { return DepthSpace(n, in, true); }},
       {"SpaceToDepth", [](auto& n, auto& in) { return DepthSpace(n, in, false); }},
-      {"Einsum", [](auto& n, auto& in) { return One(at::einsum(n.attrs.GetString("equation"), in)); }},
+      {"Einsum", [](auto& n, auto& in) {
+         return One(at::einsum(n.attrs.GetString("equation"), in));
+       }},
       // ---- indexing
       {"GatherElements", [](auto& n, auto& in) {
          NeedInputs(in, 2, 2);
@@ -634,11 +696,18 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          NeedInputs(in, 1, 2);
          return One(OnnxReshape(in[0], IntsArg(n, in, 1, "shape"), n.attrs.GetInt("allowzero", 0)));
        }},
-      {"Squeeze", [](auto& n, auto& in) { NeedInputs(in, 1, 2); return One(OnnxSqueeze(in[0], IntsArg(n, in, 1, "axes"))); }},
-      {"Unsqueeze", [](auto& n, auto& in) { NeedInputs(in, 1, 2); return One(OnnxUnsqueeze(in[0], IntsArg(n, in, 1, "axes"))); }},
+      {"Squeeze", [](auto& n, auto& in) {
+         NeedInputs(in, 1, 2);
+         return One(OnnxSqueeze(in[0], IntsArg(n, in, 1, "axes")));
+       }},
+      {"Unsqueeze", [](auto& n, auto& in) {
+         NeedInputs(in, 1, 2);
+         return One(OnnxUnsqueeze(in[0], IntsArg(n, in, 1, "axes")));
+       }},
       {"Split", [](auto& n, auto& in) {
          NeedInputs(in, 1, 2);
-         return OpResult(OnnxSplit(in[0], n.attrs.GetInt("axis", 0), IntsArg(n, in, 1, "split"), n.outputs.size()));
+         return OpResult(OnnxSplit(in[0], n.attrs.GetInt("axis", 0), IntsArg(n, in, 1, "split"),
+                                   n.outputs.size()));
        }},
       {"Slice", [](auto& n, auto& in) {
          NeedInputs(in, 1, 5);
@@ -647,8 +716,10 @@ const std::unordered_map<std::string, Handler>& Handlers() {
        }},
       {"Pad", [](auto& n, auto& in) {
          NeedInputs(in, 1, 4);
-         const double value = in.size() > 2 && in[2].numel() > 0 ? ReadScalar(in[2]) : n.attrs.GetFloat("value", 0.f);
-         return One(OnnxPad(in[0], IntsArg(n, in, 1, "pads"), value, n.attrs.GetString("mode", "constant"),
+         double value = n.attrs.GetFloat("value", 0.f);  // Pad-2: the value as an attribute
+         if (in.size() > 2 && in[2].numel() > 0) value = ReadScalar(in[2]);
+         const std::string mode = n.attrs.GetString("mode", "constant");
+         return One(OnnxPad(in[0], IntsArg(n, in, 1, "pads"), value, mode,
                             IntsArg(n, in, 3, "axes")));
        }},
       {"Clip", [](auto& n, auto& in) {
@@ -656,8 +727,12 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          at::Tensor lo = Arg(in, 1), hi = Arg(in, 2);
          if (lo.defined() && lo.numel() == 0) lo = at::Tensor();
          if (hi.defined() && hi.numel() == 0) hi = at::Tensor();
-         if (in.size() == 1 && n.attrs.Has("min")) lo = at::scalar_tensor(n.attrs.GetFloat("min"), at::kDouble);
-         if (in.size() == 1 && n.attrs.Has("max")) hi = at::scalar_tensor(n.attrs.GetFloat("max"), at::kDouble);
+         if (in.size() == 1 && n.attrs.Has("min")) {  // Clip-6: bounds as attributes
+           lo = at::scalar_tensor(n.attrs.GetFloat("min"), at::kDouble);
+         }
+         if (in.size() == 1 && n.attrs.Has("max")) {
+           hi = at::scalar_tensor(n.attrs.GetFloat("max"), at::kDouble);
+         }
          return One(OnnxClip(in[0], lo, hi));
        }},
       {"Dropout", [](auto& n, auto& in) {

@@ -270,8 +270,44 @@ Status Importer::DefineOutputs(const NodeProto& node, NodeId id, size_t count) {
   return Status::Ok();
 }
 
+Status Importer::BoundAttributes(const NodeProto& node, OpType op, Attrs* attrs) const {
+  // Shape inference works in int64; absurd values from a hostile file must not overflow it.
+  constexpr int64_t kLarge = int64_t{1} << 40;   // any integer attribute
+  constexpr int64_t kWindow = int64_t{1} << 20;  // kernels, strides, pads, dilations, groups
+  const bool window_op = op == OpType::kConv2D || op == OpType::kMaxPool2D ||
+                         op == OpType::kAvgPool2D || op == OpType::kEnlarge ||
+                         op == OpType::kMergeGConv;
+  for (const auto& [name, value] : std::vector<std::pair<std::string, AttrValue>>(attrs->items())) {
+    Ints vals;
+    if (const auto* i = std::get_if<int64_t>(&value)) vals = {*i};
+    else if (const auto* is = std::get_if<Ints>(&value)) vals = *is;
+    else continue;
+    if (op == OpType::kSlice && (name == "starts" || name == "ends")) {
+      // Exporters write INT64_MAX for "to the end"; any value beyond the largest dim means the same.
+      for (int64_t& v : vals) v = std::clamp(v, -kLarge, kLarge);
+      attrs->Set(name, vals);
+      continue;
+    }
+    const int64_t bound = window_op ? kWindow : kLarge;
+    for (int64_t v : vals) {
+      if (v > bound || v < -bound) {
+        return FailAt(node, "attribute '" + name + "' value " + std::to_string(v) + " is out of range");
+      }
+    }
+    if (op == OpType::kReshape && name == "shape") {
+      Shape known;
+      for (int64_t v : vals) {
+        if (v > 0) known.push_back(v);
+      }
+      if (!CheckedNumElements(known)) return FailAt(node, "Reshape's shape is too large");
+    }
+  }
+  return Status::Ok();
+}
+
 Status Importer::Emit(const NodeProto& node, OpType op, const std::vector<std::string>& inputs,
                       Attrs attrs) {
+  RETURN_IF_ERROR(BoundAttributes(node, op, &attrs));
   std::vector<ValueRef> refs;
   for (const std::string& in : inputs) {
     auto r = Runtime(in);
@@ -280,6 +316,9 @@ Status Importer::Emit(const NodeProto& node, OpType op, const std::vector<std::s
   }
   auto id = graph_.AddOp(op, refs, std::move(attrs), NodeName(node));
   if (!id.ok()) return AtNode(node, id.status());
+  for (const TensorType& t : graph_.node(*id).outputs) {
+    if (!CheckedNumElements(t.shape)) return FailAt(node, "output " + t.ToString() + " is too large");
+  }
   return DefineOutputs(node, *id, graph_.node(*id).outputs.size());
 }
 

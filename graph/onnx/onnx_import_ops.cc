@@ -191,8 +191,17 @@ StatusOr<bool> Importer::ImportStandard(const NodeProto& node) {
     RETURN_IF_ERROR(need_inputs(1, 3));
     if (Present(node, 2)) {
       ASSIGN_OR_RETURN(Literal training, StaticInput(node, 2, "training_mode"));
-      if (training.numel() != 1 || training.Real(0) != 0) {
-        return FailAt(node, "Dropout in training mode is not supported");
+      if (training.numel() != 1) return FailAt(node, "training_mode must be a scalar");
+      double ratio = 0.5;  // ONNX's default
+      if (Present(node, 1)) {
+        ASSIGN_OR_RETURN(Literal r, StaticInput(node, 1, "ratio"));
+        if (r.numel() != 1) return FailAt(node, "ratio must be a scalar");
+        ratio = r.Real(0);
+      }
+      // In training mode only a ratio of 0 (what torchvision's Swin exports) is the identity.
+      if (training.Real(0) != 0 && ratio != 0) {
+        return FailAt(node, "Dropout in training mode (ratio " + std::to_string(ratio) +
+                                ") is not supported");
       }
     }
     RETURN_IF_ERROR(Emit(node, OpType::kDropout, {node.input(0)}, {}));

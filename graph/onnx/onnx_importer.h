@@ -79,6 +79,8 @@ class Importer {
   // ------------------------------------------------------------------ nodes
   Status ImportNode(const NodeProto& node);
   Status DefineOutputs(const NodeProto& node, NodeId id, size_t count);
+  /// Rejects integer attributes large enough to overflow shape inference; clamps Slice bounds.
+  Status BoundAttributes(const NodeProto& node, OpType op, Attrs* attrs) const;
   Status Emit(const NodeProto& node, OpType op, const std::vector<std::string>& inputs,
               Attrs attrs);
   /// True when handled; false when the node should become Opaque.

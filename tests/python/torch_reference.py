@@ -64,6 +64,11 @@ def build(name: str):
     size = 299 if name == "inception_v3" else 224
     model = ctor(**kwargs)
     randomize_batchnorm(model)
+    # Some heads start at zero (ViT's classifier), which would make every output zero.
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() >= 2 and not p.any():
+                p.normal_(0.0, 0.02)
     return model, torch.randn(1, 3, size, size), "input"
 
 

@@ -1,0 +1,215 @@
+#include "kernels/cpu_cost.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "graph/weights.h"
+#include "kernels/executor.h"
+#include "kernels/executor_ops.h"
+
+namespace rewire {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+/// Sets LibTorch's intra-op thread count for a scope (0 keeps the current one).
+class ThreadScope {
+ public:
+  explicit ThreadScope(int n) : saved_(at::get_num_threads()) {
+    if (n > 0 && n != saved_) {
+      at::set_num_threads(n);
+      changed_ = true;
+    }
+  }
+  ~ThreadScope() {
+    if (changed_) at::set_num_threads(saved_);
+  }
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ private:
+  int saved_;
+  bool changed_ = false;
+};
+
+/// A tensor of type `t` for timing: floats in [0.5, 1.5) (no NaNs or denormals from Sqrt, Pow,
+/// Div), int64 zeros (valid indices for Gather), bool false. Unknown dims count as 1.
+at::Tensor TimingInput(const TensorType& t) {
+  std::vector<int64_t> shape;
+  for (int64_t d : t.shape) shape.push_back(d < 0 ? 1 : d);
+  switch (t.dtype) {
+    case DType::kFloat32:
+      return at::rand(shape, at::kFloat) + 0.5;
+    case DType::kInt64:
+      return at::zeros(shape, at::kLong);
+    case DType::kBool:
+      return at::zeros(shape, at::kBool);
+  }
+  return at::zeros(shape, at::kFloat);
+}
+
+/// Times `fn` per TimingOptions and returns the median milliseconds per call.
+template <typename Fn>
+StatusOr<double> TimeCalls(const TimingOptions& timing, Fn&& fn) {
+  double estimate = 0;
+  for (int i = 0; i < std::max(1, timing.warmups); ++i) {
+    const auto t0 = Clock::now();
+    RETURN_IF_ERROR(fn());
+    estimate = MsSince(t0);
+  }
+  const int calls = static_cast<int>(std::clamp<double>(std::ceil(timing.min_sample_ms / std::max(estimate, 1e-6)), 1.0,
+                                                        static_cast<double>(timing.max_calls_per_sample)));
+  std::vector<double> samples;
+  for (int r = 0; r < timing.repeats; ++r) {
+    const auto t0 = Clock::now();
+    for (int c = 0; c < calls; ++c) RETURN_IF_ERROR(fn());
+    samples.push_back(MsSince(t0) / calls);
+  }
+  return Median(std::move(samples));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------- CpuCostModel
+
+CpuCostModel::CpuCostModel(const CpuCostOptions& options, int threads, std::shared_ptr<CostCache> cache)
+    : MeasuredCostModel("cpu:" + options.device_name + ":threads=" + std::to_string(threads), std::move(cache)),
+      options_(options),
+      threads_(threads) {}
+
+StatusOr<std::unique_ptr<CpuCostModel>> CpuCostModel::Create(const CpuCostOptions& options,
+                                                             std::shared_ptr<CostCache> cache) {
+  RETURN_IF_ERROR(ValidateTimingOptions(options.timing));
+  if (options.num_threads < 0) {
+    return InvalidArgument("cpu cost model: num_threads must be >= 0, got " + std::to_string(options.num_threads));
+  }
+  if (options.device_name.empty()) return InvalidArgument("cpu cost model: device_name must not be empty");
+  const int threads = options.num_threads > 0 ? options.num_threads : at::get_num_threads();
+  return std::unique_ptr<CpuCostModel>(new CpuCostModel(options, threads, std::move(cache)));
+}
+
+std::string CpuCostModel::Name() const {
+  return "cpu(" + options_.device_name + ", " + std::to_string(threads_) + " threads)";
+}
+
+StatusOr<double> CpuCostModel::MeasureMs(const Graph& graph, const Node& node) {
+  try {
+    c10::InferenceMode inference;
+    ThreadScope threads(threads_);
+    exec::Tensors inputs;
+    for (const ValueRef& in : node.inputs) {
+      const Node& producer = graph.node(in.node);
+      // Constants may be read as values (shapes, indices): time with the real ones.
+      if (producer.op == OpType::kConstant && producer.data) {
+        inputs.push_back(exec::ToAten(producer.data));
+      } else {
+        inputs.push_back(TimingInput(graph.type(in)));
+      }
+    }
+    return TimeCalls(options_.timing, [&]() -> Status {
+      exec::OpResult out = exec::RunNode(node, inputs);
+      return out.ok() ? Status::Ok() : out.status();
+    });
+  } catch (const c10::Error& e) {
+    return Internal(std::string("timing on the CPU: ") + e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    return Internal(std::string("timing on the CPU: ") + e.what());
+  }
+}
+
+// ---------------------------------------------------------------------------- end to end
+
+StatusOr<LatencyStats> MeasureGraphLatency(const Graph& graph, const TimingOptions& timing, int num_threads,
+                                           uint64_t seed) {
+  RETURN_IF_ERROR(ValidateTimingOptions(timing));
+  // Generate lazily initialised weights once, so that runs time the operators only.
+  Graph g = graph;
+  {
+    Rewriter rw(g);
+    for (NodeId id : graph.NodeIds()) {
+      const Node& n = graph.node(id);
+      if (n.op != OpType::kWeight || n.data) continue;
+      ASSIGN_OR_RETURN(NodeId w, rw.AddWeightData(n.name + "#data", MaterializeData(n)));
+      RETURN_IF_ERROR(rw.ReplaceAllUses(ValueRef{id, 0}, ValueRef{w, 0}, /*check_cycles=*/false));
+      RETURN_IF_ERROR(rw.RemoveNode(id));
+    }
+  }
+  const TensorMap inputs = RandomInputs(g, seed);
+  ExecutorOptions options;
+  options.num_threads = num_threads;
+  for (int i = 0; i < timing.warmups; ++i) RETURN_IF_ERROR(RunGraph(g, inputs, options).status());
+  std::vector<double> samples;
+  for (int r = 0; r < timing.repeats; ++r) {
+    const auto t0 = Clock::now();
+    StatusOr<TensorMap> out = RunGraph(g, inputs, options);
+    samples.push_back(MsSince(t0));
+    if (!out.ok()) return out.status();
+  }
+  LatencyStats stats;
+  stats.runs = static_cast<int>(samples.size());
+  stats.min_ms = *std::min_element(samples.begin(), samples.end());
+  double sum = 0;
+  for (double s : samples) sum += s;
+  stats.mean_ms = sum / samples.size();
+  stats.median_ms = Median(std::move(samples));
+  return stats;
+}
+
+// ---------------------------------------------------------------------------- this machine
+
+StatusOr<CpuMeasurement> MeasureCpuDevice(int num_threads) {
+  if (num_threads < 0) return InvalidArgument("num_threads must be >= 0");
+  try {
+    c10::InferenceMode inference;
+    ThreadScope threads(num_threads);
+    CpuMeasurement m;
+    m.threads = at::get_num_threads();
+
+    constexpr int64_t kN = 1536;
+    const at::Tensor a = at::rand({kN, kN}), b = at::rand({kN, kN});
+    at::Tensor c = at::mm(a, b);
+    double best = 1e30;
+    for (int i = 0; i < 5; ++i) {
+      const auto t0 = Clock::now();
+      at::mm_out(c, a, b);
+      best = std::min(best, MsSince(t0));
+    }
+    m.peak_flops = 2.0 * kN * kN * kN / (best * 1e-3);
+
+    constexpr int64_t kFloats = int64_t{32} << 20;  // 128 MiB
+    const at::Tensor src = at::rand({kFloats});
+    at::Tensor dst = at::empty_like(src);
+    dst.copy_(src);
+    best = 1e30;
+    for (int i = 0; i < 5; ++i) {
+      const auto t0 = Clock::now();
+      dst.copy_(src);
+      best = std::min(best, MsSince(t0));
+    }
+    m.memory_bandwidth = 2.0 * kFloats * sizeof(float) / (best * 1e-3);
+
+    Graph g;
+    ASSIGN_OR_RETURN(NodeId x, g.AddInput("x", TensorType{DType::kFloat32, {1}}));
+    ASSIGN_OR_RETURN(NodeId y, g.AddInput("y", TensorType{DType::kFloat32, {1}}));
+    ASSIGN_OR_RETURN(NodeId add, g.AddOp(OpType::kAdd, {ValueRef{x, 0}, ValueRef{y, 0}}));
+    const exec::Tensors ins = {at::rand({1}), at::rand({1})};
+    TimingOptions t;
+    t.warmups = 100;
+    t.repeats = 9;
+    t.min_sample_ms = 5.0;
+    t.max_calls_per_sample = 100000;
+    ASSIGN_OR_RETURN(m.launch_overhead_ms, TimeCalls(t, [&]() -> Status { return exec::RunNode(g.node(add), ins).status(); }));
+    return m;
+  } catch (const c10::Error& e) {
+    return Internal(std::string("measuring the CPU: ") + e.what_without_backtrace());
+  }
+}
+
+}  // namespace rewire
