@@ -63,11 +63,6 @@ StatusOr<std::shared_ptr<CostCache>> CostCache::Open(const std::string& path, co
   sqlite3_extended_result_codes(db, 1);
   sqlite3_busy_timeout(db, options.busy_timeout_ms);
 
-  // WAL: readers and the writer do not block each other; a crash mid-transaction rolls back.
-  // On a filesystem without shared memory SQLite keeps its rollback journal, which is as safe.
-  RETURN_IF_ERROR(cache->Exec("PRAGMA journal_mode=WAL", "setting the journal mode"));
-  RETURN_IF_ERROR(cache->Exec("PRAGMA synchronous=NORMAL", "setting the sync mode"));
-
   if (options.verify_on_open) {
     Stmt check;
     int rc = check.Prepare(db, "PRAGMA quick_check");
@@ -81,22 +76,25 @@ StatusOr<std::shared_ptr<CostCache>> CostCache::Open(const std::string& path, co
     }
   }
 
-  // Create the schema in an empty file, or check that it is ours. IMMEDIATE takes the write lock
-  // up front, so two processes creating the same new cache do not both try.
+  // Read-only first: a file that holds something else is rejected before anything is written.
+  ASSIGN_OR_RETURN(bool has_schema, cache->CheckSchema());
+
+  // WAL: readers and the writer do not block each other; a crash mid-transaction rolls back.
+  // On a filesystem without shared memory SQLite keeps its rollback journal, which is as safe.
+  RETURN_IF_ERROR(cache->Exec("PRAGMA journal_mode=WAL", "setting the journal mode"));
+  RETURN_IF_ERROR(cache->Exec("PRAGMA synchronous=NORMAL", "setting the sync mode"));
+  if (has_schema) return cache;
+
+  // A new file: create the schema. IMMEDIATE takes the write lock up front; another process may
+  // have created it meanwhile, so look again under the lock.
   RETURN_IF_ERROR(cache->Exec("BEGIN IMMEDIATE", "starting a transaction"));
   auto fail = [&](Status s) {
     sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
     return s;
   };
-  int64_t objects = 0;
-  {
-    Stmt count;
-    int rc = count.Prepare(db, "SELECT count(*) FROM sqlite_master");
-    if (rc == SQLITE_OK) rc = sqlite3_step(count.get());
-    if (rc != SQLITE_ROW) return fail(cache->Error(rc, "reading the schema"));
-    objects = sqlite3_column_int64(count.get(), 0);
-  }
-  if (objects == 0) {
+  StatusOr<bool> created_meanwhile = cache->CheckSchema();
+  if (!created_meanwhile.ok()) return fail(created_meanwhile.status());
+  if (!*created_meanwhile) {
     const std::string create =
         std::string("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
                     "INSERT INTO meta VALUES('format', '") + kFormat + "'), ('version', '" + kVersion + "');"
@@ -104,28 +102,41 @@ StatusOr<std::shared_ptr<CostCache>> CostCache::Open(const std::string& path, co
         " PRIMARY KEY(device, signature)) WITHOUT ROWID;";
     Status s = cache->Exec(create.c_str(), "creating the schema");
     if (!s.ok()) return fail(s);
-  } else {
-    Stmt meta;
-    int rc = meta.Prepare(db, "SELECT key, value FROM meta WHERE key IN ('format', 'version')");
-    if (rc != SQLITE_OK) {
-      return fail(DataLoss("'" + path + "' is an SQLite database but not a rewire cost cache (" +
-                           sqlite3_errmsg(db) + "); use another path or delete the file"));
-    }
-    std::string format, version;
-    while ((rc = sqlite3_step(meta.get())) == SQLITE_ROW) {
-      (ColumnText(meta.get(), 0) == "format" ? format : version) = ColumnText(meta.get(), 1);
-    }
-    if (rc != SQLITE_DONE) return fail(cache->Error(rc, "reading the schema"));
-    if (format != kFormat) {
-      return fail(DataLoss("'" + path + "' is an SQLite database but not a rewire cost cache; use another path or delete the file"));
-    }
-    if (version != kVersion) {
-      return fail(DataLoss("cost cache '" + path + "' has format version '" + version + "', this build reads version " +
-                           kVersion + "; delete the file to start a new cache"));
-    }
   }
-  RETURN_IF_ERROR(cache->Exec("COMMIT", "creating the schema"));
+  Status commit = cache->Exec("COMMIT", "creating the schema");
+  if (!commit.ok()) return fail(commit);
   return cache;
+}
+
+StatusOr<bool> CostCache::CheckSchema() {
+  int64_t objects = 0;
+  {
+    Stmt count;
+    int rc = count.Prepare(db_, "SELECT count(*) FROM sqlite_master");
+    if (rc == SQLITE_OK) rc = sqlite3_step(count.get());
+    if (rc != SQLITE_ROW) return Error(rc, "reading the schema");
+    objects = sqlite3_column_int64(count.get(), 0);
+  }
+  if (objects == 0) return false;
+  Stmt meta;
+  int rc = meta.Prepare(db_, "SELECT key, value FROM meta WHERE key IN ('format', 'version')");
+  if (rc != SQLITE_OK) {
+    if ((rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT) return Error(rc, "reading the schema");
+    return DataLoss("'" + path_ + "' is an SQLite database but not a rewire cost cache; use another path or delete the file");
+  }
+  std::string format, version;
+  while ((rc = sqlite3_step(meta.get())) == SQLITE_ROW) {
+    (ColumnText(meta.get(), 0) == "format" ? format : version) = ColumnText(meta.get(), 1);
+  }
+  if (rc != SQLITE_DONE) return Error(rc, "reading the schema");
+  if (format != kFormat) {
+    return DataLoss("'" + path_ + "' is an SQLite database but not a rewire cost cache; use another path or delete the file");
+  }
+  if (version != kVersion) {
+    return DataLoss("cost cache '" + path_ + "' has format version '" + version + "', this build reads version " +
+                    kVersion + "; delete the file to start a new cache");
+  }
+  return true;
 }
 
 CostCache::~CostCache() { sqlite3_close_v2(db_); }

@@ -71,6 +71,8 @@ class CostCache {
   CostCache(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
   Status Error(int rc, const std::string& what) const;
   Status Exec(const char* sql, const std::string& what);
+  /// True when the file holds this cache's schema, false when it is empty; DataLoss otherwise.
+  StatusOr<bool> CheckSchema();
 
   std::string path_;
   sqlite3* db_;

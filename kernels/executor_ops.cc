@@ -613,9 +613,9 @@ KERNEL(Enlarge) {
 // MergeGConv: the weight [O, I/g, kh, kw] of a conv with g groups becomes the weight
 // [O, (I/g)*count, kh, kw] of a conv with g/count groups that computes the same: each new group
 // spans `count` adjacent old groups, and old group gi sits in the diagonal block gi % count of its
-// rows (zeros elsewhere). The old group count comes from the optional attribute `group`; without
-// it g = count (all groups merge into one dense conv), which is also what TASO's kernel computes
-// (it places output channel o in block o / (O/count), correct only when g == count).
+// rows (zeros elsewhere). The old group count is attribute `group` (shape inference requires it;
+// the fallback g = count here is what TASO's kernel computes: it places output channel o in block
+// o / (O/count), which is correct only when g == count).
 KERNEL(MergeGConv) {
   const at::Tensor& w = in[0];
   TORCH_CHECK(w.dim() == 4, "MergeGConv needs a 4-D conv weight, got ", w.sizes());

@@ -16,12 +16,15 @@ using rules::CheckCase;
 using rules::Expr;
 using rules::Rule;
 
-void CollectWeightVars(const Expr& e, std::set<std::string>* out) {
-  if (e.kind == Expr::Kind::kCall && e.name == "is_weight" && !e.args.empty() &&
+/// Free variables the rule wants to be weights: named in is_weight(...) that is not negated
+/// (`!is_weight(a)` asks for an activation, so `a` stays a graph input).
+void CollectWeightVars(const Expr& e, std::set<std::string>* out, bool negated = false) {
+  if (e.kind == Expr::Kind::kCall && e.name == "is_weight" && !negated && !e.args.empty() &&
       e.args[0]->kind == Expr::Kind::kTensorRef) {
     out->insert(e.args[0]->name);
   }
-  for (const auto& a : e.args) CollectWeightVars(*a, out);
+  const bool flip = e.kind == Expr::Kind::kUnary && e.name == "!";
+  for (const auto& a : e.args) CollectWeightVars(*a, out, flip ? !negated : negated);
 }
 
 /// Evaluation context over the graph being built from a rule's source.
@@ -41,6 +44,10 @@ class BuildContext : public rules::EvalContext {
     return it == nodes.end() ? nullptr : &g_.node(it->second).attrs;
   }
   bool IsWeight(const std::string& name) const override { return weight_vars.count(name) > 0; }
+  int64_t Order(const std::string& name) const override {
+    auto it = values.find(name);
+    return it == values.end() ? -1 : static_cast<int64_t>(it->second.node);
+  }
 
  private:
   const Graph& g_;

@@ -9,7 +9,7 @@ packages=(
   # fuzzing (libFuzzer ships with clang's runtime)
   clang-14 libclang-rt-14-dev
   # libraries
-  libtorch-dev libgloo-dev
+  libtorch-dev libgloo-dev libopenblas0-pthread
   libonnx-dev libprotobuf-dev protobuf-compiler
   libzmq3-dev cppzmq-dev libcereal-dev libtomlplusplus-dev
   libsqlite3-dev libcli11-dev libfmt-dev

@@ -53,6 +53,16 @@ StatusOr<Value> Call(const Expr& e, const EvalContext& ctx) {
     return Status::Ok();
   };
   // Functions of tensors.
+  if (f == "precedes") {
+    RETURN_IF_ERROR(arity(2));
+    for (const auto& a : e.args) {
+      if (a->kind != Expr::Kind::kTensorRef) return TypeError(e, "precedes() takes two tensors");
+      RETURN_IF_ERROR(Tensor(*a, ctx).status());
+    }
+    const int64_t a = ctx.Order(e.args[0]->name), b = ctx.Order(e.args[1]->name);
+    if (a < 0 || b < 0) return TypeError(e, "precedes() needs tensors produced in the graph");
+    return Value::Bool(a < b);
+  }
   if (f == "dim" || f == "rank" || f == "shape" || f == "numel" || f == "is_weight") {
     RETURN_IF_ERROR(arity(f == "dim" ? 2 : 1));
     if (f == "is_weight") {
@@ -327,7 +337,7 @@ StatusOr<Value> Eval(const Expr& e, const EvalContext& ctx) {
 int FunctionArity(const std::string& name) {
   static const std::map<std::string, int> arity = {
       {"dim", 2}, {"rank", 1}, {"shape", 1}, {"numel", 1}, {"is_weight", 1}, {"len", 1}, {"sum", 1}, {"prod", 1},
-      {"at", 2},  {"take", 3}, {"min", 2},   {"max", 2},   {"sqrt", 1},      {"float", 1}, {"repeat", 2}};
+      {"at", 2},  {"take", 3}, {"min", 2},   {"max", 2},   {"sqrt", 1},      {"float", 1}, {"repeat", 2}, {"precedes", 2}};
   auto it = arity.find(name);
   return it == arity.end() ? -1 : it->second;
 }
@@ -335,7 +345,7 @@ int FunctionArity(const std::string& name) {
 const std::vector<std::string>& FunctionNames() {
   static const std::vector<std::string> names = {"dim", "rank", "shape", "numel", "is_weight", "len",
                                                  "sum", "prod", "at", "take", "min", "max", "sqrt",
-                                                 "float", "repeat"};
+                                                 "float", "repeat", "precedes"};
   return names;
 }
 

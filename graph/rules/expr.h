@@ -59,6 +59,9 @@ class EvalContext {
   virtual const Attrs* NodeAttrs(const std::string& node) const = 0;
   /// True when the tensor is computed from weights and constants only.
   virtual bool IsWeight(const std::string& name) const = 0;
+  /// A deterministic order of the nodes producing tensors (the graph's node id); -1 if unknown.
+  /// Lets a rule whose source statements are interchangeable match each set of nodes once.
+  virtual int64_t Order(const std::string& name) const { return -1; }
 };
 
 /// Evaluates `e`; errors name the problem (unknown function, type mismatch, division by zero).

@@ -117,6 +117,16 @@ class Bound : public EvalContext {
     return &g_.node(nodes[ref->index]).attrs;
   }
 
+  int64_t Order(const std::string& name) const override {
+    const NameTable::Ref* ref = names_.Find(name);
+    if (!ref) return -1;
+    if (ref->kind == NameTable::Kind::kFree) {
+      return free_values[ref->index].valid() ? free_values[ref->index].node : -1;
+    }
+    if (ref->kind == NameTable::Kind::kSource) return nodes[ref->index] != kNoNode ? nodes[ref->index] : -1;
+    return -1;
+  }
+
   bool IsWeight(const std::string& name) const override {
     const NameTable::Ref* ref = names_.Find(name);
     if (!ref) return false;
@@ -246,7 +256,10 @@ class Searcher {
       }
       // Literal attribute constraints prune early; the others are checked on a full match.
       for (size_t a = 0; a < s.attrs.size() && ok; ++a) {
-        if (!HasRefs(*s.attrs[a].value)) ok = AttrMatches(n, s.attrs[a], b_);
+        if (!HasRefs(*s.attrs[a].value)) {
+          ok = AttrMatches(n, s.attrs[a], b_);
+          if (!ok) Count(&RejectStats::constraint);
+        }
       }
       if (ok) {
         b_.nodes[k] = id;

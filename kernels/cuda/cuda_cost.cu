@@ -52,16 +52,7 @@ class DeviceBuffer {
     o.p_ = nullptr;
     o.bytes_ = 0;
   }
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    if (this != &o) {
-      Free();
-      p_ = o.p_;
-      bytes_ = o.bytes_;
-      o.p_ = nullptr;
-      o.bytes_ = 0;
-    }
-    return *this;
-  }
+  DeviceBuffer& operator=(DeviceBuffer&&) = delete;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   ~DeviceBuffer() { Free(); }
