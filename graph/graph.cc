@@ -13,6 +13,22 @@ std::string Node::TypeName() const {
 
 // ---------------------------------------------------------------------------- construction
 
+namespace {
+constexpr size_t kCopySlack = 64;  // node slots reserved in a copy for the edits that follow
+}  // namespace
+
+Graph::Graph(const Graph& other)
+    : inputs_(other.inputs_), outputs_(other.outputs_), live_nodes_(other.live_nodes_),
+      leaf_names_(other.leaf_names_) {
+  nodes_.reserve(other.nodes_.size() + kCopySlack);
+  nodes_.assign(other.nodes_.begin(), other.nodes_.end());
+}
+
+Graph& Graph::operator=(const Graph& other) {
+  if (this != &other) *this = Graph(other);
+  return *this;
+}
+
 StatusOr<NodeId> Graph::Insert(Node node) {
   const NodeId id = static_cast<NodeId>(nodes_.size());
   node.id = id;
@@ -29,7 +45,7 @@ StatusOr<NodeId> Graph::Insert(Node node) {
 
 Status Graph::CheckLeafName(const std::string& name) const {
   if (name.empty()) return InvalidArgument("inputs, weights and constants need a name");
-  if (leaf_names_ && leaf_names_->count(name)) {
+  if (FindLeaf(name) != kNoNode) {
     return InvalidArgument("duplicate name '" + name +
                            "': names of inputs, weights and constants must be unique");
   }
@@ -42,8 +58,7 @@ void Graph::SetLeafName(const std::string& name, NodeId id) {
   } else if (leaf_names_.use_count() > 1) {
     leaf_names_ = std::make_shared<std::unordered_map<std::string, NodeId>>(*leaf_names_);
   }
-  if (id == kNoNode) leaf_names_->erase(name);
-  else (*leaf_names_)[name] = id;
+  (*leaf_names_)[name] = id;
 }
 
 Node& Graph::Mutable(NodeId id) {
@@ -223,11 +238,17 @@ std::vector<NodeId> Graph::NodeIds() const {
   return ids;
 }
 
+NodeId Graph::FindLeaf(const std::string& name) const {
+  if (!leaf_names_) return kNoNode;
+  auto it = leaf_names_->find(name);
+  // Entries of removed leaves stay in the shared index (removal never copies it); they are
+  // recognised here as stale.
+  if (it == leaf_names_->end() || !Contains(it->second) || nodes_[it->second]->name != name) return kNoNode;
+  return it->second;
+}
+
 NodeId Graph::FindNode(const std::string& name) const {
-  if (leaf_names_) {
-    auto it = leaf_names_->find(name);
-    if (it != leaf_names_->end()) return it->second;
-  }
+  if (const NodeId leaf = FindLeaf(name); leaf != kNoNode) return leaf;
   for (NodeId i = 0; i < nodes_.size(); ++i) {
     if (nodes_[i] && nodes_[i]->name == name) return i;
   }

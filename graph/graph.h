@@ -81,6 +81,12 @@ class Rewriter;
 class Graph {
  public:
   Graph() = default;
+  /// Shares the node records; leaves room for the nodes a rewrite adds, so that editing a copy
+  /// costs what the edit touches, not a reallocation of the node table.
+  Graph(const Graph& other);
+  Graph& operator=(const Graph& other);
+  Graph(Graph&&) noexcept = default;
+  Graph& operator=(Graph&&) noexcept = default;
 
   // ---------------------------------------------------------------- construction
   /// Adds a graph input of the given type. Names of inputs must be unique.
@@ -144,7 +150,8 @@ class Graph {
   Node& Mutable(NodeId id);  // copy-on-write
   Status CheckValue(ValueRef v, const char* what) const;
   Status CheckLeafName(const std::string& name) const;
-  void SetLeafName(const std::string& name, NodeId id);  // kNoNode erases; copy-on-write
+  void SetLeafName(const std::string& name, NodeId id);  // copy-on-write
+  NodeId FindLeaf(const std::string& name) const;
 
   std::vector<std::shared_ptr<Node>> nodes_;
   std::vector<NodeId> inputs_;

@@ -105,7 +105,6 @@ Status Rewriter::RemoveNode(NodeId id) {
     auto& uses = graph_.Mutable(in.node).users[in.index];
     uses.erase(std::remove(uses.begin(), uses.end(), Use{id, k}), uses.end());
   }
-  if (n.IsLeaf()) graph_.SetLeafName(n.name, kNoNode);
   graph_.nodes_[id].reset();
   --graph_.live_nodes_;
   if (std::find(diff_.added.begin(), diff_.added.end(), id) != diff_.added.end()) {

@@ -11,7 +11,9 @@ double Elements(const Shape& shape) {
   return n;
 }
 
-double Bytes(const TensorType& t) { return Elements(t.shape) * static_cast<double>(DTypeSize(t.dtype)); }
+double Bytes(const TensorType& t) {
+  return Elements(t.shape) * static_cast<double>(DTypeSize(t.dtype));
+}
 
 int64_t Dim(const Shape& s, int64_t i, int64_t def = 1) {
   if (i < 0) i += static_cast<int64_t>(s.size());
@@ -59,7 +61,8 @@ OpWork AnalyticWork(const Graph& graph, const Node& node) {
   switch (node.op) {
     case OpType::kConv2D: {
       const Shape& wshape = in_shape(1);  // [O, C/group, kh, kw]
-      const double macs_per_output = static_cast<double>(Dim(wshape, 1)) * Dim(wshape, 2) * Dim(wshape, 3);
+      const double macs_per_output =
+          static_cast<double>(Dim(wshape, 1)) * Dim(wshape, 2) * Dim(wshape, 3);
       w.flops = 2.0 * out_elems * macs_per_output;
       break;
     }
@@ -71,7 +74,8 @@ OpWork AnalyticWork(const Graph& graph, const Node& node) {
     case OpType::kGemm: {
       const Shape& a = in_shape(0);
       const int64_t k = node.attrs.GetInt("transA", 0) ? Dim(a, 0) : Dim(a, 1);
-      w.flops = 2.0 * out_elems * static_cast<double>(k) + (node.inputs.size() > 2 ? out_elems : 0.0);
+      w.flops =
+          2.0 * out_elems * static_cast<double>(k) + (node.inputs.size() > 2 ? out_elems : 0.0);
       break;
     }
     case OpType::kRelu:

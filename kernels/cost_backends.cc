@@ -19,10 +19,13 @@ StatusOr<std::unique_ptr<CostModel>> MakeCostModel(const CostModelOptions& optio
     for (const auto& k : CostModelKinds()) list += (list.empty() ? "" : ", ") + k;
     return InvalidArgument("unknown cost model '" + options.kind + "' (known: " + list + ")");
   }
-  const std::string device = !options.device.empty() ? options.device : options.kind == "cpu" ? "cpu_dev" : "h100";
+  const std::string device = !options.device.empty() ? options.device
+                             : options.kind == "cpu" ? "cpu_dev"
+                                                     : "h100";
   const std::string dir = options.devices_dir.empty() ? "configs/devices" : options.devices_dir;
   ASSIGN_OR_RETURN(DeviceProfile profile, FindDeviceProfile(device, dir));
-  if (options.kind == "analytic") return std::unique_ptr<CostModel>(new AnalyticCostModel(std::move(profile)));
+  if (options.kind == "analytic")
+    return std::unique_ptr<CostModel>(new AnalyticCostModel(std::move(profile)));
 
   std::shared_ptr<CostCache> cache;
   if (!options.cache_path.empty()) {
@@ -33,13 +36,15 @@ StatusOr<std::unique_ptr<CostModel>> MakeCostModel(const CostModelOptions& optio
     cpu.device_name = profile.name;
     cpu.num_threads = options.num_threads;
     cpu.timing = options.timing;
-    ASSIGN_OR_RETURN(std::unique_ptr<CpuCostModel> model, CpuCostModel::Create(cpu, std::move(cache)));
+    ASSIGN_OR_RETURN(std::unique_ptr<CpuCostModel> model,
+                     CpuCostModel::Create(cpu, std::move(cache)));
     return std::unique_ptr<CostModel>(std::move(model));
   }
   CudaCostOptions cuda;
   cuda.device_name = profile.name;
   cuda.timing = options.timing;
-  ASSIGN_OR_RETURN(std::unique_ptr<MeasuredCostModel> model, MakeCudaCostModel(cuda, std::move(cache)));
+  ASSIGN_OR_RETURN(std::unique_ptr<MeasuredCostModel> model,
+                   MakeCudaCostModel(cuda, std::move(cache)));
   return std::unique_ptr<CostModel>(std::move(model));
 }
 

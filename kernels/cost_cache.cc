@@ -17,9 +17,13 @@ class Stmt {
   ~Stmt() { sqlite3_finalize(stmt_); }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
-  int Prepare(sqlite3* db, const char* sql) { return sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  int Prepare(sqlite3* db, const char* sql) {
+    return sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
   sqlite3_stmt* get() const { return stmt_; }
-  int BindText(int i, const std::string& s) { return sqlite3_bind_text(stmt_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT); }
+  int BindText(int i, const std::string& s) {
+    return sqlite3_bind_text(stmt_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+  }
 
  private:
   sqlite3_stmt* stmt_ = nullptr;
@@ -27,7 +31,8 @@ class Stmt {
 
 std::string ColumnText(sqlite3_stmt* s, int col) {
   const unsigned char* p = sqlite3_column_text(s, col);
-  return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(s, col)) : std::string();
+  return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(s, col))
+           : std::string();
 }
 
 }  // namespace
@@ -36,11 +41,12 @@ Status CostCache::Error(int rc, const std::string& what) const {
   const std::string detail = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
   const int primary = rc & 0xff;
   if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT) {
-    return DataLoss("cost cache '" + path_ + "' is damaged or not a cost cache (" + what + ": " + detail +
-                    "); delete the file to start a new cache");
+    return DataLoss("cost cache '" + path_ + "' is damaged or not a cost cache (" + what + ": " +
+                    detail + "); delete the file to start a new cache");
   }
   if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
-    return Internal("cost cache '" + path_ + "' stayed locked by another process (" + what + ": " + detail + ")");
+    return Internal("cost cache '" + path_ + "' stayed locked by another process (" + what + ": " +
+                    detail + ")");
   }
   return Internal("cost cache '" + path_ + "': " + what + ": " + detail);
 }
@@ -50,10 +56,11 @@ Status CostCache::Exec(const char* sql, const std::string& what) {
   return rc == SQLITE_OK ? Status::Ok() : Error(rc, what);
 }
 
-StatusOr<std::shared_ptr<CostCache>> CostCache::Open(const std::string& path, const CostCacheOptions& options) {
+StatusOr<std::shared_ptr<CostCache>> CostCache::Open(const std::string& path,
+                                                     const CostCacheOptions& options) {
   sqlite3* db = nullptr;
-  const int open_rc =
-      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int open_rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (open_rc != SQLITE_OK) {
     const std::string detail = db ? sqlite3_errmsg(db) : sqlite3_errstr(open_rc);
     sqlite3_close(db);
@@ -95,11 +102,14 @@ StatusOr<std::shared_ptr<CostCache>> CostCache::Open(const std::string& path, co
   StatusOr<bool> created_meanwhile = cache->CheckSchema();
   if (!created_meanwhile.ok()) return fail(created_meanwhile.status());
   if (!*created_meanwhile) {
-    const std::string create =
-        std::string("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-                    "INSERT INTO meta VALUES('format', '") + kFormat + "'), ('version', '" + kVersion + "');"
-        "CREATE TABLE op_costs(device TEXT NOT NULL, signature TEXT NOT NULL, cost_ms REAL NOT NULL,"
-        " PRIMARY KEY(device, signature)) WITHOUT ROWID;";
+    const std::string create = std::string(
+                                   "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                                   "INSERT INTO meta VALUES('format', '") +
+                               kFormat + "'), ('version', '" + kVersion +
+                               "');"
+                               "CREATE TABLE op_costs(device TEXT NOT NULL, signature TEXT NOT "
+                               "NULL, cost_ms REAL NOT NULL,"
+                               " PRIMARY KEY(device, signature)) WITHOUT ROWID;";
     Status s = cache->Exec(create.c_str(), "creating the schema");
     if (!s.ok()) return fail(s);
   }
@@ -121,8 +131,11 @@ StatusOr<bool> CostCache::CheckSchema() {
   Stmt meta;
   int rc = meta.Prepare(db_, "SELECT key, value FROM meta WHERE key IN ('format', 'version')");
   if (rc != SQLITE_OK) {
-    if ((rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT) return Error(rc, "reading the schema");
-    return DataLoss("'" + path_ + "' is an SQLite database but not a rewire cost cache; use another path or delete the file");
+    if ((rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT)
+      return Error(rc, "reading the schema");
+    return DataLoss(
+        "'" + path_ +
+        "' is an SQLite database but not a rewire cost cache; use another path or delete the file");
   }
   std::string format, version;
   while ((rc = sqlite3_step(meta.get())) == SQLITE_ROW) {
@@ -130,18 +143,22 @@ StatusOr<bool> CostCache::CheckSchema() {
   }
   if (rc != SQLITE_DONE) return Error(rc, "reading the schema");
   if (format != kFormat) {
-    return DataLoss("'" + path_ + "' is an SQLite database but not a rewire cost cache; use another path or delete the file");
+    return DataLoss(
+        "'" + path_ +
+        "' is an SQLite database but not a rewire cost cache; use another path or delete the file");
   }
   if (version != kVersion) {
-    return DataLoss("cost cache '" + path_ + "' has format version '" + version + "', this build reads version " +
-                    kVersion + "; delete the file to start a new cache");
+    return DataLoss("cost cache '" + path_ + "' has format version '" + version +
+                    "', this build reads version " + kVersion +
+                    "; delete the file to start a new cache");
   }
   return true;
 }
 
 CostCache::~CostCache() { sqlite3_close_v2(db_); }
 
-StatusOr<std::optional<double>> CostCache::Get(const std::string& device, const std::string& signature) {
+StatusOr<std::optional<double>> CostCache::Get(const std::string& device,
+                                               const std::string& signature) {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s;
   int rc = s.Prepare(db_, "SELECT cost_ms FROM op_costs WHERE device = ?1 AND signature = ?2");
@@ -154,7 +171,8 @@ StatusOr<std::optional<double>> CostCache::Get(const std::string& device, const 
   return std::optional<double>(sqlite3_column_double(s.get(), 0));
 }
 
-StatusOr<double> CostCache::Put(const std::string& device, const std::string& signature, double cost_ms) {
+StatusOr<double> CostCache::Put(const std::string& device, const std::string& signature,
+                                double cost_ms) {
   if (!(cost_ms >= 0.0) || std::isinf(cost_ms)) {
     return InvalidArgument("cost cache: refusing to store cost " + std::to_string(cost_ms) + " ms");
   }
@@ -168,7 +186,8 @@ Status CostCache::PutMany(const std::vector<CostCacheEntry>& entries,
                           const std::function<void(size_t rows_written)>& after_row) {
   for (const CostCacheEntry& e : entries) {
     if (!(e.cost_ms >= 0.0) || std::isinf(e.cost_ms)) {
-      return InvalidArgument("cost cache: refusing to store cost " + std::to_string(e.cost_ms) + " ms for " + e.signature);
+      return InvalidArgument("cost cache: refusing to store cost " + std::to_string(e.cost_ms) +
+                             " ms for " + e.signature);
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -178,7 +197,8 @@ Status CostCache::PutMany(const std::vector<CostCacheEntry>& entries,
     return s;
   };
   Stmt insert;
-  int rc = insert.Prepare(db_, "INSERT OR IGNORE INTO op_costs(device, signature, cost_ms) VALUES (?1, ?2, ?3)");
+  int rc = insert.Prepare(
+      db_, "INSERT OR IGNORE INTO op_costs(device, signature, cost_ms) VALUES (?1, ?2, ?3)");
   if (rc != SQLITE_OK) return fail(Error(rc, "storing a cost"));
   size_t written = 0;
   for (const CostCacheEntry& e : entries) {
@@ -209,14 +229,19 @@ StatusOr<int64_t> CostCache::Count(const std::string& device) {
 StatusOr<std::vector<CostCacheEntry>> CostCache::Entries(const std::string& device) {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s;
-  int rc = device.empty()
-               ? s.Prepare(db_, "SELECT device, signature, cost_ms FROM op_costs ORDER BY device, signature")
-               : s.Prepare(db_, "SELECT device, signature, cost_ms FROM op_costs WHERE device = ?1 ORDER BY signature");
+  int rc =
+      device.empty()
+          ? s.Prepare(db_,
+                      "SELECT device, signature, cost_ms FROM op_costs ORDER BY device, signature")
+          : s.Prepare(db_,
+                      "SELECT device, signature, cost_ms FROM op_costs WHERE device = ?1 ORDER BY "
+                      "signature");
   if (rc == SQLITE_OK && !device.empty()) rc = s.BindText(1, device);
   if (rc != SQLITE_OK) return Error(rc, "listing costs");
   std::vector<CostCacheEntry> out;
   while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
-    out.push_back(CostCacheEntry{ColumnText(s.get(), 0), ColumnText(s.get(), 1), sqlite3_column_double(s.get(), 2)});
+    out.push_back(CostCacheEntry{ColumnText(s.get(), 0), ColumnText(s.get(), 1),
+                                 sqlite3_column_double(s.get(), 2)});
   }
   if (rc != SQLITE_DONE) return Error(rc, "listing costs");
   return out;

@@ -40,7 +40,8 @@ class CostCache {
   /// file is not a SQLite database, is damaged, or is a database of something else (the message
   /// names the file and says to delete it); Internal for other SQLite failures (e.g. a directory
   /// that cannot be written).
-  static StatusOr<std::shared_ptr<CostCache>> Open(const std::string& path, const CostCacheOptions& options = {});
+  static StatusOr<std::shared_ptr<CostCache>> Open(const std::string& path,
+                                                   const CostCacheOptions& options = {});
 
   ~CostCache();
   CostCache(const CostCache&) = delete;

@@ -89,7 +89,8 @@ std::string OpSignature(const Graph& graph, const Node& node) {
     const ValueRef in = node.inputs[i];
     key += graph.type(in).ToString();
     const Node& producer = graph.node(in.node);
-    if (producer.op == OpType::kConstant && producer.data) key += "#" + Hex(TensorHash(*producer.data));
+    if (producer.op == OpType::kConstant && producer.data)
+      key += "#" + Hex(TensorHash(*producer.data));
   }
   key += "|out=";
   for (size_t i = 0; i < node.outputs.size(); ++i) {
@@ -102,14 +103,16 @@ std::string OpSignature(const Graph& graph, const Node& node) {
 // ---------------------------------------------------------------------------- CostModel
 
 StatusOr<double> CostModel::NodeCostMs(const Graph& graph, NodeId id) {
-  if (!graph.Contains(id)) return InvalidArgument("no node " + std::to_string(id) + " in the graph");
+  if (!graph.Contains(id))
+    return InvalidArgument("no node " + std::to_string(id) + " in the graph");
   const Node& node = graph.node(id);
   if (node.IsLeaf() || IsViewOp(node.op)) return 0.0;
   return NodeCostMs(graph, id, rules::IsWeightOnly(graph, ValueRef{id, 0}));
 }
 
 StatusOr<double> CostModel::NodeCostMs(const Graph& graph, NodeId id, bool weight_only) {
-  if (!graph.Contains(id)) return InvalidArgument("no node " + std::to_string(id) + " in the graph");
+  if (!graph.Contains(id))
+    return InvalidArgument("no node " + std::to_string(id) + " in the graph");
   const Node& node = graph.node(id);
   if (node.IsLeaf() || IsViewOp(node.op) || weight_only) return 0.0;
   StatusOr<double> cost = OpCostMs(graph, node);
@@ -117,7 +120,8 @@ StatusOr<double> CostModel::NodeCostMs(const Graph& graph, NodeId id, bool weigh
     return cost.status().WithContext("cost of node '" + node.name + "' (" + node.TypeName() + ")");
   }
   if (!(*cost >= 0.0)) {  // also rejects NaN
-    return Internal(Name() + " gave cost " + std::to_string(*cost) + " ms for node '" + node.name + "'");
+    return Internal(Name() + " gave cost " + std::to_string(*cost) + " ms for node '" + node.name +
+                    "'");
   }
   return cost;
 }
@@ -145,14 +149,17 @@ StatusOr<CostTable> CostTable::Build(CostModel& model, const Graph& graph) {
   return table;
 }
 
-StatusOr<CostTable::Change> CostTable::ComputeChange(const Graph& after, const GraphDiff& diff) const {
+StatusOr<CostTable::Change> CostTable::ComputeChange(const Graph& after,
+                                                     const GraphDiff& diff) const {
   Change change;
   for (NodeId id : diff.removed) {
     if (!Holds(id)) {
-      return InvalidArgument("diff removes node " + std::to_string(id) + ", which the cost table does not hold");
+      return InvalidArgument("diff removes node " + std::to_string(id) +
+                             ", which the cost table does not hold");
     }
     if (after.Contains(id)) {
-      return InvalidArgument("diff removes node " + std::to_string(id) + ", which the graph still has");
+      return InvalidArgument("diff removes node " + std::to_string(id) +
+                             ", which the graph still has");
     }
     change.delta -= cost_[id];
   }
@@ -160,8 +167,11 @@ StatusOr<CostTable::Change> CostTable::ComputeChange(const Graph& after, const G
   // Weight-only flags as they are in `after`: updated entries first, then the table.
   std::unordered_map<NodeId, size_t> updated;  // id -> index into change.updates
   for (NodeId id : diff.added) {
-    if (Holds(id)) return InvalidArgument("diff adds node " + std::to_string(id) + ", which the cost table already holds");
-    if (!after.Contains(id)) return InvalidArgument("diff adds node " + std::to_string(id) + ", which the graph lacks");
+    if (Holds(id))
+      return InvalidArgument("diff adds node " + std::to_string(id) +
+                             ", which the cost table already holds");
+    if (!after.Contains(id))
+      return InvalidArgument("diff adds node " + std::to_string(id) + ", which the graph lacks");
     updated.emplace(id, SIZE_MAX);  // pending
   }
   Status error;
@@ -202,7 +212,9 @@ StatusOr<CostTable::Change> CostTable::ComputeChange(const Graph& after, const G
     const NodeId id = work.back();
     work.pop_back();
     if (updated.count(id)) continue;
-    if (!Holds(id)) return InvalidArgument("node " + std::to_string(id) + " is neither in the cost table nor in the diff");
+    if (!Holds(id))
+      return InvalidArgument("node " + std::to_string(id) +
+                             " is neither in the cost table nor in the diff");
     const bool wo = WeightOnlyFromInputs(after.node(id), [&](NodeId p) {
       auto it = updated.find(p);
       return it == updated.end() ? weight_only(p) : change.updates[it->second].weight_only;

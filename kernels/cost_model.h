@@ -53,7 +53,8 @@ std::string OpSignature(const Graph& graph, const Node& node);
 // ---------------------------------------------------------------------------- CostModel
 
 /// Estimates or measures what running one operator costs, in milliseconds.
-/// Not thread-safe: measured backends memoise; use one model per thread.
+/// Measured backends memoise, so a model (and a CostTable using it) is not thread-safe: use one
+/// per thread. AnalyticCostModel holds no mutable state and may be shared.
 class CostModel {
  public:
   virtual ~CostModel() = default;

@@ -1,7 +1,8 @@
 #pragma once
 // The cpu cost model: times each operator with the reference executor's LibTorch CPU kernels
 // (exec::RunNode), on random inputs of the node's input types, with warm-ups, repeats and the
-// median (measured_cost.h). Memoised by op signature, optionally in the persistent cost cache.
+// median (measured_cost.h). A kernel that returns a view (Transpose, Slice) is charged for making
+// its result dense. Memoised by op signature, optionally in the persistent cost cache.
 //
 // Also here: end-to-end latency of a whole graph on the reference executor, and the
 // measurements behind this machine's device profile (configs/devices/cpu_dev.toml).
@@ -60,6 +61,7 @@ struct CpuMeasurement {
   int threads = 0;
   double peak_flops = 0;          // best FP32 at::mm rate on 1536x1536 matrices
   double memory_bandwidth = 0;    // best copy rate of a 128 MiB float tensor (read + write bytes)
+  double cache_bandwidth = 0;     // the same for an 8 MiB tensor (fits the last-level cache)
   double launch_overhead_ms = 0;  // median cost of exec::RunNode on a one-element Add
 };
 

@@ -12,12 +12,17 @@ namespace rewire {
 namespace {
 
 std::string Where(const std::string& source, const toml::source_region& region) {
-  return source + ":" + std::to_string(region.begin.line) + ":" + std::to_string(region.begin.column);
+  return source + ":" + std::to_string(region.begin.line) + ":" +
+         std::to_string(region.begin.column);
 }
 
 const std::vector<std::string>& KnownKeys() {
-  static const std::vector<std::string> keys = {"name", "description", "kind", "peak_fp32_tflops",
-                                                "memory_bandwidth_gbs", "launch_overhead_us"};
+  static const std::vector<std::string> keys = {"name",
+                                                "description",
+                                                "kind",
+                                                "peak_fp32_tflops",
+                                                "memory_bandwidth_gbs",
+                                                "launch_overhead_us"};
   return keys;
 }
 
@@ -29,7 +34,8 @@ std::string KnownKeyList() {
 
 }  // namespace
 
-StatusOr<DeviceProfile> ParseDeviceProfile(const std::string& toml_text, const std::string& source) {
+StatusOr<DeviceProfile> ParseDeviceProfile(const std::string& toml_text,
+                                           const std::string& source) {
   toml::table table;
   try {
     table = toml::parse(toml_text, source);
@@ -69,7 +75,8 @@ StatusOr<DeviceProfile> ParseDeviceProfile(const std::string& toml_text, const s
     const double v = node->value<double>().value_or(-1.0);
     if (!(allow_zero ? v >= 0.0 : v > 0.0) || v > 1e30) {
       return InvalidArgument(Where(source, node->source()) + ": '" + key + "' must be " +
-                             (allow_zero ? "non-negative" : "positive") + ", got " + std::to_string(v));
+                             (allow_zero ? "non-negative" : "positive") + ", got " +
+                             std::to_string(v));
     }
     *out = v;
     return Status::Ok();
@@ -80,8 +87,8 @@ StatusOr<DeviceProfile> ParseDeviceProfile(const std::string& toml_text, const s
   RETURN_IF_ERROR(get_string("description", false, &p.description));
   RETURN_IF_ERROR(get_string("kind", false, &p.kind));
   if (p.kind != "gpu" && p.kind != "cpu") {
-    return InvalidArgument(Where(source, table.get("kind")->source()) + ": 'kind' must be \"gpu\" or \"cpu\", got \"" +
-                           p.kind + "\"");
+    return InvalidArgument(Where(source, table.get("kind")->source()) +
+                           ": 'kind' must be \"gpu\" or \"cpu\", got \"" + p.kind + "\"");
   }
   double tflops = 0, gbs = 0, us = 0;
   RETURN_IF_ERROR(get_number("peak_fp32_tflops", false, &tflops));
@@ -102,9 +109,11 @@ StatusOr<DeviceProfile> LoadDeviceProfile(const std::string& path) {
   return ParseDeviceProfile(text.str(), path);
 }
 
-StatusOr<DeviceProfile> FindDeviceProfile(const std::string& name_or_path, const std::string& devices_dir) {
-  const bool is_path = name_or_path.find('/') != std::string::npos ||
-                       (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".toml");
+StatusOr<DeviceProfile> FindDeviceProfile(const std::string& name_or_path,
+                                          const std::string& devices_dir) {
+  const bool is_path =
+      name_or_path.find('/') != std::string::npos ||
+      (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".toml");
   if (is_path) return LoadDeviceProfile(name_or_path);
   const std::filesystem::path file = std::filesystem::path(devices_dir) / (name_or_path + ".toml");
   std::error_code ec;
@@ -116,8 +125,8 @@ StatusOr<DeviceProfile> FindDeviceProfile(const std::string& name_or_path, const
     std::sort(known.begin(), known.end());
     std::string list;
     for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-    return NotFound("unknown device profile '" + name_or_path + "' (known in " + devices_dir + ": " +
-                    (list.empty() ? "none" : list) + ")");
+    return NotFound("unknown device profile '" + name_or_path + "' (known in " + devices_dir +
+                    ": " + (list.empty() ? "none" : list) + ")");
   }
   return LoadDeviceProfile(file.string());
 }

@@ -36,6 +36,7 @@ StatusOr<DeviceProfile> LoadDeviceProfile(const std::string& path);
 
 /// A profile by name ("h100": `devices_dir`/h100.toml) or by path (anything with a '/' or ending
 /// in ".toml"). NotFound for an unknown name lists the profiles present in `devices_dir`.
-StatusOr<DeviceProfile> FindDeviceProfile(const std::string& name_or_path, const std::string& devices_dir);
+StatusOr<DeviceProfile> FindDeviceProfile(const std::string& name_or_path,
+                                          const std::string& devices_dir);
 
 }  // namespace rewire

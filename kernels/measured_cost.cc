@@ -5,11 +5,14 @@
 namespace rewire {
 
 Status ValidateTimingOptions(const TimingOptions& t) {
-  if (t.warmups < 0) return InvalidArgument("timing: warmups must be >= 0, got " + std::to_string(t.warmups));
-  if (t.repeats < 1) return InvalidArgument("timing: repeats must be >= 1, got " + std::to_string(t.repeats));
+  if (t.warmups < 0)
+    return InvalidArgument("timing: warmups must be >= 0, got " + std::to_string(t.warmups));
+  if (t.repeats < 1)
+    return InvalidArgument("timing: repeats must be >= 1, got " + std::to_string(t.repeats));
   if (!(t.min_sample_ms >= 0)) return InvalidArgument("timing: min_sample_ms must be >= 0");
   if (t.max_calls_per_sample < 1) {
-    return InvalidArgument("timing: max_calls_per_sample must be >= 1, got " + std::to_string(t.max_calls_per_sample));
+    return InvalidArgument("timing: max_calls_per_sample must be >= 1, got " +
+                           std::to_string(t.max_calls_per_sample));
   }
   return Status::Ok();
 }

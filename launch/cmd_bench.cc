@@ -71,8 +71,8 @@ void Report(const char* label, const Graph& g, const std::vector<rules::Rule>& r
               raw_s > 0 ? set.matches / raw_s : 0.0);
   std::printf("  enumerate + dedup by hash:   %9.2f ms  %10.0f candidates/s\n", enum_s * 1e3,
               enum_s > 0 ? set.candidates.size() / enum_s : 0.0);
-  std::printf("  apply one rewrite (median):  %9.2f us  over %zu rewrites, mean diff %.1f nodes\n",
-              Median(t_apply) * 1e6, t_apply.size(), mean_diff);
+  std::printf("  apply one rewrite (median):  %9.2f us  over %zu rewrites, mean diff %.1f nodes (%.2f us per diff node)\n",
+              Median(t_apply) * 1e6, t_apply.size(), mean_diff, mean_diff > 0 ? Median(t_apply) * 1e6 / mean_diff : 0.0);
   std::printf("  rejected matches: %zu escaping, %zu cyclic, %zu constraints, %zu target invalid, %zu self-input\n",
               set.rejects.escaping, set.rejects.cycle, set.rejects.constraint, set.rejects.target_invalid,
               set.rejects.self_input);

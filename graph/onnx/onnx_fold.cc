@@ -704,6 +704,40 @@ StatusOr<std::vector<Literal>> FoldSplit(const NodeProto& node, const Literal& x
   return out;
 }
 
+StatusOr<Literal> FoldScatterND(const NodeProto& node, const Literal& data, const Literal& indices,
+                                const Literal& updates) {
+  ASSIGN_OR_RETURN(std::string reduction, AttrString(node, "reduction", "none"));
+  if (reduction != "none") return NotFoldable(node, "reduction " + reduction);
+  if (indices.IsReal() || indices.shape.empty()) return Bad(node, "indices must be integers of rank >= 1");
+  if (data.dtype != updates.dtype) return Bad(node, "data and updates types differ");
+  const size_t k = static_cast<size_t>(indices.shape.back());
+  if (k > data.shape.size()) return Bad(node, "index tuples are longer than the data rank");
+  Shape want(indices.shape.begin(), indices.shape.end() - 1);
+  want.insert(want.end(), data.shape.begin() + k, data.shape.end());
+  if (updates.shape != want) {
+    return Bad(node, "updates " + Str(updates.shape) + " should be " + Str(want));
+  }
+  const std::vector<int64_t> strides = Strides(data.shape);
+  const int64_t slice = NumElements(Shape(data.shape.begin() + k, data.shape.end()));
+  const int64_t tuples = k == 0 ? indices.numel() : indices.numel() / static_cast<int64_t>(k);
+  Literal out = data;
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t offset = 0;
+    for (size_t j = 0; j < k; ++j) {
+      int64_t i = indices.ints[t * k + j];
+      const int64_t dim = data.shape[j];
+      if (i < -dim || i >= dim) return Bad(node, "index " + std::to_string(i) + " out of range");
+      if (i < 0) i += dim;
+      offset += i * strides[j];
+    }
+    for (int64_t e = 0; e < slice; ++e) {
+      if (out.IsReal()) out.reals[offset + e] = updates.reals[t * slice + e];
+      else out.ints[offset + e] = updates.ints[t * slice + e];
+    }
+  }
+  return out;
+}
+
 const Literal& Need(const std::vector<const Literal*>& in, size_t i) { return *in[i]; }
 
 }  // namespace
@@ -715,7 +749,7 @@ bool IsFoldable(const std::string& op) {
       "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Where", "Shape", "Size", "Gather",
       "Unsqueeze", "Squeeze", "Concat", "Slice", "Reshape", "Expand", "Tile", "Transpose",
       "Flatten", "Range", "ConstantOfShape", "ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin",
-      "Split", "CastLike"};
+      "Split", "CastLike", "ScatterND"};
   for (const char* o : kOps) {
     if (op == o) return true;
   }
@@ -728,7 +762,7 @@ StatusOr<std::vector<Literal>> FoldNode(const NodeProto& node,
   if (!node.domain().empty() && node.domain() != "ai.onnx") return NotFoldable(node, "custom domain");
   // Minimum number of present inputs per op; optional trailing inputs may be null.
   static const std::map<std::string, int> kMinInputs = {
-      {"Where", 3}, {"Gather", 2}, {"Expand", 2}, {"Tile", 2}, {"Range", 3}, {"CastLike", 2}};
+      {"Where", 3}, {"ScatterND", 3}, {"Gather", 2}, {"Expand", 2}, {"Tile", 2}, {"Range", 3}, {"CastLike", 2}};
   static const std::set<std::string> kBinary = {
       "Add", "Sub", "Mul", "Div", "Mod", "Pow", "Equal", "Less", "Greater", "LessOrEqual",
       "GreaterOrEqual", "And", "Or", "Xor"};
@@ -771,6 +805,7 @@ StatusOr<std::vector<Literal>> FoldNode(const NodeProto& node,
   }
   if (binary) return one(FoldBinary(node, x, Need(in, 1)));
   if (op == "Where") return one(FoldWhere(node, x, Need(in, 1), Need(in, 2)));
+  if (op == "ScatterND") return one(FoldScatterND(node, x, Need(in, 1), Need(in, 2)));
   if (op == "Shape") {
     const int64_t rank = static_cast<int64_t>(x.shape.size());
     ASSIGN_OR_RETURN(int64_t start, AttrInt(node, "start", 0));

@@ -480,6 +480,17 @@ StatusOr<std::vector<TensorType>> Importer::OpaqueOutputTypes(
     auto* shape = tt->mutable_shape();
     for (int64_t d : t.shape) shape->add_dim()->set_dim_value(d);
   }
+  std::vector<Shape> shapes;
+  for (const std::string& in : inputs) {
+    if (in.empty()) {
+      shapes.push_back(Shape{0});
+      continue;
+    }
+    ASSIGN_OR_RETURN(Shape s, ShapeOf(in));
+    shapes.push_back(std::move(s));
+  }
+  RETURN_IF_ERROR(AtNode(node, CheckBeforeOnnxInference(node, shapes)));
+  const auto own = OwnOutputShapes(node, shapes);
   std::string why;
   try {
     onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/1,
@@ -495,6 +506,14 @@ StatusOr<std::vector<TensorType>> Importer::OpaqueOutputTypes(
     const onnx::TypeProto* t = nullptr;
     if (auto it = inferred.find(out); it != inferred.end()) t = it->second;
     auto type = t ? StaticType(*t, "output '" + out + "'") : Status(InvalidArgument("no type"));
+    if (!type.ok() && own && types.size() < own->size()) {
+      DType dt = DType::kFloat32;
+      if (t && t->has_tensor_type() && DTypeFromOnnx(t->tensor_type().elem_type()).ok()) {
+        dt = *DTypeFromOnnx(t->tensor_type().elem_type());
+      }
+      const Shape& s = (*own)[types.size()];
+      if (CheckedNumElements(s)) type = TensorType{dt, s};
+    }
     if (!type.ok()) {
       // Fall back on the types the file itself records.
       if (auto it = value_info_.find(out); it != value_info_.end()) {

@@ -90,4 +90,14 @@ bool IsFoldable(const std::string& op_type);
 StatusOr<std::vector<Literal>> FoldNode(const onnx::NodeProto& node,
                                         const std::vector<const Literal*>& inputs, int opset);
 
+// ---------------------------------------------------------------------------- opaque ops
+
+/// Rejects inputs that ONNX's own shape inference would crash on (it trusts ranks and attribute
+/// lengths of Conv- and Pool-like ops). `inputs` holds the shapes of the node's inputs.
+Status CheckBeforeOnnxInference(const onnx::NodeProto& node, const std::vector<Shape>& inputs);
+/// Output shapes of ops whose ONNX inference does not reach static dims (Einsum); nullopt when
+/// rewire has no rule for the op or cannot work them out.
+std::optional<std::vector<Shape>> OwnOutputShapes(const onnx::NodeProto& node,
+                                                  const std::vector<Shape>& inputs);
+
 }  // namespace rewire::onnx_io

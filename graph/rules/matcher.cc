@@ -205,6 +205,7 @@ class Searcher {
       : g_(g), r_(r), rule_index_(rule_index), index_(index), stats_(stats), names_(r), b_(g, r, names_, &index) {}
 
   std::vector<Match> Run() {
+    PlanOrder();
     Search(0);
     return std::move(out_);
   }
@@ -214,44 +215,127 @@ class Searcher {
     if (stats_) ++(stats_->*field);
   }
 
-  void Search(size_t k) {
-    if (k == r_.source.size()) {
+  /// How to find the node of one statement once earlier ones (in search order) are bound.
+  struct Step {
+    int stmt = 0;
+    int consumer = -1;          // a placed statement reading one of this statement's outputs
+    int consumer_operand = -1;  // ... as its input number
+    int output = 0;             // ... which output of this statement it reads
+  };
+
+  bool ReadsBoundValue(const Statement& s, const std::vector<bool>& placed) const {
+    for (const std::string& in : s.inputs) {
+      const NameTable::Ref* ref = names_.Find(in);
+      if (ref->kind == NameTable::Kind::kSource && placed[ref->index]) return true;
+      if (ref->kind == NameTable::Kind::kFree) {
+        for (size_t i = 0; i < r_.source.size(); ++i) {
+          if (!placed[i]) continue;
+          const auto& ins = r_.source[i].inputs;
+          if (std::find(ins.begin(), ins.end(), in) != ins.end()) return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /// Search order: each next statement is reached from bound ones - through the producer of a
+  /// bound node's input (one candidate) or the users of a bound value - so that matching costs
+  /// grow with the number of matches, not with the product of op counts.
+  void PlanOrder() {
+    const size_t n = r_.source.size();
+    std::vector<bool> placed(n, false);
+    for (size_t pos = 0; pos < n; ++pos) {
+      Step best;
+      int best_rank = 3;
+      for (size_t k = 0; k < n; ++k) {
+        if (placed[k]) continue;
+        Step step;
+        step.stmt = static_cast<int>(k);
+        int rank = 2;
+        for (size_t j = 0; j < n && rank > 0; ++j) {
+          if (!placed[j]) continue;
+          const auto& ins = r_.source[j].inputs;
+          for (size_t p = 0; p < ins.size() && rank > 0; ++p) {
+            const NameTable::Ref* ref = names_.Find(ins[p]);
+            if (ref->kind == NameTable::Kind::kSource && ref->index == static_cast<int>(k)) {
+              rank = 0;
+              step.consumer = static_cast<int>(j);
+              step.consumer_operand = static_cast<int>(p);
+              step.output = ref->output;
+            }
+          }
+        }
+        if (rank == 2 && ReadsBoundValue(r_.source[k], placed)) rank = 1;
+        if (rank < best_rank) {
+          best_rank = rank;
+          best = step;
+        }
+      }
+      placed[best.stmt] = true;
+      order_.push_back(best);
+    }
+  }
+
+  void Search(size_t pos) {
+    if (pos == order_.size()) {
       Finish();
       return;
     }
+    const Step& step = order_[pos];
+    const size_t k = static_cast<size_t>(step.stmt);
     const Statement& s = r_.source[k];
-    // Candidates: users of the first input that is already bound, else every node of the op.
     std::vector<NodeId> candidates;
-    bool anchored = false;
-    for (size_t j = 0; j < s.inputs.size() && !anchored; ++j) {
-      const NameTable::Ref* ref = names_.Find(s.inputs[j]);
-      ValueRef v;
-      if (ref->kind == NameTable::Kind::kSource) v = b_.SourceValue(ref->index, ref->output);
-      else if (ref->kind == NameTable::Kind::kFree) v = b_.free_values[ref->index];
-      if (!v.valid()) continue;
-      anchored = true;
-      for (const Use& u : g_.node(v.node).users[v.index]) {
-        if (u.operand == j) candidates.push_back(u.node);
+    const std::vector<NodeId>* pool = &candidates;
+    if (step.consumer >= 0) {
+      const ValueRef v = g_.node(b_.nodes[step.consumer]).inputs[step.consumer_operand];
+      if (v.index == static_cast<uint32_t>(step.output)) candidates.push_back(v.node);
+    } else {
+      bool anchored = false;
+      for (size_t j = 0; j < s.inputs.size() && !anchored; ++j) {
+        const NameTable::Ref* ref = names_.Find(s.inputs[j]);
+        ValueRef v;
+        if (ref->kind == NameTable::Kind::kSource && b_.nodes[ref->index] != kNoNode) {
+          v = b_.SourceValue(ref->index, ref->output);
+        } else if (ref->kind == NameTable::Kind::kFree) {
+          v = b_.free_values[ref->index];
+        }
+        if (!v.valid()) continue;
+        anchored = true;
+        for (const Use& u : g_.node(v.node).users[v.index]) {
+          if (u.operand == j) candidates.push_back(u.node);
+        }
+        std::sort(candidates.begin(), candidates.end());
+        candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
       }
-      std::sort(candidates.begin(), candidates.end());
-      candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+      if (!anchored) pool = &index_.NodesOf(s.op);
     }
-    const std::vector<NodeId>& pool = anchored ? candidates : index_.NodesOf(s.op);
-    for (NodeId id : pool) {
+    for (NodeId id : *pool) {
       const Node& n = g_.node(id);
       if (n.op != s.op || n.inputs.size() != s.inputs.size() || n.outputs.size() != s.outputs.size()) continue;
-      if (std::find(b_.nodes.begin(), b_.nodes.begin() + k, id) != b_.nodes.begin() + k) continue;
+      if (std::find(b_.nodes.begin(), b_.nodes.end(), id) != b_.nodes.end()) continue;
       std::vector<int> bound_here;
       bool ok = true;
       for (size_t j = 0; j < s.inputs.size() && ok; ++j) {
         const NameTable::Ref* ref = names_.Find(s.inputs[j]);
         if (ref->kind == NameTable::Kind::kSource) {
-          ok = b_.SourceValue(ref->index, ref->output) == n.inputs[j];
+          // A producer not bound yet is checked when it is (through its consumers, below).
+          if (b_.nodes[ref->index] != kNoNode) ok = b_.SourceValue(ref->index, ref->output) == n.inputs[j];
         } else if (b_.free_values[ref->index].valid()) {
           ok = b_.free_values[ref->index] == n.inputs[j];
         } else {
           b_.free_values[ref->index] = n.inputs[j];
           bound_here.push_back(ref->index);
+        }
+      }
+      // Bound consumers of this statement's outputs must read exactly this node.
+      for (size_t c = 0; c < r_.source.size() && ok; ++c) {
+        if (b_.nodes[c] == kNoNode) continue;
+        const auto& ins = r_.source[c].inputs;
+        for (size_t p = 0; p < ins.size() && ok; ++p) {
+          const NameTable::Ref* ref = names_.Find(ins[p]);
+          if (ref->kind == NameTable::Kind::kSource && ref->index == static_cast<int>(k)) {
+            ok = g_.node(b_.nodes[c]).inputs[p] == ValueRef{id, static_cast<uint32_t>(ref->output)};
+          }
         }
       }
       // Literal attribute constraints prune early; the others are checked on a full match.
@@ -263,7 +347,7 @@ class Searcher {
       }
       if (ok) {
         b_.nodes[k] = id;
-        Search(k + 1);
+        Search(pos + 1);
         b_.nodes[k] = kNoNode;
       }
       for (int f : bound_here) b_.free_values[f] = ValueRef{};
@@ -335,6 +419,7 @@ class Searcher {
   RejectStats* stats_;
   NameTable names_;
   Bound b_;
+  std::vector<Step> order_;
   std::vector<Match> out_;
 };
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/cuda/cuda_cost.h"
+#include "kernels/cuda/cuda_cost_kernels.cuh"
 #include "kernels/cuda/device_info.h"
 
 namespace rewire {
@@ -25,22 +26,22 @@ Status CudaError(cudaError_t e, const char* what) {
   return Internal(std::string(what) + ": " + cudaGetErrorString(e));
 }
 
-#define CUDA_RETURN(expr)                                       \
-  do {                                                          \
-    const cudaError_t rewire_e_ = (expr);                       \
+#define CUDA_RETURN(expr)                                             \
+  do {                                                                \
+    const cudaError_t rewire_e_ = (expr);                             \
     if (rewire_e_ != cudaSuccess) return CudaError(rewire_e_, #expr); \
   } while (0)
-#define CUDNN_RETURN(expr)                                                                   \
-  do {                                                                                       \
-    const cudnnStatus_t rewire_s_ = (expr);                                                  \
-    if (rewire_s_ != CUDNN_STATUS_SUCCESS)                                                   \
-      return Internal(std::string(#expr) + ": " + cudnnGetErrorString(rewire_s_));           \
+#define CUDNN_RETURN(expr)                                                         \
+  do {                                                                             \
+    const cudnnStatus_t rewire_s_ = (expr);                                        \
+    if (rewire_s_ != CUDNN_STATUS_SUCCESS)                                         \
+      return Internal(std::string(#expr) + ": " + cudnnGetErrorString(rewire_s_)); \
   } while (0)
-#define CUBLAS_RETURN(expr)                                                                  \
-  do {                                                                                       \
-    const cublasStatus_t rewire_s_ = (expr);                                                 \
-    if (rewire_s_ != CUBLAS_STATUS_SUCCESS)                                                  \
-      return Internal(std::string(#expr) + ": " + cublasGetStatusString(rewire_s_));         \
+#define CUBLAS_RETURN(expr)                                                          \
+  do {                                                                               \
+    const cublasStatus_t rewire_s_ = (expr);                                         \
+    if (rewire_s_ != CUBLAS_STATUS_SUCCESS)                                          \
+      return Internal(std::string(#expr) + ": " + cublasGetStatusString(rewire_s_)); \
   } while (0)
 
 // ---------------------------------------------------------------------------- RAII helpers
@@ -98,11 +99,14 @@ class CudnnDesc {
   T d_{};
   bool ok_ = false;
 };
-using TensorDesc = CudnnDesc<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
-using FilterDesc = CudnnDesc<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
-using ConvDesc =
-    CudnnDesc<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor, cudnnDestroyConvolutionDescriptor>;
-using PoolDesc = CudnnDesc<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor>;
+using TensorDesc =
+    CudnnDesc<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
+using FilterDesc =
+    CudnnDesc<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
+using ConvDesc = CudnnDesc<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
+                           cudnnDestroyConvolutionDescriptor>;
+using PoolDesc = CudnnDesc<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor,
+                           cudnnDestroyPoolingDescriptor>;
 
 // ---------------------------------------------------------------------------- shapes
 
@@ -111,7 +115,9 @@ int64_t Elements(const Shape& s) {
   for (int64_t d : s) n *= d < 0 ? 1 : d;
   return n;
 }
-size_t Bytes(const TensorType& t) { return static_cast<size_t>(Elements(t.shape)) * DTypeSize(t.dtype); }
+size_t Bytes(const TensorType& t) {
+  return static_cast<size_t>(Elements(t.shape)) * DTypeSize(t.dtype);
+}
 int64_t DimOr1(const Shape& s, int64_t i) {
   if (i < 0) i += static_cast<int64_t>(s.size());
   return i < 0 || i >= static_cast<int64_t>(s.size()) || s[i] < 0 ? 1 : s[i];
@@ -122,190 +128,20 @@ int64_t Product(const Shape& s, size_t begin, size_t end) {
   return n;
 }
 Status FitsInt(int64_t v, const char* what) {
-  if (v < 0 || v > INT_MAX) return Unimplemented(std::string(what) + " " + std::to_string(v) + " exceeds cuDNN's int range");
+  if (v < 0 || v > INT_MAX)
+    return Unimplemented(std::string(what) + " " + std::to_string(v) +
+                         " exceeds cuDNN's int range");
   return Status::Ok();
 }
 
-// ---------------------------------------------------------------------------- kernels
-
-constexpr int kThreads = 256;
-constexpr int kMaxRank = 8;
-
-unsigned Blocks(size_t n) {
-  return static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>((n + kThreads - 1) / kThreads, size_t{1} << 20)));
-}
-
-#define GRID_STRIDE(i, n) \
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < (n); i += size_t{blockDim.x} * gridDim.x)
-
-__global__ void FillKernel(float* p, size_t n) {
-  GRID_STRIDE(i, n) p[i] = 0.5f + 0.001f * static_cast<float>(i % 997);
-}
-
-enum class Unary : int { kCopy, kRelu, kSigmoid, kTanh, kExp, kSqrt, kErf, kGelu, kLeakyRelu, kClip, kScale };
-
-__device__ float ApplyUnary(Unary op, float x, float a, float b) {
-  switch (op) {
-    case Unary::kCopy: return x;
-    case Unary::kRelu: return fmaxf(x, 0.f);
-    case Unary::kSigmoid: return 1.f / (1.f + expf(-x));
-    case Unary::kTanh: return tanhf(x);
-    case Unary::kExp: return expf(x);
-    case Unary::kSqrt: return sqrtf(x);
-    case Unary::kErf: return erff(x);
-    case Unary::kGelu: return 0.5f * x * (1.f + erff(x * 0.70710678f));
-    case Unary::kLeakyRelu: return x >= 0.f ? x : a * x;
-    case Unary::kClip: return fminf(fmaxf(x, a), b);
-    case Unary::kScale: return a * x;
-  }
-  return x;
-}
-
-__global__ void UnaryKernel(Unary op, const float* x, float* y, size_t n, float a, float b) {
-  GRID_STRIDE(i, n) y[i] = ApplyUnary(op, x[i], a, b);
-}
-
-/// Output index -> offset in each of up to three broadcast operands (stride 0 on broadcast dims).
-struct Broadcast {
-  int rank = 0;
-  int64_t dims[kMaxRank];
-  int64_t strides[3][kMaxRank];
-};
-
-enum class Binary : int { kAdd, kSub, kMul, kDiv, kPow, kWhere };
-
-__global__ void BroadcastKernel(Binary op, const float* a, const float* b, const unsigned char* cond, float* y,
-                                size_t n, Broadcast bc) {
-  GRID_STRIDE(i, n) {
-    size_t rest = i, off0 = 0, off1 = 0, off2 = 0;
-    for (int d = bc.rank - 1; d >= 0; --d) {
-      const int64_t idx = static_cast<int64_t>(rest % bc.dims[d]);
-      rest /= bc.dims[d];
-      off0 += idx * bc.strides[0][d];
-      off1 += idx * bc.strides[1][d];
-      off2 += idx * bc.strides[2][d];
-    }
-    float r;
-    switch (op) {
-      case Binary::kAdd: r = a[off1] + b[off2]; break;
-      case Binary::kSub: r = a[off1] - b[off2]; break;
-      case Binary::kMul: r = a[off1] * b[off2]; break;
-      case Binary::kDiv: r = a[off1] / b[off2]; break;
-      case Binary::kPow: r = powf(a[off1], b[off2]); break;
-      default: r = cond[off0] ? a[off1] : b[off2]; break;
-    }
-    y[i] = r;
-  }
-}
-
-__global__ void BatchNormKernel(const float* x, const float* scale, const float* bias, const float* mean,
-                                const float* var, float* y, size_t n, int64_t channels, int64_t inner, float eps) {
-  GRID_STRIDE(i, n) {
-    const int64_t c = static_cast<int64_t>(i / inner) % channels;
-    y[i] = (x[i] - mean[c]) * scale[c] * rsqrtf(var[c] + eps) + bias[c];
-  }
-}
-
-__global__ void BiasActivationKernel(float* y, const float* bias, size_t n, int64_t channels, int64_t inner, int act) {
-  GRID_STRIDE(i, n) {
-    float v = y[i];
-    if (bias) v += bias[static_cast<int64_t>(i / inner) % channels];
-    if (act == 1) v = fmaxf(v, 0.f);
-    if (act == 2) v = 1.f / (1.f + expf(-v));
-    if (act == 3) v = tanhf(v);
-    y[i] = v;
-  }
-}
-
-enum class RowOp : int { kLayerNorm, kSum, kMean, kMax };
-
-/// Block-wide sum or max of one value per thread (blockDim.x == kThreads).
-__device__ float BlockReduce(float v, bool is_max, float* shared) {
-  shared[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) {
-      shared[threadIdx.x] = is_max ? fmaxf(shared[threadIdx.x], shared[threadIdx.x + s])
-                                   : shared[threadIdx.x] + shared[threadIdx.x + s];
-    }
-    __syncthreads();
-  }
-  const float r = shared[0];
-  __syncthreads();
-  return r;
-}
-
-/// One block per row of `len` contiguous elements: LayerNorm writes the row, reductions one value.
-__global__ void RowKernel(RowOp op, const float* x, float* y, int64_t rows, int64_t len, const float* gamma,
-                          const float* beta, int64_t affine_len, float eps) {
-  __shared__ float shared[kThreads];
-  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const float* xr = x + row * len;
-    float acc = op == RowOp::kMax ? -INFINITY : 0.f, acc2 = 0.f;
-    for (int64_t j = threadIdx.x; j < len; j += kThreads) {
-      const float v = xr[j];
-      if (op == RowOp::kMax) {
-        acc = fmaxf(acc, v);
-      } else {
-        acc += v;
-        acc2 += v * v;
-      }
-    }
-    const float total = BlockReduce(acc, op == RowOp::kMax, shared);
-    if (op != RowOp::kLayerNorm) {
-      if (threadIdx.x == 0) y[row] = op == RowOp::kMean ? total / static_cast<float>(len) : total;
-      continue;
-    }
-    const float total2 = BlockReduce(acc2, false, shared);
-    const float mean = total / static_cast<float>(len);
-    const float inv = rsqrtf(fmaxf(total2 / static_cast<float>(len) - mean * mean, 0.f) + eps);
-    float* yr = y + row * len;
-    for (int64_t j = threadIdx.x; j < len; j += kThreads) {
-      float v = (xr[j] - mean) * inv * gamma[j % affine_len];
-      if (beta) v += beta[j % affine_len];
-      yr[j] = v;
-    }
-  }
-}
-
-struct Permutation {
-  int rank = 0;
-  int64_t out_dims[kMaxRank];
-  int64_t in_strides[kMaxRank];  // input stride of the input dim that output dim d reads
-};
-
-__global__ void PermuteKernel(const float* x, float* y, size_t n, Permutation p) {
-  GRID_STRIDE(i, n) {
-    size_t rest = i, off = 0;
-    for (int d = p.rank - 1; d >= 0; --d) {
-      off += (rest % p.out_dims[d]) * p.in_strides[d];
-      rest /= p.out_dims[d];
-    }
-    y[i] = x[off];
-  }
-}
-
-/// Reads `nx` words and writes `ny` words (data movement of Concat, Pad, Slice, Gather, Cast,
-/// opaque ops...): the traffic of the op, not its exact index arithmetic.
-__global__ void StreamKernel(const float* x, size_t nx, float* y, size_t ny) {
-  float acc = 0.f;
-  const size_t n = nx > ny ? nx : ny;
-  GRID_STRIDE(i, n) {
-    const float v = x[i % nx];
-    if (i < ny) {
-      y[i] = v;
-    } else {
-      acc += v;
-    }
-  }
-  if (acc == 1234.5f) y[0] = acc;  // keeps the extra reads alive
-}
+using namespace cuda_kernels;  // NOLINT: the kernels of this file, split out for size
 
 // ---------------------------------------------------------------------------- the model
 
 class CudaCostModel : public MeasuredCostModel {
  public:
-  CudaCostModel(const CudaCostOptions& options, std::string gpu_name, std::shared_ptr<CostCache> cache)
+  CudaCostModel(const CudaCostOptions& options, std::string gpu_name,
+                std::shared_ptr<CostCache> cache)
       : MeasuredCostModel("cuda:" + options.device_name + ":" + gpu_name, std::move(cache)),
         options_(options),
         gpu_name_(std::move(gpu_name)) {}
@@ -331,7 +167,9 @@ class CudaCostModel : public MeasuredCostModel {
     return Status::Ok();
   }
 
-  std::string Name() const override { return "cuda(" + options_.device_name + ", " + gpu_name_ + ")"; }
+  std::string Name() const override {
+    return "cuda(" + options_.device_name + ", " + gpu_name_ + ")";
+  }
 
  protected:
   StatusOr<double> MeasureMs(const Graph& graph, const Node& node) override;
@@ -378,8 +216,9 @@ StatusOr<double> CudaCostModel::Time(Launch&& launch) {
   CUDA_RETURN(cudaEventRecord(stop_, stream_));
   CUDA_RETURN(cudaEventSynchronize(stop_));
   CUDA_RETURN(cudaEventElapsedTime(&estimate, start_, stop_));
-  const int calls = static_cast<int>(std::clamp<double>(std::ceil(t.min_sample_ms / std::max<double>(estimate, 1e-4)),
-                                                        1.0, static_cast<double>(t.max_calls_per_sample)));
+  const int calls = static_cast<int>(
+      std::clamp<double>(std::ceil(t.min_sample_ms / std::max<double>(estimate, 1e-4)), 1.0,
+                         static_cast<double>(t.max_calls_per_sample)));
   std::vector<double> samples;
   for (int r = 0; r < t.repeats; ++r) {
     CUDA_RETURN(cudaEventRecord(start_, stream_));
@@ -398,7 +237,8 @@ Status CudaCostModel::Fill(const TensorType& t, DeviceBuffer& b) {
     FillKernel<<<Blocks(b.words()), kThreads, 0, stream_>>>(b.as<float>(), b.words());
     CUDA_RETURN(cudaGetLastError());
   } else {
-    CUDA_RETURN(cudaMemsetAsync(b.as<void>(), 0, b.bytes(), stream_));  // valid indices, false conditions
+    CUDA_RETURN(
+        cudaMemsetAsync(b.as<void>(), 0, b.bytes(), stream_));  // valid indices, false conditions
   }
   return Status::Ok();
 }
@@ -415,32 +255,40 @@ Status CudaCostModel::EnsureWorkspace() {
 StatusOr<double> CudaCostModel::TimeConv(const Node& node, Operands& ops) {
   const Shape& xs = ops.in_types[0].shape;
   const Shape& ws = ops.in_types[1].shape;
-  if (xs.size() != 4 || ws.size() != 4) return Unimplemented("Conv2D timing needs 4-D input and weight");
+  if (xs.size() != 4 || ws.size() != 4)
+    return Unimplemented("Conv2D timing needs 4-D input and weight");
   const Ints strides = node.attrs.GetInts("strides", Ints{1, 1});
   const Ints pads = node.attrs.GetInts("pads", Ints{0, 0, 0, 0});
   const Ints dilations = node.attrs.GetInts("dilations", Ints{1, 1});
   const int64_t group = node.attrs.GetInt("group", 1);
-  if (strides.size() != 2 || pads.size() != 4 || dilations.size() != 2) return Unimplemented("Conv2D attributes");
-  for (int64_t v : {DimOr1(xs, 0), DimOr1(xs, 1), DimOr1(xs, 2), DimOr1(xs, 3), DimOr1(ws, 0), DimOr1(ws, 1)}) {
+  if (strides.size() != 2 || pads.size() != 4 || dilations.size() != 2)
+    return Unimplemented("Conv2D attributes");
+  for (int64_t v :
+       {DimOr1(xs, 0), DimOr1(xs, 1), DimOr1(xs, 2), DimOr1(xs, 3), DimOr1(ws, 0), DimOr1(ws, 1)}) {
     RETURN_IF_ERROR(FitsInt(v, "Conv2D dimension"));
   }
   TensorDesc xd, yd;
   FilterDesc wd;
   ConvDesc cd;
-  if (!xd.ok() || !yd.ok() || !wd.ok() || !cd.ok()) return Internal("cannot create cuDNN descriptors");
-  CUDNN_RETURN(cudnnSetTensor4dDescriptor(xd.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, DimOr1(xs, 0), DimOr1(xs, 1),
-                                          DimOr1(xs, 2), DimOr1(xs, 3)));
-  CUDNN_RETURN(cudnnSetFilter4dDescriptor(wd.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, DimOr1(ws, 0), DimOr1(ws, 1),
-                                          DimOr1(ws, 2), DimOr1(ws, 3)));
+  if (!xd.ok() || !yd.ok() || !wd.ok() || !cd.ok())
+    return Internal("cannot create cuDNN descriptors");
+  CUDNN_RETURN(cudnnSetTensor4dDescriptor(xd.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                                          DimOr1(xs, 0), DimOr1(xs, 1), DimOr1(xs, 2),
+                                          DimOr1(xs, 3)));
+  CUDNN_RETURN(cudnnSetFilter4dDescriptor(wd.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                                          DimOr1(ws, 0), DimOr1(ws, 1), DimOr1(ws, 2),
+                                          DimOr1(ws, 3)));
   // cuDNN pads symmetrically: the leading pads are used (asymmetric pads change the output by at
   // most a row or column, which the cost does not notice).
-  CUDNN_RETURN(cudnnSetConvolution2dDescriptor(cd.get(), pads[0], pads[1], strides[0], strides[1], dilations[0],
-                                               dilations[1], CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  CUDNN_RETURN(cudnnSetConvolution2dDescriptor(cd.get(), pads[0], pads[1], strides[0], strides[1],
+                                               dilations[0], dilations[1], CUDNN_CROSS_CORRELATION,
+                                               CUDNN_DATA_FLOAT));
   CUDNN_RETURN(cudnnSetConvolutionGroupCount(cd.get(), static_cast<int>(group)));
   CUDNN_RETURN(cudnnSetConvolutionMathType(cd.get(), CUDNN_FMA_MATH));
   int n = 0, c = 0, h = 0, w = 0;
   CUDNN_RETURN(cudnnGetConvolution2dForwardOutputDim(cd.get(), xd.get(), wd.get(), &n, &c, &h, &w));
-  CUDNN_RETURN(cudnnSetTensor4dDescriptor(yd.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
+  CUDNN_RETURN(
+      cudnnSetTensor4dDescriptor(yd.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
   DeviceBuffer y;
   RETURN_IF_ERROR(y.Allocate(size_t{4} * n * c * h * w));
   RETURN_IF_ERROR(EnsureWorkspace());
@@ -448,11 +296,13 @@ StatusOr<double> CudaCostModel::TimeConv(const Node& node, Operands& ops) {
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int returned = 0;
   CUDNN_RETURN(cudnnFindConvolutionForwardAlgorithmEx(
-      cudnn_, xd.get(), ops.in[0].as<void>(), wd.get(), ops.in[1].as<void>(), cd.get(), yd.get(), y.as<void>(),
-      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, workspace_.as<void>(), workspace_.bytes()));
+      cudnn_, xd.get(), ops.in[0].as<void>(), wd.get(), ops.in[1].as<void>(), cd.get(), yd.get(),
+      y.as<void>(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, workspace_.as<void>(),
+      workspace_.bytes()));
   const cudnnConvolutionFwdAlgoPerf_t* best = nullptr;
   for (int i = 0; i < returned && !best; ++i) {
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= workspace_.bytes()) best = &perf[i];
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= workspace_.bytes())
+      best = &perf[i];
   }
   if (!best) return Internal("cuDNN found no usable forward algorithm for this convolution");
   const cudnnConvolutionFwdAlgo_t algo = best->algo;
@@ -464,12 +314,12 @@ StatusOr<double> CudaCostModel::TimeConv(const Node& node, Operands& ops) {
   const size_t out_n = size_t{1} * n * c * h * w;
   const float one = 1.f, zero = 0.f;
   return Time([&]() -> Status {
-    CUDNN_RETURN(cudnnConvolutionForward(cudnn_, &one, xd.get(), ops.in[0].as<void>(), wd.get(), ops.in[1].as<void>(),
-                                         cd.get(), algo, workspace_.as<void>(), ws_bytes, &zero, yd.get(),
-                                         y.as<void>()));
+    CUDNN_RETURN(cudnnConvolutionForward(
+        cudnn_, &one, xd.get(), ops.in[0].as<void>(), wd.get(), ops.in[1].as<void>(), cd.get(),
+        algo, workspace_.as<void>(), ws_bytes, &zero, yd.get(), y.as<void>()));
     if (bias || act_code) {
       BiasActivationKernel<<<Blocks(out_n), kThreads, 0, stream_>>>(y.as<float>(), bias, out_n, c,
-                                                                     int64_t{h} * w, act_code);
+                                                                    int64_t{h} * w, act_code);
       CUDA_RETURN(cudaGetLastError());
     }
     return Status::Ok();
@@ -482,7 +332,8 @@ StatusOr<double> CudaCostModel::TimePool(const Node& node, Operands& ops) {
   const Ints k = node.attrs.GetInts("kernel_shape", Ints{1, 1});
   const Ints strides = node.attrs.GetInts("strides", Ints{1, 1});
   const Ints pads = node.attrs.GetInts("pads", Ints{0, 0, 0, 0});
-  if (k.size() != 2 || strides.size() != 2 || pads.size() != 4) return Unimplemented("pool attributes");
+  if (k.size() != 2 || strides.size() != 2 || pads.size() != 4)
+    return Unimplemented("pool attributes");
   for (int64_t d : xs) RETURN_IF_ERROR(FitsInt(d < 0 ? 1 : d, "pool dimension"));
   const cudnnPoolingMode_t mode = node.op == OpType::kMaxPool2D ? CUDNN_POOLING_MAX
                                   : node.attrs.GetInt("count_include_pad", 0)
@@ -491,19 +342,21 @@ StatusOr<double> CudaCostModel::TimePool(const Node& node, Operands& ops) {
   TensorDesc xd, yd;
   PoolDesc pd;
   if (!xd.ok() || !yd.ok() || !pd.ok()) return Internal("cannot create cuDNN descriptors");
-  CUDNN_RETURN(cudnnSetTensor4dDescriptor(xd.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, DimOr1(xs, 0), DimOr1(xs, 1),
-                                          DimOr1(xs, 2), DimOr1(xs, 3)));
-  CUDNN_RETURN(cudnnSetPooling2dDescriptor(pd.get(), mode, CUDNN_NOT_PROPAGATE_NAN, k[0], k[1], pads[0], pads[1],
-                                           strides[0], strides[1]));
+  CUDNN_RETURN(cudnnSetTensor4dDescriptor(xd.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                                          DimOr1(xs, 0), DimOr1(xs, 1), DimOr1(xs, 2),
+                                          DimOr1(xs, 3)));
+  CUDNN_RETURN(cudnnSetPooling2dDescriptor(pd.get(), mode, CUDNN_NOT_PROPAGATE_NAN, k[0], k[1],
+                                           pads[0], pads[1], strides[0], strides[1]));
   int n = 0, c = 0, h = 0, w = 0;
   CUDNN_RETURN(cudnnGetPooling2dForwardOutputDim(pd.get(), xd.get(), &n, &c, &h, &w));
-  CUDNN_RETURN(cudnnSetTensor4dDescriptor(yd.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
+  CUDNN_RETURN(
+      cudnnSetTensor4dDescriptor(yd.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
   DeviceBuffer y;
   RETURN_IF_ERROR(y.Allocate(size_t{4} * n * c * h * w));
   const float one = 1.f, zero = 0.f;
   return Time([&]() -> Status {
-    CUDNN_RETURN(cudnnPoolingForward(cudnn_, pd.get(), &one, xd.get(), ops.in[0].as<void>(), &zero, yd.get(),
-                                     y.as<void>()));
+    CUDNN_RETURN(cudnnPoolingForward(cudnn_, pd.get(), &one, xd.get(), ops.in[0].as<void>(), &zero,
+                                     yd.get(), y.as<void>()));
     return Status::Ok();
   });
 }
@@ -512,18 +365,22 @@ StatusOr<double> CudaCostModel::TimeSoftmax(const Node& node, Operands& ops) {
   const Shape& s = ops.in_types[0].shape;
   int64_t axis = node.attrs.GetInt("axis", -1);
   if (axis < 0) axis += static_cast<int64_t>(s.size());
-  if (axis < 0 || axis >= static_cast<int64_t>(s.size())) return InvalidArgument("Softmax axis out of range");
-  const int64_t outer = Product(s, 0, axis), len = DimOr1(s, axis), inner = Product(s, axis + 1, s.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(s.size()))
+    return InvalidArgument("Softmax axis out of range");
+  const int64_t outer = Product(s, 0, axis), len = DimOr1(s, axis),
+                inner = Product(s, axis + 1, s.size());
   RETURN_IF_ERROR(FitsInt(outer, "Softmax outer size"));
   RETURN_IF_ERROR(FitsInt(len, "Softmax axis size"));
   RETURN_IF_ERROR(FitsInt(inner, "Softmax inner size"));
   TensorDesc d;
   if (!d.ok()) return Internal("cannot create a cuDNN descriptor");
-  CUDNN_RETURN(cudnnSetTensor4dDescriptor(d.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, outer, len, inner, 1));
+  CUDNN_RETURN(cudnnSetTensor4dDescriptor(d.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, outer, len,
+                                          inner, 1));
   const float one = 1.f, zero = 0.f;
   return Time([&]() -> Status {
-    CUDNN_RETURN(cudnnSoftmaxForward(cudnn_, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, d.get(),
-                                     ops.in[0].as<void>(), &zero, d.get(), ops.out[0].as<void>()));
+    CUDNN_RETURN(cudnnSoftmaxForward(cudnn_, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
+                                     &one, d.get(), ops.in[0].as<void>(), &zero, d.get(),
+                                     ops.out[0].as<void>()));
     return Status::Ok();
   });
 }
@@ -535,7 +392,8 @@ StatusOr<double> CudaCostModel::TimeMatMul(const Node& node, Operands& ops) {
   const int64_t n = b.size() >= 2 ? DimOr1(b, -1) : 1;
   const int64_t batch_a = a.size() > 2 ? Product(a, 0, a.size() - 2) : 1;
   const int64_t batch_b = b.size() > 2 ? Product(b, 0, b.size() - 2) : 1;
-  const int64_t batch = std::max<int64_t>(1, Elements(node.outputs[0].shape) / std::max<int64_t>(1, m * n));
+  const int64_t batch =
+      std::max<int64_t>(1, Elements(node.outputs[0].shape) / std::max<int64_t>(1, m * n));
   for (int64_t v : {m, n, k, batch}) RETURN_IF_ERROR(FitsInt(v, "MatMul dimension"));
   const float one = 1.f, zero = 0.f;
   float* c = ops.out[0].as<float>();
@@ -544,13 +402,14 @@ StatusOr<double> CudaCostModel::TimeMatMul(const Node& node, Operands& ops) {
     const int64_t rows = batch * m;
     RETURN_IF_ERROR(FitsInt(rows, "MatMul rows"));
     return Time([&]() -> Status {
-      CUBLAS_RETURN(cublasSgemm(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, n, rows, k, &one, ops.in[1].as<float>(), n,
-                                ops.in[0].as<float>(), k, &zero, c, n));
+      CUBLAS_RETURN(cublasSgemm(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, n, rows, k, &one,
+                                ops.in[1].as<float>(), n, ops.in[0].as<float>(), k, &zero, c, n));
       return Status::Ok();
     });
   }
   // Operands broadcast partially are materialised at full batch size.
-  auto full = [&](int64_t batch_x, int64_t rows, int64_t cols, DeviceBuffer& buf, long long* stride) -> Status {
+  auto full = [&](int64_t batch_x, int64_t rows, int64_t cols, DeviceBuffer& buf,
+                  long long* stride) -> Status {
     if (batch_x == 1) {
       *stride = 0;
     } else {
@@ -570,8 +429,9 @@ StatusOr<double> CudaCostModel::TimeMatMul(const Node& node, Operands& ops) {
   const float* pa = full_a.bytes() ? full_a.as<float>() : ops.in[0].as<float>();
   const float* pb = full_b.bytes() ? full_b.as<float>() : ops.in[1].as<float>();
   return Time([&]() -> Status {
-    CUBLAS_RETURN(cublasSgemmStridedBatched(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, pb, n, stride_b, pa, k,
-                                            stride_a, &zero, c, n, static_cast<long long>(m) * n, batch));
+    CUBLAS_RETURN(cublasSgemmStridedBatched(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, pb, n,
+                                            stride_b, pa, k, stride_a, &zero, c, n,
+                                            static_cast<long long>(m) * n, batch));
     return Status::Ok();
   });
 }
@@ -603,11 +463,12 @@ StatusOr<double> CudaCostModel::TimeGemm(const Node& node, Operands& ops) {
   }
   const size_t out_n = static_cast<size_t>(m) * n;
   return Time([&]() -> Status {
-    CUBLAS_RETURN(cublasSgemm(cublas_, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha,
-                              ops.in[1].as<float>(), tb ? k : n, ops.in[0].as<float>(), ta ? m : k, &zero, y, n));
+    CUBLAS_RETURN(cublasSgemm(
+        cublas_, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha,
+        ops.in[1].as<float>(), tb ? k : n, ops.in[0].as<float>(), ta ? m : k, &zero, y, n));
     if (has_c) {
-      BroadcastKernel<<<Blocks(out_n), kThreads, 0, stream_>>>(Binary::kAdd, y, ops.in[2].as<float>(), nullptr, y,
-                                                                out_n, bc);
+      BroadcastKernel<<<Blocks(out_n), kThreads, 0, stream_>>>(
+          Binary::kAdd, y, ops.in[2].as<float>(), nullptr, y, out_n, bc);
       CUDA_RETURN(cudaGetLastError());
     }
     return Status::Ok();
@@ -642,20 +503,25 @@ StatusOr<double> CudaCostModel::TimeBroadcast(const Node& node, Operands& ops, B
   const float* b = ops.in[op == Binary::kWhere ? 2 : 1].as<float>();
   const size_t n = static_cast<size_t>(Elements(out));
   return Time([&]() -> Status {
-    BroadcastKernel<<<Blocks(n), kThreads, 0, stream_>>>(op, a, b, cond, ops.out[0].as<float>(), n, bc);
+    BroadcastKernel<<<Blocks(n), kThreads, 0, stream_>>>(op, a, b, cond, ops.out[0].as<float>(), n,
+                                                         bc);
     CUDA_RETURN(cudaGetLastError());
     return Status::Ok();
   });
 }
 
-StatusOr<double> CudaCostModel::TimeRows(Operands& ops, RowOp op, int64_t rows, int64_t len, float eps) {
+StatusOr<double> CudaCostModel::TimeRows(Operands& ops, RowOp op, int64_t rows, int64_t len,
+                                         float eps) {
   const float* gamma = op == RowOp::kLayerNorm ? ops.in[1].as<float>() : nullptr;
-  const float* beta = op == RowOp::kLayerNorm && ops.in.size() > 2 ? ops.in[2].as<float>() : nullptr;
-  const int64_t affine = op == RowOp::kLayerNorm ? std::max<int64_t>(1, Elements(ops.in_types[1].shape)) : 1;
-  const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(rows, 65535)));
+  const float* beta =
+      op == RowOp::kLayerNorm && ops.in.size() > 2 ? ops.in[2].as<float>() : nullptr;
+  const int64_t affine =
+      op == RowOp::kLayerNorm ? std::max<int64_t>(1, Elements(ops.in_types[1].shape)) : 1;
+  const unsigned blocks =
+      static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(rows, 65535)));
   return Time([&]() -> Status {
-    RowKernel<<<blocks, kThreads, 0, stream_>>>(op, ops.in[0].as<float>(), ops.out[0].as<float>(), rows, len, gamma,
-                                                beta, affine, eps);
+    RowKernel<<<blocks, kThreads, 0, stream_>>>(op, ops.in[0].as<float>(), ops.out[0].as<float>(),
+                                                rows, len, gamma, beta, affine, eps);
     CUDA_RETURN(cudaGetLastError());
     return Status::Ok();
   });
@@ -663,16 +529,19 @@ StatusOr<double> CudaCostModel::TimeRows(Operands& ops, RowOp op, int64_t rows, 
 
 StatusOr<double> CudaCostModel::TimeTranspose(const Node& node, Operands& ops) {
   const Shape& in = ops.in_types[0].shape;
-  if (DTypeSize(ops.in_types[0].dtype) != 4 || in.size() > static_cast<size_t>(kMaxRank) || in.empty()) {
+  if (DTypeSize(ops.in_types[0].dtype) != 4 || in.size() > static_cast<size_t>(kMaxRank) ||
+      in.empty()) {
     return TimeStream(ops, Bytes(ops.in_types[0]));
   }
   Ints perm = node.attrs.GetInts("perm");
   if (perm.empty()) {
     for (int64_t d = static_cast<int64_t>(in.size()); d-- > 0;) perm.push_back(d);
   }
-  if (perm.size() != in.size()) return InvalidArgument("Transpose perm does not match the input rank");
+  if (perm.size() != in.size())
+    return InvalidArgument("Transpose perm does not match the input rank");
   std::vector<int64_t> in_strides(in.size(), 1);
-  for (size_t d = in.size() - 1; d-- > 0;) in_strides[d] = in_strides[d + 1] * (in[d + 1] < 0 ? 1 : in[d + 1]);
+  for (size_t d = in.size() - 1; d-- > 0;)
+    in_strides[d] = in_strides[d + 1] * (in[d + 1] < 0 ? 1 : in[d + 1]);
   Permutation p;
   p.rank = static_cast<int>(in.size());
   for (size_t d = 0; d < in.size(); ++d) {
@@ -681,7 +550,8 @@ StatusOr<double> CudaCostModel::TimeTranspose(const Node& node, Operands& ops) {
   }
   const size_t n = static_cast<size_t>(Elements(in));
   return Time([&]() -> Status {
-    PermuteKernel<<<Blocks(n), kThreads, 0, stream_>>>(ops.in[0].as<float>(), ops.out[0].as<float>(), n, p);
+    PermuteKernel<<<Blocks(n), kThreads, 0, stream_>>>(ops.in[0].as<float>(),
+                                                       ops.out[0].as<float>(), n, p);
     CUDA_RETURN(cudaGetLastError());
     return Status::Ok();
   });
@@ -695,7 +565,8 @@ StatusOr<double> CudaCostModel::TimeStream(Operands& ops, size_t read_bytes) {
     src = ops.in[0].as<float>();
   } else {
     RETURN_IF_ERROR(scratch.Allocate(read_bytes));
-    FillKernel<<<Blocks(scratch.words()), kThreads, 0, stream_>>>(scratch.as<float>(), scratch.words());
+    FillKernel<<<Blocks(scratch.words()), kThreads, 0, stream_>>>(scratch.as<float>(),
+                                                                  scratch.words());
     CUDA_RETURN(cudaGetLastError());
     src = scratch.as<float>();
   }
@@ -703,7 +574,8 @@ StatusOr<double> CudaCostModel::TimeStream(Operands& ops, size_t read_bytes) {
   return Time([&]() -> Status {
     for (DeviceBuffer& out : ops.out) {
       const size_t ny = out.words();
-      StreamKernel<<<Blocks(std::max(nx, ny)), kThreads, 0, stream_>>>(src, nx, out.as<float>(), ny);
+      StreamKernel<<<Blocks(std::max(nx, ny)), kThreads, 0, stream_>>>(src, nx, out.as<float>(),
+                                                                       ny);
       CUDA_RETURN(cudaGetLastError());
     }
     return Status::Ok();
@@ -728,16 +600,18 @@ StatusOr<double> CudaCostModel::MeasureMs(const Graph& graph, const Node& node) 
   size_t in_bytes = 0, out_bytes = 0;
   for (const TensorType& t : ops.in_types) in_bytes += Bytes(t);
   for (const TensorType& t : node.outputs) out_bytes += Bytes(t);
-  const bool all_float = std::all_of(ops.in_types.begin(), ops.in_types.end(),
-                                     [](const TensorType& t) { return t.dtype == DType::kFloat32; }) &&
-                         std::all_of(node.outputs.begin(), node.outputs.end(),
-                                     [](const TensorType& t) { return t.dtype == DType::kFloat32; });
+  const bool all_float =
+      std::all_of(ops.in_types.begin(), ops.in_types.end(),
+                  [](const TensorType& t) { return t.dtype == DType::kFloat32; }) &&
+      std::all_of(node.outputs.begin(), node.outputs.end(),
+                  [](const TensorType& t) { return t.dtype == DType::kFloat32; });
   const Shape& in0 = ops.in_types.empty() ? node.outputs[0].shape : ops.in_types[0].shape;
 
   auto unary = [&](Unary op, float a, float b) -> StatusOr<double> {
     const size_t n = static_cast<size_t>(Elements(node.outputs[0].shape));
     return Time([&]() -> Status {
-      UnaryKernel<<<Blocks(n), kThreads, 0, stream_>>>(op, ops.in[0].as<float>(), ops.out[0].as<float>(), n, a, b);
+      UnaryKernel<<<Blocks(n), kThreads, 0, stream_>>>(op, ops.in[0].as<float>(),
+                                                       ops.out[0].as<float>(), n, a, b);
       CUDA_RETURN(cudaGetLastError());
       return Status::Ok();
     });
@@ -769,7 +643,7 @@ StatusOr<double> CudaCostModel::MeasureMs(const Graph& graph, const Node& node) 
     case OpType::kReduceMax: {
       // Rows of the reduced size, as if the reduced axes were innermost.
       const int64_t rows = std::max<int64_t>(1, Elements(node.outputs[0].shape));
-      const RowOp op = node.op == OpType::kReduceMean ? RowOp::kMean
+      const RowOp op = node.op == OpType::kReduceMean  ? RowOp::kMean
                        : node.op == OpType::kReduceSum ? RowOp::kSum
                                                        : RowOp::kMax;
       if (!all_float) break;
@@ -780,32 +654,42 @@ StatusOr<double> CudaCostModel::MeasureMs(const Graph& graph, const Node& node) 
       const size_t n = static_cast<size_t>(Elements(in0));
       const float eps = node.attrs.GetFloat("epsilon", 1e-5f);
       return Time([&]() -> Status {
-        BatchNormKernel<<<Blocks(n), kThreads, 0, stream_>>>(ops.in[0].as<float>(), ops.in[1].as<float>(),
-                                                             ops.in[2].as<float>(), ops.in[3].as<float>(),
-                                                             ops.in[4].as<float>(), ops.out[0].as<float>(), n,
-                                                             channels, inner, eps);
+        BatchNormKernel<<<Blocks(n), kThreads, 0, stream_>>>(
+            ops.in[0].as<float>(), ops.in[1].as<float>(), ops.in[2].as<float>(),
+            ops.in[3].as<float>(), ops.in[4].as<float>(), ops.out[0].as<float>(), n, channels,
+            inner, eps);
         CUDA_RETURN(cudaGetLastError());
         return Status::Ok();
       });
     }
-    case OpType::kRelu: return unary(Unary::kRelu, 0, 0);
-    case OpType::kSigmoid: return unary(Unary::kSigmoid, 0, 0);
-    case OpType::kTanh: return unary(Unary::kTanh, 0, 0);
-    case OpType::kExp: return unary(Unary::kExp, 0, 0);
-    case OpType::kSqrt: return unary(Unary::kSqrt, 0, 0);
-    case OpType::kErf: return unary(Unary::kErf, 0, 0);
-    case OpType::kGelu: return unary(Unary::kGelu, 0, 0);
-    case OpType::kLeakyRelu: return unary(Unary::kLeakyRelu, node.attrs.GetFloat("alpha", 0.01f), 0);
+    case OpType::kRelu:
+      return unary(Unary::kRelu, 0, 0);
+    case OpType::kSigmoid:
+      return unary(Unary::kSigmoid, 0, 0);
+    case OpType::kTanh:
+      return unary(Unary::kTanh, 0, 0);
+    case OpType::kExp:
+      return unary(Unary::kExp, 0, 0);
+    case OpType::kSqrt:
+      return unary(Unary::kSqrt, 0, 0);
+    case OpType::kErf:
+      return unary(Unary::kErf, 0, 0);
+    case OpType::kGelu:
+      return unary(Unary::kGelu, 0, 0);
+    case OpType::kLeakyRelu:
+      return unary(Unary::kLeakyRelu, node.attrs.GetFloat("alpha", 0.01f), 0);
     case OpType::kClip:
-      return unary(Unary::kClip, node.attrs.GetFloat("min", -INFINITY), node.attrs.GetFloat("max", INFINITY));
-    case OpType::kScalarMul: return unary(Unary::kScale, node.attrs.GetFloat("scalar", 1.f), 0);
+      return unary(Unary::kClip, node.attrs.GetFloat("min", -INFINITY),
+                   node.attrs.GetFloat("max", INFINITY));
+    case OpType::kScalarMul:
+      return unary(Unary::kScale, node.attrs.GetFloat("scalar", 1.f), 0);
     case OpType::kAdd:
     case OpType::kSub:
     case OpType::kMul:
     case OpType::kDiv:
     case OpType::kPow: {
       if (!all_float) break;
-      const Binary op = node.op == OpType::kAdd ? Binary::kAdd
+      const Binary op = node.op == OpType::kAdd   ? Binary::kAdd
                         : node.op == OpType::kSub ? Binary::kSub
                         : node.op == OpType::kMul ? Binary::kMul
                         : node.op == OpType::kDiv ? Binary::kDiv
@@ -835,14 +719,17 @@ StatusOr<double> CudaCostModel::MeasureMs(const Graph& graph, const Node& node) 
 StatusOr<std::unique_ptr<MeasuredCostModel>> MakeCudaCostModel(const CudaCostOptions& options,
                                                                std::shared_ptr<CostCache> cache) {
   RETURN_IF_ERROR(ValidateTimingOptions(options.timing));
-  if (options.device_name.empty()) return InvalidArgument("cuda cost model: device_name must not be empty");
+  if (options.device_name.empty())
+    return InvalidArgument("cuda cost model: device_name must not be empty");
   ASSIGN_OR_RETURN(std::vector<CudaDevice> devices, ListCudaDevices());
   if (devices.empty()) return Unimplemented("cuda cost model: no CUDA device on this machine");
   if (options.device_index < 0 || options.device_index >= static_cast<int>(devices.size())) {
-    return InvalidArgument("cuda cost model: no CUDA device " + std::to_string(options.device_index) + " (this machine has " +
+    return InvalidArgument("cuda cost model: no CUDA device " +
+                           std::to_string(options.device_index) + " (this machine has " +
                            std::to_string(devices.size()) + ")");
   }
-  auto model = std::make_unique<CudaCostModel>(options, devices[options.device_index].name, std::move(cache));
+  auto model = std::make_unique<CudaCostModel>(options, devices[options.device_index].name,
+                                               std::move(cache));
   RETURN_IF_ERROR(model->Init().WithContext("cuda cost model"));
   return std::unique_ptr<MeasuredCostModel>(std::move(model));
 }

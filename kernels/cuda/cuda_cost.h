@@ -31,7 +31,7 @@ struct CudaCostOptions {
 /// The cuda cost model. Errors (Unimplemented): the binary was built without CUDA ("built
 /// without CUDA"), or no CUDA device is usable ("no CUDA device"); InvalidArgument for bad
 /// options; Internal when CUDA, cuDNN or cuBLAS fail to initialise.
-StatusOr<std::unique_ptr<MeasuredCostModel>> MakeCudaCostModel(const CudaCostOptions& options,
-                                                               std::shared_ptr<CostCache> cache = nullptr);
+StatusOr<std::unique_ptr<MeasuredCostModel>> MakeCudaCostModel(
+    const CudaCostOptions& options, std::shared_ptr<CostCache> cache = nullptr);
 
 }  // namespace rewire

@@ -6,7 +6,8 @@ namespace rewire {
 
 StatusOr<std::unique_ptr<MeasuredCostModel>> MakeCudaCostModel(const CudaCostOptions& options,
                                                                std::shared_ptr<CostCache> cache) {
-  return Unimplemented("cuda cost model: built without CUDA (configure with -DREWIRE_CUDA=ON where nvcc exists)");
+  return Unimplemented(
+      "cuda cost model: built without CUDA (configure with -DREWIRE_CUDA=ON where nvcc exists)");
 }
 
 }  // namespace rewire

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -19,12 +20,16 @@ namespace rewire {
 namespace {
 
 std::string FreshPath(const std::string& name) {
-  const std::string path = ::testing::TempDir() + "/" + name + "." + std::to_string(getpid()) + ".db";
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path + suffix);
+  const std::string path =
+      ::testing::TempDir() + "/" + name + "." + std::to_string(getpid()) + ".db";
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    std::filesystem::remove(path + suffix);
   return path;
 }
 
-std::string Sig(const std::string& who, int i) { return who + "|Conv2D|pads=[1,1,1,1]|in=f32[1x64x56x56]|#" + std::to_string(i); }
+std::string Sig(const std::string& who, int i) {
+  return who + "|Conv2D|pads=[1,1,1,1]|in=f32[1x64x56x56]|#" + std::to_string(i);
+}
 
 TEST(CostCache, StoresAndFindsCostsPerDevice) {
   const std::string path = FreshPath("roundtrip");
@@ -83,13 +88,15 @@ TEST(CostCache, AnotherSqliteDatabaseIsRejectedUntouched) {
   // Some other program's database in the same place.
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE notes(id INTEGER PRIMARY KEY, text TEXT)", nullptr, nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE notes(id INTEGER PRIMARY KEY, text TEXT)", nullptr,
+                         nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);
   auto cache = CostCache::Open(path);
   ASSERT_FALSE(cache.ok());
   EXPECT_EQ(cache.status().code(), StatusCode::kDataLoss);
-  EXPECT_NE(cache.status().message().find("not a rewire cost cache"), std::string::npos) << cache.status().message();
+  EXPECT_NE(cache.status().message().find("not a rewire cost cache"), std::string::npos)
+      << cache.status().message();
 }
 
 TEST(CostCache, ADamagedCacheIsAClearErrorNotACrash) {
@@ -98,7 +105,8 @@ TEST(CostCache, ADamagedCacheIsAClearErrorNotACrash) {
     auto cache = CostCache::Open(path);
     ASSERT_TRUE(cache.ok());
     std::vector<CostCacheEntry> batch;
-    for (int i = 0; i < 3000; ++i) batch.push_back({"h100", Sig("padding-padding-padding-padding", i), 1.0 + i});
+    for (int i = 0; i < 3000; ++i)
+      batch.push_back({"h100", Sig("padding-padding-padding-padding", i), 1.0 + i});
     ASSERT_TRUE((*cache)->PutMany(batch).ok());
   }  // last connection closed: the WAL is checkpointed into the main file
   const auto size = std::filesystem::file_size(path);
@@ -151,19 +159,20 @@ int WaitExit(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-constexpr int kPerProcess = 300;
+constexpr int kPerProcess = 320;  // every 8th also writes a shared key: 40 of them
 constexpr int kShared = 40;
 
 /// Writes its own entries and some shared keys one transaction at a time, then - once both
 /// writers are done - checks that it sees every entry of both.
-[[noreturn]] void Writer(const std::string& path, const std::string& me, const Pipe& go, const Pipe& done,
-                         const Pipe& check) {
+[[noreturn]] void Writer(const std::string& path, const std::string& me, const Pipe& go,
+                         const Pipe& done, const Pipe& check) {
   if (!go.Wait()) ChildExit(false);
   auto cache = CostCache::Open(path);
   if (!cache.ok()) ChildExit(false);
   for (int i = 0; i < kPerProcess; ++i) {
     if (!(*cache)->Put("dev", Sig(me, i), i).ok()) ChildExit(false);
-    if (i % 8 == 0 && !(*cache)->Put("dev", Sig("shared", i / 8), me == "a" ? 1.0 : 2.0).ok()) ChildExit(false);
+    if (i % 8 == 0 && !(*cache)->Put("dev", Sig("shared", i / 8), me == "a" ? 1.0 : 2.0).ok())
+      ChildExit(false);
   }
   done.Send();
   if (!check.Wait()) ChildExit(false);
@@ -189,7 +198,7 @@ TEST(CostCache, TwoProcessesShareOneCacheAndSeeAllEntries) {
     if (pids[k] == 0) Writer(path, names[k], go, done, check);
   }
   done.CloseWrite();  // a child that dies early ends the parent's wait
-  go.Send();  // both start together and contend for the write lock
+  go.Send();          // both start together and contend for the write lock
   go.Send();
   EXPECT_TRUE(done.Wait());
   EXPECT_TRUE(done.Wait());

@@ -55,7 +55,8 @@ TEST(AnalyticCost, MatMulIsComputeBound) {
   const NodeId w = *g.AddWeight("w", {1024, 1024}, {});
   const NodeId mm = *g.AddOp(OpType::kMatMul, {{x, 0}, {w, 0}});
   AnalyticCostModel m(UnitDevice());
-  // flops 2*64*1024*1024 = 134217728 -> 0.134217728 ms; bytes 4*(65536+1048576+65536) -> 0.04718592 ms.
+  // flops 2*64*1024*1024 = 134217728 -> 0.134217728 ms; bytes 4*(65536+1048576+65536) -> 0.04718592
+  // ms.
   EXPECT_NEAR(Cost(m, g, mm), 0.01 + 0.134217728, 1e-12);
   const OpWork work = AnalyticWork(g, g.node(mm));
   EXPECT_DOUBLE_EQ(work.flops, 134217728.0);
@@ -98,12 +99,15 @@ TEST(AnalyticCost, ElementwiseOpsAreMemoryBound) {
 TEST(AnalyticCost, PoolsReductionsAndCopies) {
   Graph g;
   const NodeId x = *g.AddInput("x", F32({1, 64, 112, 112}));
-  const NodeId mp = *g.AddOp(OpType::kMaxPool2D, {{x, 0}},
-                             {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}});
+  const NodeId mp =
+      *g.AddOp(OpType::kMaxPool2D, {{x, 0}},
+               {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}});
   const NodeId t = *g.AddOp(OpType::kTranspose, {{x, 0}}, {{"perm", Ints{0, 2, 3, 1}}});
-  const NodeId rm = *g.AddOp(OpType::kReduceMean, {{x, 0}}, {{"axes", Ints{2, 3}}, {"keepdims", int64_t{1}}});
-  const NodeId sl = *g.AddOp(OpType::kSlice, {{x, 0}},
-                             {{"starts", Ints{0}}, {"ends", Ints{32}}, {"axes", Ints{1}}, {"steps", Ints{1}}});
+  const NodeId rm =
+      *g.AddOp(OpType::kReduceMean, {{x, 0}}, {{"axes", Ints{2, 3}}, {"keepdims", int64_t{1}}});
+  const NodeId sl =
+      *g.AddOp(OpType::kSlice, {{x, 0}},
+               {{"starts", Ints{0}}, {"ends", Ints{32}}, {"axes", Ints{1}}, {"steps", Ints{1}}});
   AnalyticCostModel m(UnitDevice());
   const double in_bytes = 4.0 * 64 * 112 * 112;  // 3211264
   // MaxPool 3x3/2 -> 1x64x56x56: bytes 3211264 + 802816 -> 0.0401408 ms; flops 9*200704 smaller.
@@ -119,10 +123,11 @@ TEST(AnalyticCost, LeavesViewsAndWeightOnlyOpsCostNothing) {
   const NodeId x = *g.AddInput("x", F32({4, 6}));
   const NodeId w = *g.AddWeight("w", {8, 6}, {});
   const NodeId wt = *g.AddOp(OpType::kTranspose, {{w, 0}}, {{"perm", Ints{1, 0}}});  // weight-only
-  const NodeId wr = *g.AddOp(OpType::kRelu, {{wt, 0}});                               // weight-only
+  const NodeId wr = *g.AddOp(OpType::kRelu, {{wt, 0}});                              // weight-only
   const NodeId mm = *g.AddOp(OpType::kMatMul, {{x, 0}, {wr, 0}});
   const NodeId rs = *g.AddOp(OpType::kReshape, {{mm, 0}}, {{"shape", Ints{32}}});
-  const NodeId sp = *g.AddOp(OpType::kSplit, {{mm, 0}}, {{"axis", int64_t{1}}, {"split", Ints{4, 4}}});
+  const NodeId sp =
+      *g.AddOp(OpType::kSplit, {{mm, 0}}, {{"axis", int64_t{1}}, {"split", Ints{4, 4}}});
   const NodeId id = *g.AddOp(OpType::kIdentity, {{mm, 0}});
   AnalyticCostModel m(UnitDevice());
   for (NodeId n : {x, w, wt, wr, rs, sp, id}) EXPECT_EQ(Cost(m, g, n), 0.0) << g.node(n).TypeName();
@@ -214,7 +219,8 @@ TEST_P(DiffCost, EqualsFullRecomputationForEveryCandidate) {
     changed += std::fabs(*incremental - table->total_ms()) > 1e-9;
   }
   EXPECT_GT(changed, 0) << "no candidate changes the cost";
-  std::cout << GetParam() << ": " << set.candidates.size() << " candidates, " << changed << " change the cost\n";
+  std::cout << GetParam() << ": " << set.candidates.size() << " candidates, " << changed
+            << " change the cost\n";
 }
 
 TEST_P(DiffCost, AppliedSequencesKeepTheTableExact) {
@@ -296,7 +302,8 @@ TEST(CostTable, RejectsADiffThatDoesNotFit) {
   GraphDiff unknown_removed{{42}, {}};
   auto d1 = table->DiffCostMs(g, unknown_removed);
   ASSERT_FALSE(d1.ok());
-  EXPECT_NE(d1.status().message().find("does not hold"), std::string::npos) << d1.status().message();
+  EXPECT_NE(d1.status().message().find("does not hold"), std::string::npos)
+      << d1.status().message();
 
   GraphDiff still_there{{r}, {}};
   EXPECT_FALSE(table->DiffCostMs(g, still_there).ok());
@@ -345,12 +352,16 @@ TEST(DeviceProfile, ErrorsNameTheFileAndLine) {
     std::string expect;
   };
   const std::vector<Case> cases = {
-      {"name = \"d\"\npeak_fp32_tflops = 1\npeak_tflops = 2\n" + good_tail, "d.toml:3:1: unknown key 'peak_tflops'"},
+      {"name = \"d\"\npeak_fp32_tflops = 1\npeak_tflops = 2\n" + good_tail,
+       "d.toml:3:1: unknown key 'peak_tflops'"},
       {"name = \"d\"\n" + good_tail, "d.toml: missing required key 'peak_fp32_tflops'"},
       {"peak_fp32_tflops = 1\n" + good_tail, "d.toml: missing required key 'name'"},
-      {"name = \"d\"\npeak_fp32_tflops = \"fast\"\n" + good_tail, "d.toml:2:20: 'peak_fp32_tflops' must be a number"},
-      {"name = \"d\"\npeak_fp32_tflops = -1\n" + good_tail, "d.toml:2:20: 'peak_fp32_tflops' must be positive"},
-      {"name = \"d\"\npeak_fp32_tflops = 1\n" + good_tail + "kind = \"tpu\"\n", "d.toml:5:8: 'kind' must be"},
+      {"name = \"d\"\npeak_fp32_tflops = \"fast\"\n" + good_tail,
+       "d.toml:2:20: 'peak_fp32_tflops' must be a number"},
+      {"name = \"d\"\npeak_fp32_tflops = -1\n" + good_tail,
+       "d.toml:2:20: 'peak_fp32_tflops' must be positive"},
+      {"name = \"d\"\npeak_fp32_tflops = 1\n" + good_tail + "kind = \"tpu\"\n",
+       "d.toml:5:8: 'kind' must be"},
       {"name = \"d\"\npeak_fp32_tflops = = 1\n", "d.toml:2:"},
       {"name = 3\npeak_fp32_tflops = 1\n" + good_tail, "d.toml:1:8: 'name' must be a string"},
       {"[device]\nname = \"d\"\n", "d.toml:1:2: unknown key 'device'"},
@@ -406,7 +417,8 @@ TEST(CudaCost, RunsOnlyWhereAGpuIsAndSaysSoElsewhere) {
   if (!model.ok()) {
     EXPECT_EQ(model.status().code(), StatusCode::kUnimplemented) << model.status().message();
     const std::string& msg = model.status().message();
-    EXPECT_TRUE(msg.find("built without CUDA") != std::string::npos || msg.find("no CUDA device") != std::string::npos)
+    EXPECT_TRUE(msg.find("built without CUDA") != std::string::npos ||
+                msg.find("no CUDA device") != std::string::npos)
         << msg;
     GTEST_SKIP() << msg;
   }
@@ -416,7 +428,8 @@ TEST(CudaCost, RunsOnlyWhereAGpuIsAndSaysSoElsewhere) {
   const NodeId w = *g.AddWeight("w", {64, 64, 3, 3}, {});
   const NodeId conv = *g.AddOp(OpType::kConv2D, {{x, 0}, {w, 0}},
                                {{"pads", Ints{1, 1, 1, 1}}, {"activation", std::string("relu")}});
-  const NodeId pool = *g.AddOp(OpType::kMaxPool2D, {{conv, 0}}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}});
+  const NodeId pool = *g.AddOp(OpType::kMaxPool2D, {{conv, 0}},
+                               {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}});
   const NodeId h = *g.AddInput("h", F32({4, 64, 256}));
   const NodeId wm = *g.AddWeight("wm", {256, 256}, {});
   const NodeId mm = *g.AddOp(OpType::kMatMul, {{h, 0}, {wm, 0}});
@@ -509,7 +522,8 @@ TEST(CpuCost, ConstantOperandsAreReadAsValues) {
   auto model = CpuCostModel::Create(QuickCpu());
   ASSERT_TRUE(model.ok());
   EXPECT_GT(Cost(**model, g, gather), 0.0);
-  EXPECT_NE(OpSignature(g, g.node(gather)).find("i64[3]#"), std::string::npos) << OpSignature(g, g.node(gather));
+  EXPECT_NE(OpSignature(g, g.node(gather)).find("i64[3]#"), std::string::npos)
+      << OpSignature(g, g.node(gather));
 }
 
 TEST(CpuCost, RejectsBadOptions) {
