@@ -9,13 +9,19 @@ CandidateSet EnumerateCandidates(const Graph& graph, const std::vector<Rule>& ru
   CandidateSet out;
   const MatchIndex index(graph);
   std::unordered_set<uint64_t> seen;
-  seen.insert(graph.Hash());  // a rewrite that gives back the same graph is no candidate
+  if (options.dedup == Dedup::kGraphHash) seen.insert(graph.Hash());  // no-op rewrites
   std::vector<std::vector<Candidate>> per_rule(rules.size());
   for (size_t r = 0; r < rules.size(); ++r) {
     for (Match& m : FindMatches(graph, rules[r], static_cast<int>(r), index, &out.rejects)) {
       ++out.matches;
       Candidate c{std::move(m), 0};
-      if (options.deduplicate) {
+      if (options.dedup == Dedup::kDiffKey) {
+        c.result_hash = c.match.diff_key;
+        if (c.match.noop || !seen.insert(c.result_hash).second) {
+          ++out.duplicates;
+          continue;
+        }
+      } else if (options.dedup == Dedup::kGraphHash) {
         Graph copy = graph;
         if (!ApplyMatch(copy, rules[r], c.match).ok()) {
           ++out.rejects.target_invalid;

@@ -1,6 +1,8 @@
 #pragma once
-// Candidate enumeration: every rule at every match, deduplicated by the canonical hash of the
-// graph each would produce, in a deterministic order, under a cap.
+// Candidate enumeration: every rule at every match, deduplicated by a canonical hash of what
+// each would produce, in a deterministic order, under a cap. Matches that change nothing are
+// dropped. By default the hash is the match's diff key (the change, hashed in O(match)); the
+// exact alternative hashes the whole resulting graph.
 //
 // Cap policy: matches are gathered per rule in rule order (and, within a rule, in the order the
 // matcher finds them, which follows node ids). When more unique candidates exist than
@@ -15,15 +17,22 @@
 
 namespace rewire::rules {
 
+/// How candidates that lead to the same graph are recognised.
+enum class Dedup {
+  kNone,       // keep every match (no-op matches too)
+  kDiffKey,    // equal Match::diff_key: O(match) each; the default
+  kGraphHash,  // equal Graph::Hash() of the result: exact up to isomorphism, but one copy, apply
+               // and full hash per match - O(graph) each
+};
+
 struct CandidateOptions {
   size_t max_candidates = 500;
-  /// Deduplicate by the hash of the resulting graph (costs one copy + apply + hash each).
-  bool deduplicate = true;
+  Dedup dedup = Dedup::kDiffKey;
 };
 
 struct Candidate {
   Match match;
-  uint64_t result_hash = 0;  // Graph::Hash() of the graph after applying (0 without dedup)
+  uint64_t result_hash = 0;  // kGraphHash: Graph::Hash() after applying; else the diff key
 };
 
 struct CandidateSet {

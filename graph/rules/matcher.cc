@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_set>
 
+#include "graph/weights.h"
+
 namespace rewire::rules {
 
 // ---------------------------------------------------------------------------- MatchIndex
@@ -409,7 +411,53 @@ class Searcher {
     auto plan = PlanTarget(g_, r_, names_, b_);
     b_.plan = nullptr;
     if (!plan.ok()) return Count(&RejectStats::target_invalid);
-    out_.push_back(Match{rule_index_, b_.nodes, b_.free_values});
+    Match m{rule_index_, b_.nodes, b_.free_values};
+    DiffKey(*plan, &m);
+    out_.push_back(std::move(m));
+  }
+
+  /// Structural hashes of source and target values over the free values (identified by the
+  /// surviving graph value they bind), then the key of the change.
+  void DiffKey(const TargetPlan& plan, Match* m) const {
+    std::vector<uint64_t> src(r_.source.size()), tgt(r_.target.size());
+    auto value_hash = [&](const std::string& name) -> uint64_t {
+      const NameTable::Ref* ref = names_.Find(name);
+      switch (ref->kind) {
+        case NameTable::Kind::kFree: {
+          const ValueRef v = b_.free_values[ref->index];
+          return HashCombine(0x66726565ULL, HashCombine(v.node, v.index));
+        }
+        case NameTable::Kind::kSource:
+          return HashCombine(src[ref->index], static_cast<uint64_t>(ref->output));
+        case NameTable::Kind::kTarget:
+          return HashCombine(tgt[ref->index], static_cast<uint64_t>(ref->output));
+      }
+      return 0;
+    };
+    auto statement_hash = [&](const Statement& s, const Attrs& attrs) {
+      uint64_t h = HashCombine(0x73746d74ULL, static_cast<uint64_t>(s.op));
+      h = HashCombine(h, attrs.Hash());
+      for (const std::string& in : s.inputs) h = HashCombine(h, value_hash(in));
+      return h;
+    };
+    for (size_t i = 0; i < r_.source.size(); ++i) src[i] = statement_hash(r_.source[i], g_.node(b_.nodes[i]).attrs);
+    for (size_t i = 0; i < r_.target.size(); ++i) tgt[i] = statement_hash(r_.target[i], plan.attrs[i]);
+    bool noop = true;
+    std::vector<std::pair<uint64_t, uint64_t>> replaced;  // (replaced value, its replacement)
+    for (const auto& [from, to] : r_.outputs) {
+      const auto [stmt, out] = r_.SourceDef(from);
+      const uint64_t to_hash = value_hash(to);
+      noop = noop && value_hash(from) == to_hash;
+      replaced.push_back({HashCombine(b_.nodes[stmt], static_cast<uint64_t>(out)), to_hash});
+    }
+    std::sort(replaced.begin(), replaced.end());
+    std::vector<NodeId> nodes = b_.nodes;
+    std::sort(nodes.begin(), nodes.end());
+    uint64_t key = 0x64696666ULL;
+    for (NodeId id : nodes) key = HashCombine(key, id);
+    for (const auto& [a, b] : replaced) key = HashCombine(HashCombine(key, a), b);
+    m->diff_key = key;
+    m->noop = noop;
   }
 
   const Graph& g_;

@@ -21,6 +21,12 @@ struct Match {
   int rule = -1;                      // index into the rule list it came from
   std::vector<NodeId> nodes;          // graph node of each source statement
   std::vector<ValueRef> free_values;  // value bound to each free variable (Rule::free_vars order)
+  /// Canonical key of the change this match makes, computed in O(match): the matched nodes and
+  /// the structure of the target (ops, attributes, wiring to surviving values, which values it
+  /// replaces). Two matches with equal keys produce the same graph, whatever rule they come from.
+  uint64_t diff_key = 0;
+  /// The target rebuilds exactly the replaced values (e.g. Add(x, x) commuted): no change.
+  bool noop = false;
 };
 
 /// Per-graph lookup tables shared by all rules during one enumeration: nodes by op, and a

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "graph/models/zoo.h"
@@ -408,6 +409,24 @@ TEST(CostBackends, MakesEachKindOrSaysWhyNot) {
   o.kind = "analytic";
   o.device = "nosuch";
   EXPECT_EQ(MakeCostModel(o).status().code(), StatusCode::kNotFound);
+
+  o.kind = "cuda";
+  o.device = "";
+  auto cuda = MakeCostModel(o);
+  if (!cuda.ok()) EXPECT_EQ(cuda.status().code(), StatusCode::kUnimplemented);
+
+  // A corrupt cost cache is a clear error, not a crash.
+  const std::string garbage = ::testing::TempDir() + "/not_a_cost_cache.db";
+  {
+    std::ofstream out(garbage, std::ios::binary | std::ios::trunc);
+    out << std::string(8192, 'x');
+  }
+  o.kind = "cpu";
+  o.cache_path = garbage;
+  auto corrupt = MakeCostModel(o);
+  ASSERT_FALSE(corrupt.ok());
+  EXPECT_EQ(corrupt.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(corrupt.status().message().find(garbage), std::string::npos);
 }
 
 TEST(CudaCost, RunsOnlyWhereAGpuIsAndSaysSoElsewhere) {
