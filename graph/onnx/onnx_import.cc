@@ -315,7 +315,13 @@ Status Importer::Emit(const NodeProto& node, OpType op, const std::vector<std::s
     refs.push_back(*r);
   }
   auto id = graph_.AddOp(op, refs, std::move(attrs), NodeName(node));
-  if (!id.ok()) return AtNode(node, id.status());
+  if (!id.ok()) {
+    // AddOp names the node itself; say it once, the ONNX way.
+    std::string message = id.status().message();
+    const std::string own = "node '" + NodeName(node) + "': ";
+    if (message.rfind(own, 0) == 0) message = message.substr(own.size());
+    return AtNode(node, Status(id.status().code(), message));
+  }
   for (const TensorType& t : graph_.node(*id).outputs) {
     if (!CheckedNumElements(t.shape)) return FailAt(node, "output " + t.ToString() + " is too large");
   }

@@ -202,7 +202,7 @@ TEST_P(DiffCost, EqualsFullRecomputationForEveryCandidate) {
   ASSERT_NEAR(table->total_ms(), *GraphCostMs(m, g), 1e-12);
 
   rules::CandidateOptions opts;
-  opts.deduplicate = false;
+  opts.dedup = rules::Dedup::kNone;
   opts.max_candidates = 100000;
   const auto set = rules::EnumerateCandidates(g, rules, opts);
   ASSERT_FALSE(set.candidates.empty()) << "no rule applies to " << GetParam();
@@ -235,7 +235,7 @@ TEST_P(DiffCost, AppliedSequencesKeepTheTableExact) {
   std::mt19937_64 rng(7);
   for (int step = 0; step < 15; ++step) {
     rules::CandidateOptions opts;
-    opts.deduplicate = false;
+    opts.dedup = rules::Dedup::kNone;
     const auto set = rules::EnumerateCandidates(g, rules, opts);
     if (set.candidates.empty()) break;
     const auto& c = set.candidates[rng() % set.candidates.size()];
