@@ -46,5 +46,6 @@ void RegisterExport(CLI::App& app);
 void RegisterRun(CLI::App& app);
 void RegisterRules(CLI::App& app);
 void RegisterBench(CLI::App& app);
+void RegisterOptimize(CLI::App& app);
 
 }  // namespace rewire::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   rewire::cli::RegisterExport(app);
   rewire::cli::RegisterRun(app);
   rewire::cli::RegisterRules(app);
+  rewire::cli::RegisterOptimize(app);
   rewire::cli::RegisterBench(app);
 
   try {

@@ -424,6 +424,55 @@ TEST(OnnxImport, IdentityIsAliasedAndUnknownOpsBecomeOpaque) {
   EXPECT_EQ(RoundTrip(*g).Hash(), g->Hash());
 }
 
+TEST(OnnxImport, FoldsScatterNdMasks) {
+  // Swin's attention mask: zeros, then rows overwritten with ScatterND.
+  GraphPb m;
+  m.inputs.push_back(Info("x", kFloat, {2, 3}));
+  m.nodes.push_back(ConstInts("shape", {2, 3}));
+  m.nodes.push_back(OnnxNode("ConstantOfShape", {"shape"}, {"zeros"}, {AttrTensor("value", Floats("", {1}, {0.f}))}));
+  m.nodes.push_back(OnnxNode("Constant", {}, {"rows"}, {AttrTensor("value", Int64s("", {1, 1}, {1}))}));
+  m.nodes.push_back(OnnxNode("Constant", {}, {"vals"}, {AttrTensor("value", Floats("", {1, 3}, {1.f, 2.f, 3.f}))}));
+  m.nodes.push_back(OnnxNode("ScatterND", {"zeros", "rows", "vals"}, {"mask"}));
+  m.nodes.push_back(OnnxNode("Add", {"x", "mask"}, {"y"}));
+  m.outputs.push_back(Info("y", kFloat, {2, 3}));
+  auto g = ImportOnnxBytes(Model(m), "scatter.onnx");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->NumOperators(), 1);
+  const Node& mask = g->node(g->node(g->outputs()[0].value.node).inputs[1].node);
+  ASSERT_EQ(mask.op, OpType::kConstant);
+  const float* p = mask.data->data<float>();
+  EXPECT_EQ(std::vector<float>(p, p + 6), (std::vector<float>{0, 0, 0, 1, 2, 3}));
+}
+
+TEST(OnnxImport, EinsumGetsStaticShapes) {
+  GraphPb m;
+  m.inputs.push_back(Info("a", kFloat, {2, 3, 4}));
+  m.inputs.push_back(Info("b", kFloat, {2, 4, 5}));
+  Pb eq;
+  eq.Bytes(1, "equation").Bytes(4, "bij,bjk->bik").Varint(20, 3);
+  m.nodes.push_back(OnnxNode("Einsum", {"a", "b"}, {"y"}, {eq}));
+  m.outputs.push_back(Info("y", kFloat, {2, 3, 5}));
+  auto g = ImportOnnxBytes(Model(m), "einsum.onnx");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->type(g->outputs()[0].value), F32({2, 3, 5}));
+}
+
+TEST(OnnxImport, DropoutInTrainingModeOnlyWithRatioZero) {
+  auto model = [](float ratio) {
+    GraphPb m;
+    m.inputs.push_back(Info("x", kFloat, {2, 3}));
+    m.nodes.push_back(OnnxNode("Constant", {}, {"ratio"}, {AttrTensor("value", Floats("", {}, {ratio}))}));
+    m.nodes.push_back(OnnxNode("Constant", {}, {"training"}, {AttrTensor("value", Tensor("", kBool, {}, std::string(1, '\1')))}));
+    m.nodes.push_back(OnnxNode("Dropout", {"x", "ratio", "training"}, {"y"}, {}, "drop"));
+    m.outputs.push_back(Info("y", kFloat, {2, 3}));
+    return Model(m);
+  };
+  auto ok = ImportOnnxBytes(model(0.f), "dropout0.onnx");  // what torchvision's Swin exports
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->OpCounts()[OpType::kDropout], 1);
+  ExpectError(model(0.5f), {"drop", "training mode"});
+}
+
 // ---------------------------------------------------------------------------- bad files
 
 TEST(OnnxBadInput, MissingFileAndDirectory) {
@@ -577,6 +626,33 @@ TEST(OnnxBadInput, UnsupportedOpsetsAndCorruptTensors) {
   huge.inits.push_back(Tensor("w", kFloat, {int64_t{1} << 40, int64_t{1} << 40}, ""));
   huge.nodes = {OnnxNode("Add", {"x", "w"}, {"y"})};
   ExpectError(Model(huge), {"'w'"});
+}
+
+TEST(OnnxBadInput, HostileAttributeValuesFoundByFuzzing) {
+  {
+    GraphPb m;  // shape dims whose product overflows int64
+    m.inputs.push_back(Info("x", kFloat, {2, 3}));
+    m.nodes.push_back(ConstInts("s", {int64_t{1} << 40, int64_t{1} << 40, -1}));
+    m.nodes.push_back(OnnxNode("Reshape", {"x", "s"}, {"y"}, {}, "reshape"));
+    m.outputs.push_back(Info("y", kFloat, {6}));
+    ExpectError(Model(m), {"reshape"});
+  }
+  {
+    GraphPb m;  // pads that would overflow later shape arithmetic
+    m.inputs.push_back(Info("x", kFloat, {2, 3}));
+    m.nodes.push_back(ConstInts("p", {0, int64_t{1} << 62, 0, 0}));
+    m.nodes.push_back(OnnxNode("Pad", {"x", "p"}, {"y"}, {}, "pad"));
+    m.outputs.push_back(Info("y", kFloat, {2, 3}));
+    ExpectError(Model(m), {"pad", "out of range"});
+  }
+  {
+    GraphPb m;  // Conv on a rank-3 input with a rank-4 weight (crashes libonnx's inference)
+    m.inputs.push_back(Info("x", kFloat, {3, 8, 8}));
+    m.inits.push_back(Floats("w", {4, 3, 3, 3}, std::vector<float>(108, 0.1f)));
+    m.nodes.push_back(OnnxNode("Conv", {"x", "w"}, {"y"}, {}, "conv"));
+    m.outputs.push_back(Info("y", kFloat, {4, 6, 6}));
+    ExpectError(Model(m), {"conv", "rank"});
+  }
 }
 
 TEST(OnnxBadInput, UninferableOpaqueOp) {

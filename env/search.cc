@@ -1,0 +1,213 @@
+#include "env/search.h"
+
+#include <chrono>
+#include <memory>
+#include <queue>
+#include <random>
+#include <unordered_set>
+
+#include "graph/rules/candidates.h"
+
+namespace rewire {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// One explored graph: the graph, its cost table and the rewrites that led to it.
+struct State {
+  Graph graph;
+  CostTable table;
+  std::vector<SearchStep> steps;
+};
+
+/// A candidate applied to a copy of the state's graph and costed from its diff.
+struct Child {
+  Graph graph;
+  GraphDiff diff;
+  double cost_ms;
+  std::string rule;
+};
+
+class Searcher {
+ public:
+  Searcher(const std::vector<rules::Rule>& rules, CostModel& cost, const SearchOptions& o)
+      : rules_(rules), cost_(cost), o_(o), start_(Clock::now()) {}
+
+  SearchResult result;
+
+  bool OutOfTime() const {
+    return o_.time_limit_s > 0 && std::chrono::duration<double>(Clock::now() - start_).count() > o_.time_limit_s;
+  }
+
+  /// Every unique candidate of `s`, applied and costed in O(diff) each.
+  StatusOr<std::vector<Child>> Children(const State& s) {
+    rules::CandidateOptions opts;
+    opts.max_candidates = o_.max_candidates;
+    const rules::CandidateSet set = rules::EnumerateCandidates(s.graph, rules_, opts);
+    std::vector<Child> out;
+    out.reserve(set.candidates.size());
+    for (const auto& c : set.candidates) {
+      Child child{s.graph, {}, 0, rules_[c.match.rule].name};
+      ASSIGN_OR_RETURN(child.diff, rules::ApplyMatch(child.graph, rules_[c.match.rule], c.match));
+      ASSIGN_OR_RETURN(child.cost_ms, s.table.CostAfterMs(child.graph, child.diff));
+      ++result.candidates_evaluated;
+      out.push_back(std::move(child));
+    }
+    return out;
+  }
+
+  StatusOr<State> Enter(const State& parent, Child child) {
+    State next{std::move(child.graph), parent.table, parent.steps};
+    RETURN_IF_ERROR(next.table.Apply(next.graph, child.diff));
+    next.steps.push_back({child.rule, child.cost_ms});
+    return next;
+  }
+
+  void Progress(int iteration, double best, size_t queue) {
+    if (o_.progress) o_.progress({iteration, o_.budget, best, result.initial_cost_ms, queue});
+  }
+
+  void Keep(const State& s) {
+    if (s.table.total_ms() < result.final_cost_ms) {
+      result.final_cost_ms = s.table.total_ms();
+      result.best = s.graph;
+      result.steps = s.steps;
+    }
+  }
+
+  Status Greedy(State s) {
+    for (;;) {
+      if (result.iterations >= o_.budget) return Stop(StopReason::kBudget);
+      if (OutOfTime()) return Stop(StopReason::kTimeLimit);
+      ASSIGN_OR_RETURN(std::vector<Child> children, Children(s));
+      ++result.iterations;
+      int best = -1;
+      for (size_t i = 0; i < children.size(); ++i) {
+        if (children[i].cost_ms < s.table.total_ms() - 1e-12 &&
+            (best < 0 || children[i].cost_ms < children[best].cost_ms)) {
+          best = static_cast<int>(i);
+        }
+      }
+      if (best < 0) return Stop(StopReason::kSaturated);
+      ASSIGN_OR_RETURN(s, Enter(s, std::move(children[best])));
+      Keep(s);
+      Progress(result.iterations, result.final_cost_ms, 0);
+    }
+  }
+
+  Status Backtrack(State initial) {
+    struct Entry {
+      double cost;
+      uint64_t order;
+      std::shared_ptr<State> state;
+      bool operator<(const Entry& o) const { return cost != o.cost ? cost > o.cost : order > o.order; }
+    };
+    const size_t max_nodes = static_cast<size_t>(o_.max_growth * initial.graph.num_nodes());
+    std::priority_queue<Entry> queue;
+    std::unordered_set<uint64_t> seen{initial.graph.Hash()};
+    uint64_t order = 0;
+    queue.push({initial.table.total_ms(), order++, std::make_shared<State>(std::move(initial))});
+    while (!queue.empty()) {
+      if (result.iterations >= o_.budget) return Stop(StopReason::kBudget);
+      if (OutOfTime()) return Stop(StopReason::kTimeLimit);
+      const std::shared_ptr<State> s = queue.top().state;
+      queue.pop();
+      ++result.iterations;
+      ASSIGN_OR_RETURN(std::vector<Child> children, Children(*s));
+      for (Child& c : children) {
+        if (c.cost_ms >= o_.alpha * result.final_cost_ms) continue;
+        if (c.graph.num_nodes() > max_nodes) continue;
+        if (!seen.insert(c.graph.Hash()).second) continue;
+        ASSIGN_OR_RETURN(State next, Enter(*s, std::move(c)));
+        Keep(next);
+        queue.push({next.table.total_ms(), order++, std::make_shared<State>(std::move(next))});
+      }
+      Progress(result.iterations, result.final_cost_ms, queue.size());
+    }
+    return Stop(StopReason::kSaturated);
+  }
+
+  Status Random(const State& initial) {
+    std::mt19937_64 rng(o_.seed);
+    State s = initial;
+    int walk = 0;
+    for (;;) {
+      if (result.iterations >= o_.budget) return Stop(StopReason::kBudget);
+      if (OutOfTime()) return Stop(StopReason::kTimeLimit);
+      if (walk == o_.walk_length) {
+        s = initial;
+        walk = 0;
+      }
+      rules::CandidateOptions opts;
+      opts.max_candidates = o_.max_candidates;
+      const rules::CandidateSet set = rules::EnumerateCandidates(s.graph, rules_, opts);
+      ++result.iterations;
+      if (set.candidates.empty()) {
+        if (walk == 0) return Stop(StopReason::kSaturated);  // the input graph has no candidate
+        walk = o_.walk_length;
+        continue;
+      }
+      const auto& c = set.candidates[rng() % set.candidates.size()];
+      Child child{s.graph, {}, 0, rules_[c.match.rule].name};
+      ASSIGN_OR_RETURN(child.diff, rules::ApplyMatch(child.graph, rules_[c.match.rule], c.match));
+      ASSIGN_OR_RETURN(child.cost_ms, s.table.CostAfterMs(child.graph, child.diff));
+      ++result.candidates_evaluated;
+      ASSIGN_OR_RETURN(s, Enter(s, std::move(child)));
+      Keep(s);
+      ++walk;
+      Progress(result.iterations, result.final_cost_ms, 0);
+    }
+  }
+
+  Status Stop(StopReason r) {
+    result.reason = r;
+    return Status::Ok();
+  }
+
+ private:
+  const std::vector<rules::Rule>& rules_;
+  CostModel& cost_;
+  const SearchOptions& o_;
+  Clock::time_point start_;
+};
+
+}  // namespace
+
+const char* StopReasonName(StopReason r) {
+  switch (r) {
+    case StopReason::kSaturated: return "saturated";
+    case StopReason::kBudget: return "budget";
+    case StopReason::kTimeLimit: return "time limit";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& SearchAlgorithms() {
+  static const std::vector<std::string> names = {"greedy", "backtrack", "random"};
+  return names;
+}
+
+StatusOr<SearchResult> RunSearch(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
+                                 const SearchOptions& options) {
+  const auto& names = SearchAlgorithms();
+  if (std::find(names.begin(), names.end(), options.algorithm) == names.end()) {
+    return InvalidArgument("unknown search '" + options.algorithm + "' (known: greedy, backtrack, random)");
+  }
+  if (options.budget < 1) return InvalidArgument("the search budget must be at least 1, got " + std::to_string(options.budget));
+  if (options.alpha < 1.0) return InvalidArgument("alpha must be at least 1");
+  const auto start = Clock::now();
+  ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost, graph));
+  Searcher s(rules, cost, options);
+  s.result.best = graph;
+  s.result.initial_cost_ms = s.result.final_cost_ms = table.total_ms();
+  State initial{graph, std::move(table), {}};
+  Status st;
+  if (options.algorithm == "greedy") st = s.Greedy(std::move(initial));
+  else if (options.algorithm == "backtrack") st = s.Backtrack(std::move(initial));
+  else st = s.Random(initial);
+  RETURN_IF_ERROR(st);
+  s.result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return std::move(s.result);
+}
+
+}  // namespace rewire

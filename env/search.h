@@ -1,0 +1,80 @@
+#pragma once
+// The non-learned searches over rewrites, on the same rules and cost model as the RL agent:
+// they are the baselines it must beat.
+//
+//   greedy     apply the best improving rewrite until none improves (or the budget runs out)
+//   backtrack  TASO's search: a priority queue of graphs by cost; every candidate of the popped
+//              graph costing less than alpha x best is queued (once: graphs are deduplicated by
+//              hash); graphs that grow past max_growth x the initial node count are skipped
+//   random     random walks of rewrites from the input graph, keeping the best graph seen
+//
+// Stopping is data, not an error: a search returns why it stopped with its statistics.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/rules/rule.h"
+#include "kernels/cost_model.h"
+
+namespace rewire {
+
+enum class StopReason {
+  kSaturated,  // no candidate improves (greedy) / the queue ran dry (backtrack)
+  kBudget,     // the budget of explored graphs ran out
+  kTimeLimit,  // the wall-clock limit ran out
+};
+const char* StopReasonName(StopReason r);
+
+struct SearchProgress {
+  int iteration = 0;
+  int budget = 0;
+  double best_cost_ms = 0;
+  double initial_cost_ms = 0;
+  size_t queue_size = 0;
+};
+
+struct SearchOptions {
+  std::string algorithm = "backtrack";  // greedy | backtrack | random
+  /// Graphs explored at most: greedy steps, backtrack pops, random rewrites.
+  int budget = 100;
+  /// backtrack: queue candidates costing less than alpha x the best cost (TASO uses 1.05).
+  double alpha = 1.05;
+  /// backtrack: skip graphs with more than max_growth x the initial number of nodes.
+  double max_growth = 1.5;
+  /// random: rewrites per walk before starting again from the input graph.
+  int walk_length = 20;
+  uint64_t seed = 0;
+  size_t max_candidates = 500;
+  double time_limit_s = 0;  // 0: none
+  /// Called after every iteration (e.g. to print progress); may be empty.
+  std::function<void(const SearchProgress&)> progress;
+};
+
+struct SearchStep {
+  std::string rule;
+  double cost_ms = 0;  // cost of the graph after this rewrite
+};
+
+struct SearchResult {
+  Graph best;
+  double initial_cost_ms = 0;
+  double final_cost_ms = 0;
+  std::vector<SearchStep> steps;  // rewrites from the input graph to `best`
+  StopReason reason = StopReason::kSaturated;
+  int iterations = 0;
+  int64_t candidates_evaluated = 0;
+  double seconds = 0;
+};
+
+/// The algorithm names RunSearch accepts.
+const std::vector<std::string>& SearchAlgorithms();
+
+/// Runs a search from `graph`. Errors: an unknown algorithm, a budget below 1, alpha below 1, or
+/// a cost model that cannot cost an operator of the graph.
+StatusOr<SearchResult> RunSearch(const Graph& graph, const std::vector<rules::Rule>& rules,
+                                 CostModel& cost, const SearchOptions& options);
+
+}  // namespace rewire

@@ -1,0 +1,211 @@
+// `rewire optimize`: search for a faster equivalent graph, fold weights, verify, write.
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "env/search.h"
+#include "graph/onnx/onnx_io.h"
+#include "kernels/cost_backends.h"
+#include "kernels/executor.h"
+#include "kernels/fold.h"
+#include "kernels/rule_verify.h"
+#include "launch/commands.h"
+
+namespace rewire::cli {
+
+std::string DefaultRulesPath();
+
+namespace {
+
+struct OptimizeOptions {
+  ModelOptions model;
+  SearchOptions search;
+  CostModelOptions cost;
+  std::string rules;
+  std::string out;
+  std::string report;
+  double rtol = 1e-3;
+  bool quiet = false;
+};
+
+std::string JsonString(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': o += "\\\""; break;
+      case '\\': o += "\\\\"; break;
+      case '\n': o += "\\n"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          o += buf;
+        } else {
+          o += c;
+        }
+    }
+  }
+  return o + "\"";
+}
+
+std::string JsonNumber(double v) {
+  if (!std::isfinite(v)) return "null";
+  std::ostringstream os;
+  os.precision(9);
+  os << v;
+  return os.str();
+}
+
+struct Verification {
+  bool verified = false;
+  double max_abs = 0;
+  double max_rel = 0;
+  std::string message;
+};
+
+/// Runs both graphs on the same random inputs; equal when max |a-b| / max |b| <= rtol per output.
+Verification Verify(const Graph& original, const Graph& optimized, double rtol) {
+  Verification v;
+  const TensorMap inputs = RandomInputs(original, 12345);
+  auto a = RunGraph(original, inputs);
+  auto b = RunGraph(optimized, inputs);
+  if (!a.ok() || !b.ok()) {
+    v.message = "execution failed: " + (!a.ok() ? a.status().message() : b.status().message());
+    return v;
+  }
+  v.verified = true;
+  for (const GraphOutput& o : original.outputs()) {
+    const HostTensor& ref = *a->at(o.name);
+    auto it = b->find(o.name);
+    if (it == b->end()) {
+      v.verified = false;
+      v.message = "output '" + o.name + "' is missing from the optimised graph";
+      return v;
+    }
+    auto d = Compare(*it->second, ref);
+    if (!d.ok()) {
+      v.verified = false;
+      v.message = d.status().message();
+      return v;
+    }
+    double max_ref = 0;
+    if (ref.type.dtype == DType::kFloat32) {
+      for (int64_t i = 0; i < ref.numel(); ++i) max_ref = std::max(max_ref, double(std::fabs(ref.data<float>()[i])));
+    }
+    v.max_abs = std::max(v.max_abs, d->max_abs);
+    const double rel = d->max_abs / (max_ref + 1e-6);
+    v.max_rel = std::max(v.max_rel, rel);
+    if (!(rel <= rtol)) {
+      v.verified = false;
+      v.message = "output '" + o.name + "' differs: relative error " + JsonNumber(rel);
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+void RegisterOptimize(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "optimize", "Rewrite a model into a faster equivalent graph, verify it and write it as ONNX");
+  auto o = std::make_shared<OptimizeOptions>();
+  AddModelOptions(*cmd, o->model);
+  cmd->add_option("--search", o->search.algorithm, "greedy | backtrack | random")
+      ->check(CLI::IsMember(SearchAlgorithms()))
+      ->capture_default_str();
+  cmd->add_option("--cost", o->cost.kind, "analytic | cpu | cuda")->capture_default_str();
+  cmd->add_option("--device", o->cost.device, "Device profile name (configs/devices) or path");
+  cmd->add_option("--cost-cache", o->cost.cache_path, "SQLite cache of measured op costs");
+  cmd->add_option("--budget", o->search.budget, "Graphs explored at most")->capture_default_str();
+  cmd->add_option("--alpha", o->search.alpha, "backtrack: explore candidates up to alpha x best cost")
+      ->capture_default_str();
+  cmd->add_option("--max-growth", o->search.max_growth, "backtrack: node-count cap relative to the input")
+      ->capture_default_str();
+  cmd->add_option("--time-limit", o->search.time_limit_s, "Seconds (0: none)");
+  cmd->add_option("--search-seed", o->search.seed, "Seed of the random search");
+  cmd->add_option("--rules", o->rules, "Rules file or directory (default: configs/rules)");
+  cmd->add_option("--out", o->out, "Write the optimised graph as ONNX");
+  cmd->add_option("--report", o->report, "Write a JSON report");
+  cmd->add_option("--rtol", o->rtol, "Verification tolerance: max |a-b| / max |b|")->capture_default_str();
+  cmd->add_flag("-q,--quiet", o->quiet, "No progress on stderr");
+  cmd->callback([o]() {
+    const auto wall = std::chrono::steady_clock::now();
+    const Graph original = LoadModel(o->model);
+    const auto rules = Take(LoadVerifiedRules(o->rules.empty() ? DefaultRulesPath() : o->rules));
+    if (o->cost.devices_dir.empty() && !std::filesystem::is_directory("configs/devices")) {
+      o->cost.devices_dir = std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
+    }
+    auto cost = Take(MakeCostModel(o->cost));
+    SearchOptions search = o->search;
+    if (!o->quiet) {
+      search.progress = [](const SearchProgress& p) {
+        std::fprintf(stderr, "\r  %s %d/%d  best %.4f ms (%.3fx)  queue %zu   ", "search", p.iteration, p.budget,
+                     p.best_cost_ms, p.best_cost_ms > 0 ? p.initial_cost_ms / p.best_cost_ms : 0.0, p.queue_size);
+      };
+      std::fprintf(stderr, "%s: %d operators, %zu verified rules, %s search, cost %s\n", o->model.model.c_str(),
+                   original.NumOperators(), rules.size(), search.algorithm.c_str(), cost->Name().c_str());
+    }
+    SearchResult r = Take(RunSearch(original, rules, *cost, search));
+    if (!o->quiet) std::fprintf(stderr, "\n");
+    Graph best = std::move(r.best);
+    Take(FoldWeightSubgraphs(best));
+    const double final_cost = Take(GraphCostMs(*cost, best));
+    const Verification v = Verify(original, best, o->rtol);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
+
+    std::printf("model            %s\n", o->model.model.c_str());
+    std::printf("search           %s (stopped: %s after %d iterations, %lld candidates costed)\n",
+                search.algorithm.c_str(), StopReasonName(r.reason), r.iterations,
+                static_cast<long long>(r.candidates_evaluated));
+    std::printf("cost model       %s\n", cost->Name().c_str());
+    std::printf("initial cost     %.4f ms\n", r.initial_cost_ms);
+    std::printf("final cost       %.4f ms\n", final_cost);
+    std::printf("speedup          %.3fx\n", final_cost > 0 ? r.initial_cost_ms / final_cost : 0.0);
+    std::printf("operators        %d -> %d\n", original.NumOperators(), best.NumOperators());
+    std::printf("rewrites         %zu\n", r.steps.size());
+    for (const SearchStep& s : r.steps) std::printf("  %-44s %.4f ms\n", s.rule.c_str(), s.cost_ms);
+    std::printf("verified         %s (max abs error %.3g, max rel error %.3g, tolerance %.0e)\n",
+                v.verified ? "yes" : "NO", v.max_abs, v.max_rel, o->rtol);
+    std::printf("time             %.2f s\n", seconds);
+
+    if (!o->report.empty()) {
+      std::ostringstream js;
+      js << "{\n  \"model\": " << JsonString(o->model.model) << ",\n  \"search\": " << JsonString(search.algorithm)
+         << ",\n  \"cost_model\": " << JsonString(cost->Name())
+         << ",\n  \"initial_cost_ms\": " << JsonNumber(r.initial_cost_ms)
+         << ",\n  \"final_cost_ms\": " << JsonNumber(final_cost)
+         << ",\n  \"speedup\": " << JsonNumber(final_cost > 0 ? r.initial_cost_ms / final_cost : 0)
+         << ",\n  \"stop_reason\": " << JsonString(StopReasonName(r.reason)) << ",\n  \"steps\": [";
+      for (size_t i = 0; i < r.steps.size(); ++i) {
+        js << (i ? "," : "") << "\n    {\"rule\": " << JsonString(r.steps[i].rule)
+           << ", \"cost_ms\": " << JsonNumber(r.steps[i].cost_ms) << "}";
+      }
+      js << (r.steps.empty() ? "" : "\n  ") << "],\n  \"verified\": " << (v.verified ? "true" : "false")
+         << ",\n  \"max_abs_error\": " << JsonNumber(v.max_abs) << ",\n  \"max_rel_error\": " << JsonNumber(v.max_rel)
+         << ",\n  \"seconds\": " << JsonNumber(seconds) << ",\n  \"nodes_before\": " << original.num_nodes()
+         << ",\n  \"nodes_after\": " << best.num_nodes() << "\n}\n";
+      const std::string tmp = o->report + ".tmp";
+      {
+        std::ofstream f(tmp);
+        f << js.str();
+        if (!f.flush()) throw CommandError("cannot write " + o->report);
+      }
+      std::filesystem::rename(tmp, o->report);
+    }
+    if (!v.verified) {
+      throw CommandError("the optimised graph does not match the input (" + v.message + "); nothing written");
+    }
+    if (!o->out.empty()) {
+      Check(ExportOnnxFile(best, o->out));
+      std::printf("wrote            %s\n", o->out.c_str());
+    }
+  });
+}
+
+}  // namespace rewire::cli

@@ -1,0 +1,131 @@
+#include "env/search.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "graph/models/zoo.h"
+#include "kernels/cost_backends.h"
+#include "kernels/executor.h"
+#include "kernels/rule_verify.h"
+
+namespace rewire {
+namespace {
+
+const std::vector<rules::Rule>& Rules() {
+  static const auto* rules = [] {
+    auto r = LoadVerifiedRules(std::string(REWIRE_SOURCE_DIR) + "/configs/rules");
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return new std::vector<rules::Rule>(r.ok() ? std::move(r).value() : std::vector<rules::Rule>{});
+  }();
+  return *rules;
+}
+
+std::unique_ptr<CostModel> Analytic() {
+  CostModelOptions o;
+  o.devices_dir = std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
+  auto m = MakeCostModel(o);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return std::move(m).value();
+}
+
+Graph SmallBert() {
+  ModelParams p;
+  p.layers = 2;
+  p.hidden = 256;
+  p.heads = 4;
+  p.seq_len = 16;
+  return *BuildModel("bert", p);
+}
+
+double MaxRelError(const Graph& a, const Graph& b) {
+  const TensorMap in = RandomInputs(a, 5);
+  auto x = RunGraph(a, in);
+  auto y = RunGraph(b, in);
+  EXPECT_TRUE(x.ok() && y.ok());
+  double worst = 0;
+  for (const auto& [name, t] : *x) {
+    double max_ref = 0;
+    for (int64_t i = 0; i < t->numel(); ++i) max_ref = std::max(max_ref, double(std::fabs(t->data<float>()[i])));
+    auto d = Compare(*y->at(name), *t);
+    EXPECT_TRUE(d.ok());
+    worst = std::max(worst, d->max_abs / (max_ref + 1e-6));
+  }
+  return worst;
+}
+
+TEST(Search, GreedyImprovesAndStopsWhenSaturated) {
+  auto cost = Analytic();
+  const Graph g = SmallBert();
+  SearchOptions o;
+  o.algorithm = "greedy";
+  o.budget = 1000;
+  auto r = RunSearch(g, Rules(), *cost, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->reason, StopReason::kSaturated);
+  EXPECT_LT(r->final_cost_ms, r->initial_cost_ms);
+  EXPECT_FALSE(r->steps.empty());
+  // Costs along the path only go down, and the reported cost is the graph's cost.
+  double prev = r->initial_cost_ms;
+  for (const auto& s : r->steps) {
+    EXPECT_LT(s.cost_ms, prev) << s.rule;
+    prev = s.cost_ms;
+  }
+  auto full = GraphCostMs(*cost, r->best);
+  ASSERT_TRUE(full.ok());
+  EXPECT_NEAR(*full, r->final_cost_ms, 1e-9);
+  EXPECT_TRUE(r->best.Validate().ok());
+  EXPECT_LE(MaxRelError(g, r->best), 1e-4);
+}
+
+TEST(Search, BacktrackIsAtLeastAsGoodAsGreedyAndHonoursTheBudget) {
+  auto cost = Analytic();
+  const Graph g = SmallBert();
+  SearchOptions greedy;
+  greedy.algorithm = "greedy";
+  greedy.budget = 1000;
+  SearchOptions back;
+  back.algorithm = "backtrack";
+  back.budget = 15;
+  auto a = RunSearch(g, Rules(), *cost, greedy);
+  auto b = RunSearch(g, Rules(), *cost, back);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_LE(b->final_cost_ms, a->final_cost_ms + 1e-12);
+  EXPECT_EQ(b->reason, StopReason::kBudget);
+  EXPECT_EQ(b->iterations, 15);
+  EXPECT_LE(MaxRelError(g, b->best), 1e-4);
+}
+
+TEST(Search, RandomIsDeterministicForASeed) {
+  auto cost = Analytic();
+  const Graph g = SmallBert();
+  SearchOptions o;
+  o.algorithm = "random";
+  o.budget = 25;
+  o.seed = 9;
+  auto a = RunSearch(g, Rules(), *cost, o);
+  auto b = RunSearch(g, Rules(), *cost, o);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->best.Hash(), b->best.Hash());
+  EXPECT_EQ(a->steps.size(), b->steps.size());
+  EXPECT_LE(a->final_cost_ms, a->initial_cost_ms);
+}
+
+TEST(Search, BadOptionsAreErrors) {
+  auto cost = Analytic();
+  const Graph g = SmallBert();
+  SearchOptions o;
+  o.algorithm = "annealing";
+  auto r = RunSearch(g, Rules(), *cost, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("unknown search"), std::string::npos);
+  o.algorithm = "greedy";
+  o.budget = 0;
+  EXPECT_FALSE(RunSearch(g, Rules(), *cost, o).ok());
+  o.budget = 5;
+  o.alpha = 0.5;
+  EXPECT_FALSE(RunSearch(g, Rules(), *cost, o).ok());
+}
+
+}  // namespace
+}  // namespace rewire
