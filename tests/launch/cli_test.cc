@@ -42,7 +42,7 @@ TEST(Cli, ModelsListsAllElevenWithOperatorCounts) {
 }
 
 TEST(Cli, EveryCommandHasHelp) {
-  for (const char* cmd : {"", "models", "show", "export", "run"}) {
+  for (const char* cmd : {"", "models", "show", "export", "run", "optimize", "rules", "rules list", "rules verify", "bench candidates"}) {
     auto r = Rewire(std::string(cmd) + " --help");
     EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.output;
     EXPECT_NE(r.output.find("Usage"), std::string::npos) << cmd;
@@ -162,6 +162,47 @@ TEST(Cli, ShapeOptionsOnOnnxFilesAreRejected) {
   auto r = Rewire("show --model " + Quote(TinyOnnx(dir)) + " --batch 4");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("zoo models only"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace rewire
+
+namespace rewire {
+namespace {
+
+using testing::Quote;
+using testing::Rewire;
+using testing::TempDir;
+
+TEST(CliOptimize, WritesAVerifiedOnnxAndAReport) {
+  TempDir dir;
+  auto r = Rewire("optimize --model bert --layers 2 --hidden 256 --heads 4 --seq-len 16 --search greedy -q --out " +
+                  Quote(dir / "opt.onnx") + " --report " + Quote(dir / "report.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("verified         yes"), std::string::npos) << r.output;
+  const std::string report = testing::ReadFile(dir / "report.json");
+  for (const char* field : {"\"model\"", "\"search\"", "\"cost_model\"", "\"initial_cost_ms\"", "\"final_cost_ms\"",
+                            "\"speedup\"", "\"steps\"", "\"verified\": true", "\"max_abs_error\"", "\"seconds\"",
+                            "\"nodes_before\"", "\"nodes_after\""}) {
+    EXPECT_NE(report.find(field), std::string::npos) << field << "\n" << report;
+  }
+  // The optimised model runs and loads back.
+  auto show = Rewire("show --model " + Quote(dir / "opt.onnx"));
+  EXPECT_EQ(show.exit_code, 0) << show.output;
+}
+
+TEST(CliOptimize, BadOptionsAreClearErrors) {
+  auto search = Rewire("optimize --model squeezenet --search annealing");
+  EXPECT_EQ(search.exit_code, 2) << search.output;
+  EXPECT_NE(search.output.find("annealing"), std::string::npos) << search.output;
+  auto cost = Rewire("optimize --model squeezenet --cost quantum -q");
+  EXPECT_EQ(cost.exit_code, 1) << cost.output;
+  EXPECT_NE(cost.output.find("quantum"), std::string::npos) << cost.output;
+  auto budget = Rewire("optimize --model squeezenet --budget 0 -q");
+  EXPECT_EQ(budget.exit_code, 1) << budget.output;
+  EXPECT_NE(budget.output.find("budget"), std::string::npos) << budget.output;
+  auto model = Rewire("optimize --model nosuch -q");
+  EXPECT_EQ(model.exit_code, 1) << model.output;
 }
 
 }  // namespace
