@@ -32,7 +32,21 @@ struct OptimizeOptions {
   std::string report;
   double rtol = 1e-3;
   bool quiet = false;
+  int latency_repeats = 0;
 };
+
+/// Median wall time of the reference executor on `graph` (after one warm-up run).
+double MedianLatencyMs(const Graph& graph, const TensorMap& inputs, int repeats) {
+  std::vector<double> t;
+  for (int i = 0; i <= repeats; ++i) {
+    const auto a = std::chrono::steady_clock::now();
+    auto out = RunGraph(graph, inputs);
+    if (!out.ok()) throw CommandError(out.status());
+    if (i > 0) t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
 
 std::string JsonString(const std::string& s) {
   std::string o = "\"";
@@ -134,6 +148,9 @@ void RegisterOptimize(CLI::App& app) {
   cmd->add_option("--report", o->report, "Write a JSON report");
   cmd->add_option("--rtol", o->rtol, "Verification tolerance: max |a-b| / max |b|")->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "No progress on stderr");
+  cmd->add_option("--latency", o->latency_repeats,
+                  "Also time both graphs end to end on the reference executor (CPU): median of N runs")
+      ->check(CLI::NonNegativeNumber);
   cmd->callback([o]() {
     const auto wall = std::chrono::steady_clock::now();
     const Graph original = LoadModel(o->model);
@@ -157,6 +174,12 @@ void RegisterOptimize(CLI::App& app) {
     Take(FoldWeightSubgraphs(best));
     const double final_cost = Take(GraphCostMs(*cost, best));
     const Verification v = Verify(original, best, o->rtol);
+    double latency_before = 0, latency_after = 0;
+    if (o->latency_repeats > 0 && v.verified) {
+      const TensorMap inputs = RandomInputs(original, 1);
+      latency_before = MedianLatencyMs(original, inputs, o->latency_repeats);
+      latency_after = MedianLatencyMs(best, inputs, o->latency_repeats);
+    }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
 
     std::printf("model            %s\n", o->model.model.c_str());
@@ -172,6 +195,11 @@ void RegisterOptimize(CLI::App& app) {
     for (const SearchStep& s : r.steps) std::printf("  %-44s %.4f ms\n", s.rule.c_str(), s.cost_ms);
     std::printf("verified         %s (max abs error %.3g, max rel error %.3g, tolerance %.0e)\n",
                 v.verified ? "yes" : "NO", v.max_abs, v.max_rel, o->rtol);
+    if (latency_before > 0) {
+      std::printf("latency (CPU)    %.2f ms -> %.2f ms measured (%.3fx; the cost model predicted %.3fx)\n",
+                  latency_before, latency_after, latency_before / latency_after,
+                  final_cost > 0 ? r.initial_cost_ms / final_cost : 0.0);
+    }
     std::printf("time             %.2f s\n", seconds);
 
     if (!o->report.empty()) {
@@ -188,7 +216,10 @@ void RegisterOptimize(CLI::App& app) {
       }
       js << (r.steps.empty() ? "" : "\n  ") << "],\n  \"verified\": " << (v.verified ? "true" : "false")
          << ",\n  \"max_abs_error\": " << JsonNumber(v.max_abs) << ",\n  \"max_rel_error\": " << JsonNumber(v.max_rel)
-         << ",\n  \"seconds\": " << JsonNumber(seconds) << ",\n  \"nodes_before\": " << original.num_nodes()
+         << ",\n  \"seconds\": " << JsonNumber(seconds)
+         << ",\n  \"search_seconds\": " << JsonNumber(r.seconds)
+         << ",\n  \"latency_before_ms\": " << JsonNumber(latency_before)
+         << ",\n  \"latency_after_ms\": " << JsonNumber(latency_after) << ",\n  \"nodes_before\": " << original.num_nodes()
          << ",\n  \"nodes_after\": " << best.num_nodes() << "\n}\n";
       const std::string tmp = o->report + ".tmp";
       {
