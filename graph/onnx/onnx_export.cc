@@ -25,14 +25,10 @@ constexpr int kExportIrVersion = 8;
 /// rewire attributes that opset 17 takes as inputs instead, in input order (input 1 onwards).
 const std::vector<std::string>& AttrsAsInputs(OpType op) {
   static const std::map<OpType, std::vector<std::string>> table = {
-      {OpType::kReshape, {"shape"}},
-      {OpType::kSlice, {"starts", "ends", "axes", "steps"}},
-      {OpType::kPad, {"pads", "value"}},
-      {OpType::kSqueeze, {"axes"}},
-      {OpType::kUnsqueeze, {"axes"}},
-      {OpType::kSplit, {"split"}},
-      {OpType::kClip, {"min", "max"}},
-      {OpType::kReduceSum, {"axes"}},
+      {OpType::kReshape, {"shape"}},     {OpType::kSlice, {"starts", "ends", "axes", "steps"}},
+      {OpType::kPad, {"pads", "value"}}, {OpType::kSqueeze, {"axes"}},
+      {OpType::kUnsqueeze, {"axes"}},    {OpType::kSplit, {"split"}},
+      {OpType::kClip, {"min", "max"}},   {OpType::kReduceSum, {"axes"}},
   };
   static const std::vector<std::string> none;
   auto it = table.find(op);
@@ -50,12 +46,18 @@ bool ImpliedDefault(OpType op, const std::string& name, const AttrValue& v) {
 
 onnx::AttributeProto::AttributeType AttrType(const AttrValue& v) {
   switch (v.index()) {
-    case 0: return onnx::AttributeProto::INT;
-    case 1: return onnx::AttributeProto::FLOAT;
-    case 2: return onnx::AttributeProto::STRING;
-    case 3: return onnx::AttributeProto::INTS;
-    case 4: return onnx::AttributeProto::FLOATS;
-    default: return onnx::AttributeProto::TENSOR;
+    case 0:
+      return onnx::AttributeProto::INT;
+    case 1:
+      return onnx::AttributeProto::FLOAT;
+    case 2:
+      return onnx::AttributeProto::STRING;
+    case 3:
+      return onnx::AttributeProto::INTS;
+    case 4:
+      return onnx::AttributeProto::FLOATS;
+    default:
+      return onnx::AttributeProto::TENSOR;
   }
 }
 
@@ -137,8 +139,8 @@ bool Exporter::FitsStandard(const Node& node) const {
   const OpInfo& info = GetOpInfo(node.op);
   if (info.onnx_name.empty() || !info.domain.empty()) return false;
   if (node.op == OpType::kIdentity) return false;  // a standard Identity is aliased on import
-  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(std::string(info.onnx_name),
-                                                                kExportOpset, "");
+  const onnx::OpSchema* schema =
+      onnx::OpSchemaRegistry::Schema(std::string(info.onnx_name), kExportOpset, "");
   if (!schema) return false;
   const auto& as_inputs = AttrsAsInputs(node.op);
   for (const auto& [name, value] : node.attrs.items()) {
@@ -182,9 +184,10 @@ Status Exporter::EmitOp(const Node& node) {
   for (uint32_t i = 0; i < node.outputs.size(); ++i) {
     const ValueRef v{node.id, i};
     auto it = preferred_.find(v);
-    std::string name = it != preferred_.end()
-                           ? it->second
-                           : Unique(node.outputs.size() == 1 ? base : base + ":" + std::to_string(i));
+    std::string name =
+        it != preferred_.end()
+            ? it->second
+            : Unique(node.outputs.size() == 1 ? base : base + ":" + std::to_string(i));
     names_[v] = name;
     outputs.push_back(name);
   }
@@ -216,14 +219,17 @@ Status Exporter::EmitOp(const Node& node) {
       }
       const std::string cname = outputs[0] + "/" + name;
       if (const auto* is = std::get_if<Ints>(v)) {
-        extra.push_back(ConstantInput(
-            HostTensor::FromInt64s({static_cast<int64_t>(is->size())}, *is), cname));
+        extra.push_back(
+            ConstantInput(HostTensor::FromInt64s({static_cast<int64_t>(is->size())}, *is), cname));
       } else if (const auto* f = std::get_if<float>(v)) {
         const DType dt = g_.type(node.inputs[0]).dtype;  // Pad's value has the data's type
         HostTensor t(dt, {});
-        if (dt == DType::kInt64) *t.data<int64_t>() = static_cast<int64_t>(*f);
-        else if (dt == DType::kBool) *t.data<uint8_t>() = *f != 0;
-        else *t.data<float>() = *f;
+        if (dt == DType::kInt64)
+          *t.data<int64_t>() = static_cast<int64_t>(*f);
+        else if (dt == DType::kBool)
+          *t.data<uint8_t>() = *f != 0;
+        else
+          *t.data<float>() = *f;
         extra.push_back(ConstantInput(t, cname));
       } else {
         return Internal("attribute '" + name + "' of " + base + " has an unexpected type");

@@ -5,10 +5,11 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <sys/stat.h>
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
-#include <sys/stat.h>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -38,7 +39,9 @@ Status Importer::ReadOpset() {
 }
 
 static StatusOr<TensorType> StaticType(const onnx::TypeProto& t, const std::string& what) {
-  if (!t.has_tensor_type()) return InvalidArgument(what + " is not a tensor (sequences, maps and optionals are not supported)");
+  if (!t.has_tensor_type())
+    return InvalidArgument(what +
+                           " is not a tensor (sequences, maps and optionals are not supported)");
   const auto& tt = t.tensor_type();
   const int32_t elem = tt.elem_type();
   auto dtype = DTypeFromOnnx(elem);
@@ -113,8 +116,8 @@ StatusOr<std::vector<const NodeProto*>> Importer::Schedule() {
     for (const std::string& out : g_.node(i).output()) {
       if (out.empty()) continue;
       if (values_.count(out) || !producer.emplace(out, i).second) {
-        return Fail("value '" + out + "' is defined more than once (node " +
-                    Describe(g_.node(i)) + ")");
+        return Fail("value '" + out + "' is defined more than once (node " + Describe(g_.node(i)) +
+                    ")");
       }
       names_.insert(out);
     }
@@ -234,8 +237,10 @@ StatusOr<TensorType> Importer::TypeOf(const std::string& name) {
   ASSIGN_OR_RETURN(Shape shape, ShapeOf(name));
   const int32_t code = v->lit ? v->lit->dtype : v->init->data_type();
   DType dt = DType::kFloat32;
-  if (code == TensorProto::BOOL) dt = DType::kBool;
-  else if (code != TensorProto::FLOAT && code != TensorProto::DOUBLE) dt = DType::kInt64;
+  if (code == TensorProto::BOOL)
+    dt = DType::kBool;
+  else if (code != TensorProto::FLOAT && code != TensorProto::DOUBLE)
+    dt = DType::kInt64;
   return TensorType{dt, shape};
 }
 
@@ -262,8 +267,8 @@ Status Importer::DefineOutputs(const NodeProto& node, NodeId id, size_t count) {
     if (static_cast<size_t>(i) < count) {
       v->ref = ValueRef{id, static_cast<uint32_t>(i)};
     } else {
-      v->unusable = "output " + std::to_string(i) + " of " + Describe(node) +
-                    " is not supported by rewire";
+      v->unusable =
+          "output " + std::to_string(i) + " of " + Describe(node) + " is not supported by rewire";
     }
     RETURN_IF_ERROR(Define(node.output(i), v));
   }
@@ -278,12 +283,24 @@ Status Importer::BoundAttributes(const NodeProto& node, OpType op, Attrs* attrs)
                          op == OpType::kAvgPool2D || op == OpType::kEnlarge ||
                          op == OpType::kMergeGConv;
   for (const auto& [name, value] : std::vector<std::pair<std::string, AttrValue>>(attrs->items())) {
+    if (const auto* f = std::get_if<float>(&value); f && std::isnan(*f)) {
+      return FailAt(node, "attribute '" + name + "' is NaN");
+    }
+    if (const auto* fs = std::get_if<Floats>(&value)) {
+      for (float f : *fs) {
+        if (std::isnan(f)) return FailAt(node, "attribute '" + name + "' holds NaN");
+      }
+    }
     Ints vals;
-    if (const auto* i = std::get_if<int64_t>(&value)) vals = {*i};
-    else if (const auto* is = std::get_if<Ints>(&value)) vals = *is;
-    else continue;
+    if (const auto* i = std::get_if<int64_t>(&value))
+      vals = {*i};
+    else if (const auto* is = std::get_if<Ints>(&value))
+      vals = *is;
+    else
+      continue;
     if (op == OpType::kSlice && (name == "starts" || name == "ends")) {
-      // Exporters write INT64_MAX for "to the end"; any value beyond the largest dim means the same.
+      // Exporters write INT64_MAX for "to the end"; any value beyond the largest dim means the
+      // same.
       for (int64_t& v : vals) v = std::clamp(v, -kLarge, kLarge);
       attrs->Set(name, vals);
       continue;
@@ -291,7 +308,8 @@ Status Importer::BoundAttributes(const NodeProto& node, OpType op, Attrs* attrs)
     const int64_t bound = window_op ? kWindow : kLarge;
     for (int64_t v : vals) {
       if (v > bound || v < -bound) {
-        return FailAt(node, "attribute '" + name + "' value " + std::to_string(v) + " is out of range");
+        return FailAt(node,
+                      "attribute '" + name + "' value " + std::to_string(v) + " is out of range");
       }
     }
     if (op == OpType::kReshape && name == "shape") {
@@ -323,7 +341,8 @@ Status Importer::Emit(const NodeProto& node, OpType op, const std::vector<std::s
     return AtNode(node, Status(id.status().code(), message));
   }
   for (const TensorType& t : graph_.node(*id).outputs) {
-    if (!CheckedNumElements(t.shape)) return FailAt(node, "output " + t.ToString() + " is too large");
+    if (!CheckedNumElements(t.shape))
+      return FailAt(node, "output " + t.ToString() + " is too large");
   }
   return DefineOutputs(node, *id, graph_.node(*id).outputs.size());
 }
@@ -359,13 +378,17 @@ Status Importer::ImportNode(const NodeProto& node) {
       lit = std::move(l).value();
     } else if (a.name() == "value_float" || a.name() == "value_floats") {
       lit.dtype = TensorProto::FLOAT;
-      if (a.name() == "value_float") lit.reals = {a.f()};
-      else lit.reals.assign(a.floats().begin(), a.floats().end());
+      if (a.name() == "value_float")
+        lit.reals = {a.f()};
+      else
+        lit.reals.assign(a.floats().begin(), a.floats().end());
       if (a.name() == "value_floats") lit.shape = {static_cast<int64_t>(lit.reals.size())};
     } else if (a.name() == "value_int" || a.name() == "value_ints") {
       lit.dtype = TensorProto::INT64;
-      if (a.name() == "value_int") lit.ints = {a.i()};
-      else lit.ints.assign(a.ints().begin(), a.ints().end());
+      if (a.name() == "value_int")
+        lit.ints = {a.i()};
+      else
+        lit.ints.assign(a.ints().begin(), a.ints().end());
       if (a.name() == "value_ints") lit.shape = {static_cast<int64_t>(lit.ints.size())};
     } else {
       return FailAt(node, "Constant attribute '" + a.name() + "' is not supported");
@@ -528,8 +551,8 @@ StatusOr<std::vector<TensorType>> Importer::OpaqueOutputTypes(
       }
     }
     if (!type.ok()) {
-      std::string msg = "rewire does not model this op, and the static type of its output '" +
-                        out + "' could not be inferred";
+      std::string msg = "rewire does not model this op, and the static type of its output '" + out +
+                        "' could not be inferred";
       if (t) msg += ": " + type.status().message();
       if (!why.empty()) msg += " (ONNX shape inference: " + why + ")";
       return FailAt(node, msg);
@@ -557,8 +580,10 @@ Status Importer::ImportOpaque(const NodeProto& node) {
       // An absent optional input before a present one: only Resize's roi/scales are known to
       // accept an empty tensor in its place.
       if (node.op_type() != "Resize") {
-        return FailAt(node, "optional input " + std::to_string(i) +
-                                " is absent but a later one is present; rewire cannot represent that for this op");
+        return FailAt(
+            node,
+            "optional input " + std::to_string(i) +
+                " is absent but a later one is present; rewire cannot represent that for this op");
       }
       auto id = graph_.AddConstant(UniqueName(NodeName(node) + "_empty_" + std::to_string(i)),
                                    std::make_shared<const HostTensor>(DType::kFloat32, Shape{0}));
@@ -573,7 +598,8 @@ Status Importer::ImportOpaque(const NodeProto& node) {
   std::vector<std::string> outputs(node.output().begin(), node.output().end());
   while (!outputs.empty() && outputs.back().empty()) outputs.pop_back();
   for (const std::string& o : outputs) {
-    if (o.empty()) return FailAt(node, "an absent optional output before a present one is not supported");
+    if (o.empty())
+      return FailAt(node, "an absent optional output before a present one is not supported");
   }
   if (outputs.empty()) return FailAt(node, "has no outputs");
   ASSIGN_OR_RETURN(std::vector<TensorType> types, OpaqueOutputTypes(node, inputs));
@@ -609,8 +635,9 @@ StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& sou
   if (bytes.empty()) return InvalidArgument(source + ": the file is empty");
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) {
-    return InvalidArgument(source + ": not a valid ONNX model (the protobuf does not parse: the "
-                                    "file is truncated, corrupt or not ONNX)");
+    return InvalidArgument(source +
+                           ": not a valid ONNX model (the protobuf does not parse: the "
+                           "file is truncated, corrupt or not ONNX)");
   }
   try {
     return onnx_io::Importer(model, source).Run();

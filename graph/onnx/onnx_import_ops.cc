@@ -33,7 +33,9 @@ std::vector<std::string> Inputs(const NodeProto& node) {
   return std::vector<std::string>(node.input().begin(), node.input().end());
 }
 
-bool Present(const NodeProto& node, int i) { return i < node.input_size() && !node.input(i).empty(); }
+bool Present(const NodeProto& node, int i) {
+  return i < node.input_size() && !node.input(i).empty();
+}
 
 }  // namespace
 
@@ -57,8 +59,8 @@ StatusOr<Ints> Importer::PadsFor(const NodeProto& node, const Shape& in, const I
     if (strides[i] <= 0) return FailAt(node, "strides must be positive");
     const int64_t size = in[2 + i];
     const int64_t out = (size + strides[i] - 1) / strides[i];
-    const int64_t total = std::max<int64_t>(
-        (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - size, 0);
+    const int64_t total =
+        std::max<int64_t>((out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - size, 0);
     const int64_t small = total / 2, big = total - small;
     pads[i] = auto_pad == "SAME_UPPER" ? small : big;
     pads[i + n] = auto_pad == "SAME_UPPER" ? big : small;
@@ -84,7 +86,10 @@ StatusOr<bool> Importer::ImportConv(const NodeProto& node) {
   ASSIGN_OR_RETURN(int64_t group, AttrInt(node, "group", 1));
   const Ints st = strides.value_or(Ints{1, 1}), dil = dilations.value_or(Ints{1, 1});
   ASSIGN_OR_RETURN(Ints pads, PadsFor(node, x, kernel, st, dil));
-  Attrs attrs{{"strides", st}, {"dilations", dil}, {"pads", pads}, {"group", group},
+  Attrs attrs{{"strides", st},
+              {"dilations", dil},
+              {"pads", pads},
+              {"group", group},
               {"activation", std::string("none")}};
   std::vector<std::string> inputs{node.input(0), node.input(1)};
   if (Present(node, 2)) inputs.push_back(node.input(2));
@@ -251,7 +256,8 @@ StatusOr<bool> Importer::ImportStandard(const NodeProto& node) {
     int64_t inner = 1;
     for (int64_t i = axis; i < rank; ++i) inner *= x[i];
     const std::string base = NodeName(node);
-    auto flat = graph_.AddOp(OpType::kReshape, {in}, {{"shape", Ints{-1, inner}}}, base + "/flatten");
+    auto flat =
+        graph_.AddOp(OpType::kReshape, {in}, {{"shape", Ints{-1, inner}}}, base + "/flatten");
     if (!flat.ok()) return AtNode(node, flat.status());
     auto soft = graph_.AddOp(OpType::kSoftmax, {{*flat, 0}}, {{"axis", int64_t{1}}}, base);
     if (!soft.ok()) return AtNode(node, soft.status());
@@ -320,10 +326,12 @@ StatusOr<bool> Importer::ImportStandard(const NodeProto& node) {
       }
     }
     if (static_cast<int>(split->size()) != node.output_size()) {
-      return FailAt(node, "split has " + std::to_string(split->size()) + " sizes but the node has " +
-                              std::to_string(node.output_size()) + " outputs");
+      return FailAt(node, "split has " + std::to_string(split->size()) +
+                              " sizes but the node has " + std::to_string(node.output_size()) +
+                              " outputs");
     }
-    RETURN_IF_ERROR(Emit(node, OpType::kSplit, {node.input(0)}, {{"axis", axis}, {"split", *split}}));
+    RETURN_IF_ERROR(
+        Emit(node, OpType::kSplit, {node.input(0)}, {{"axis", axis}, {"split", *split}}));
     return true;
   }
   if (op == "Reshape") {
@@ -372,8 +380,10 @@ StatusOr<bool> Importer::ImportStandard(const NodeProto& node) {
       ASSIGN_OR_RETURN(axes, AttrInts(node, "axes"));
     }
     Attrs attrs;
-    if (axes) attrs.Set("axes", *axes);
-    else if (op == "Unsqueeze") return FailAt(node, "axes are required");
+    if (axes)
+      attrs.Set("axes", *axes);
+    else if (op == "Unsqueeze")
+      return FailAt(node, "axes are required");
     RETURN_IF_ERROR(Emit(node, op == "Squeeze" ? OpType::kSqueeze : OpType::kUnsqueeze,
                          {node.input(0)}, std::move(attrs)));
     return true;
@@ -403,7 +413,8 @@ StatusOr<bool> Importer::ImportStandard(const NodeProto& node) {
         ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
         const int64_t rank = static_cast<int64_t>(x.size());
         const Ints axes = a.AsInts();
-        if (pads.size() != 2 * axes.size()) return FailAt(node, "pads must have two entries per axis");
+        if (pads.size() != 2 * axes.size())
+          return FailAt(node, "pads must have two entries per axis");
         Ints full(2 * rank, 0);
         for (size_t i = 0; i < axes.size(); ++i) {
           int64_t ax = axes[i] < 0 ? axes[i] + rank : axes[i];
@@ -466,7 +477,7 @@ StatusOr<bool> Importer::ImportStandard(const NodeProto& node) {
     }
     Attrs attrs{{"keepdims", keepdims}};
     if (axes) attrs.Set("axes", *axes);
-    const OpType rop = op == "ReduceMean" ? OpType::kReduceMean
+    const OpType rop = op == "ReduceMean"  ? OpType::kReduceMean
                        : op == "ReduceSum" ? OpType::kReduceSum
                                            : OpType::kReduceMax;
     RETURN_IF_ERROR(Emit(node, rop, {node.input(0)}, std::move(attrs)));

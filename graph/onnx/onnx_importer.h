@@ -22,12 +22,12 @@ inline constexpr const char* kNoFoldDoc = "rewire: keep, do not fold";
 
 /// What an ONNX value name stands for during import.
 struct Value {
-  std::optional<ValueRef> ref;           // a value in the graph (created on demand for constants)
-  std::shared_ptr<const Literal> lit;    // a constant known at import time
-  const TensorProto* init = nullptr;     // an initializer not converted yet
-  bool weight = false;                   // float initializer: a Weight, never folded
-  std::string leaf_name;                 // name of the leaf created for this constant
-  std::string unusable;                  // non-empty: why this value cannot be used
+  std::optional<ValueRef> ref;         // a value in the graph (created on demand for constants)
+  std::shared_ptr<const Literal> lit;  // a constant known at import time
+  const TensorProto* init = nullptr;   // an initializer not converted yet
+  bool weight = false;                 // float initializer: a Weight, never folded
+  std::string leaf_name;               // name of the leaf created for this constant
+  std::string unusable;                // non-empty: why this value cannot be used
 };
 
 inline constexpr int kOpsetMin = 7;   // oldest standard opset read

@@ -23,8 +23,8 @@ namespace rewire::onnx_io {
 struct Literal {
   int32_t dtype = onnx::TensorProto::INT64;
   Shape shape;
-  std::vector<int64_t> ints;   // when !IsReal()
-  std::vector<double> reals;   // when IsReal()
+  std::vector<int64_t> ints;  // when !IsReal()
+  std::vector<double> reals;  // when IsReal()
 
   bool IsReal() const;
   int64_t numel() const;

@@ -13,10 +13,11 @@ namespace rewire::onnx_io {
 namespace {
 
 bool IsConvOrPool(const std::string& op) {
-  static const std::set<std::string> ops = {
-      "Conv",        "ConvTranspose",     "ConvInteger",     "QLinearConv", "MaxPool",
-      "AveragePool", "LpPool",            "MaxUnpool",       "MaxRoiPool",  "GlobalMaxPool",
-      "GlobalLpPool", "GlobalAveragePool", "DeformConv"};
+  static const std::set<std::string> ops = {"Conv",          "ConvTranspose", "ConvInteger",
+                                            "QLinearConv",   "MaxPool",       "AveragePool",
+                                            "LpPool",        "MaxUnpool",     "MaxRoiPool",
+                                            "GlobalMaxPool", "GlobalLpPool",  "GlobalAveragePool",
+                                            "DeformConv"};
   return ops.count(op) > 0;
 }
 
@@ -37,7 +38,8 @@ Status CheckBeforeOnnxInference(const onnx::NodeProto& node, const std::vector<S
   if (op.rfind("Conv", 0) == 0 || op == "QLinearConv" || op == "DeformConv") {
     const size_t w = op == "QLinearConv" ? 3 : 1;
     if (inputs.size() <= w || inputs[w].size() != rank) {
-      return Malformed(node, "weight W must have the rank of input X (" + std::to_string(rank) + ")");
+      return Malformed(node,
+                       "weight W must have the rank of input X (" + std::to_string(rank) + ")");
     }
   }
   for (const auto& a : node.attribute()) {
@@ -79,7 +81,8 @@ std::optional<std::vector<Shape>> OwnOutputShapes(const onnx::NodeProto& node,
   std::vector<std::string> terms;
   for (size_t start = 0;;) {
     const size_t comma = lhs.find(',', start);
-    terms.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    terms.push_back(
+        lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
@@ -90,7 +93,8 @@ std::optional<std::vector<Shape>> OwnOutputShapes(const onnx::NodeProto& node,
   for (size_t t = 0; t < terms.size(); ++t) {
     const std::string& term = terms[t];
     const size_t dots = term.find("...");
-    const std::string letters = dots == std::string::npos ? term : term.substr(0, dots) + term.substr(dots + 3);
+    const std::string letters =
+        dots == std::string::npos ? term : term.substr(0, dots) + term.substr(dots + 3);
     if (letters.size() > inputs[t].size()) return std::nullopt;
     const size_t ell_rank = inputs[t].size() - letters.size();
     if (dots == std::string::npos && ell_rank != 0) return std::nullopt;
@@ -99,11 +103,14 @@ std::optional<std::vector<Shape>> OwnOutputShapes(const onnx::NodeProto& node,
       if (i == dots) {
         Shape part(inputs[t].begin() + axis, inputs[t].begin() + axis + ell_rank);
         // numpy broadcasting of the ellipsis parts, right-aligned
-        if (part.size() > ellipsis.size()) ellipsis.insert(ellipsis.begin(), part.size() - ellipsis.size(), 1);
+        if (part.size() > ellipsis.size())
+          ellipsis.insert(ellipsis.begin(), part.size() - ellipsis.size(), 1);
         for (size_t k = 0; k < part.size(); ++k) {
           int64_t& e = ellipsis[ellipsis.size() - part.size() + k];
-          if (e == 1) e = part[k];
-          else if (part[k] != 1 && part[k] != e) return std::nullopt;
+          if (e == 1)
+            e = part[k];
+          else if (part[k] != 1 && part[k] != e)
+            return std::nullopt;
         }
         axis += ell_rank;
         i += 2;
@@ -114,8 +121,10 @@ std::optional<std::vector<Shape>> OwnOutputShapes(const onnx::NodeProto& node,
       const int64_t d = inputs[t][axis++];
       auto [it, fresh] = dims.emplace(c, d);
       if (!fresh && it->second != d) {
-        if (it->second == 1) it->second = d;
-        else if (d != 1) return std::nullopt;
+        if (it->second == 1)
+          it->second = d;
+        else if (d != 1)
+          return std::nullopt;
       }
       ++count[c];
     }

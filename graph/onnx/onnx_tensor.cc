@@ -13,9 +13,7 @@ using onnx::TensorProto;
 
 // ---------------------------------------------------------------------------- literals
 
-bool Literal::IsReal() const {
-  return dtype == TensorProto::FLOAT || dtype == TensorProto::DOUBLE;
-}
+bool Literal::IsReal() const { return dtype == TensorProto::FLOAT || dtype == TensorProto::DOUBLE; }
 
 int64_t Literal::numel() const { return NumElements(shape); }
 
@@ -37,7 +35,8 @@ std::vector<int64_t> Literal::AsInts() const {
 
 std::vector<float> Literal::AsFloats() const {
   std::vector<float> out(static_cast<size_t>(numel()));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(Real(static_cast<int64_t>(i)));
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<float>(Real(static_cast<int64_t>(i)));
   return out;
 }
 
@@ -62,23 +61,40 @@ bool IsLiteralType(int32_t t) {
 
 const char* OnnxTypeName(int32_t t) {
   switch (t) {
-    case TensorProto::FLOAT: return "float32";
-    case TensorProto::UINT8: return "uint8";
-    case TensorProto::INT8: return "int8";
-    case TensorProto::UINT16: return "uint16";
-    case TensorProto::INT16: return "int16";
-    case TensorProto::INT32: return "int32";
-    case TensorProto::INT64: return "int64";
-    case TensorProto::STRING: return "string";
-    case TensorProto::BOOL: return "bool";
-    case TensorProto::FLOAT16: return "float16";
-    case TensorProto::DOUBLE: return "float64";
-    case TensorProto::UINT32: return "uint32";
-    case TensorProto::UINT64: return "uint64";
-    case TensorProto::COMPLEX64: return "complex64";
-    case TensorProto::COMPLEX128: return "complex128";
-    case TensorProto::BFLOAT16: return "bfloat16";
-    default: return "unknown";
+    case TensorProto::FLOAT:
+      return "float32";
+    case TensorProto::UINT8:
+      return "uint8";
+    case TensorProto::INT8:
+      return "int8";
+    case TensorProto::UINT16:
+      return "uint16";
+    case TensorProto::INT16:
+      return "int16";
+    case TensorProto::INT32:
+      return "int32";
+    case TensorProto::INT64:
+      return "int64";
+    case TensorProto::STRING:
+      return "string";
+    case TensorProto::BOOL:
+      return "bool";
+    case TensorProto::FLOAT16:
+      return "float16";
+    case TensorProto::DOUBLE:
+      return "float64";
+    case TensorProto::UINT32:
+      return "uint32";
+    case TensorProto::UINT64:
+      return "uint64";
+    case TensorProto::COMPLEX64:
+      return "complex64";
+    case TensorProto::COMPLEX128:
+      return "complex128";
+    case TensorProto::BFLOAT16:
+      return "bfloat16";
+    default:
+      return "unknown";
   }
 }
 
@@ -101,16 +117,21 @@ size_t RawElementSize(int32_t t) {
   switch (t) {
     case TensorProto::BOOL:
     case TensorProto::INT8:
-    case TensorProto::UINT8: return 1;
+    case TensorProto::UINT8:
+      return 1;
     case TensorProto::INT16:
-    case TensorProto::UINT16: return 2;
+    case TensorProto::UINT16:
+      return 2;
     case TensorProto::FLOAT:
     case TensorProto::INT32:
-    case TensorProto::UINT32: return 4;
+    case TensorProto::UINT32:
+      return 4;
     case TensorProto::DOUBLE:
     case TensorProto::INT64:
-    case TensorProto::UINT64: return 8;
-    default: return 0;
+    case TensorProto::UINT64:
+      return 8;
+    default:
+      return 0;
   }
 }
 
@@ -118,37 +139,71 @@ size_t RawElementSize(int32_t t) {
 int64_t RawInt(const std::string& raw, int32_t t, size_t i) {
   const char* p = raw.data() + i * RawElementSize(t);
   switch (t) {
-    case TensorProto::BOOL: return *reinterpret_cast<const uint8_t*>(p) != 0;
-    case TensorProto::INT8: { int8_t v; std::memcpy(&v, p, 1); return v; }
-    case TensorProto::UINT8: { uint8_t v; std::memcpy(&v, p, 1); return v; }
-    case TensorProto::INT16: { int16_t v; std::memcpy(&v, p, 2); return v; }
-    case TensorProto::UINT16: { uint16_t v; std::memcpy(&v, p, 2); return v; }
-    case TensorProto::INT32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    case TensorProto::UINT32: { uint32_t v; std::memcpy(&v, p, 4); return v; }
+    case TensorProto::BOOL:
+      return *reinterpret_cast<const uint8_t*>(p) != 0;
+    case TensorProto::INT8: {
+      int8_t v;
+      std::memcpy(&v, p, 1);
+      return v;
+    }
+    case TensorProto::UINT8: {
+      uint8_t v;
+      std::memcpy(&v, p, 1);
+      return v;
+    }
+    case TensorProto::INT16: {
+      int16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case TensorProto::UINT16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case TensorProto::INT32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case TensorProto::UINT32: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
     case TensorProto::INT64:
-    case TensorProto::UINT64: { int64_t v; std::memcpy(&v, p, 8); return v; }
-    default: return 0;
+    case TensorProto::UINT64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    default:
+      return 0;
   }
 }
 
 Status CheckTensorHeader(const TensorProto& t, const std::string& what, Shape* shape,
                          int64_t* numel) {
   if (t.data_location() == TensorProto::EXTERNAL || t.external_data_size() > 0) {
-    return InvalidArgument(what + " keeps its data in an external file, which rewire does not read");
+    return InvalidArgument(what +
+                           " keeps its data in an external file, which rewire does not read");
   }
-  if (t.has_segment()) return InvalidArgument(what + " is a segmented tensor, which is not supported");
+  if (t.has_segment())
+    return InvalidArgument(what + " is a segmented tensor, which is not supported");
   shape->assign(t.dims().begin(), t.dims().end());
   const auto n = CheckedNumElements(*shape);
   if (!n) {
-    return InvalidArgument(what + " has invalid or too large dimensions [" + ShapeToString(*shape) + "]");
+    return InvalidArgument(what + " has invalid or too large dimensions [" + ShapeToString(*shape) +
+                           "]");
   }
   *numel = *n;
   return Status::Ok();
 }
 
 Status SizeMismatch(const std::string& what, size_t have, int64_t want) {
-  return InvalidArgument(what + " holds " + std::to_string(have) + " elements but its shape needs " +
-                         std::to_string(want) + " (truncated or corrupt data)");
+  return InvalidArgument(what + " holds " + std::to_string(have) +
+                         " elements but its shape needs " + std::to_string(want) +
+                         " (truncated or corrupt data)");
 }
 
 }  // namespace
@@ -168,8 +223,8 @@ StatusOr<Literal> LiteralFromTensor(const TensorProto& t, const std::string& wha
     const size_t esize = RawElementSize(dt);
     if (raw.size() != count * esize) {
       return InvalidArgument(what + " has " + std::to_string(raw.size()) + " bytes of data but " +
-                             std::to_string(count) + " elements of " + OnnxTypeName(dt) +
-                             " need " + std::to_string(count * esize) + " (truncated or corrupt data)");
+                             std::to_string(count) + " elements of " + OnnxTypeName(dt) + " need " +
+                             std::to_string(count * esize) + " (truncated or corrupt data)");
     }
     if (lit.IsReal()) {
       lit.reals.resize(count);
@@ -190,24 +245,29 @@ StatusOr<Literal> LiteralFromTensor(const TensorProto& t, const std::string& wha
   }
   switch (dt) {
     case TensorProto::FLOAT:
-      if (static_cast<size_t>(t.float_data_size()) != count) return SizeMismatch(what, t.float_data_size(), n);
+      if (static_cast<size_t>(t.float_data_size()) != count)
+        return SizeMismatch(what, t.float_data_size(), n);
       lit.reals.assign(t.float_data().begin(), t.float_data().end());
       break;
     case TensorProto::DOUBLE:
-      if (static_cast<size_t>(t.double_data_size()) != count) return SizeMismatch(what, t.double_data_size(), n);
+      if (static_cast<size_t>(t.double_data_size()) != count)
+        return SizeMismatch(what, t.double_data_size(), n);
       lit.reals.assign(t.double_data().begin(), t.double_data().end());
       break;
     case TensorProto::INT64:
-      if (static_cast<size_t>(t.int64_data_size()) != count) return SizeMismatch(what, t.int64_data_size(), n);
+      if (static_cast<size_t>(t.int64_data_size()) != count)
+        return SizeMismatch(what, t.int64_data_size(), n);
       lit.ints.assign(t.int64_data().begin(), t.int64_data().end());
       break;
     case TensorProto::UINT32:
     case TensorProto::UINT64:
-      if (static_cast<size_t>(t.uint64_data_size()) != count) return SizeMismatch(what, t.uint64_data_size(), n);
+      if (static_cast<size_t>(t.uint64_data_size()) != count)
+        return SizeMismatch(what, t.uint64_data_size(), n);
       for (uint64_t v : t.uint64_data()) lit.ints.push_back(static_cast<int64_t>(v));
       break;
     default:  // int32, int16, int8, uint16, uint8, bool live in int32_data
-      if (static_cast<size_t>(t.int32_data_size()) != count) return SizeMismatch(what, t.int32_data_size(), n);
+      if (static_cast<size_t>(t.int32_data_size()) != count)
+        return SizeMismatch(what, t.int32_data_size(), n);
       for (int32_t v : t.int32_data()) lit.ints.push_back(dt == TensorProto::BOOL ? (v != 0) : v);
       break;
   }
@@ -283,9 +343,8 @@ StatusOr<HostTensorPtr> HostFromTensor(const TensorProto& t, const std::string& 
   if (t.has_raw_data()) {
     if (t.raw_data().size() != static_cast<size_t>(n) * 4) {
       return InvalidArgument(what + " has " + std::to_string(t.raw_data().size()) +
-                             " bytes of data but " + std::to_string(n) +
-                             " float32 elements need " + std::to_string(n * 4) +
-                             " (truncated or corrupt data)");
+                             " bytes of data but " + std::to_string(n) + " float32 elements need " +
+                             std::to_string(n * 4) + " (truncated or corrupt data)");
     }
     out->bytes.resize(t.raw_data().size());
     if (!out->bytes.empty()) std::memcpy(out->bytes.data(), t.raw_data().data(), out->bytes.size());
@@ -310,8 +369,10 @@ void HostToTensor(const HostTensor& t, const std::string& name, TensorProto* out
 std::string Describe(const onnx::NodeProto& node) {
   std::string s = node.op_type();
   if (!node.domain().empty()) s = node.domain() + "." + s;
-  if (!node.name().empty()) s += " '" + node.name() + "'";
-  else if (node.output_size() > 0) s += " (output '" + node.output(0) + "')";
+  if (!node.name().empty())
+    s += " '" + node.name() + "'";
+  else if (node.output_size() > 0)
+    s += " (output '" + node.output(0) + "')";
   return s;
 }
 
@@ -341,7 +402,8 @@ StatusOr<float> AttrFloat(const onnx::NodeProto& node, const std::string& name, 
   const AttributeProto* a = FindAttr(node, name);
   if (!a) return def;
   if (a->type() == AttributeProto::INT) return static_cast<float>(a->i());
-  if (a->type() != AttributeProto::FLOAT && !(a->type() == AttributeProto::UNDEFINED && a->has_f())) {
+  if (a->type() != AttributeProto::FLOAT &&
+      !(a->type() == AttributeProto::UNDEFINED && a->has_f())) {
     return WrongType(node, name, "a float");
   }
   return a->f();
@@ -351,7 +413,8 @@ StatusOr<std::string> AttrString(const onnx::NodeProto& node, const std::string&
                                  const std::string& def) {
   const AttributeProto* a = FindAttr(node, name);
   if (!a) return def;
-  if (a->type() != AttributeProto::STRING && !(a->type() == AttributeProto::UNDEFINED && a->has_s())) {
+  if (a->type() != AttributeProto::STRING &&
+      !(a->type() == AttributeProto::UNDEFINED && a->has_s())) {
     return WrongType(node, name, "a string");
   }
   return a->s();
@@ -370,19 +433,30 @@ StatusOr<std::optional<Ints>> AttrInts(const onnx::NodeProto& node, const std::s
 StatusOr<AttrValue> ConvertAttribute(const AttributeProto& a) {
   AttributeProto::AttributeType type = a.type();
   if (type == AttributeProto::UNDEFINED) {  // pre-IR-3 files leave the type out
-    if (a.has_f()) type = AttributeProto::FLOAT;
-    else if (a.has_i()) type = AttributeProto::INT;
-    else if (a.has_s()) type = AttributeProto::STRING;
-    else if (a.has_t()) type = AttributeProto::TENSOR;
-    else if (a.floats_size() > 0) type = AttributeProto::FLOATS;
-    else if (a.ints_size() > 0) type = AttributeProto::INTS;
+    if (a.has_f())
+      type = AttributeProto::FLOAT;
+    else if (a.has_i())
+      type = AttributeProto::INT;
+    else if (a.has_s())
+      type = AttributeProto::STRING;
+    else if (a.has_t())
+      type = AttributeProto::TENSOR;
+    else if (a.floats_size() > 0)
+      type = AttributeProto::FLOATS;
+    else if (a.ints_size() > 0)
+      type = AttributeProto::INTS;
   }
   switch (type) {
-    case AttributeProto::INT: return AttrValue(static_cast<int64_t>(a.i()));
-    case AttributeProto::FLOAT: return AttrValue(a.f());
-    case AttributeProto::STRING: return AttrValue(a.s());
-    case AttributeProto::INTS: return AttrValue(Ints(a.ints().begin(), a.ints().end()));
-    case AttributeProto::FLOATS: return AttrValue(Floats(a.floats().begin(), a.floats().end()));
+    case AttributeProto::INT:
+      return AttrValue(static_cast<int64_t>(a.i()));
+    case AttributeProto::FLOAT:
+      return AttrValue(a.f());
+    case AttributeProto::STRING:
+      return AttrValue(a.s());
+    case AttributeProto::INTS:
+      return AttrValue(Ints(a.ints().begin(), a.ints().end()));
+    case AttributeProto::FLOATS:
+      return AttrValue(Floats(a.floats().begin(), a.floats().end()));
     case AttributeProto::TENSOR: {
       ASSIGN_OR_RETURN(Literal lit, LiteralFromTensor(a.t(), "attribute '" + a.name() + "'"));
       ASSIGN_OR_RETURN(HostTensorPtr t, LiteralToHost(lit, "attribute '" + a.name() + "'"));

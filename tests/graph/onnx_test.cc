@@ -7,19 +7,25 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 
 #include "graph/weights.h"
+#include "tests/graph/onnx_test_graphs.h"
 #include "tests/graph/test_util.h"
 
 namespace rewire {
 namespace {
 
+using testing::EveryOp;
+using testing::F;
 using testing::F32;
+using testing::I64;
 using testing::Must;
+using testing::Op;
 using testing::V;
 
 // ---------------------------------------------------------------------------- protobuf writer
@@ -67,8 +73,10 @@ Pb Info(const std::string& name, int elem, const std::vector<int64_t>& dims) {
   Pb shape;
   for (int64_t d : dims) {
     Pb dim;
-    if (d < 0) dim.Bytes(2, "N");
-    else dim.Varint(1, static_cast<uint64_t>(d));
+    if (d < 0)
+      dim.Bytes(2, "N");
+    else
+      dim.Varint(1, static_cast<uint64_t>(d));
     shape.Msg(1, dim);
   }
   Pb tensor;
@@ -80,7 +88,8 @@ Pb Info(const std::string& name, int elem, const std::vector<int64_t>& dims) {
   return info;
 }
 
-Pb Tensor(const std::string& name, int elem, const std::vector<int64_t>& dims, const std::string& raw) {
+Pb Tensor(const std::string& name, int elem, const std::vector<int64_t>& dims,
+          const std::string& raw) {
   Pb t;
   for (int64_t d : dims) t.Varint(1, static_cast<uint64_t>(d));
   t.Varint(2, elem);
@@ -89,12 +98,15 @@ Pb Tensor(const std::string& name, int elem, const std::vector<int64_t>& dims, c
   return t;
 }
 
-Pb Int64s(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& v) {
-  return Tensor(name, kInt64, dims, std::string(reinterpret_cast<const char*>(v.data()), v.size() * 8));
+Pb Int64s(const std::string& name, const std::vector<int64_t>& dims,
+          const std::vector<int64_t>& v) {
+  return Tensor(name, kInt64, dims,
+                std::string(reinterpret_cast<const char*>(v.data()), v.size() * 8));
 }
 
 Pb Floats(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& v) {
-  return Tensor(name, kFloat, dims, std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4));
+  return Tensor(name, kFloat, dims,
+                std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4));
 }
 
 Pb AttrInt(const std::string& name, int64_t v) {
@@ -116,8 +128,8 @@ Pb AttrTensor(const std::string& name, const Pb& t) {
 }
 
 Pb OnnxNode(const std::string& op, const std::vector<std::string>& in,
-        const std::vector<std::string>& out, const std::vector<Pb>& attrs = {},
-        const std::string& name = "") {
+            const std::vector<std::string>& out, const std::vector<Pb>& attrs = {},
+            const std::string& name = "") {
   Pb n;
   for (const auto& s : in) n.Bytes(1, s);
   for (const auto& s : out) n.Bytes(2, s);
@@ -129,7 +141,8 @@ Pb OnnxNode(const std::string& op, const std::vector<std::string>& in,
 
 /// A Constant node holding an int64 vector.
 Pb ConstInts(const std::string& out, const std::vector<int64_t>& v) {
-  return OnnxNode("Constant", {}, {out}, {AttrTensor("value", Int64s("", {static_cast<int64_t>(v.size())}, v))});
+  return OnnxNode("Constant", {}, {out},
+                  {AttrTensor("value", Int64s("", {static_cast<int64_t>(v.size())}, v))});
 }
 
 struct GraphPb {
@@ -167,93 +180,8 @@ void ExpectError(const std::string& bytes, const std::vector<std::string>& words
   ASSERT_FALSE(g.ok()) << "imported a bad model";
   const std::string& m = g.status().message();
   EXPECT_NE(m.find("bad.onnx"), std::string::npos) << m;
-  for (const std::string& w : words) EXPECT_NE(m.find(w), std::string::npos) << "missing '" << w << "' in: " << m;
-}
-
-NodeId Op(Graph& g, OpType op, std::vector<ValueRef> in, Attrs attrs = {}, const std::string& name = "") {
-  return Must(g.AddOp(op, in, std::move(attrs), name));
-}
-
-HostTensorPtr I64(Shape s, std::vector<int64_t> v) {
-  return std::make_shared<const HostTensor>(HostTensor::FromInt64s(std::move(s), v));
-}
-HostTensorPtr F(Shape s, std::vector<float> v) {
-  return std::make_shared<const HostTensor>(HostTensor::FromFloats(std::move(s), v));
-}
-
-/// One graph with every op of the vocabulary (and two opaque ones).
-Graph EveryOp() {
-  Graph g;
-  const NodeId x = Must(g.AddInput("x", F32({1, 4, 8, 8})));
-  const NodeId ids = Must(g.AddInput("ids", {DType::kInt64, {3}}));
-  const NodeId w = Must(g.AddWeight("w", {4, 4, 3, 3}, {-0.5f, 0.5f, 1}));
-  const NodeId b = Must(g.AddWeight("b", {4}, {-0.5f, 0.5f, 2}));
-  const NodeId fused = Op(g, OpType::kConv2D, {V(x), V(w)}, {{"pads", Ints{1, 1, 1, 1}}, {"activation", std::string("relu")}}, "fused");
-  const NodeId conv = Op(g, OpType::kConv2D, {V(fused), V(w), V(b)}, {{"pads", Ints{1, 1, 1, 1}}}, "conv");
-  const NodeId enl = Op(g, OpType::kEnlarge, {V(w)}, {{"kernel_shape", Ints{5, 5}}});
-  const NodeId conv5 = Op(g, OpType::kConv2D, {V(conv), V(enl)}, {{"pads", Ints{2, 2, 2, 2}}, {"activation", std::string("tanh")}});
-  const NodeId gw = Must(g.AddWeight("gw", {4, 2, 3, 3}, {}));
-  const NodeId merged = Op(g, OpType::kMergeGConv, {V(gw)}, {{"group", int64_t{2}}, {"count", int64_t{2}}});
-  const NodeId gconv = Op(g, OpType::kConv2D, {V(conv5), V(merged)}, {{"pads", Ints{1, 1, 1, 1}}});
-  const NodeId scale = Must(g.AddWeight("bn.scale", {4}, {}));
-  const NodeId bn = Op(g, OpType::kBatchNorm, {V(gconv), V(scale), V(b), V(b), V(scale)}, {{"epsilon", 1e-3f}});
-  const NodeId mp = Op(g, OpType::kMaxPool2D, {V(bn)}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}});
-  const NodeId ap = Op(g, OpType::kAvgPool2D, {V(mp)}, {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}, {"count_include_pad", int64_t{1}}});
-  const NodeId gap = Op(g, OpType::kGlobalAvgPool, {V(ap)});
-  NodeId u = mp;
-  for (OpType op : {OpType::kRelu, OpType::kSigmoid, OpType::kTanh, OpType::kExp, OpType::kSqrt,
-                    OpType::kErf, OpType::kGelu, OpType::kDropout, OpType::kIdentity}) {
-    u = Op(g, op, {V(u)});
-  }
-  u = Op(g, OpType::kLeakyRelu, {V(u)}, {{"alpha", 0.2f}});
-  u = Op(g, OpType::kClip, {V(u)}, {{"min", 0.f}, {"max", 6.f}});
-  u = Op(g, OpType::kScalarMul, {V(u)}, {{"scalar", 0.5f}});
-  const NodeId to_int = Op(g, OpType::kCast, {V(u)}, {{"to", int64_t{7}}});
-  u = Op(g, OpType::kCast, {V(to_int)}, {{"to", int64_t{1}}});
-  const NodeId flat = Op(g, OpType::kFlatten, {V(u)}, {{"axis", int64_t{1}}});  // [1, 64]
-  const NodeId ln_s = Must(g.AddWeight("ln.s", {64}, {}));
-  const NodeId ln = Op(g, OpType::kLayerNorm, {V(flat), V(ln_s), V(ln_s)}, {{"epsilon", 1e-6f}});
-  const NodeId sm = Op(g, OpType::kSoftmax, {V(ln)}, {{"axis", int64_t{-1}}});
-  const NodeId c = Must(g.AddConstant("c", F({1}, {2.f})));
-  NodeId e = sm;
-  for (OpType op : {OpType::kAdd, OpType::kSub, OpType::kMul, OpType::kDiv, OpType::kPow}) e = Op(g, op, {V(e), V(c)});
-  std::vector<int64_t> mask(64);
-  for (int i = 0; i < 64; ++i) mask[i] = i % 3 == 0;
-  auto cond = std::make_shared<HostTensor>(DType::kBool, Shape{64});
-  for (int i = 0; i < 64; ++i) cond->data<uint8_t>()[i] = static_cast<uint8_t>(mask[i]);
-  const NodeId cn = Must(g.AddConstant("cond", cond));
-  const NodeId wh = Op(g, OpType::kWhere, {V(cn), V(e), V(sm)});
-  const NodeId w1 = Must(g.AddWeight("w1", {64, 10}, {}));
-  const NodeId w2 = Must(g.AddWeight("w2", {10, 64}, {}));
-  const NodeId bias = Must(g.AddWeight("bias", {10}, {}));
-  const NodeId mm = Op(g, OpType::kMatMul, {V(wh), V(w1)});
-  const NodeId gemm = Op(g, OpType::kGemm, {V(wh), V(w2), V(bias)}, {{"transB", int64_t{1}}, {"alpha", 0.5f}});
-  const NodeId cat = Op(g, OpType::kConcat, {V(mm), V(gemm)}, {{"axis", int64_t{1}}});  // [1, 20]
-  const NodeId sp = Op(g, OpType::kSplit, {V(cat)}, {{"axis", int64_t{1}}, {"split", Ints{5, 15}}});
-  NodeId r = Op(g, OpType::kReshape, {V(sp, 0)}, {{"shape", Ints{5, -1}}});
-  r = Op(g, OpType::kTranspose, {V(r)}, {{"perm", Ints{1, 0}}});
-  r = Op(g, OpType::kSqueeze, {V(r)}, {{"axes", Ints{0}}});
-  r = Op(g, OpType::kUnsqueeze, {V(r)}, {{"axes", Ints{0}}});
-  r = Op(g, OpType::kPad, {V(r)}, {{"pads", Ints{0, 1, 0, 2}}, {"value", 1.5f}});  // [1, 8]
-  r = Op(g, OpType::kSlice, {V(r)}, {{"starts", Ints{1}}, {"ends", Ints{7}}, {"axes", Ints{1}}, {"steps", Ints{2}}});
-  const NodeId rev = Op(g, OpType::kSlice, {V(sp, 1)}, {{"starts", Ints{-1}}, {"ends", Ints{-100}}, {"axes", Ints{1}}, {"steps", Ints{-1}}});
-  const NodeId emb = Must(g.AddWeight("emb", {10, 4}, {}));
-  const NodeId idx = Must(g.AddConstant("idx", I64({2}, {1, 7})));
-  const NodeId g1 = Op(g, OpType::kGather, {V(emb), V(ids)}, {{"axis", int64_t{0}}});
-  const NodeId g2 = Op(g, OpType::kGather, {V(emb), V(idx)});
-  const NodeId rm = Op(g, OpType::kReduceMean, {V(g1)}, {{"axes", Ints{1}}, {"keepdims", int64_t{0}}});
-  const NodeId rs = Op(g, OpType::kReduceSum, {V(g2)}, {{"axes", Ints{-1}}});
-  const NodeId rx = Op(g, OpType::kReduceMax, {V(g2)});
-  const NodeId hs = Must(g.AddOpaque("HardSwish", "", {V(gap)}, {}, {F32({1, 4, 1, 1})}, "hardswish"));
-  const NodeId lp = Must(g.AddOpaque("LpNormalization", "", {V(flat)}, {{"axis", int64_t{1}}, {"p", int64_t{2}}},
-                                     {F32({1, 64})}, "lpnorm"));
-  for (auto [name, v] : std::vector<std::pair<std::string, NodeId>>{
-           {"out_slice", r}, {"out_rev", rev}, {"out_mean", rm}, {"out_sum", rs}, {"out_max", rx},
-           {"out_hs", hs}, {"out_lp", lp}, {"out_pool", gap}}) {
-    EXPECT_TRUE(g.AddOutput(name, V(v)).ok());
-  }
-  EXPECT_TRUE(g.Validate().ok()) << g.Validate().message();
-  return g;
+  for (const std::string& w : words)
+    EXPECT_NE(m.find(w), std::string::npos) << "missing '" << w << "' in: " << m;
 }
 
 // ---------------------------------------------------------------------------- round trips
@@ -295,8 +223,8 @@ TEST(OnnxRoundTrip, OutputsThatAliasLeavesOrEachOther) {
   const NodeId w = Must(g.AddWeight("w", {2, 3}, {}));
   const NodeId c = Must(g.AddConstant("k", F({1}, {3.f})));
   const NodeId a = Op(g, OpType::kAdd, {V(x), V(w)}, {}, "add");
-  ASSERT_TRUE(g.AddOutput("x", V(x)).ok());          // an input, under its own name
-  ASSERT_TRUE(g.AddOutput("x_again", V(x)).ok());    // an input, renamed
+  ASSERT_TRUE(g.AddOutput("x", V(x)).ok());        // an input, under its own name
+  ASSERT_TRUE(g.AddOutput("x_again", V(x)).ok());  // an input, renamed
   ASSERT_TRUE(g.AddOutput("weight", V(w)).ok());
   ASSERT_TRUE(g.AddOutput("constant", V(c)).ok());
   ASSERT_TRUE(g.AddOutput("sum", V(a)).ok());
@@ -321,8 +249,9 @@ TEST(OnnxRoundTrip, OpsOnConstantsAreNotFoldedAway) {
 
 TEST(OnnxRoundTrip, FileApiWritesAndReads) {
   Graph g = EveryOp();
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("rewire-onnx-test-" + std::to_string(::getpid()) + ".onnx")).string();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("rewire-onnx-test-" + std::to_string(::getpid()) + ".onnx"))
+                               .string();
   ASSERT_TRUE(ExportOnnxFile(g, path).ok());
   auto back = ImportOnnxFile(path);
   std::filesystem::remove(path);
@@ -355,16 +284,21 @@ TEST(OnnxImport, FoldsRangeWhereExpandAndConstantOfShape) {
   // mask = where(range(0, 4) < 2, 1.0, 0.0) expanded to [3, 4]; y = x * mask
   GraphPb m;
   m.inputs.push_back(Info("x", kFloat, {3, 4}));
-  m.nodes.push_back(OnnxNode("Constant", {}, {"start"}, {AttrTensor("value", Int64s("", {}, {0}))}));
-  m.nodes.push_back(OnnxNode("Constant", {}, {"limit"}, {AttrTensor("value", Int64s("", {}, {4}))}));
-  m.nodes.push_back(OnnxNode("Constant", {}, {"delta"}, {AttrTensor("value", Int64s("", {}, {1}))}));
+  m.nodes.push_back(
+      OnnxNode("Constant", {}, {"start"}, {AttrTensor("value", Int64s("", {}, {0}))}));
+  m.nodes.push_back(
+      OnnxNode("Constant", {}, {"limit"}, {AttrTensor("value", Int64s("", {}, {4}))}));
+  m.nodes.push_back(
+      OnnxNode("Constant", {}, {"delta"}, {AttrTensor("value", Int64s("", {}, {1}))}));
   m.nodes.push_back(OnnxNode("Range", {"start", "limit", "delta"}, {"r"}));
   m.nodes.push_back(OnnxNode("Constant", {}, {"two"}, {AttrTensor("value", Int64s("", {}, {2}))}));
   m.nodes.push_back(OnnxNode("Less", {"r", "two"}, {"lt"}));
   m.nodes.push_back(ConstInts("ones_shape", {4}));
   Pb one = Floats("", {1}, {1.f});
-  m.nodes.push_back(OnnxNode("ConstantOfShape", {"ones_shape"}, {"ones"}, {AttrTensor("value", one)}));
-  m.nodes.push_back(OnnxNode("Constant", {}, {"zero"}, {AttrTensor("value", Floats("", {}, {0.f}))}));
+  m.nodes.push_back(
+      OnnxNode("ConstantOfShape", {"ones_shape"}, {"ones"}, {AttrTensor("value", one)}));
+  m.nodes.push_back(
+      OnnxNode("Constant", {}, {"zero"}, {AttrTensor("value", Floats("", {}, {0.f}))}));
   m.nodes.push_back(OnnxNode("Where", {"lt", "ones", "zero"}, {"row"}));
   m.nodes.push_back(ConstInts("full", {3, 4}));
   m.nodes.push_back(OnnxNode("Expand", {"row", "full"}, {"mask"}));
@@ -384,13 +318,15 @@ TEST(OnnxImport, FoldsRangeWhereExpandAndConstantOfShape) {
 }
 
 TEST(OnnxImport, OldOpsetForms) {
-  // Opset 11: Squeeze/Unsqueeze axes and ReduceSum axes are attributes; Softmax flattens from its axis.
+  // Opset 11: Squeeze/Unsqueeze axes and ReduceSum axes are attributes; Softmax flattens from its
+  // axis.
   GraphPb m;
   m.inputs.push_back(Info("x", kFloat, {2, 1, 3, 4}));
   m.nodes.push_back(OnnxNode("Squeeze", {"x"}, {"sq"}, {AttrInts("axes", {1})}));
   m.nodes.push_back(OnnxNode("Softmax", {"sq"}, {"sm"}, {AttrInt("axis", 1)}));
   m.nodes.push_back(OnnxNode("Unsqueeze", {"sm"}, {"un"}, {AttrInts("axes", {0})}));
-  m.nodes.push_back(OnnxNode("ReduceSum", {"un"}, {"y"}, {AttrInts("axes", {-1}), AttrInt("keepdims", 0)}));
+  m.nodes.push_back(
+      OnnxNode("ReduceSum", {"un"}, {"y"}, {AttrInts("axes", {-1}), AttrInt("keepdims", 0)}));
   m.outputs.push_back(Info("y", kFloat, {1, 2, 3}));
   auto g = ImportOnnxBytes(Model(m, 11), "opset11.onnx");
   ASSERT_TRUE(g.ok()) << g.status().message();
@@ -429,9 +365,12 @@ TEST(OnnxImport, FoldsScatterNdMasks) {
   GraphPb m;
   m.inputs.push_back(Info("x", kFloat, {2, 3}));
   m.nodes.push_back(ConstInts("shape", {2, 3}));
-  m.nodes.push_back(OnnxNode("ConstantOfShape", {"shape"}, {"zeros"}, {AttrTensor("value", Floats("", {1}, {0.f}))}));
-  m.nodes.push_back(OnnxNode("Constant", {}, {"rows"}, {AttrTensor("value", Int64s("", {1, 1}, {1}))}));
-  m.nodes.push_back(OnnxNode("Constant", {}, {"vals"}, {AttrTensor("value", Floats("", {1, 3}, {1.f, 2.f, 3.f}))}));
+  m.nodes.push_back(OnnxNode("ConstantOfShape", {"shape"}, {"zeros"},
+                             {AttrTensor("value", Floats("", {1}, {0.f}))}));
+  m.nodes.push_back(
+      OnnxNode("Constant", {}, {"rows"}, {AttrTensor("value", Int64s("", {1, 1}, {1}))}));
+  m.nodes.push_back(OnnxNode("Constant", {}, {"vals"},
+                             {AttrTensor("value", Floats("", {1, 3}, {1.f, 2.f, 3.f}))}));
   m.nodes.push_back(OnnxNode("ScatterND", {"zeros", "rows", "vals"}, {"mask"}));
   m.nodes.push_back(OnnxNode("Add", {"x", "mask"}, {"y"}));
   m.outputs.push_back(Info("y", kFloat, {2, 3}));
@@ -461,8 +400,10 @@ TEST(OnnxImport, DropoutInTrainingModeOnlyWithRatioZero) {
   auto model = [](float ratio) {
     GraphPb m;
     m.inputs.push_back(Info("x", kFloat, {2, 3}));
-    m.nodes.push_back(OnnxNode("Constant", {}, {"ratio"}, {AttrTensor("value", Floats("", {}, {ratio}))}));
-    m.nodes.push_back(OnnxNode("Constant", {}, {"training"}, {AttrTensor("value", Tensor("", kBool, {}, std::string(1, '\1')))}));
+    m.nodes.push_back(
+        OnnxNode("Constant", {}, {"ratio"}, {AttrTensor("value", Floats("", {}, {ratio}))}));
+    m.nodes.push_back(OnnxNode("Constant", {}, {"training"},
+                               {AttrTensor("value", Tensor("", kBool, {}, std::string(1, '\1')))}));
     m.nodes.push_back(OnnxNode("Dropout", {"x", "ratio", "training"}, {"y"}, {}, "drop"));
     m.outputs.push_back(Info("y", kFloat, {2, 3}));
     return Model(m);
@@ -489,7 +430,10 @@ TEST(OnnxBadInput, EmptyAndNotOnnx) {
   ExpectError("", {"empty"});
   ExpectError("hello, I am a text file\n", {"not a valid ONNX model"});
   ExpectError(std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16), {});
-  ExpectError(std::string("\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", 70), {});
+  ExpectError(
+      std::string("\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }",
+                  70),
+      {});
   Pb not_a_model;  // a valid protobuf that is not a model
   not_a_model.Varint(1, 3).Bytes(2, "x");
   ExpectError(not_a_model.str(), {"graph"});
@@ -644,6 +588,14 @@ TEST(OnnxBadInput, HostileAttributeValuesFoundByFuzzing) {
     m.nodes.push_back(OnnxNode("Pad", {"x", "p"}, {"y"}, {}, "pad"));
     m.outputs.push_back(Info("y", kFloat, {2, 3}));
     ExpectError(Model(m), {"pad", "out of range"});
+  }
+  {
+    GraphPb m;  // a NaN bound: no canonical form (NaN != NaN)
+    m.inputs.push_back(Info("x", kFloat, {2, 3}));
+    m.inits.push_back(Floats("lo", {}, {std::nanf("")}));
+    m.nodes.push_back(OnnxNode("Clip", {"x", "lo"}, {"y"}, {}, "clip"));
+    m.outputs.push_back(Info("y", kFloat, {2, 3}));
+    ExpectError(Model(m), {"clip", "NaN"});
   }
   {
     GraphPb m;  // Conv on a rank-3 input with a rank-4 weight (crashes libonnx's inference)

@@ -49,8 +49,10 @@ Meta ReadMeta(const std::string& path) {
   std::ifstream in(path);
   std::string key, value;
   while (in >> key >> value) {
-    if (key == "input") meta.input = value;
-    else if (key == "output") meta.outputs.push_back(value);
+    if (key == "input")
+      meta.input = value;
+    else if (key == "output")
+      meta.outputs.push_back(value);
   }
   return meta;
 }
@@ -76,18 +78,18 @@ TEST_P(TorchReference, RewireRunMatchesPyTorch) {
   }
   const Case c = GetParam();
   TempDir dir;
-  auto exported = RunCommand(Quote(REWIRE_PYTHON) + " " +
-                             Quote(std::string(REWIRE_SOURCE_DIR) + "/tests/python/torch_reference.py") +
-                             " --model " + c.model + " --opset " + std::to_string(c.opset) +
-                             " --out-dir " + Quote(dir.path()));
+  auto exported = RunCommand(
+      Quote(REWIRE_PYTHON) + " " +
+      Quote(std::string(REWIRE_SOURCE_DIR) + "/tests/python/torch_reference.py") + " --model " +
+      c.model + " --opset " + std::to_string(c.opset) + " --out-dir " + Quote(dir.path()));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   const Meta meta = ReadMeta(dir / "meta.txt");
   ASSERT_FALSE(meta.input.empty());
   ASSERT_FALSE(meta.outputs.empty());
 
-  auto run = Rewire("run --model " + Quote(dir / "model.onnx") + " --input " +
-                    Quote(meta.input + "=" + (dir / "input.npy")) + " --output-dir " +
-                    Quote(dir / "out"));
+  auto run =
+      Rewire("run --model " + Quote(dir / "model.onnx") + " --input " +
+             Quote(meta.input + "=" + (dir / "input.npy")) + " --output-dir " + Quote(dir / "out"));
   ASSERT_EQ(run.exit_code, 0) << run.output;
 
   for (const std::string& name : meta.outputs) {

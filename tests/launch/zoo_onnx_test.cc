@@ -6,6 +6,8 @@
 
 #include <sstream>
 
+#include "graph/onnx/onnx_io.h"
+#include "tests/graph/onnx_test_graphs.h"
 #include "tests/launch/run_util.h"
 
 namespace rewire {
@@ -43,9 +45,9 @@ TEST_P(ZooOnnx, ExportPassesCheckerAndReimportsWithSameHash) {
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
 
   if (PythonHasOnnx()) {
-    auto checked = RunCommand(Quote(REWIRE_PYTHON) +
-                              " -c 'import sys, onnx; onnx.checker.check_model(sys.argv[1])' " +
-                              Quote(path));
+    auto checked =
+        RunCommand(Quote(REWIRE_PYTHON) +
+                   " -c 'import sys, onnx; onnx.checker.check_model(sys.argv[1])' " + Quote(path));
     EXPECT_EQ(checked.exit_code, 0) << "onnx.checker rejected " << model << ":\n" << checked.output;
   } else {
     ADD_FAILURE() << REWIRE_PYTHON << " cannot import onnx; the checker step did not run";
@@ -57,14 +59,32 @@ TEST_P(ZooOnnx, ExportPassesCheckerAndReimportsWithSameHash) {
   ASSERT_EQ(reimported.exit_code, 0) << reimported.output;
   const std::string want = HashLine(original.output);
   ASSERT_FALSE(want.empty()) << "no hash line in:\n" << original.output;
-  EXPECT_EQ(HashLine(reimported.output), want) << "zoo:\n" << original.output << "\nre-imported:\n"
+  EXPECT_EQ(HashLine(reimported.output), want) << "zoo:\n"
+                                               << original.output << "\nre-imported:\n"
                                                << reimported.output;
+}
+
+// Beyond the zoo: a graph with every op of the vocabulary (fused activations and the ai.rewire
+// ops, static operands turned into inputs, opaque ops, constants of every dtype).
+TEST(OnnxExport, EveryOpGraphPassesTheChecker) {
+  if (!PythonHasOnnx()) GTEST_SKIP() << REWIRE_PYTHON << " cannot import onnx";
+  TempDir dir;
+  const std::string path = dir / "every_op.onnx";
+  const Graph g = testing::EveryOp();
+  ASSERT_TRUE(ExportOnnxFile(g, path).ok());
+  auto checked =
+      RunCommand(Quote(REWIRE_PYTHON) +
+                 " -c 'import sys, onnx; onnx.checker.check_model(sys.argv[1], full_check=True)' " +
+                 Quote(path));
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+  auto back = ImportOnnxFile(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->Hash(), g.Hash());
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModels, ZooOnnx,
                          ::testing::Values("inceptionv3", "resnext50", "squeezenet", "bert", "vit",
-                                           "dalle", "tt", "resnet50", "nasrnn", "nasneta",
-                                           "vgg19"),
+                                           "dalle", "tt", "resnet50", "nasrnn", "nasneta", "vgg19"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            return std::string(info.param);
                          });
