@@ -308,6 +308,7 @@ StatusOr<Difference> Compare(const HostTensor& actual, const HostTensor& expecte
       diff = std::fabs(a - b);
     }
     d.max_abs = std::max(d.max_abs, diff);
+    if (std::isfinite(b)) d.max_expected_abs = std::max(d.max_expected_abs, std::fabs(b));
     if (diff > 0)
       d.max_rel = std::max(d.max_rel, std::isinf(diff) ? inf : diff / (std::fabs(b) + atol_floor));
   }

@@ -31,6 +31,11 @@ TensorMap RandomInputs(const Graph& graph, uint64_t seed);
 struct Difference {
   double max_abs = 0;
   double max_rel = 0;
+  double max_expected_abs = 0;  // largest |expected| (finite values)
+  /// max_abs relative to the expected tensor's peak: max |a-b| / (max |b| + 1e-6). The measure
+  /// rewire's tolerances use (rule verification, optimise, the property tests): robust to
+  /// elements near zero, where element-wise relative error says little.
+  double relative_to_peak() const { return max_abs / (max_expected_abs + 1e-6); }
 };
 StatusOr<Difference> Compare(const HostTensor& actual, const HostTensor& expected,
                              double atol_floor = 1e-6);

@@ -329,3 +329,20 @@ TEST(Compare, RejectsDifferentShapesOrDtypes) {
 
 }  // namespace
 }  // namespace rewire
+
+namespace rewire {
+namespace {
+
+TEST(CompareRelativeToPeak, MeasuresAgainstTheLargestExpectedValue) {
+  const HostTensor expected = HostTensor::FromFloats({3}, {10.f, -20.f, 0.f});
+  const HostTensor actual = HostTensor::FromFloats({3}, {10.f, -20.f, 0.01f});
+  auto d = Compare(actual, expected);
+  ASSERT_TRUE(d.ok());
+  EXPECT_DOUBLE_EQ(d->max_expected_abs, 20.0);
+  EXPECT_NEAR(d->max_abs, 0.01, 1e-7);
+  EXPECT_NEAR(d->relative_to_peak(), 0.01 / 20.0, 1e-8);
+  EXPECT_GT(d->max_rel, 1000.0);  // element-wise relative error blows up near zero
+}
+
+}  // namespace
+}  // namespace rewire
