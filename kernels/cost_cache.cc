@@ -2,7 +2,10 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 namespace rewire {
 namespace {
@@ -38,6 +41,7 @@ std::string ColumnText(sqlite3_stmt* s, int col) {
 }  // namespace
 
 Status CostCache::Error(int rc, const std::string& what) const {
+  last_rc_ = rc;
   const std::string detail = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
   const int primary = rc & 0xff;
   if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT) {
@@ -70,52 +74,79 @@ StatusOr<std::shared_ptr<CostCache>> CostCache::Open(const std::string& path,
   sqlite3_extended_result_codes(db, 1);
   sqlite3_busy_timeout(db, options.busy_timeout_ms);
 
+  // Another process may be setting up the same file. SQLite answers BUSY at once, without its
+  // busy handler, when it cannot switch the journal mode, so setting up is retried (with a short
+  // back-off) until the busy timeout.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(options.busy_timeout_ms);
+  for (int attempt = 0;; ++attempt) {
+    cache->last_rc_ = SQLITE_OK;
+    const Status s = cache->SetUp(options);
+    if (s.ok()) return cache;
+    const int primary = cache->last_rc_ & 0xff;
+    const bool busy = primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
+    if (!busy || std::chrono::steady_clock::now() >= deadline) return s;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(1 << std::min(attempt, 5), 20)));
+  }
+}
+
+Status CostCache::SetUp(const CostCacheOptions& options) {
   if (options.verify_on_open) {
     Stmt check;
-    int rc = check.Prepare(db, "PRAGMA quick_check");
-    if (rc != SQLITE_OK) return cache->Error(rc, "checking integrity");
+    int rc = check.Prepare(db_, "PRAGMA quick_check");
+    if (rc != SQLITE_OK) return Error(rc, "checking integrity");
     rc = sqlite3_step(check.get());
-    if (rc != SQLITE_ROW) return cache->Error(rc, "checking integrity");
+    if (rc != SQLITE_ROW) return Error(rc, "checking integrity");
     const std::string verdict = ColumnText(check.get(), 0);
     if (verdict != "ok") {
-      return DataLoss("cost cache '" + path + "' is damaged (integrity check: " + verdict +
+      return DataLoss("cost cache '" + path_ + "' is damaged (integrity check: " + verdict +
                       "); delete the file to start a new cache");
     }
   }
 
   // Read-only first: a file that holds something else is rejected before anything is written.
-  ASSIGN_OR_RETURN(bool has_schema, cache->CheckSchema());
+  ASSIGN_OR_RETURN(bool has_schema, CheckSchema());
 
   // WAL: readers and the writer do not block each other; a crash mid-transaction rolls back.
-  // On a filesystem without shared memory SQLite keeps its rollback journal, which is as safe.
-  RETURN_IF_ERROR(cache->Exec("PRAGMA journal_mode=WAL", "setting the journal mode"));
-  RETURN_IF_ERROR(cache->Exec("PRAGMA synchronous=NORMAL", "setting the sync mode"));
-  if (has_schema) return cache;
+  // The mode is stored in the file, so only its creator (or the first opener) switches it. On a
+  // filesystem without shared memory SQLite keeps its rollback journal, which is as safe.
+  std::string journal;
+  {
+    Stmt mode;  // finalised before the mode changes: an open statement is a transaction
+    int rc = mode.Prepare(db_, "PRAGMA journal_mode");
+    if (rc == SQLITE_OK) rc = sqlite3_step(mode.get());
+    if (rc != SQLITE_ROW) return Error(rc, "reading the journal mode");
+    journal = ColumnText(mode.get(), 0);
+  }
+  if (journal != "wal")
+    RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL", "setting the journal mode"));
+  RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL", "setting the sync mode"));
+  if (has_schema) return Status::Ok();
 
   // A new file: create the schema. IMMEDIATE takes the write lock up front; another process may
   // have created it meanwhile, so look again under the lock.
-  RETURN_IF_ERROR(cache->Exec("BEGIN IMMEDIATE", "starting a transaction"));
+  RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "starting a transaction"));
   auto fail = [&](Status s) {
-    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     return s;
   };
-  StatusOr<bool> created_meanwhile = cache->CheckSchema();
+  StatusOr<bool> created_meanwhile = CheckSchema();
   if (!created_meanwhile.ok()) return fail(created_meanwhile.status());
   if (!*created_meanwhile) {
-    const std::string create = std::string(
-                                   "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-                                   "INSERT INTO meta VALUES('format', '") +
-                               kFormat + "'), ('version', '" + kVersion +
-                               "');"
-                               "CREATE TABLE op_costs(device TEXT NOT NULL, signature TEXT NOT "
-                               "NULL, cost_ms REAL NOT NULL,"
-                               " PRIMARY KEY(device, signature)) WITHOUT ROWID;";
-    Status s = cache->Exec(create.c_str(), "creating the schema");
+    const std::string create =
+        std::string(
+            "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+            "INSERT INTO meta VALUES('format', '") +
+        kFormat + "'), ('version', '" + kVersion +
+        "');"
+        "CREATE TABLE op_costs(device TEXT NOT NULL, signature TEXT NOT NULL, cost_ms REAL NOT "
+        "NULL, PRIMARY KEY(device, signature)) WITHOUT ROWID;";
+    Status s = Exec(create.c_str(), "creating the schema");
     if (!s.ok()) return fail(s);
   }
-  Status commit = cache->Exec("COMMIT", "creating the schema");
+  Status commit = Exec("COMMIT", "creating the schema");
   if (!commit.ok()) return fail(commit);
-  return cache;
+  return Status::Ok();
 }
 
 StatusOr<bool> CostCache::CheckSchema() {

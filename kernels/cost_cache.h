@@ -72,12 +72,15 @@ class CostCache {
   CostCache(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
   Status Error(int rc, const std::string& what) const;
   Status Exec(const char* sql, const std::string& what);
+  /// Integrity check, schema check or creation, journal mode (Open retries it while busy).
+  Status SetUp(const CostCacheOptions& options);
   /// True when the file holds this cache's schema, false when it is empty; DataLoss otherwise.
   StatusOr<bool> CheckSchema();
 
   std::string path_;
   sqlite3* db_;
-  std::mutex mu_;  // one connection, shared by the threads of a process
+  std::mutex mu_;            // one connection, shared by the threads of a process
+  mutable int last_rc_ = 0;  // SQLite code of the last error (Open retries busy set-ups)
 };
 
 }  // namespace rewire

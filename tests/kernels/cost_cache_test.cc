@@ -189,19 +189,24 @@ constexpr int kShared = 40;
 
 TEST(CostCache, TwoProcessesShareOneCacheAndSeeAllEntries) {
   const std::string path = FreshPath("shared");
-  Pipe go, done, check;
+  Pipe go, check;
+  Pipe done[2];  // one per child, so that a child that dies early ends the parent's wait (EOF)
   pid_t pids[2];
   const char* names[2] = {"a", "b"};
   for (int k = 0; k < 2; ++k) {
     pids[k] = fork();
     ASSERT_GE(pids[k], 0);
-    if (pids[k] == 0) Writer(path, names[k], go, done, check);
+    if (pids[k] == 0) {
+      done[1 - k].CloseWrite();
+      Writer(path, names[k], go, done[k], check);
+    }
   }
-  done.CloseWrite();  // a child that dies early ends the parent's wait
-  go.Send();          // both start together and contend for the write lock
+  done[0].CloseWrite();
+  done[1].CloseWrite();
+  go.Send();  // both start together and contend for the write lock
   go.Send();
-  EXPECT_TRUE(done.Wait());
-  EXPECT_TRUE(done.Wait());
+  EXPECT_TRUE(done[0].Wait());
+  EXPECT_TRUE(done[1].Wait());
   check.Send();
   check.Send();
   EXPECT_EQ(WaitExit(pids[0]), 0);
