@@ -93,8 +93,12 @@ Status Graph::CheckValue(ValueRef v, const char* what) const {
 
 namespace {
 Status CheckShape(const Shape& shape, const std::string& name) {
+  int64_t elements = 1;
   for (int64_t d : shape) {
     if (d <= 0) return InvalidArgument("'" + name + "' has shape [" + ShapeToString(shape) + "]: dimensions must be positive");
+    if (__builtin_mul_overflow(elements, d, &elements) || elements > (int64_t{1} << 48)) {
+      return InvalidArgument("'" + name + "' has shape [" + ShapeToString(shape) + "]: too many elements");
+    }
   }
   return Status::Ok();
 }

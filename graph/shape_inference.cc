@@ -48,7 +48,10 @@ class AttrReader {
       attrs_->Set(name, *def);
       return *def;
     }
-    if (const auto* f = std::get_if<float>(v)) return *f;
+    if (const auto* f = std::get_if<float>(v)) {
+      if (std::isnan(*f)) return Error(op_, "attribute '" + name + "' is NaN");
+      return *f;
+    }
     if (const auto* i = std::get_if<int64_t>(v)) {
       const float f = static_cast<float>(*i);
       attrs_->Set(name, f);
@@ -200,9 +203,13 @@ Status InferConv(OpType op, AttrReader& r, const Types& in, Types* out) {
       return Error(op, "bias B must be " + Str({o}) + ", got " + Str(in[2].shape));
     }
   }
+  constexpr int64_t kMaxAttr = int64_t{1} << 31;  // keeps the arithmetic below far from overflow
   for (int i = 0; i < 2; ++i) {
     if (strides[i] <= 0 || dil[i] <= 0) return Error(op, "strides and dilations must be positive");
     if (pads[i] < 0 || pads[i + 2] < 0) return Error(op, "pads must be non-negative");
+    if (strides[i] > kMaxAttr || dil[i] > kMaxAttr || pads[i] > kMaxAttr || pads[i + 2] > kMaxAttr) {
+      return Error(op, "strides, dilations and pads must be below 2^31");
+    }
   }
   Shape s{x.shape[0], o, 0, 0};
   for (int i = 0; i < 2; ++i) {
@@ -317,7 +324,7 @@ Status InferSlice(OpType op, AttrReader& r, const TensorType& x, Types* out, Att
     if (!seen.insert(axis).second) return Error(op, "repeated axis in axes");
     const int64_t dim = x.shape[axis];
     const int64_t step = steps[i];
-    if (step == 0) return Error(op, "steps must be non-zero");
+    if (step == 0 || step == std::numeric_limits<int64_t>::min()) return Error(op, "steps must be non-zero and finite");
     int64_t start = starts[i], end = ends[i];
     if (start < 0) start += dim;
     if (end < 0 && end > std::numeric_limits<int64_t>::min() + dim) end += dim;
@@ -325,11 +332,11 @@ Status InferSlice(OpType op, AttrReader& r, const TensorType& x, Types* out, Att
     if (step > 0) {
       start = std::clamp<int64_t>(start, 0, dim);
       end = std::clamp<int64_t>(end, 0, dim);
-      len = end > start ? (end - start + step - 1) / step : 0;
+      len = end > start ? (end - start - 1) / step + 1 : 0;
     } else {
       start = std::clamp<int64_t>(start, 0, dim - 1);
       end = std::clamp<int64_t>(end, -1, dim - 1);
-      len = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+      len = start > end ? (start - end - 1) / (-step) + 1 : 0;
       if (end == -1) end = -(dim + 1);
     }
     s[axis] = len;
@@ -370,7 +377,7 @@ Status InferReshape(OpType op, AttrReader& r, const TensorType& x, Types* out, A
     } else {
       s[i] = shape[i];
     }
-    known *= s[i];
+    if (__builtin_mul_overflow(known, s[i], &known)) return Error(op, "shape " + Str(shape) + " is too large");
   }
   const int64_t total = NumElements(x.shape);
   if (infer_at >= 0) {
@@ -745,6 +752,12 @@ StatusOr<std::vector<TensorType>> InferAndCanonicalize(OpType op, Attrs* attrs,
   for (const TensorType& t : out) {
     if (std::any_of(t.shape.begin(), t.shape.end(), [](int64_t d) { return d < 0; })) {
       return Error(op, "inferred a negative dimension " + t.ToString());
+    }
+    int64_t elements = 1;
+    for (int64_t d : t.shape) {
+      if (__builtin_mul_overflow(elements, d, &elements) || elements > (int64_t{1} << 48)) {
+        return Error(op, "result " + t.ToString() + " has too many elements");
+      }
     }
   }
   return out;

@@ -211,3 +211,33 @@ TEST(ShapeInference, DefaultsAreFilledSoEquivalentSpellingsAgree) {
 
 }  // namespace
 }  // namespace rewire
+
+namespace rewire {
+namespace {
+
+using testing::F32;
+
+TEST(ShapeInference, HugeValuesAreErrorsNotOverflow) {
+  auto err = [](OpType op, Attrs a, std::vector<TensorType> in) {
+    auto r = InferOutputTypes(op, a, in);
+    return r.ok() ? std::string() : r.status().message();
+  };
+  const int64_t big = int64_t{1} << 62;
+  EXPECT_FALSE(err(OpType::kReshape, {{"shape", Ints{big, big, 0}}}, {F32({2, 3})}).empty());
+  EXPECT_FALSE(err(OpType::kConv2D, {{"dilations", Ints{big, 1}}}, {F32({1, 1, 8, 8}), F32({1, 1, 3, 3})}).empty());
+  EXPECT_FALSE(err(OpType::kSlice, {{"starts", Ints{0}}, {"ends", Ints{5}}, {"steps", Ints{std::numeric_limits<int64_t>::min()}}},
+                   {F32({5})}).empty());
+  // A huge positive step takes one element.
+  auto one = InferOutputTypes(OpType::kSlice, {{"starts", Ints{0}}, {"ends", Ints{5}}, {"steps", Ints{std::numeric_limits<int64_t>::max()}}},
+                              {F32({5})});
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ(one->at(0).shape, (Shape{1}));
+  EXPECT_FALSE(err(OpType::kUnsqueeze, {{"axes", Ints{0}}}, {F32({1 << 30, 1 << 30})}).empty());
+  EXPECT_NE(err(OpType::kLeakyRelu, {{"alpha", std::numeric_limits<float>::quiet_NaN()}}, {F32({2})}).find("NaN"),
+            std::string::npos);
+  Graph g;
+  EXPECT_FALSE(g.AddInput("x", F32({1 << 30, 1 << 30})).ok());
+}
+
+}  // namespace
+}  // namespace rewire
