@@ -42,7 +42,7 @@ TEST(Cli, ModelsListsAllElevenWithOperatorCounts) {
 }
 
 TEST(Cli, EveryCommandHasHelp) {
-  for (const char* cmd : {"", "models", "show", "export", "run", "optimize", "rules", "rules list", "rules verify", "bench candidates"}) {
+  for (const char* cmd : {"", "models", "show", "export", "run", "optimize", "rules", "rules list", "rules verify", "bench candidates", "bench cost"}) {
     auto r = Rewire(std::string(cmd) + " --help");
     EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.output;
     EXPECT_NE(r.output.find("Usage"), std::string::npos) << cmd;
