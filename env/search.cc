@@ -4,6 +4,7 @@
 #include <memory>
 #include <queue>
 #include <random>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "graph/rules/candidates.h"
@@ -18,7 +19,16 @@ struct State {
   Graph graph;
   CostTable table;
   std::vector<SearchStep> steps;
+  int active_ops = 0;  // operators that run: not leaves, not weight-only (those are folded)
 };
+
+bool Runs(const Node& n, bool weight_only) { return !n.IsLeaf() && !weight_only; }
+
+int ActiveOps(const Graph& g, const CostTable& table) {
+  int n = 0;
+  for (NodeId id : g.NodeIds()) n += Runs(g.node(id), table.weight_only(id));
+  return n;
+}
 
 /// A candidate applied to a copy of the state's graph and costed from its diff.
 struct Child {
@@ -26,7 +36,31 @@ struct Child {
   GraphDiff diff;
   double cost_ms;
   std::string rule;
+  int active_ops = 0;
 };
+
+/// Operators that run in `child` (weight-only status of added nodes follows their producers),
+/// from the parent's count in O(diff).
+int ChildActiveOps(const State& parent, const Child& child) {
+  int n = parent.active_ops;
+  for (NodeId id : child.diff.removed) {
+    if (parent.table.Holds(id) && !parent.table.weight_only(id)) {
+      // Removed nodes are gone from child.graph; the parent's graph still has them.
+      n -= !parent.graph.node(id).IsLeaf();
+    }
+  }
+  std::unordered_map<NodeId, bool> added_wo;
+  for (NodeId id : child.diff.added) {
+    const Node& node = child.graph.node(id);
+    const bool wo = WeightOnlyFromInputs(node, [&](NodeId p) {
+      auto it = added_wo.find(p);
+      return it != added_wo.end() ? it->second : parent.table.weight_only(p);
+    });
+    added_wo[id] = wo;
+    n += Runs(node, wo);
+  }
+  return n;
+}
 
 class Searcher {
  public:
@@ -50,6 +84,7 @@ class Searcher {
       Child child{s.graph, {}, 0, rules_[c.match.rule].name};
       ASSIGN_OR_RETURN(child.diff, rules::ApplyMatch(child.graph, rules_[c.match.rule], c.match));
       ASSIGN_OR_RETURN(child.cost_ms, s.table.CostAfterMs(child.graph, child.diff));
+      child.active_ops = ChildActiveOps(s, child);
       ++result.candidates_evaluated;
       out.push_back(std::move(child));
     }
@@ -57,7 +92,7 @@ class Searcher {
   }
 
   StatusOr<State> Enter(const State& parent, Child child) {
-    State next{std::move(child.graph), parent.table, parent.steps};
+    State next{std::move(child.graph), parent.table, parent.steps, child.active_ops};
     RETURN_IF_ERROR(next.table.Apply(next.graph, child.diff));
     next.steps.push_back({child.rule, child.cost_ms});
     return next;
@@ -102,7 +137,7 @@ class Searcher {
       std::shared_ptr<State> state;
       bool operator<(const Entry& o) const { return cost != o.cost ? cost > o.cost : order > o.order; }
     };
-    const size_t max_nodes = static_cast<size_t>(o_.max_growth * initial.graph.num_nodes());
+    const int max_ops = static_cast<int>(o_.max_growth * initial.active_ops);
     std::priority_queue<Entry> queue;
     std::unordered_set<uint64_t> seen{initial.graph.Hash()};
     uint64_t order = 0;
@@ -116,7 +151,7 @@ class Searcher {
       ASSIGN_OR_RETURN(std::vector<Child> children, Children(*s));
       for (Child& c : children) {
         if (c.cost_ms >= o_.alpha * result.final_cost_ms) continue;
-        if (c.graph.num_nodes() > max_nodes) continue;
+        if (c.active_ops > max_ops) continue;
         if (!seen.insert(c.graph.Hash()).second) continue;
         ASSIGN_OR_RETURN(State next, Enter(*s, std::move(c)));
         Keep(next);
@@ -151,6 +186,7 @@ class Searcher {
       Child child{s.graph, {}, 0, rules_[c.match.rule].name};
       ASSIGN_OR_RETURN(child.diff, rules::ApplyMatch(child.graph, rules_[c.match.rule], c.match));
       ASSIGN_OR_RETURN(child.cost_ms, s.table.CostAfterMs(child.graph, child.diff));
+      child.active_ops = ChildActiveOps(s, child);
       ++result.candidates_evaluated;
       ASSIGN_OR_RETURN(s, Enter(s, std::move(child)));
       Keep(s);
@@ -200,7 +236,8 @@ StatusOr<SearchResult> RunSearch(const Graph& graph, const std::vector<rules::Ru
   Searcher s(rules, cost, options);
   s.result.best = graph;
   s.result.initial_cost_ms = s.result.final_cost_ms = table.total_ms();
-  State initial{graph, std::move(table), {}};
+  const int active = ActiveOps(graph, table);
+  State initial{graph, std::move(table), {}, active};
   Status st;
   if (options.algorithm == "greedy") st = s.Greedy(std::move(initial));
   else if (options.algorithm == "backtrack") st = s.Backtrack(std::move(initial));

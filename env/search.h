@@ -5,7 +5,8 @@
 //   greedy     apply the best improving rewrite until none improves (or the budget runs out)
 //   backtrack  TASO's search: a priority queue of graphs by cost; every candidate of the popped
 //              graph costing less than alpha x best is queued (once: graphs are deduplicated by
-//              hash); graphs that grow past max_growth x the initial node count are skipped
+//              hash); graphs whose running operators (not leaves, not weight-only: those are
+//              folded) grow past max_growth x the input's are skipped
 //   random     random walks of rewrites from the input graph, keeping the best graph seen
 //
 // Stopping is data, not an error: a search returns why it stopped with its statistics.
@@ -42,7 +43,8 @@ struct SearchOptions {
   int budget = 100;
   /// backtrack: queue candidates costing less than alpha x the best cost (TASO uses 1.05).
   double alpha = 1.05;
-  /// backtrack: skip graphs with more than max_growth x the initial number of nodes.
+  /// backtrack: skip graphs running more than max_growth x the input's operators (weight-only
+  /// operators, which folding removes, do not count).
   double max_growth = 1.5;
   /// random: rewrites per walk before starting again from the input graph.
   int walk_length = 20;

@@ -5,4 +5,6 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
 ./build/launch/rewire models
-./build/launch/rewire show --model bert --dot build/bert.dot
+./build/launch/rewire rules verify | tail -n 1
+./build/launch/rewire optimize --model bert --search backtrack --budget 50 \
+  --out build/bert.opt.onnx --report build/bert.opt.json
