@@ -12,6 +12,7 @@
 #include "env/search.h"
 #include "graph/onnx/onnx_io.h"
 #include "kernels/cost_backends.h"
+#include "kernels/cpu_cost.h"
 #include "kernels/executor.h"
 #include "kernels/fold.h"
 #include "kernels/rule_verify.h"
@@ -35,18 +36,7 @@ struct OptimizeOptions {
   int latency_repeats = 0;
 };
 
-/// Median wall time of the reference executor on `graph` (after one warm-up run).
-double MedianLatencyMs(const Graph& graph, const TensorMap& inputs, int repeats) {
-  std::vector<double> t;
-  for (int i = 0; i <= repeats; ++i) {
-    const auto a = std::chrono::steady_clock::now();
-    auto out = RunGraph(graph, inputs);
-    if (!out.ok()) throw CommandError(out.status());
-    if (i > 0) t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+
 
 std::string JsonString(const std::string& s) {
   std::string o = "\"";
@@ -172,9 +162,11 @@ void RegisterOptimize(CLI::App& app) {
     const Verification v = Verify(original, best, o->rtol);
     double latency_before = 0, latency_after = 0;
     if (o->latency_repeats > 0 && v.verified) {
-      const TensorMap inputs = RandomInputs(original, 1);
-      latency_before = MedianLatencyMs(original, inputs, o->latency_repeats);
-      latency_after = MedianLatencyMs(best, inputs, o->latency_repeats);
+      TimingOptions timing;
+      timing.warmups = 1;
+      timing.repeats = o->latency_repeats;
+      latency_before = Take(MeasureGraphLatency(original, timing, o->cost.num_threads)).median_ms;
+      latency_after = Take(MeasureGraphLatency(best, timing, o->cost.num_threads)).median_ms;
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
 
