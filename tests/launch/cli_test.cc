@@ -205,5 +205,17 @@ TEST(CliOptimize, BadOptionsAreClearErrors) {
   EXPECT_EQ(model.exit_code, 1) << model.output;
 }
 
+TEST(CliOptimize, CorruptCostCacheIsAClearErrorAndIsLeftAlone) {
+  TempDir dir;
+  const std::string cache = dir / "costs.sqlite";
+  const std::string junk(4096, 'x');
+  testing::WriteFile(cache, "SQLite format 3" + std::string(1, '\0') + junk);
+  auto r = Rewire("optimize --model squeezenet --cost cpu --search greedy --budget 1 -q --cost-cache " + Quote(cache));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(cache), std::string::npos) << r.output;
+  EXPECT_EQ(testing::CountLines(r.output), 1) << r.output;
+  EXPECT_EQ(testing::ReadFile(cache), "SQLite format 3" + std::string(1, '\0') + junk);  // not overwritten
+}
+
 }  // namespace
 }  // namespace rewire
