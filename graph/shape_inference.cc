@@ -171,6 +171,15 @@ StatusOr<Shape> Broadcast(OpType op, const Shape& a, const Shape& b) {
 
 // ---------------------------------------------------------------------------- per op
 
+/// The fused activation of Conv2D, MatMul and Gemm.
+Status ReadActivation(OpType op, AttrReader& r) {
+  ASSIGN_OR_RETURN(std::string act, r.String("activation", "none"));
+  if (act != "none" && act != "relu" && act != "sigmoid" && act != "tanh" && act != "gelu") {
+    return Error(op, "activation must be none, relu, sigmoid, tanh or gelu, got '" + act + "'");
+  }
+  return Status::Ok();
+}
+
 Status InferConv(OpType op, AttrReader& r, const Types& in, Types* out) {
   const TensorType& x = in[0];
   const TensorType& w = in[1];
@@ -182,10 +191,7 @@ Status InferConv(OpType op, AttrReader& r, const Types& in, Types* out) {
   ASSIGN_OR_RETURN(Ints pads, r.IntList("pads", 4, Ints{0, 0, 0, 0}));
   ASSIGN_OR_RETURN(Ints dil, r.IntList("dilations", 2, Ints{1, 1}));
   ASSIGN_OR_RETURN(int64_t group, r.Int("group", 1));
-  ASSIGN_OR_RETURN(std::string act, r.String("activation", "none"));
-  if (act != "none" && act != "relu" && act != "sigmoid" && act != "tanh") {
-    return Error(op, "activation must be none, relu, sigmoid or tanh, got '" + act + "'");
-  }
+  RETURN_IF_ERROR(ReadActivation(op, r));
   if (group <= 0) return Error(op, "group must be positive");
   const int64_t c = x.shape[1], o = w.shape[0];
   if (c % group != 0 || o % group != 0) {
@@ -256,7 +262,8 @@ Status InferPool(OpType op, AttrReader& r, const Types& in, Types* out) {
   return Status::Ok();
 }
 
-Status InferMatMul(OpType op, const Types& in, Types* out) {
+Status InferMatMul(OpType op, AttrReader& r, const Types& in, Types* out) {
+  RETURN_IF_ERROR(ReadActivation(op, r));
   RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input A"));
   RETURN_IF_ERROR(RequireDType(op, in[1], DType::kFloat32, "input B"));
   Shape a = in[0].shape, b = in[1].shape;
@@ -281,6 +288,7 @@ Status InferGemm(OpType op, AttrReader& r, const Types& in, Types* out) {
   ASSIGN_OR_RETURN(float beta, r.Float("beta", 1.f));
   ASSIGN_OR_RETURN(int64_t ta, r.Int("transA", 0));
   ASSIGN_OR_RETURN(int64_t tb, r.Int("transB", 0));
+  RETURN_IF_ERROR(ReadActivation(op, r));
   (void)alpha;
   (void)beta;
   for (size_t i = 0; i < in.size(); ++i) {
@@ -551,7 +559,7 @@ Status Infer(OpType op, Attrs* attrs, const Types& in, Types* out) {
     }
 
     case OpType::kMatMul:
-      RETURN_IF_ERROR(InferMatMul(op, in, out));
+      RETURN_IF_ERROR(InferMatMul(op, r, in, out));
       break;
     case OpType::kGemm:
       RETURN_IF_ERROR(InferGemm(op, r, in, out));

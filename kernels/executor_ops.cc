@@ -436,16 +436,25 @@ KERNEL(Input) { return Internal("graph leaves are not operators"); }
 KERNEL(Weight) { return Internal("graph leaves are not operators"); }
 KERNEL(Constant) { return Internal("graph leaves are not operators"); }
 
+/// GELU with erf, as ONNX defines it.
+at::Tensor ExactGelu(const at::Tensor& x) { return x * 0.5 * (1.0 + at::erf(x * M_SQRT1_2)); }
+
+/// The fused activation of Conv2D, MatMul and Gemm (attribute "activation").
+at::Tensor FusedActivation(const at::Tensor& y, const Node& node) {
+  const std::string act = node.attrs.GetString("activation", "none");
+  if (act == "none" || act.empty()) return y;
+  if (act == "relu") return at::relu(y);
+  if (act == "sigmoid") return at::sigmoid(y);
+  if (act == "tanh") return at::tanh(y);
+  if (act == "gelu") return ExactGelu(y);
+  TORCH_CHECK(false, "unknown fused activation '", act, "'");
+}
+
 KERNEL(Conv2D) {
   TORCH_CHECK(in[0].dim() == 4, "Conv2D needs a 4-D input, got ", in[0].sizes());
   at::Tensor bias = in.size() > 2 ? in[2] : at::Tensor();
   at::Tensor y = OnnxConv(in[0], in[1], bias, node.attrs);
-  const std::string act = node.attrs.GetString("activation", "none");
-  if (act == "none" || act.empty()) return One(y);
-  if (act == "relu") return One(at::relu(y));
-  if (act == "sigmoid") return One(at::sigmoid(y));
-  if (act == "tanh") return One(at::tanh(y));
-  TORCH_CHECK(false, "unknown fused activation '", act, "'");
+  return One(FusedActivation(y, node));
 }
 KERNEL(MaxPool2D) {
   TORCH_CHECK(in[0].dim() == 4, "MaxPool2D needs a 4-D input, got ", in[0].sizes());
@@ -468,7 +477,7 @@ KERNEL(Tanh) { return One(at::tanh(in[0])); }
 KERNEL(Exp) { return One(at::exp(in[0])); }
 KERNEL(Sqrt) { return One(at::sqrt(in[0])); }
 KERNEL(Erf) { return One(at::erf(in[0])); }
-KERNEL(Gelu) { return One(in[0] * 0.5 * (1.0 + at::erf(in[0] * M_SQRT1_2))); }
+KERNEL(Gelu) { return One(ExactGelu(in[0])); }
 KERNEL(LeakyRelu) {
   const double alpha = node.attrs.GetFloat("alpha", 0.01f);
   return One(at::where(in[0] >= 0, in[0], in[0] * alpha));
@@ -524,7 +533,7 @@ KERNEL(Div) {
 KERNEL(Pow) { return One(at::pow(in[0], in[1])); }
 KERNEL(Where) { return One(at::where(in[0].to(at::kBool), in[1], in[2])); }
 
-KERNEL(MatMul) { return One(at::matmul(in[0], in[1])); }
+KERNEL(MatMul) { return One(FusedActivation(at::matmul(in[0], in[1]), node)); }
 KERNEL(Gemm) {
   TORCH_CHECK(in[0].dim() == 2 && in[1].dim() == 2, "Gemm needs 2-D A and B, got ", in[0].sizes(),
               " and ", in[1].sizes());
@@ -534,7 +543,7 @@ KERNEL(Gemm) {
   at::Tensor y = at::mm(a, b);
   if (alpha != 1.0) y = y * alpha;
   if (in.size() > 2 && beta != 0.0) y = y + (beta == 1.0 ? in[2] : in[2] * beta);
-  return One(y);
+  return One(FusedActivation(y, node));
 }
 
 KERNEL(Concat) {

@@ -37,7 +37,7 @@ const std::vector<std::string>& AttrsAsInputs(OpType op) {
 
 /// rewire attributes that ONNX lacks but that are implied when they hold this value.
 bool ImpliedDefault(OpType op, const std::string& name, const AttrValue& v) {
-  if (op == OpType::kConv2D && name == "activation") {
+  if ((op == OpType::kConv2D || op == OpType::kMatMul || op == OpType::kGemm) && name == "activation") {
     const auto* s = std::get_if<std::string>(&v);
     return s && *s == "none";
   }

@@ -18,7 +18,8 @@ const std::vector<std::string>& OpAttributeNames(OpType op) {
   static const std::vector<std::string> epsilon = {"epsilon"};
   static const std::vector<std::string> layernorm = {"axis", "epsilon"};
   static const std::vector<std::string> axis = {"axis"};
-  static const std::vector<std::string> gemm = {"alpha", "beta", "transA", "transB"};
+  static const std::vector<std::string> gemm = {"alpha", "beta", "transA", "transB", "activation"};
+  static const std::vector<std::string> matmul = {"activation"};
   static const std::vector<std::string> split = {"axis", "split"};
   static const std::vector<std::string> shape = {"shape"};
   static const std::vector<std::string> perm = {"perm"};
@@ -43,6 +44,7 @@ const std::vector<std::string>& OpAttributeNames(OpType op) {
     case OpType::kFlatten:
     case OpType::kGather: return axis;
     case OpType::kGemm: return gemm;
+    case OpType::kMatMul: return matmul;
     case OpType::kSplit: return split;
     case OpType::kReshape: return shape;
     case OpType::kTranspose: return perm;

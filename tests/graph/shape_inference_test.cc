@@ -50,7 +50,7 @@ TEST(ShapeInference, Conv2DErrorsNameTheProblem) {
             std::string::npos);
   EXPECT_NE(ErrorOf(OpType::kConv2D, {}, {F32({1, 3, 2, 2}), F32({4, 3, 3, 3})}).find("larger"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(OpType::kConv2D, {{"activation", std::string("gelu")}},
+  EXPECT_NE(ErrorOf(OpType::kConv2D, {{"activation", std::string("swish")}},
                     {F32({1, 3, 8, 8}), F32({4, 3, 3, 3})})
                 .find("activation"),
             std::string::npos);
@@ -237,6 +237,24 @@ TEST(ShapeInference, HugeValuesAreErrorsNotOverflow) {
             std::string::npos);
   Graph g;
   EXPECT_FALSE(g.AddInput("x", F32({1 << 30, 1 << 30})).ok());
+}
+
+}  // namespace
+}  // namespace rewire
+
+namespace rewire {
+namespace {
+
+using testing::F32;
+
+TEST(ShapeInference, MatMulAndGemmTakeAFusedActivation) {
+  Attrs relu{{"activation", std::string("gelu")}};
+  ASSERT_TRUE(InferAndCanonicalize(OpType::kMatMul, &relu, {F32({2, 3}), F32({3, 4})}).ok());
+  Attrs plain;
+  ASSERT_TRUE(InferAndCanonicalize(OpType::kMatMul, &plain, {F32({2, 3}), F32({3, 4})}).ok());
+  EXPECT_EQ(plain.GetString("activation"), "none");  // canonical default
+  Attrs bad{{"activation", std::string("swish")}};
+  EXPECT_FALSE(InferAndCanonicalize(OpType::kGemm, &bad, {F32({2, 3}), F32({3, 4})}).ok());
 }
 
 }  // namespace

@@ -226,6 +226,22 @@ TEST(Softmax, AlongTheGivenAxis) {
 // ---------------------------------------------------------------- linear algebra
 
 
+TEST(MatMul, FusedActivationsApplyToTheResult) {
+  auto a = Rand({3, 4}, 30), b = Rand({4, 5}, 31);
+  const HostTensor plain = Op1(OpType::kMatMul, {a, b});
+  for (const char* act : {"relu", "sigmoid", "tanh", "gelu"}) {
+    const HostTensor fused = Op1(OpType::kMatMul, {a, b}, {{"activation", std::string(act)}});
+    const OpType op = std::string(act) == "relu" ? OpType::kRelu
+                      : std::string(act) == "sigmoid" ? OpType::kSigmoid
+                      : std::string(act) == "tanh" ? OpType::kTanh : OpType::kGelu;
+    const HostTensor want = Op1(op, {std::make_shared<const HostTensor>(plain)});
+    ExpectClose(Fl(fused), Fl(want), 1e-6);
+  }
+  auto c = Rand({5}, 32);
+  const HostTensor g = Op1(OpType::kGemm, {a, b, c}, {{"activation", std::string("relu")}});
+  for (float v : Fl(g)) EXPECT_GE(v, 0.f);
+}
+
 TEST(MatMul, BatchedWithBroadcastAndVectors) {
   auto a = Rand({2, 2, 3}, 20), b = Rand({3, 4}, 21);
   HostTensor y = Op1(OpType::kMatMul, {a, b});
