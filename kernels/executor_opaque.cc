@@ -151,7 +151,7 @@ OpResult Resize(const Node& node, const Tensors& in, bool is_upsample) {
   std::vector<double> scales;
   std::vector<int64_t> sizes;
   for (size_t i = 1; i < in.size(); ++i) {
-    if (in[i].numel() == 0) continue;  // an empty placeholder for an omitted operand
+    if (in[i].numel() == 0) continue;  // an empty tensor stands for an omitted operand
     if (!in[i].is_floating_point()) {
       sizes = ReadInts(in[i]);
     } else if (in[i].numel() == r || is_upsample) {
