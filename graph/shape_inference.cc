@@ -156,17 +156,9 @@ Status RequirePositiveDims(OpType op, const Shape& s) {
 }
 
 StatusOr<Shape> Broadcast(OpType op, const Shape& a, const Shape& b) {
-  const size_t rank = std::max(a.size(), b.size());
-  Shape out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1) {
-      return Error(op, "shapes " + Str(a) + " and " + Str(b) + " do not broadcast");
-    }
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
+  std::optional<Shape> out = BroadcastShapes(a, b);
+  if (!out) return Error(op, "shapes " + Str(a) + " and " + Str(b) + " do not broadcast");
+  return *out;
 }
 
 // ---------------------------------------------------------------------------- per op

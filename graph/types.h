@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ StatusOr<DType> DTypeFromOnnx(int32_t code);
 using Shape = std::vector<int64_t>;
 
 int64_t NumElements(const Shape& shape);
+/// The numpy broadcast of two shapes; nullopt when they do not broadcast.
+std::optional<Shape> BroadcastShapes(const Shape& a, const Shape& b);
 std::string ShapeToString(const Shape& shape);  // e.g. "1x3x224x224", "scalar"
 
 /// Type of one tensor on a graph edge.

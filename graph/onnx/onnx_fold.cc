@@ -98,17 +98,9 @@ Literal Take(const Literal& in, const Shape& shape, const std::vector<int64_t>& 
 }
 
 StatusOr<Shape> Broadcast(const NodeProto& node, const Shape& a, const Shape& b) {
-  const size_t rank = std::max(a.size(), b.size());
-  Shape out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1) {
-      return Bad(node, "shapes " + Str(a) + " and " + Str(b) + " do not broadcast");
-    }
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
+  std::optional<Shape> out = BroadcastShapes(a, b);
+  if (!out) return Bad(node, "shapes " + Str(a) + " and " + Str(b) + " do not broadcast");
+  return *out;
 }
 
 /// For every element of `out` (row-major), the flat index of the element of `in` it reads
