@@ -2,7 +2,7 @@
 
 #include <chrono>
 #include <memory>
-#include <queue>
+#include <set>
 #include <random>
 #include <unordered_map>
 #include <unordered_set>
@@ -131,22 +131,24 @@ class Searcher {
   }
 
   Status Backtrack(State initial) {
+    // Ordered by cost, then insertion: begin() is popped next, the costliest are dropped when
+    // the queue is over max_queue.
     struct Entry {
       double cost;
       uint64_t order;
       std::shared_ptr<State> state;
-      bool operator<(const Entry& o) const { return cost != o.cost ? cost > o.cost : order > o.order; }
+      bool operator<(const Entry& o) const { return cost != o.cost ? cost < o.cost : order < o.order; }
     };
     const int max_ops = static_cast<int>(o_.max_growth * initial.active_ops);
-    std::priority_queue<Entry> queue;
+    std::set<Entry> queue;
     std::unordered_set<uint64_t> seen{initial.graph.Hash()};
     uint64_t order = 0;
-    queue.push({initial.table.total_ms(), order++, std::make_shared<State>(std::move(initial))});
+    queue.insert({initial.table.total_ms(), order++, std::make_shared<State>(std::move(initial))});
     while (!queue.empty()) {
       if (result.iterations >= o_.budget) return Stop(StopReason::kBudget);
       if (OutOfTime()) return Stop(StopReason::kTimeLimit);
-      const std::shared_ptr<State> s = queue.top().state;
-      queue.pop();
+      const std::shared_ptr<State> s = queue.begin()->state;
+      queue.erase(queue.begin());
       ++result.iterations;
       ASSIGN_OR_RETURN(std::vector<Child> children, Children(*s));
       for (Child& c : children) {
@@ -155,7 +157,11 @@ class Searcher {
         if (!seen.insert(c.graph.Hash()).second) continue;
         ASSIGN_OR_RETURN(State next, Enter(*s, std::move(c)));
         Keep(next);
-        queue.push({next.table.total_ms(), order++, std::make_shared<State>(std::move(next))});
+        queue.insert({next.table.total_ms(), order++, std::make_shared<State>(std::move(next))});
+        if (queue.size() > std::max<size_t>(o_.max_queue, 1)) {
+          queue.erase(std::prev(queue.end()));
+          ++result.dropped;
+        }
       }
       Progress(result.iterations, result.final_cost_ms, queue.size());
     }

@@ -46,6 +46,9 @@ struct SearchOptions {
   /// backtrack: skip graphs running more than max_growth x the input's operators (weight-only
   /// operators, which folding removes, do not count).
   double max_growth = 1.5;
+  /// backtrack: graphs kept in the queue at most; past it the costliest are dropped (each entry
+  /// holds a graph copy and its cost table, so this bounds memory).
+  size_t max_queue = 2000;
   /// random: rewrites per walk before starting again from the input graph.
   int walk_length = 20;
   uint64_t seed = 0;
@@ -68,6 +71,7 @@ struct SearchResult {
   StopReason reason = StopReason::kSaturated;
   int iterations = 0;
   int64_t candidates_evaluated = 0;
+  int64_t dropped = 0;  // backtrack: queued graphs dropped to keep the queue under max_queue
   double seconds = 0;
 };
 

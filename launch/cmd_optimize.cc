@@ -125,7 +125,10 @@ void RegisterOptimize(CLI::App& app) {
   cmd->add_option("--budget", o->search.budget, "Graphs explored at most")->capture_default_str();
   cmd->add_option("--alpha", o->search.alpha, "backtrack: explore candidates up to alpha x best cost")
       ->capture_default_str();
-  cmd->add_option("--max-growth", o->search.max_growth, "backtrack: node-count cap relative to the input")
+  cmd->add_option("--max-growth", o->search.max_growth,
+                  "backtrack: cap on running operators relative to the input")
+      ->capture_default_str();
+  cmd->add_option("--max-queue", o->search.max_queue, "backtrack: graphs kept in the queue at most")
       ->capture_default_str();
   cmd->add_option("--time-limit", o->search.time_limit_s, "Seconds (0: none)");
   cmd->add_option("--search-seed", o->search.seed, "Seed of the random search");

@@ -155,3 +155,25 @@ INSTANTIATE_TEST_SUITE_P(Zoo, BacktrackOnCnn, ::testing::Values("squeezenet", "r
 
 }  // namespace
 }  // namespace rewire
+
+namespace rewire {
+namespace {
+
+TEST(Search, BacktrackQueueStaysUnderItsCap) {
+  auto cost = Analytic();
+  const Graph g = SmallBert();
+  SearchOptions o;
+  o.algorithm = "backtrack";
+  o.budget = 12;
+  o.max_queue = 25;
+  size_t largest = 0;
+  o.progress = [&](const SearchProgress& p) { largest = std::max(largest, p.queue_size); };
+  auto r = RunSearch(g, Rules(), *cost, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_LE(largest, 25u);
+  EXPECT_GT(r->dropped, 0);
+  EXPECT_LT(r->final_cost_ms, r->initial_cost_ms);
+}
+
+}  // namespace
+}  // namespace rewire
