@@ -1,0 +1,74 @@
+#include "env/environment.h"
+
+#include "graph/rules/candidates.h"
+
+namespace rewire {
+
+Environment::Environment(const std::vector<rules::Rule>& rules, CostModel& cost, EnvOptions options)
+    : rules_(rules), cost_(cost), options_(options) {}
+
+Status Environment::Expand() {
+  candidates_.clear();
+  rules::CandidateOptions opts;
+  opts.max_candidates = options_.max_candidates;
+  const rules::CandidateSet set = rules::EnumerateCandidates(graph_, rules_, opts);
+  candidates_.reserve(set.candidates.size());
+  for (const auto& c : set.candidates) {
+    EnvCandidate e;
+    e.rule = c.match.rule;
+    e.result = graph_;
+    ASSIGN_OR_RETURN(e.diff, rules::ApplyMatch(e.result, rules_[c.match.rule], c.match));
+    ASSIGN_OR_RETURN(e.cost_ms, table_->CostAfterMs(e.result, e.diff));
+    candidates_.push_back(std::move(e));
+  }
+  return Status::Ok();
+}
+
+Observation Environment::Observe() const {
+  Observation o;
+  o.graph = &graph_;
+  o.candidates = &candidates_;
+  o.action_mask.assign(candidates_.size() + 1, 1);
+  return o;
+}
+
+StatusOr<Observation> Environment::Reset(const Graph& graph) {
+  graph_ = graph;
+  ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost_, graph_));
+  table_ = std::move(table);
+  initial_cost_ms_ = table_->total_ms();
+  if (!(initial_cost_ms_ > 0)) return InvalidArgument("the graph costs nothing under " + cost_.Name());
+  steps_ = 0;
+  done_ = false;
+  RETURN_IF_ERROR(Expand());
+  return Observe();
+}
+
+StatusOr<StepResult> Environment::Step(size_t action) {
+  if (done_) return InvalidArgument("the episode is over (or never started): call Reset");
+  if (action > candidates_.size()) {
+    return InvalidArgument("action " + std::to_string(action) + " is out of range (" +
+                           std::to_string(candidates_.size() + 1) + " actions)");
+  }
+  StepResult r;
+  const double before = table_->total_ms();
+  if (action == candidates_.size()) {
+    done_ = true;
+    candidates_.clear();
+  } else {
+    EnvCandidate& c = candidates_[action];
+    RETURN_IF_ERROR(table_->Apply(c.result, c.diff));
+    r.rule = rules_[c.rule].name;
+    graph_ = std::move(c.result);
+    ++steps_;
+    RETURN_IF_ERROR(Expand());
+    done_ = steps_ >= options_.horizon || candidates_.empty();
+  }
+  r.cost_ms = table_->total_ms();
+  r.reward = 100.0 * (before - r.cost_ms) / initial_cost_ms_;
+  r.done = done_;
+  r.observation = Observe();
+  return r;
+}
+
+}  // namespace rewire

@@ -1,0 +1,82 @@
+#pragma once
+// The RL environment (X-RLflow's, Gym-like): the state is the current graph; the actions are its
+// candidate rewrites (every rule at every match, deduplicated, capped) plus a final No-Op; the
+// reward of a step is 100 * (RT_{t-1} - RT_t) / RT_0 under the cost model; an episode ends on
+// No-Op, when no candidate is left, or at the horizon. Candidates are offered as diffs against
+// the current graph (with the graph each leads to, which shares the current graph's nodes), so
+// a learner can encode only the changed region.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/rewriter.h"
+#include "graph/rules/rule.h"
+#include "kernels/cost_model.h"
+
+namespace rewire {
+
+struct EnvOptions {
+  int horizon = 100;            // steps per episode at most
+  size_t max_candidates = 500;  // see graph/rules/candidates.h for the cap policy
+};
+
+/// One action other than No-Op.
+struct EnvCandidate {
+  int rule = -1;          // index into the environment's rules
+  GraphDiff diff;         // nodes removed from / added to the current graph
+  Graph result;           // the graph after the rewrite (shares unchanged nodes)
+  double cost_ms = 0;     // its cost, computed from the diff
+};
+
+struct Observation {
+  const Graph* graph = nullptr;          // the current graph (owned by the environment)
+  const std::vector<EnvCandidate>* candidates = nullptr;
+  /// One entry per action: candidates first, then No-Op (always last, always allowed).
+  std::vector<uint8_t> action_mask;
+  size_t noop_action() const { return action_mask.size() - 1; }
+  size_t num_actions() const { return action_mask.size(); }
+};
+
+struct StepResult {
+  Observation observation;
+  double reward = 0;
+  bool done = false;
+  std::string rule;  // the rewrite taken ("" for No-Op)
+  double cost_ms = 0;
+};
+
+class Environment {
+ public:
+  /// `rules` and `cost` must outlive the environment.
+  Environment(const std::vector<rules::Rule>& rules, CostModel& cost, EnvOptions options = {});
+
+  /// Starts an episode on `graph`. Errors: the cost model cannot cost the graph.
+  StatusOr<Observation> Reset(const Graph& graph);
+  /// Takes action `action` (an index below num_actions(); noop_action() stops). Errors: no
+  /// episode, an episode that is done, an action out of range or masked.
+  StatusOr<StepResult> Step(size_t action);
+
+  double initial_cost_ms() const { return initial_cost_ms_; }
+  double cost_ms() const { return table_ ? table_->total_ms() : 0; }
+  int steps() const { return steps_; }
+  const Graph& graph() const { return graph_; }
+
+ private:
+  Status Expand();  // fills candidates_ for graph_
+  Observation Observe() const;
+
+  const std::vector<rules::Rule>& rules_;
+  CostModel& cost_;
+  EnvOptions options_;
+  Graph graph_;
+  std::optional<CostTable> table_;
+  std::vector<EnvCandidate> candidates_;
+  double initial_cost_ms_ = 0;
+  int steps_ = 0;
+  bool done_ = true;
+};
+
+}  // namespace rewire

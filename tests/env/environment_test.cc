@@ -1,0 +1,134 @@
+#include "env/environment.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "graph/models/zoo.h"
+#include "kernels/cost_backends.h"
+#include "kernels/rule_verify.h"
+
+namespace rewire {
+namespace {
+
+const std::vector<rules::Rule>& EnvRules() {
+  static const auto* rules = [] {
+    auto r = LoadVerifiedRules(std::string(REWIRE_SOURCE_DIR) + "/configs/rules");
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return new std::vector<rules::Rule>(r.ok() ? std::move(r).value() : std::vector<rules::Rule>{});
+  }();
+  return *rules;
+}
+
+std::unique_ptr<CostModel> EnvCost() {
+  CostModelOptions o;
+  o.devices_dir = std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
+  return std::move(MakeCostModel(o)).value();
+}
+
+Graph Bert2() {
+  ModelParams p;
+  p.layers = 2;
+  p.hidden = 128;
+  p.heads = 4;
+  p.seq_len = 16;
+  return *BuildModel("bert", p);
+}
+
+/// Greedy: the cheapest candidate if it improves on `current_ms`, else No-Op.
+size_t BestAction(const Observation& o, double current_ms) {
+  size_t best = o.noop_action();
+  double best_cost = current_ms;
+  for (size_t i = 0; i < o.candidates->size(); ++i) {
+    if ((*o.candidates)[i].cost_ms < best_cost) {
+      best_cost = (*o.candidates)[i].cost_ms;
+      best = i;
+    }
+  }
+  return best;
+}
+
+TEST(Environment, ObservationOffersCandidatesAsDiffsPlusNoOp) {
+  auto cost = EnvCost();
+  Environment env(EnvRules(), *cost);
+  auto obs = env.Reset(Bert2());
+  ASSERT_TRUE(obs.ok()) << obs.status().message();
+  ASSERT_GT(obs->candidates->size(), 0u);
+  EXPECT_EQ(obs->num_actions(), obs->candidates->size() + 1);
+  EXPECT_EQ(obs->noop_action(), obs->candidates->size());
+  for (uint8_t m : obs->action_mask) EXPECT_EQ(m, 1);
+  for (const EnvCandidate& c : *obs->candidates) {
+    EXPECT_FALSE(c.diff.empty());
+    auto full = GraphCostMs(*cost, c.result);
+    ASSERT_TRUE(full.ok());
+    EXPECT_NEAR(c.cost_ms, *full, 1e-9);  // the diff-based cost is exact
+  }
+}
+
+TEST(Environment, RewardsTelescopeToTheRelativeImprovement) {
+  auto cost = EnvCost();
+  Environment env(EnvRules(), *cost);
+  auto obs = env.Reset(Bert2());
+  ASSERT_TRUE(obs.ok());
+  double total = 0;
+  int steps = 0;
+  bool done = false;
+  Observation o = *obs;
+  while (!done && steps < 50) {
+    auto r = env.Step(BestAction(o, env.cost_ms()));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    total += r->reward;
+    done = r->done;
+    o = r->observation;
+    ++steps;
+  }
+  EXPECT_TRUE(done);
+  EXPECT_NEAR(total, 100.0 * (env.initial_cost_ms() - env.cost_ms()) / env.initial_cost_ms(), 1e-9);
+  EXPECT_GT(total, 0.0);
+  EXPECT_TRUE(env.graph().Validate().ok());
+}
+
+TEST(Environment, NoOpEndsTheEpisodeAndHorizonStopsIt) {
+  auto cost = EnvCost();
+  EnvOptions opts;
+  opts.horizon = 3;
+  Environment env(EnvRules(), *cost, opts);
+  auto obs = env.Reset(Bert2());
+  ASSERT_TRUE(obs.ok());
+  auto stop = env.Step(obs->noop_action());
+  ASSERT_TRUE(stop.ok());
+  EXPECT_TRUE(stop->done);
+  EXPECT_EQ(stop->reward, 0.0);
+  EXPECT_FALSE(env.Step(0).ok());  // the episode is over
+
+  obs = env.Reset(Bert2());
+  ASSERT_TRUE(obs.ok());
+  EXPECT_FALSE(env.Step(obs->num_actions()).ok());  // out of range
+  bool done = false;
+  for (int i = 0; i < 3; ++i) {
+    auto r = env.Step(0);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    done = r->done;
+  }
+  EXPECT_TRUE(done);
+  EXPECT_EQ(env.steps(), 3);
+}
+
+TEST(Environment, SameActionsGiveTheSameEpisode) {
+  auto cost = EnvCost();
+  Environment a(EnvRules(), *cost), b(EnvRules(), *cost);
+  auto oa = a.Reset(Bert2());
+  auto ob = b.Reset(Bert2());
+  ASSERT_TRUE(oa.ok() && ob.ok());
+  for (int i = 0; i < 4; ++i) {
+    auto ra = a.Step(i % 3);
+    auto rb = b.Step(i % 3);
+    ASSERT_TRUE(ra.ok() && rb.ok());
+    EXPECT_EQ(ra->rule, rb->rule);
+    EXPECT_EQ(ra->reward, rb->reward);
+    EXPECT_EQ(a.graph().Hash(), b.graph().Hash());
+  }
+}
+
+}  // namespace
+}  // namespace rewire
