@@ -16,8 +16,6 @@
 
 namespace rewire::cli {
 
-std::string DefaultRulesPath();
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -172,9 +170,7 @@ void RegisterBench(CLI::App& app) {
   cost_cmd->add_option("--seconds", *seconds, "Time per measurement")->capture_default_str();
   cost_cmd->callback([co, cost_opts, seconds]() {
     const auto rules = Take(LoadVerifiedRules(co->rules.empty() ? DefaultRulesPath() : co->rules));
-    if (cost_opts->devices_dir.empty() && !std::filesystem::is_directory("configs/devices")) {
-      cost_opts->devices_dir = std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
-    }
+    if (cost_opts->devices_dir.empty()) cost_opts->devices_dir = DefaultDevicesDir();
     auto cost = Take(MakeCostModel(*cost_opts));
     const Graph g = LoadModel(co->model);
     std::printf("model %s\n", co->model.model.c_str());

@@ -20,8 +20,6 @@
 
 namespace rewire::cli {
 
-std::string DefaultRulesPath();
-
 namespace {
 
 struct OptimizeOptions {
@@ -144,9 +142,7 @@ void RegisterOptimize(CLI::App& app) {
     const auto wall = std::chrono::steady_clock::now();
     const Graph original = LoadModel(o->model);
     const auto rules = Take(LoadVerifiedRules(o->rules.empty() ? DefaultRulesPath() : o->rules));
-    if (o->cost.devices_dir.empty() && !std::filesystem::is_directory("configs/devices")) {
-      o->cost.devices_dir = std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
-    }
+    if (o->cost.devices_dir.empty()) o->cost.devices_dir = DefaultDevicesDir();
     auto cost = Take(MakeCostModel(o->cost));
     SearchOptions search = o->search;
     if (!o->quiet) {

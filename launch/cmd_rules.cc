@@ -14,13 +14,6 @@
 
 namespace rewire::cli {
 
-std::string DefaultRulesPath() {
-  if (const char* env = std::getenv("REWIRE_RULES")) return env;
-  std::error_code ec;
-  if (std::filesystem::is_directory("configs/rules", ec)) return "configs/rules";
-  return std::string(REWIRE_SOURCE_DIR) + "/configs/rules";
-}
-
 void RegisterRules(CLI::App& app) {
   auto* rules = app.add_subcommand("rules", "List or verify the rewrite rules");
   rules->require_subcommand(1);

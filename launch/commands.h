@@ -27,6 +27,12 @@ struct ModelOptions {
   ModelParams params;
 };
 void AddModelOptions(CLI::App& cmd, ModelOptions& options);
+
+/// Rules used when --rules is not given: $REWIRE_RULES, else ./configs/rules, else the source
+/// tree's configs/rules.
+std::string DefaultRulesPath();
+/// Device profiles used when no directory is given: ./configs/devices, else the source tree's.
+std::string DefaultDevicesDir();
 /// Loads a zoo model (with its shape options) or an .onnx file; throws CommandError.
 Graph LoadModel(const ModelOptions& options);
 

@@ -1,4 +1,6 @@
 #include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <filesystem>
 
 #include "graph/onnx/onnx_io.h"
 #include "launch/commands.h"
@@ -16,6 +18,19 @@ void AddModelOptions(CLI::App& cmd, ModelOptions& o) {
   g->add_option("--layers", o.params.layers, "Number of layers / cells")->check(CLI::NonNegativeNumber);
   g->add_option("--heads", o.params.heads, "Attention heads")->check(CLI::NonNegativeNumber);
   g->add_option("--seed", o.params.seed, "Seed of the generated weights");
+}
+
+std::string DefaultRulesPath() {
+  if (const char* env = std::getenv("REWIRE_RULES")) return env;
+  std::error_code ec;
+  if (std::filesystem::is_directory("configs/rules", ec)) return "configs/rules";
+  return std::string(REWIRE_SOURCE_DIR) + "/configs/rules";
+}
+
+std::string DefaultDevicesDir() {
+  std::error_code ec;
+  if (std::filesystem::is_directory("configs/devices", ec)) return "configs/devices";
+  return std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
 }
 
 namespace {

@@ -7,24 +7,10 @@
 #include "graph/models/zoo.h"
 #include "kernels/cost_backends.h"
 #include "kernels/rule_verify.h"
+#include "tests/kernels/shipped_rules.h"
 
 namespace rewire {
 namespace {
-
-const std::vector<rules::Rule>& EnvRules() {
-  static const auto* rules = [] {
-    auto r = LoadVerifiedRules(std::string(REWIRE_SOURCE_DIR) + "/configs/rules");
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    return new std::vector<rules::Rule>(r.ok() ? std::move(r).value() : std::vector<rules::Rule>{});
-  }();
-  return *rules;
-}
-
-std::unique_ptr<CostModel> EnvCost() {
-  CostModelOptions o;
-  o.devices_dir = std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
-  return std::move(MakeCostModel(o)).value();
-}
 
 Graph Bert2() {
   ModelParams p;
@@ -49,8 +35,8 @@ size_t BestAction(const Observation& o, double current_ms) {
 }
 
 TEST(Environment, ObservationOffersCandidatesAsDiffsPlusNoOp) {
-  auto cost = EnvCost();
-  Environment env(EnvRules(), *cost);
+  auto cost = testing::AnalyticCost();
+  Environment env(testing::VerifiedShippedRules(), *cost);
   auto obs = env.Reset(Bert2());
   ASSERT_TRUE(obs.ok()) << obs.status().message();
   ASSERT_GT(obs->candidates->size(), 0u);
@@ -66,8 +52,8 @@ TEST(Environment, ObservationOffersCandidatesAsDiffsPlusNoOp) {
 }
 
 TEST(Environment, RewardsTelescopeToTheRelativeImprovement) {
-  auto cost = EnvCost();
-  Environment env(EnvRules(), *cost);
+  auto cost = testing::AnalyticCost();
+  Environment env(testing::VerifiedShippedRules(), *cost);
   auto obs = env.Reset(Bert2());
   ASSERT_TRUE(obs.ok());
   double total = 0;
@@ -89,10 +75,10 @@ TEST(Environment, RewardsTelescopeToTheRelativeImprovement) {
 }
 
 TEST(Environment, NoOpEndsTheEpisodeAndHorizonStopsIt) {
-  auto cost = EnvCost();
+  auto cost = testing::AnalyticCost();
   EnvOptions opts;
   opts.horizon = 3;
-  Environment env(EnvRules(), *cost, opts);
+  Environment env(testing::VerifiedShippedRules(), *cost, opts);
   auto obs = env.Reset(Bert2());
   ASSERT_TRUE(obs.ok());
   auto stop = env.Step(obs->noop_action());
@@ -115,8 +101,8 @@ TEST(Environment, NoOpEndsTheEpisodeAndHorizonStopsIt) {
 }
 
 TEST(Environment, SameActionsGiveTheSameEpisode) {
-  auto cost = EnvCost();
-  Environment a(EnvRules(), *cost), b(EnvRules(), *cost);
+  auto cost = testing::AnalyticCost();
+  Environment a(testing::VerifiedShippedRules(), *cost), b(testing::VerifiedShippedRules(), *cost);
   auto oa = a.Reset(Bert2());
   auto ob = b.Reset(Bert2());
   ASSERT_TRUE(oa.ok() && ob.ok());

@@ -8,26 +8,13 @@
 #include "kernels/cost_backends.h"
 #include "kernels/executor.h"
 #include "kernels/rule_verify.h"
+#include "tests/kernels/shipped_rules.h"
 
 namespace rewire {
 namespace {
 
-const std::vector<rules::Rule>& Rules() {
-  static const auto* rules = [] {
-    auto r = LoadVerifiedRules(std::string(REWIRE_SOURCE_DIR) + "/configs/rules");
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    return new std::vector<rules::Rule>(r.ok() ? std::move(r).value() : std::vector<rules::Rule>{});
-  }();
-  return *rules;
-}
-
-std::unique_ptr<CostModel> Analytic() {
-  CostModelOptions o;
-  o.devices_dir = std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
-  auto m = MakeCostModel(o);
-  EXPECT_TRUE(m.ok()) << m.status().message();
-  return std::move(m).value();
-}
+const std::vector<rules::Rule>& Rules() { return testing::VerifiedShippedRules(); }
+std::unique_ptr<CostModel> Analytic() { return testing::AnalyticCost(); }
 
 Graph SmallBert() {
   ModelParams p;

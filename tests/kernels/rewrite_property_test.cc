@@ -15,6 +15,7 @@
 #include "graph/rules/candidates.h"
 #include "kernels/executor.h"
 #include "kernels/rule_verify.h"
+#include "tests/kernels/shipped_rules.h"
 
 namespace rewire {
 namespace {
@@ -26,22 +27,10 @@ int EnvInt(const char* name, int def) {
   return v ? std::max(1, std::atoi(v)) : def;
 }
 
-const std::vector<rules::Rule>& ShippedRules() {
-  static const auto* rules = [] {
-    auto r = LoadVerifiedRules(std::string(REWIRE_SOURCE_DIR) + "/configs/rules");
-    if (!r.ok()) {
-      ADD_FAILURE() << r.status().message();
-      return new std::vector<rules::Rule>();
-    }
-    return new std::vector<rules::Rule>(std::move(r).value());
-  }();
-  return *rules;
-}
-
 class RewriteProperty : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RewriteProperty, RandomRewriteSequencesKeepTheGraphValidAndEqual) {
-  const auto& rules = ShippedRules();
+  const auto& rules = testing::VerifiedShippedRules();
   ASSERT_FALSE(rules.empty());
   auto built = BuildModel(GetParam());
   ASSERT_TRUE(built.ok()) << built.status().message();
