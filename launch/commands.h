@@ -53,5 +53,6 @@ void RegisterRun(CLI::App& app);
 void RegisterRules(CLI::App& app);
 void RegisterBench(CLI::App& app);
 void RegisterOptimize(CLI::App& app);
+void RegisterReport(CLI::App& app);
 
 }  // namespace rewire::cli

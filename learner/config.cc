@@ -1,0 +1,1 @@
+#include "learner/config.h"

@@ -1,0 +1,1 @@
+#include "replay/rollout.h"
