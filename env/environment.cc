@@ -4,6 +4,25 @@
 
 namespace rewire {
 
+namespace {
+/// Records the consumers a rewrite re-points, with their old and new producers.
+class TouchRecorder : public RewriteListener {
+ public:
+  TouchRecorder(const Graph& before, std::vector<NodeId>& out) : before_(before), out_(out) {}
+  void OnInputChanged(const Graph& graph, NodeId user, uint32_t operand) override {
+    out_.push_back(user);
+    out_.push_back(graph.node(user).inputs[operand].node);
+    if (before_.Contains(user) && operand < before_.node(user).inputs.size()) {
+      out_.push_back(before_.node(user).inputs[operand].node);
+    }
+  }
+
+ private:
+  const Graph& before_;
+  std::vector<NodeId>& out_;
+};
+}  // namespace
+
 Environment::Environment(const std::vector<rules::Rule>& rules, CostModel& cost, EnvOptions options)
     : rules_(rules), cost_(cost), options_(options) {}
 
@@ -17,8 +36,10 @@ Status Environment::Expand() {
     EnvCandidate e;
     e.rule = c.match.rule;
     e.result = graph_;
-    ASSIGN_OR_RETURN(e.diff, rules::ApplyMatch(e.result, rules_[c.match.rule], c.match));
-    ASSIGN_OR_RETURN(e.cost_ms, table_->CostAfterMs(e.result, e.diff));
+    TouchRecorder recorder(graph_, e.touched);
+    ASSIGN_OR_RETURN(e.diff, rules::ApplyMatch(e.result, rules_[c.match.rule], c.match, &recorder));
+    ASSIGN_OR_RETURN(double delta, table_->DiffCostMs(e.result, e.diff, &e.cost_updates));
+    e.cost_ms = table_->total_ms() + delta;
     candidates_.push_back(std::move(e));
   }
   return Status::Ok();

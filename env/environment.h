@@ -29,6 +29,12 @@ struct EnvCandidate {
   GraphDiff diff;         // nodes removed from / added to the current graph
   Graph result;           // the graph after the rewrite (shares unchanged nodes)
   double cost_ms = 0;     // its cost, computed from the diff
+  /// Surviving nodes whose inputs the rewrite re-pointed, with the old and new producers of
+  /// those inputs (for the GNN's incremental encoding, env/features.h).
+  std::vector<NodeId> touched;
+  /// Cost-table entries the rewrite sets (added nodes, consumers whose weight-only status
+  /// changed).
+  std::vector<CostTable::NodeCost> cost_updates;
 };
 
 struct Observation {
@@ -63,6 +69,12 @@ class Environment {
   double cost_ms() const { return table_ ? table_->total_ms() : 0; }
   int steps() const { return steps_; }
   const Graph& graph() const { return graph_; }
+  /// Cost table of the current graph (valid after Reset).
+  const CostTable& table() const { return *table_; }
+  const std::vector<EnvCandidate>& candidates() const { return candidates_; }
+  const EnvOptions& options() const { return options_; }
+  const std::vector<rules::Rule>& rules() const { return rules_; }
+  bool done() const { return done_; }
 
  private:
   Status Expand();  // fills candidates_ for graph_

@@ -194,8 +194,8 @@ StatusOr<CostTable::Change> CostTable::ComputeChange(const Graph& after,
   };
   for (NodeId id : diff.added) flag(id);
   for (Update& u : change.updates) {
-    ASSIGN_OR_RETURN(u.cost, model_->NodeCostMs(after, u.id, u.weight_only));
-    change.delta += u.cost;
+    ASSIGN_OR_RETURN(u.cost_ms, model_->NodeCostMs(after, u.id, u.weight_only));
+    change.delta += u.cost_ms;
   }
 
   // Consumers of added (or re-flagged) nodes whose weight-only status changed.
@@ -234,6 +234,13 @@ StatusOr<double> CostTable::DiffCostMs(const Graph& after, const GraphDiff& diff
   return change.delta;
 }
 
+StatusOr<double> CostTable::DiffCostMs(const Graph& after, const GraphDiff& diff,
+                                       std::vector<NodeCost>* updates) const {
+  ASSIGN_OR_RETURN(Change change, ComputeChange(after, diff));
+  if (updates) *updates = std::move(change.updates);
+  return change.delta;
+}
+
 StatusOr<double> CostTable::CostAfterMs(const Graph& after, const GraphDiff& diff) const {
   ASSIGN_OR_RETURN(double delta, DiffCostMs(after, diff));
   return total_ms_ + delta;
@@ -252,7 +259,7 @@ Status CostTable::Apply(const Graph& after, const GraphDiff& diff) {
   }
   for (const Update& u : change.updates) {
     if (state_[u.id] == kAbsent) ++size_;
-    cost_[u.id] = u.cost;
+    cost_[u.id] = u.cost_ms;
     state_[u.id] = u.weight_only ? kWeightOnly : kPresent;
   }
   total_ms_ += change.delta;

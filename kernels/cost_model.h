@@ -117,6 +117,17 @@ class CostTable {
   /// added node it holds or that `after` lacks), or a node the model cannot cost.
   StatusOr<double> DiffCostMs(const Graph& after, const GraphDiff& diff) const;
 
+  /// A node whose cost entry a diff sets: an added node, or a consumer whose weight-only status
+  /// changed.
+  struct NodeCost {
+    NodeId id;
+    double cost_ms;
+    bool weight_only;
+  };
+  /// As DiffCostMs, and lists the entries the diff sets (in `updates`, replacing its contents).
+  StatusOr<double> DiffCostMs(const Graph& after, const GraphDiff& diff,
+                              std::vector<NodeCost>* updates) const;
+
   /// total_ms() + DiffCostMs(after, diff).
   StatusOr<double> CostAfterMs(const Graph& after, const GraphDiff& diff) const;
 
@@ -125,11 +136,7 @@ class CostTable {
 
  private:
   enum State : uint8_t { kAbsent = 0, kPresent = 1, kWeightOnly = 2 };
-  struct Update {
-    NodeId id;
-    double cost;
-    bool weight_only;
-  };
+  using Update = NodeCost;
   struct Change {
     double delta = 0;
     std::vector<Update> updates;  // added nodes and re-costed consumers

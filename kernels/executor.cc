@@ -315,4 +315,41 @@ StatusOr<Difference> Compare(const HostTensor& actual, const HostTensor& expecte
   return d;
 }
 
+/// Runs both graphs on the same random inputs; equal when max |a-b| / max |b| <= rtol per output.
+Equivalence CheckEquivalent(const Graph& original, const Graph& optimized, double rtol) {
+  Equivalence v;
+  const TensorMap inputs = RandomInputs(original, 12345);
+  auto a = RunGraph(original, inputs);
+  auto b = RunGraph(optimized, inputs);
+  if (!a.ok() || !b.ok()) {
+    v.message = "execution failed: " + (!a.ok() ? a.status().message() : b.status().message());
+    return v;
+  }
+  v.verified = true;
+  for (const GraphOutput& o : original.outputs()) {
+    const HostTensor& ref = *a->at(o.name);
+    auto it = b->find(o.name);
+    if (it == b->end()) {
+      v.verified = false;
+      v.message = "output '" + o.name + "' is missing from the optimised graph";
+      return v;
+    }
+    auto d = Compare(*it->second, ref);
+    if (!d.ok()) {
+      v.verified = false;
+      v.message = d.status().message();
+      return v;
+    }
+    v.max_abs = std::max(v.max_abs, d->max_abs);
+    const double rel = d->relative_to_peak();
+    v.max_rel = std::max(v.max_rel, rel);
+    if (!(rel <= rtol)) {
+      v.verified = false;
+      v.message = "output '" + o.name + "' differs: relative error " + std::to_string(rel);
+    }
+  }
+  return v;
+}
+
+
 }  // namespace rewire

@@ -40,4 +40,14 @@ struct Difference {
 StatusOr<Difference> Compare(const HostTensor& actual, const HostTensor& expected,
                              double atol_floor = 1e-6);
 
+/// Whether an optimised graph computes what the original does: both run on the same random
+/// inputs (seed 12345) and every output of the original must match, max |a-b| / max |b| <= rtol.
+struct Equivalence {
+  bool verified = false;
+  double max_abs = 0;
+  double max_rel = 0;
+  std::string message;  // why not, when not verified
+};
+Equivalence CheckEquivalent(const Graph& original, const Graph& optimized, double rtol);
+
 }  // namespace rewire

@@ -17,6 +17,7 @@
 #include "kernels/fold.h"
 #include "kernels/rule_verify.h"
 #include "launch/commands.h"
+#include "learner/agent.h"
 
 namespace rewire::cli {
 
@@ -30,6 +31,8 @@ struct OptimizeOptions {
   std::string out;
   std::string report;
   double rtol = 1e-3;
+  std::string policy;
+  AgentSearchOptions agent;
   bool quiet = false;
   int latency_repeats = 0;
 };
@@ -64,49 +67,6 @@ std::string JsonNumber(double v) {
   return os.str();
 }
 
-struct Verification {
-  bool verified = false;
-  double max_abs = 0;
-  double max_rel = 0;
-  std::string message;
-};
-
-/// Runs both graphs on the same random inputs; equal when max |a-b| / max |b| <= rtol per output.
-Verification Verify(const Graph& original, const Graph& optimized, double rtol) {
-  Verification v;
-  const TensorMap inputs = RandomInputs(original, 12345);
-  auto a = RunGraph(original, inputs);
-  auto b = RunGraph(optimized, inputs);
-  if (!a.ok() || !b.ok()) {
-    v.message = "execution failed: " + (!a.ok() ? a.status().message() : b.status().message());
-    return v;
-  }
-  v.verified = true;
-  for (const GraphOutput& o : original.outputs()) {
-    const HostTensor& ref = *a->at(o.name);
-    auto it = b->find(o.name);
-    if (it == b->end()) {
-      v.verified = false;
-      v.message = "output '" + o.name + "' is missing from the optimised graph";
-      return v;
-    }
-    auto d = Compare(*it->second, ref);
-    if (!d.ok()) {
-      v.verified = false;
-      v.message = d.status().message();
-      return v;
-    }
-    v.max_abs = std::max(v.max_abs, d->max_abs);
-    const double rel = d->relative_to_peak();
-    v.max_rel = std::max(v.max_rel, rel);
-    if (!(rel <= rtol)) {
-      v.verified = false;
-      v.message = "output '" + o.name + "' differs: relative error " + JsonNumber(rel);
-    }
-  }
-  return v;
-}
-
 }  // namespace
 
 void RegisterOptimize(CLI::App& app) {
@@ -114,8 +74,10 @@ void RegisterOptimize(CLI::App& app) {
       "optimize", "Rewrite a model into a faster equivalent graph, verify it and write it as ONNX");
   auto o = std::make_shared<OptimizeOptions>();
   AddModelOptions(*cmd, o->model);
-  cmd->add_option("--search", o->search.algorithm, "greedy | backtrack | random")
-      ->check(CLI::IsMember(SearchAlgorithms()))
+  std::vector<std::string> searches = SearchAlgorithms();
+  searches.push_back("rl");
+  cmd->add_option("--search", o->search.algorithm, "greedy | backtrack | random | rl (needs --policy)")
+      ->check(CLI::IsMember(searches))
       ->capture_default_str();
   cmd->add_option("--cost", o->cost.kind, "analytic | cpu | cuda")->capture_default_str();
   cmd->add_option("--device", o->cost.device, "Device profile name (configs/devices) or path");
@@ -130,6 +92,11 @@ void RegisterOptimize(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--time-limit", o->search.time_limit_s, "Seconds (0: none)");
   cmd->add_option("--search-seed", o->search.seed, "Seed of the random search");
+  cmd->add_option("--policy", o->policy, "rl: policy checkpoint (from `rewire train`)");
+  cmd->add_option("--samples", o->agent.samples, "rl: sampled rollouts besides the greedy-policy one")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--horizon", o->agent.horizon, "rl: steps per rollout at most")->capture_default_str();
   cmd->add_option("--rules", o->rules, "Rules file or directory (default: configs/rules)");
   cmd->add_option("--out", o->out, "Write the optimised graph as ONNX");
   cmd->add_option("--report", o->report, "Write a JSON report");
@@ -153,12 +120,23 @@ void RegisterOptimize(CLI::App& app) {
       std::fprintf(stderr, "%s: %d operators, %zu verified rules, %s search, cost %s\n", o->model.model.c_str(),
                    original.NumOperators(), rules.size(), search.algorithm.c_str(), cost->Name().c_str());
     }
-    SearchResult r = Take(RunSearch(original, rules, *cost, search));
+    SearchResult r;
+    if (search.algorithm == "rl") {
+      if (o->policy.empty()) throw CommandError("--search rl needs --policy CHECKPOINT (from `rewire train`)");
+      auto agent = Take(Agent::Load(o->policy));
+      AgentSearchOptions ao = o->agent;
+      ao.max_candidates = search.max_candidates;
+      ao.seed = search.seed;
+      r = Take(agent->Optimize(original, rules, *cost, ao)).best;
+    } else {
+      if (!o->policy.empty()) throw CommandError("--policy applies to --search rl only");
+      r = Take(RunSearch(original, rules, *cost, search));
+    }
     if (!o->quiet) std::fprintf(stderr, "\n");
     Graph best = std::move(r.best);
     Take(FoldWeightSubgraphs(best));
     const double final_cost = Take(GraphCostMs(*cost, best));
-    const Verification v = Verify(original, best, o->rtol);
+    const Equivalence v = CheckEquivalent(original, best, o->rtol);
     double latency_before = 0, latency_after = 0;
     if (o->latency_repeats > 0 && v.verified) {
       TimingOptions timing;

@@ -1,8 +1,745 @@
-// `rewire report --run DIR`: plots and a markdown summary of a training run.
+// `rewire report --run DIR [--out DIR2]`: plots (PNG) and a markdown summary of a training run.
+//
+// Reads DIR/metrics.jsonl (one flat JSON object per PPO update, CleanRL metric names), and when
+// present DIR/eval.json (`rewire eval`) and DIR/config.toml. Writes return.png, speedup.png,
+// losses.png and summary.md into DIR2 (default DIR/report).
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <utility>
+#include <vector>
 
 #include "launch/commands.h"
+#include "launch/plot.h"
 
 namespace rewire::cli {
-void RegisterReport(CLI::App& app) { (void)app; }
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------------
+// A small, strict JSON reader (RFC 8259, plus NaN / Infinity / -Infinity as numbers, which
+// Python's json module writes for non-finite floats).
+// ---------------------------------------------------------------------------------------------
+
+struct JsonValue {
+  enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
+  Kind kind = Kind::kNull;
+  bool boolean = false;
+  double number = 0;
+  std::string string;
+  std::vector<JsonValue> array;
+  std::vector<std::pair<std::string, JsonValue>> object;  // in file order, keys unique
+
+  /// The member `key` of an object, or null when absent or not an object.
+  const JsonValue* Find(const std::string& key) const {
+    for (const auto& [k, v] : object) {
+      if (k == key) return &v;
+    }
+    return nullptr;
+  }
+};
+
+class JsonParser {
+ public:
+  explicit JsonParser(const std::string& text) : s_(text) {}
+
+  /// The one value that `text` holds (whitespace around it allowed). Errors say where, as
+  /// "column C" for single-line text and "line L column C" otherwise.
+  StatusOr<JsonValue> ParseDocument() {
+    JsonValue v;
+    Status st = ParseValue(v, 0);
+    if (st.ok()) {
+      SkipSpace();
+      if (i_ < s_.size()) st = Error("unexpected text after the JSON value");
+    }
+    if (!st.ok()) return st;
+    return v;
+  }
+
+ private:
+  static constexpr int kMaxDepth = 64;
+
+  Status Error(const std::string& what) const {
+    int line = 1, col = 1;
+    for (size_t k = 0; k < i_ && k < s_.size(); ++k) {
+      if (s_[k] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    const bool multiline = s_.find('\n') != std::string::npos;
+    return InvalidArgument(
+        what + (multiline ? " at line " + std::to_string(line) + " column " : " at column ") +
+        std::to_string(col));
+  }
+
+  void SkipSpace() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
+      ++i_;
+  }
+
+  bool Literal(const char* word) {
+    const size_t n = std::char_traits<char>::length(word);
+    if (s_.compare(i_, n, word) != 0) return false;
+    i_ += n;
+    return true;
+  }
+
+  Status ParseValue(JsonValue& v, int depth) {
+    if (depth > kMaxDepth) return Error("JSON nested too deeply");
+    SkipSpace();
+    if (i_ >= s_.size()) return Error("unexpected end of input, expected a value");
+    const char c = s_[i_];
+    if (c == '{') return ParseObject(v, depth);
+    if (c == '[') return ParseArray(v, depth);
+    if (c == '"') {
+      v.kind = JsonValue::Kind::kString;
+      return ParseString(v.string);
+    }
+    if (Literal("null")) {
+      v.kind = JsonValue::Kind::kNull;
+      return Status::Ok();
+    }
+    if (Literal("true") || Literal("false")) {
+      v.kind = JsonValue::Kind::kBool;
+      v.boolean = s_[i_ - 1] == 'e' && s_[i_ - 2] == 'u';  // "true", not "false"
+      return Status::Ok();
+    }
+    v.kind = JsonValue::Kind::kNumber;
+    if (Literal("NaN")) {
+      v.number = std::nan("");
+    } else if (Literal("Infinity")) {
+      v.number = HUGE_VAL;
+    } else if (Literal("-Infinity")) {
+      v.number = -HUGE_VAL;
+    } else {
+      return ParseNumber(v.number);
+    }
+    return Status::Ok();
+  }
+
+  Status ParseNumber(double& out) {
+    const size_t start = i_;
+    auto digits = [&] {
+      const size_t from = i_;
+      while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
+      return i_ > from;
+    };
+    if (i_ < s_.size() && s_[i_] == '-') ++i_;
+    if (i_ < s_.size() && s_[i_] == '0') {
+      ++i_;
+    } else if (!digits()) {
+      i_ = start;
+      return Error("expected a value");
+    }
+    if (i_ < s_.size() && s_[i_] == '.') {
+      ++i_;
+      if (!digits()) return Error("expected digits after '.'");
+    }
+    if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
+      ++i_;
+      if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) ++i_;
+      if (!digits()) return Error("expected digits in the exponent");
+    }
+    // The text is a valid JSON number here; strtod gives +-HUGE_VAL beyond double's range and
+    // 0 or a denormal below it. (No setlocale() in this program: '.' is the decimal point.)
+    const std::string text = s_.substr(start, i_ - start);
+    out = std::strtod(text.c_str(), nullptr);
+    return Status::Ok();
+  }
+
+  static void AppendUtf8(std::string& out, uint32_t cp) {
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xC0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xE0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+
+  Status ParseHex4(uint32_t& cp) {
+    cp = 0;
+    for (int k = 0; k < 4; ++k, ++i_) {
+      if (i_ >= s_.size()) return Error("unterminated \\u escape");
+      const char h = s_[i_];
+      cp <<= 4;
+      if (h >= '0' && h <= '9') {
+        cp |= h - '0';
+      } else if (h >= 'a' && h <= 'f') {
+        cp |= h - 'a' + 10;
+      } else if (h >= 'A' && h <= 'F') {
+        cp |= h - 'A' + 10;
+      } else {
+        return Error("invalid \\u escape");
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status ParseString(std::string& out) {
+    ++i_;  // opening quote
+    out.clear();
+    while (true) {
+      if (i_ >= s_.size()) return Error("unterminated string");
+      const char c = s_[i_];
+      if (c == '"') {
+        ++i_;
+        return Status::Ok();
+      }
+      if (static_cast<unsigned char>(c) < 0x20) return Error("control character in a string");
+      if (c != '\\') {
+        out += c;
+        ++i_;
+        continue;
+      }
+      if (++i_ >= s_.size()) return Error("unterminated string");
+      const char e = s_[i_++];
+      switch (e) {
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'u': {
+          uint32_t cp;
+          RETURN_IF_ERROR(ParseHex4(cp));
+          if (cp >= 0xD800 && cp <= 0xDBFF && s_.compare(i_, 2, "\\u") == 0) {
+            i_ += 2;
+            uint32_t low;
+            RETURN_IF_ERROR(ParseHex4(low));
+            if (low < 0xDC00 || low > 0xDFFF) return Error("invalid surrogate pair");
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+          }
+          AppendUtf8(out, cp);
+          break;
+        }
+        default:
+          --i_;
+          return Error(std::string("invalid escape '\\") + e + "'");
+      }
+    }
+  }
+
+  Status ParseArray(JsonValue& v, int depth) {
+    v.kind = JsonValue::Kind::kArray;
+    ++i_;  // '['
+    SkipSpace();
+    if (i_ < s_.size() && s_[i_] == ']') {
+      ++i_;
+      return Status::Ok();
+    }
+    while (true) {
+      v.array.emplace_back();
+      RETURN_IF_ERROR(ParseValue(v.array.back(), depth + 1));
+      SkipSpace();
+      if (i_ < s_.size() && s_[i_] == ',') {
+        ++i_;
+        continue;
+      }
+      if (i_ < s_.size() && s_[i_] == ']') {
+        ++i_;
+        return Status::Ok();
+      }
+      return Error("expected ',' or ']'");
+    }
+  }
+
+  Status ParseObject(JsonValue& v, int depth) {
+    v.kind = JsonValue::Kind::kObject;
+    ++i_;  // '{'
+    SkipSpace();
+    if (i_ < s_.size() && s_[i_] == '}') {
+      ++i_;
+      return Status::Ok();
+    }
+    while (true) {
+      SkipSpace();
+      if (i_ >= s_.size() || s_[i_] != '"') return Error("expected a string key");
+      const size_t key_at = i_;
+      std::string key;
+      RETURN_IF_ERROR(ParseString(key));
+      if (v.Find(key)) {
+        i_ = key_at;
+        return Error("duplicate key \"" + key + "\"");
+      }
+      SkipSpace();
+      if (i_ >= s_.size() || s_[i_] != ':') return Error("expected ':' after the key");
+      ++i_;
+      JsonValue value;
+      RETURN_IF_ERROR(ParseValue(value, depth + 1));
+      v.object.emplace_back(std::move(key), std::move(value));
+      SkipSpace();
+      if (i_ < s_.size() && s_[i_] == ',') {
+        ++i_;
+        continue;
+      }
+      if (i_ < s_.size() && s_[i_] == '}') {
+        ++i_;
+        return Status::Ok();
+      }
+      return Error("expected ',' or '}'");
+    }
+  }
+
+  const std::string& s_;
+  size_t i_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// metrics.jsonl
+// ---------------------------------------------------------------------------------------------
+
+/// One PPO update: its update number and its numeric metrics (nulls and non-numbers left out).
+struct Update {
+  double update = 0;
+  std::map<std::string, double> values;
+};
+
+StatusOr<std::string> ReadText(const fs::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return NotFound("cannot read " + path.string());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  if (f.bad()) return DataLoss("cannot read " + path.string());
+  return ss.str();
+}
+
+/// Parses metrics.jsonl: one flat object per non-blank line; errors are "PATH:LINE: what".
+StatusOr<std::vector<Update>> ReadMetrics(const fs::path& path) {
+  ASSIGN_OR_RETURN(const std::string text, ReadText(path));
+  std::vector<Update> updates;
+  std::istringstream in(text);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    const std::string where = path.string() + ":" + std::to_string(number);
+    auto parsed = JsonParser(line).ParseDocument();
+    if (!parsed.ok()) return parsed.status().WithContext(where);
+    const JsonValue& obj = *parsed;
+    if (obj.kind != JsonValue::Kind::kObject) {
+      return InvalidArgument(where + ": expected a JSON object");
+    }
+    Update u;
+    u.update = updates.empty() ? 0 : updates.back().update + 1;  // when "update" is missing
+    for (const auto& [key, value] : obj.object) {
+      switch (value.kind) {
+        case JsonValue::Kind::kNumber:
+          if (key != "update") {
+            u.values[key] = value.number;
+          } else if (std::isfinite(value.number)) {
+            u.update = value.number;
+          } else {
+            return InvalidArgument(where + ": \"update\" is not a finite number");
+          }
+          break;
+        case JsonValue::Kind::kNull:
+          break;
+        case JsonValue::Kind::kString:
+        case JsonValue::Kind::kBool:
+          if (key == "update") return InvalidArgument(where + ": \"update\" is not a number");
+          break;  // labels and flags are not plotted
+        case JsonValue::Kind::kArray:
+        case JsonValue::Kind::kObject:
+          return InvalidArgument(where + ": value of \"" + key +
+                                 "\" is nested; expected a number, string, bool or null");
+      }
+    }
+    updates.push_back(std::move(u));
+  }
+  if (updates.empty()) return InvalidArgument(path.string() + ": no updates recorded yet");
+  return updates;
+}
+
+plot::Series MetricSeries(const std::vector<Update>& updates, const std::string& key,
+                          const std::string& label) {
+  plot::Series s{label, {}, {}};
+  for (const Update& u : updates) {
+    auto it = u.values.find(key);
+    if (it == u.values.end() || !std::isfinite(it->second)) continue;
+    s.x.push_back(u.update);
+    s.y.push_back(it->second);
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Summary
+// ---------------------------------------------------------------------------------------------
+
+enum class Better { kNone, kHigher, kLower };
+
+struct MetricInfo {
+  const char* key;
+  Better better;
+};
+
+const MetricInfo kSummaryMetrics[] = {
+    {"charts/episodic_return", Better::kHigher},
+    {"charts/episodic_return_max", Better::kHigher},
+    {"charts/episodic_length", Better::kNone},
+    {"charts/speedup", Better::kHigher},
+    {"charts/best_speedup", Better::kHigher},
+    {"charts/SPS", Better::kHigher},
+    {"charts/learning_rate", Better::kNone},
+    {"losses/policy_loss", Better::kNone},
+    {"losses/value_loss", Better::kLower},
+    {"losses/entropy", Better::kNone},
+    {"losses/approx_kl", Better::kNone},
+    {"losses/clipfrac", Better::kNone},
+    {"losses/explained_variance", Better::kHigher},
+};
+
+struct Stats {
+  int points = 0;
+  double first = 0, last = 0, min = 0, max = 0;
+  double min_at = 0, max_at = 0;  // update numbers
+};
+
+Stats StatsOf(const plot::Series& s) {
+  Stats st;
+  for (size_t i = 0; i < s.y.size(); ++i) {
+    const double v = s.y[i];
+    if (st.points == 0) {
+      st.first = st.min = st.max = v;
+      st.min_at = st.max_at = s.x[i];
+    }
+    if (v < st.min) st.min = v, st.min_at = s.x[i];
+    if (v > st.max) st.max = v, st.max_at = s.x[i];
+    st.last = v;
+    ++st.points;
+  }
+  return st;
+}
+
+std::string Num(double v) {
+  if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+  char buf[64];
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+  }
+  return buf;
+}
+
+std::string Duration(double seconds) {
+  char buf[64];
+  if (seconds < 60) {
+    std::snprintf(buf, sizeof buf, "%.1f s", seconds);
+    return buf;
+  }
+  const long long t = std::llround(seconds);
+  if (t < 3600) {
+    std::snprintf(buf, sizeof buf, "%lldm %02llds", t / 60, t % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%lldh %02lldm %02llds", t / 3600, t % 3600 / 60, t % 60);
+  }
+  return buf;
+}
+
+/// Text for a markdown table cell.
+std::string Cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n' || c == '\r') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+/// `text` in a fenced code block whose fence is longer than any backtick run inside it.
+std::string Fenced(const std::string& text, const std::string& lang) {
+  size_t longest = 0, run = 0;
+  for (char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(std::max<size_t>(3, longest + 1), '`');
+  std::string body = text;
+  if (!body.empty() && body.back() != '\n') body += '\n';
+  return fence + lang + "\n" + body + fence + "\n";
+}
+
+double LastValue(const std::vector<Update>& updates, const std::string& key, bool* found) {
+  for (auto it = updates.rbegin(); it != updates.rend(); ++it) {
+    auto v = it->values.find(key);
+    if (v != it->values.end() && std::isfinite(v->second)) {
+      *found = true;
+      return v->second;
+    }
+  }
+  *found = false;
+  return 0;
+}
+
+// --- eval.json ---
+
+const JsonValue* Member(const JsonValue& obj, const std::string& key, JsonValue::Kind kind) {
+  const JsonValue* v = obj.Find(key);
+  return v && v->kind == kind ? v : nullptr;
+}
+
+/// "0.8000 (1.250x)": a cost in ms with the speedup over `initial` when both are known and
+/// `note` after it; "-" without a cost.
+std::string CostCell(const JsonValue* cost, const JsonValue* initial,
+                     const std::string& note = "") {
+  if (!cost || !std::isfinite(cost->number)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4f", cost->number);
+  std::vector<std::string> extras;
+  if (initial && std::isfinite(initial->number) && cost->number > 0) {
+    char speedup[32];
+    std::snprintf(speedup, sizeof speedup, "%.3fx", initial->number / cost->number);
+    extras.push_back(speedup);
+  }
+  if (!note.empty()) extras.push_back(note);
+  std::string cell = buf;
+  for (size_t i = 0; i < extras.size(); ++i) cell += (i ? ", " : " (") + extras[i];
+  return extras.empty() ? cell : cell + ")";
+}
+
+std::string EvalSection(const JsonValue& eval) {
+  std::ostringstream md;
+  using K = JsonValue::Kind;
+  if (const JsonValue* p = Member(eval, "policy", K::kString)) {
+    md << "Policy: `" << p->string << "`\n\n";
+  }
+  const JsonValue* results = Member(eval, "results", K::kArray);
+  if (!results || results->array.empty()) {
+    md << "No results.\n";
+    return md.str();
+  }
+  std::vector<std::string> baselines;  // in order of first appearance
+  for (const JsonValue& r : results->array) {
+    if (const JsonValue* b = Member(r, "baselines", K::kObject)) {
+      for (const auto& [name, v] : b->object) {
+        if (std::find(baselines.begin(), baselines.end(), name) == baselines.end()) {
+          baselines.push_back(name);
+        }
+      }
+    }
+  }
+  md << "Costs in ms; speedup over the initial graph in parentheses.\n\n";
+  md << "| model | initial | RL greedy | RL best of samples |";
+  for (const std::string& b : baselines) md << " " << Cell(b) << " |";
+  md << " RL time (s) | verified |\n|---|---:|---:|---:|";
+  for (size_t i = 0; i < baselines.size(); ++i) md << "---:|";
+  md << "---:|---|\n";
+  for (const JsonValue& r : results->array) {
+    if (r.kind != K::kObject) continue;
+    const JsonValue* model = Member(r, "model", K::kString);
+    const JsonValue* initial = Member(r, "initial_cost_ms", K::kNumber);
+    const JsonValue* samples = Member(r, "samples", K::kNumber);
+    const std::string note = samples ? Num(samples->number) + " samples" : "";
+    md << "| " << (model ? Cell(model->string) : "-") << " | " << CostCell(initial, nullptr)
+       << " | " << CostCell(Member(r, "greedy_policy_cost_ms", K::kNumber), initial) << " | "
+       << CostCell(Member(r, "sampled_best_cost_ms", K::kNumber), initial, note) << " |";
+    const JsonValue* b = Member(r, "baselines", K::kObject);
+    for (const std::string& name : baselines) {
+      md << " " << CostCell(b ? Member(*b, name, K::kNumber) : nullptr, initial) << " |";
+    }
+    const JsonValue* secs = Member(r, "rl_seconds", K::kNumber);
+    const JsonValue* verified = Member(r, "verified", K::kBool);
+    md << " " << (secs ? Num(secs->number) : "-") << " | "
+       << (verified ? (verified->boolean ? "yes" : "**NO**") : "-") << " |\n";
+  }
+  return md.str();
+}
+
+struct ReportOptions {
+  std::string run;
+  std::string out;
+};
+
+void RunReport(const ReportOptions& o) {
+  const fs::path run(o.run);
+  std::error_code ec;
+  if (!fs::exists(run, ec)) throw CommandError("run directory " + o.run + " does not exist");
+  if (!fs::is_directory(run, ec)) throw CommandError(o.run + " is not a directory");
+  const fs::path metrics_path = run / "metrics.jsonl";
+  if (!fs::exists(metrics_path, ec)) {
+    throw CommandError(metrics_path.string() + " not found: is " + o.run +
+                       " a training run directory?");
+  }
+  const std::vector<Update> updates = Take(ReadMetrics(metrics_path));
+
+  // eval.json is optional; a broken one is reported in the summary rather than failing it all.
+  const fs::path eval_path = run / "eval.json";
+  std::string eval_md;
+  if (fs::exists(eval_path, ec)) {
+    const std::string text = Take(ReadText(eval_path));
+    StatusOr<JsonValue> eval = JsonParser(text).ParseDocument();
+    if (eval.ok() && eval->kind != JsonValue::Kind::kObject) {
+      eval = InvalidArgument("expected a JSON object");
+    }
+    if (eval.ok()) {
+      eval_md = EvalSection(*eval);
+    } else {
+      std::fprintf(stderr, "rewire: warning: %s: %s\n", eval_path.string().c_str(),
+                   eval.status().message().c_str());
+      eval_md = "eval.json could not be read: " + eval.status().message() + "\n";
+    }
+  }
+
+  const fs::path out = o.out.empty() ? run / "report" : fs::path(o.out);
+  fs::create_directories(out, ec);
+  if (ec) throw CommandError("cannot create " + out.string() + ": " + ec.message());
+
+  // --- plots ---
+  std::vector<std::string> written;
+  auto plot_file = [&](const std::string& name, const std::vector<plot::Chart>& charts,
+                       plot::RenderOptions ro) {
+    const std::string path = (out / name).string();
+    Check(plot::WriteChartsPng(charts, ro, path));
+    written.push_back(path);
+  };
+  const std::string x = "update";
+  plot_file("return.png",
+            {{"Episodic return",
+              x,
+              "return",
+              {MetricSeries(updates, "charts/episodic_return", "charts/episodic_return"),
+               MetricSeries(updates, "charts/episodic_return_max", "charts/episodic_return_max")}}},
+            {});
+  plot_file("speedup.png",
+            {{"Speedup over the input graph",
+              x,
+              "speedup (x)",
+              {MetricSeries(updates, "charts/speedup", "charts/speedup"),
+               MetricSeries(updates, "charts/best_speedup", "charts/best_speedup")}}},
+            {});
+  std::vector<plot::Chart> losses;
+  for (const char* key :
+       {"losses/policy_loss", "losses/value_loss", "losses/entropy", "losses/approx_kl"}) {
+    losses.push_back({key, x, "", {MetricSeries(updates, key, "")}});
+  }
+  plot::RenderOptions grid;
+  grid.width = 1200;
+  grid.height = 800;
+  grid.columns = 2;
+  plot_file("losses.png", losses, grid);
+
+  // --- summary.md ---
+  std::ostringstream md;
+  fs::path name = fs::absolute(run, ec).lexically_normal();
+  if (name.filename().empty()) name = name.parent_path();  // "runs/x/"
+  md << "# Training report: " << name.filename().string() << "\n\n";
+  md << "| | |\n|---|---|\n";
+  md << "| Run directory | `" << Cell(o.run) << "` |\n";
+  md << "| Updates | " << updates.size() << " (update " << Num(updates.front().update) << " to "
+     << Num(updates.back().update) << ") |\n";
+  bool found = false;
+  const double steps = LastValue(updates, "global_step", &found);
+  if (found) md << "| Environment steps | " << Num(steps) << " |\n";
+  const double wall = LastValue(updates, "wall_time", &found);
+  md << "| Wall time | " << (found ? Duration(wall) : "-") << " |\n";
+  const double version = LastValue(updates, "policy_version", &found);
+  if (found) md << "| Policy version | " << Num(version) << " |\n";
+  char buf[64];
+  const Stats speed = StatsOf(MetricSeries(updates, "charts/speedup", ""));
+  const Stats best_speed = StatsOf(MetricSeries(updates, "charts/best_speedup", ""));
+  if (speed.points > 0) {
+    std::snprintf(buf, sizeof buf, "%.3fx", speed.last);
+    md << "| Final speedup | " << buf << " |\n";
+  } else {
+    md << "| Final speedup | - |\n";
+  }
+  const Stats& best = best_speed.points > 0 ? best_speed : speed;
+  if (best.points > 0) {
+    std::snprintf(buf, sizeof buf, "%.3fx", best.max);
+    md << "| Best speedup | " << buf << " (update " << Num(best.max_at) << ") |\n";
+  }
+
+  md << "\n## Metrics\n\n";
+  md << "Best is the highest value for returns, speedups, SPS and explained variance, the lowest "
+        "for the value loss.\n\n";
+  md << "| metric | points | first | last | min | max | best (update) |\n";
+  md << "|---|---:|---:|---:|---:|---:|---:|\n";
+  int rows = 0;
+  for (const MetricInfo& m : kSummaryMetrics) {
+    const Stats st = StatsOf(MetricSeries(updates, m.key, ""));
+    if (st.points == 0) continue;
+    std::string best_cell = "-";
+    if (m.better == Better::kHigher) best_cell = Num(st.max) + " (" + Num(st.max_at) + ")";
+    if (m.better == Better::kLower) best_cell = Num(st.min) + " (" + Num(st.min_at) + ")";
+    md << "| " << m.key << " | " << st.points << " | " << Num(st.first) << " | " << Num(st.last)
+       << " | " << Num(st.min) << " | " << Num(st.max) << " | " << best_cell << " |\n";
+    ++rows;
+  }
+  if (rows == 0) md << "| (no metric values recorded) | | | | | | |\n";
+
+  md << "\n## Plots\n\n";
+  md << "![return](return.png)\n\n![speedup](speedup.png)\n\n![losses](losses.png)\n";
+  if (!eval_md.empty()) md << "\n## Evaluation\n\n" << eval_md;
+  const fs::path config_path = run / "config.toml";
+  if (fs::exists(config_path, ec)) {
+    md << "\n## Config\n\n" << Fenced(Take(ReadText(config_path)), "toml");
+  }
+
+  const std::string summary = (out / "summary.md").string();
+  {
+    std::ofstream f(summary, std::ios::binary | std::ios::trunc);
+    f << md.str();
+    if (!f.flush()) throw CommandError("cannot write " + summary);
+  }
+  written.push_back(summary);
+  for (const std::string& p : written) std::printf("wrote %s\n", p.c_str());
+}
+
+}  // namespace
+
+void RegisterReport(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "report", "Plot a training run's metrics (PNG) and summarise it in markdown");
+  auto o = std::make_shared<ReportOptions>();
+  cmd->add_option("--run", o->run, "Run directory (with metrics.jsonl)")->required();
+  cmd->add_option("--out", o->out, "Output directory (default: RUN/report)");
+  cmd->callback([o]() { RunReport(*o); });
+}
+
 }  // namespace rewire::cli

@@ -54,5 +54,6 @@ void RegisterRules(CLI::App& app);
 void RegisterBench(CLI::App& app);
 void RegisterOptimize(CLI::App& app);
 void RegisterReport(CLI::App& app);
+void RegisterTrain(CLI::App& app);  // train and eval
 
 }  // namespace rewire::cli

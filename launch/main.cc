@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   rewire::cli::RegisterRun(app);
   rewire::cli::RegisterRules(app);
   rewire::cli::RegisterOptimize(app);
+  rewire::cli::RegisterTrain(app);
   rewire::cli::RegisterBench(app);
   rewire::cli::RegisterReport(app);
 

@@ -1,1 +1,825 @@
 #include "learner/config.h"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <type_traits>
+
+namespace rewire {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Small utilities
+// ---------------------------------------------------------------------------------------------
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// The parts of `s` between separators; "" gives one empty part.
+std::vector<std::string> Split(const std::string& s, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t end = s.find(separator, start);
+    parts.push_back(s.substr(start, end - start));
+    if (end == std::string::npos) return parts;
+    start = end + 1;
+  }
+}
+
+std::string Trim(const std::string& s) {
+  const size_t begin = s.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  const size_t end = s.find_last_not_of(" \t");
+  return s.substr(begin, end - begin + 1);
+}
+
+/// Levenshtein distance.
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
+    }
+  }
+  return row[b.size()];
+}
+
+/// The candidate closest to `name` within edit distance 2, or "" when none is that close.
+std::string Closest(const std::string& name, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = 3;
+  for (const std::string& candidate : candidates) {
+    const size_t d = EditDistance(name, candidate);
+    if (d < best_distance) {
+      best = candidate;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+std::string DidYouMean(const std::string& suggestion) {
+  return suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)";
+}
+
+/// `where: message`, or just the message when nothing says where.
+Status Error(const std::string& where, const std::string& message) {
+  return InvalidArgument(where.empty() ? message : where + ": " + message);
+}
+
+/// "string", "integer", "float", "boolean", "array", "table", "date", ...
+std::string TypeName(const toml::node& node) {
+  if (node.is_floating_point()) return "float";
+  std::ostringstream name;
+  name << node.type();
+  return name.str();
+}
+
+/// Shortest decimal text that reads back as exactly `value`, always recognisable as a float.
+std::string FormatDouble(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char buffer[40];
+  for (int precision = 15; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", precision, value);
+    if (std::strtod(buffer, nullptr) == value) break;
+  }
+  std::string text = buffer;
+  if (text.find_first_of(".eE") == std::string::npos) text += ".0";
+  return text;
+}
+
+/// A TOML basic string: quoted, with escapes.
+std::string QuoteString(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(c));
+      out += escape;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The schema: every key once, in struct order
+// ---------------------------------------------------------------------------------------------
+
+/// Calls `visit(section, key, field)` for every config key in struct order. Reading, the
+/// unknown-key checks and ToToml all run off this list, so a new field is added here only
+/// (plus its struct member, and its range check in Validate when it has one).
+template <typename Config, typename Visit>
+void ForEachField(Config& c, Visit&& visit) {
+  visit("run", "dir", c.run.dir);
+  visit("run", "seed", c.run.seed);
+  visit("run", "max_updates", c.run.max_updates);
+  visit("run", "threads", c.run.threads);
+  visit("run", "checkpoint_every", c.run.checkpoint_every);
+  visit("env", "models", c.env.models);
+  visit("env", "horizon", c.env.horizon);
+  visit("env", "max_candidates", c.env.max_candidates);
+  visit("env", "cost", c.env.cost);
+  visit("env", "device", c.env.device);
+  visit("env", "rules", c.env.rules);
+  visit("env", "cost_cache", c.env.cost_cache);
+  visit("gnn", "hidden", c.gnn.hidden);
+  visit("gnn", "layers", c.gnn.layers);
+  visit("gnn", "heads", c.gnn.heads);
+  visit("ppo", "learning_rate", c.ppo.learning_rate);
+  visit("ppo", "adam_eps", c.ppo.adam_eps);
+  visit("ppo", "anneal_lr", c.ppo.anneal_lr);
+  visit("ppo", "gamma", c.ppo.gamma);
+  visit("ppo", "gae_lambda", c.ppo.gae_lambda);
+  visit("ppo", "update_epochs", c.ppo.update_epochs);
+  visit("ppo", "minibatch_size", c.ppo.minibatch_size);
+  visit("ppo", "clip_coef", c.ppo.clip_coef);
+  visit("ppo", "clip_vloss", c.ppo.clip_vloss);
+  visit("ppo", "norm_adv", c.ppo.norm_adv);
+  visit("ppo", "ent_coef", c.ppo.ent_coef);
+  visit("ppo", "vf_coef", c.ppo.vf_coef);
+  visit("ppo", "max_grad_norm", c.ppo.max_grad_norm);
+  visit("ppo", "target_kl", c.ppo.target_kl);
+  visit("ppo", "episodes_per_update", c.ppo.episodes_per_update);
+  visit("eval", "models", c.eval.models);
+  visit("eval", "samples", c.eval.samples);
+  visit("eval", "baselines", c.eval.baselines);
+  visit("eval", "budget", c.eval.budget);
+}
+
+struct KnownField {
+  std::string section;
+  std::string key;
+  bool is_string;  // a string field takes an override's bare text even when it parses as TOML
+  std::string Path() const { return section + "." + key; }
+};
+
+const std::vector<KnownField>& KnownFields() {
+  static const std::vector<KnownField> fields = [] {
+    std::vector<KnownField> out;
+    const TrainConfig defaults;
+    ForEachField(defaults, [&](const char* section, const char* key, const auto& field) {
+      using T = std::decay_t<decltype(field)>;
+      out.push_back({section, key, std::is_same_v<T, std::string>});
+    });
+    return out;
+  }();
+  return fields;
+}
+
+const KnownField* FindField(const std::string& section, const std::string& key) {
+  for (const KnownField& f : KnownFields()) {
+    if (f.section == section && f.key == key) return &f;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> SectionNames() {
+  std::vector<std::string> out;
+  for (const KnownField& f : KnownFields()) {
+    if (std::find(out.begin(), out.end(), f.section) == out.end()) out.push_back(f.section);
+  }
+  return out;
+}
+
+/// " (did you mean 'K'?)" for an unknown `key` in `section` ("" = top level): a key of the
+/// section within edit distance 2, else the same key in another section ("run.seed").
+std::string SuggestKey(const std::string& section, const std::string& key) {
+  std::vector<std::string> same_section;
+  for (const KnownField& f : KnownFields()) {
+    if (f.section == section) same_section.push_back(f.key);
+  }
+  std::string suggestion = Closest(key, same_section);
+  if (suggestion.empty()) {
+    for (const KnownField& f : KnownFields()) {
+      if (f.key == key) {
+        suggestion = f.Path();
+        break;
+      }
+    }
+  }
+  return DidYouMean(suggestion);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model parameters
+// ---------------------------------------------------------------------------------------------
+
+/// Calls `visit(name, field)` for every ModelParams field in declaration order.
+template <typename Params, typename Visit>
+void ForEachParam(Params& p, Visit&& visit) {
+  visit("batch", p.batch);
+  visit("image", p.image);
+  visit("seq_len", p.seq_len);
+  visit("hidden", p.hidden);
+  visit("layers", p.layers);
+  visit("heads", p.heads);
+  visit("seed", p.seed);
+}
+
+std::vector<std::string> ParamNames() {
+  std::vector<std::string> out;
+  const ModelParams defaults;
+  ForEachParam(defaults, [&](const char* name, const auto&) { out.push_back(name); });
+  return out;
+}
+
+/// The parameters' values as text, in declaration order (for comparisons).
+std::vector<std::string> ParamValues(const ModelParams& params) {
+  std::vector<std::string> out;
+  ForEachParam(params,
+               [&](const char*, const auto& value) { out.push_back(std::to_string(value)); });
+  return out;
+}
+
+bool AllDefault(const ModelParams& params) {
+  bool all_zero = true;
+  ForEachParam(params, [&](const char*, const auto& value) { all_zero = all_zero && value == 0; });
+  return all_zero;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Typed readers: one per value kind
+// ---------------------------------------------------------------------------------------------
+
+/// Key path ("ppo.gamma", "env.models[1]") -> where its value came from: "FILE:LINE" or
+/// "--set TEXT". Keys left at their defaults are absent.
+using Locations = std::map<std::string, std::string>;
+
+/// Where values come from: the file (FILE:LINE of each node) or one --set override (its text
+/// stands for the value and everything inside it).
+struct Origin {
+  const std::string* file = nullptr;  // set when reading the file
+  std::string override_text;          // set when reading an override
+  std::string At(const toml::source_region& region) const {
+    if (file == nullptr) return "--set " + override_text;
+    return *file + ":" + std::to_string(region.begin.line);
+  }
+};
+
+Status TypeError(const std::string& where, const std::string& path, const std::string& expected,
+                 const toml::node& node) {
+  return Error(where, path + " must be " + expected + ", got " + TypeName(node));
+}
+
+Status ReadScalar(const toml::node& node, const std::string& path, const std::string& where,
+                  std::string* out) {
+  if (!node.is_string()) return TypeError(where, path, "a string", node);
+  *out = node.as_string()->get();
+  return Status::Ok();
+}
+
+Status ReadScalar(const toml::node& node, const std::string& path, const std::string& where,
+                  bool* out) {
+  if (!node.is_boolean()) return TypeError(where, path, "a boolean", node);
+  *out = node.as_boolean()->get();
+  return Status::Ok();
+}
+
+Status ReadScalar(const toml::node& node, const std::string& path, const std::string& where,
+                  int64_t* out) {
+  if (!node.is_integer()) return TypeError(where, path, "an integer", node);
+  *out = node.as_integer()->get();
+  return Status::Ok();
+}
+
+Status ReadScalar(const toml::node& node, const std::string& path, const std::string& where,
+                  int* out) {
+  int64_t value = 0;
+  RETURN_IF_ERROR(ReadScalar(node, path, where, &value));
+  if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max()) {
+    return Error(where,
+                 path + " is too large for an integer setting, got " + std::to_string(value));
+  }
+  *out = static_cast<int>(value);
+  return Status::Ok();
+}
+
+Status ReadScalar(const toml::node& node, const std::string& path, const std::string& where,
+                  uint64_t* out) {
+  int64_t value = 0;
+  RETURN_IF_ERROR(ReadScalar(node, path, where, &value));
+  if (value < 0) {
+    return Error(where, path + " must be a non-negative integer, got " + std::to_string(value));
+  }
+  *out = static_cast<uint64_t>(value);
+  return Status::Ok();
+}
+
+/// Integers are accepted where a float is expected.
+Status ReadScalar(const toml::node& node, const std::string& path, const std::string& where,
+                  double* out) {
+  if (node.is_integer()) {
+    *out = static_cast<double>(node.as_integer()->get());
+  } else if (node.is_floating_point()) {
+    *out = node.as_floating_point()->get();
+  } else {
+    return TypeError(where, path, "a number", node);
+  }
+  return Status::Ok();
+}
+
+/// A model entry: a spec string (ParseModelSpec) or an inline table { name = ..., seq_len = ... }.
+Status ReadModel(const toml::node& node, const std::string& path, const Origin& from,
+                 ModelSpec* out) {
+  const std::string where = from.At(node.source());
+  if (node.is_string()) {
+    StatusOr<ModelSpec> spec = ParseModelSpec(node.as_string()->get());
+    if (!spec.ok()) return Error(where, path + ": " + spec.status().message());
+    *out = *spec;
+    return Status::Ok();
+  }
+  const toml::table* table = node.as_table();
+  if (table == nullptr) return TypeError(where, path, "a model name or an inline table", node);
+  ModelSpec spec;
+  bool has_name = false;
+  for (const auto& [key, value] : *table) {
+    const std::string k(key.str());
+    const std::string value_where = from.At(value.source());
+    if (k == "name") {
+      RETURN_IF_ERROR(ReadScalar(value, path + ".name", value_where, &spec.name));
+      has_name = true;
+      continue;
+    }
+    bool known = false;
+    Status status;
+    ForEachParam(spec.params, [&](const char* name, auto& field) {
+      if (k != name) return;
+      known = true;
+      status = ReadScalar(value, path + "." + k, value_where, &field);
+    });
+    RETURN_IF_ERROR(status);
+    if (!known) {
+      std::vector<std::string> keys = ParamNames();
+      keys.insert(keys.begin(), "name");
+      return Error(from.At(key.source()),
+                   "unknown key '" + k + "' in " + path + DidYouMean(Closest(k, keys)));
+    }
+  }
+  if (!has_name) return Error(where, path + " needs a 'name'");
+  *out = std::move(spec);
+  return Status::Ok();
+}
+
+/// An array read element by element (each element's location is recorded), or a single element
+/// standing for a one-element list.
+template <typename T, typename ReadElement>
+Status ReadArray(const toml::node& node, const std::string& path, const Origin& from, Locations* at,
+                 ReadElement&& read_element, std::vector<T>* out) {
+  std::vector<T> items;
+  auto read_one = [&](const toml::node& element, size_t index) -> Status {
+    const std::string element_path = path + "[" + std::to_string(index) + "]";
+    (*at)[element_path] = from.At(element.source());
+    T item;
+    RETURN_IF_ERROR(read_element(element, element_path, &item));
+    items.push_back(std::move(item));
+    return Status::Ok();
+  };
+  if (const toml::array* array = node.as_array()) {
+    for (size_t i = 0; i < array->size(); ++i) RETURN_IF_ERROR(read_one(*array->get(i), i));
+  } else {
+    RETURN_IF_ERROR(read_one(node, 0));
+  }
+  *out = std::move(items);
+  return Status::Ok();
+}
+
+Status ReadList(const toml::node& node, const std::string& path, const Origin& from, Locations* at,
+                std::vector<std::string>* out) {
+  if (!node.is_array() && !node.is_string()) {
+    return TypeError(from.At(node.source()), path, "an array of strings", node);
+  }
+  auto read_string = [&](const toml::node& element, const std::string& p, std::string* s) {
+    return ReadScalar(element, p, from.At(element.source()), s);
+  };
+  return ReadArray(node, path, from, at, read_string, out);
+}
+
+Status ReadList(const toml::node& node, const std::string& path, const Origin& from, Locations* at,
+                std::vector<ModelSpec>* out) {
+  if (!node.is_array() && !node.is_string() && !node.is_table()) {
+    return TypeError(from.At(node.source()), path, "an array of models", node);
+  }
+  auto read_model = [&](const toml::node& element, const std::string& p, ModelSpec* m) {
+    return ReadModel(element, p, from, m);
+  };
+  return ReadArray(node, path, from, at, read_model, out);
+}
+
+template <typename T>
+Status ReadField(const toml::node& node, const std::string& path, const Origin& from, Locations*,
+                 T* out) {
+  return ReadScalar(node, path, from.At(node.source()), out);
+}
+
+template <typename T>
+Status ReadField(const toml::node& node, const std::string& path, const Origin& from, Locations* at,
+                 std::vector<T>* out) {
+  return ReadList(node, path, from, at, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The file's keys and the --set overrides
+// ---------------------------------------------------------------------------------------------
+
+/// Unknown sections and keys in the file are errors naming FILE:LINE and the closest known key.
+Status CheckKnownKeys(const toml::table& file, const std::string& source) {
+  auto where = [&](const toml::key& key) {
+    return source + ":" + std::to_string(key.source().begin.line);
+  };
+  const std::vector<std::string> sections = SectionNames();
+  for (const auto& [section_key, section_node] : file) {
+    const std::string section(section_key.str());
+    if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
+      if (!section_node.is_table()) {
+        return Error(where(section_key),
+                     "unknown key '" + section + "' outside any section" + SuggestKey("", section));
+      }
+      const std::string close = Closest(section, sections);
+      return Error(where(section_key),
+                   "unknown section [" + section + "]" +
+                       (close.empty() ? "" : " (did you mean [" + close + "]?)"));
+    }
+    const toml::table* table = section_node.as_table();
+    if (table == nullptr) return TypeError(where(section_key), section, "a table", section_node);
+    for (const auto& [key, value] : *table) {
+      const std::string k(key.str());
+      if (FindField(section, k) != nullptr) continue;
+      return Error(where(key), "unknown key '" + section + "." + k + "' in [" + section + "]" +
+                                   SuggestKey(section, k));
+    }
+  }
+  return Status::Ok();
+}
+
+/// One parsed `--set section.key=value`.
+struct Override {
+  std::string text;   // as given, for messages
+  toml::table value;  // the value under key "v"
+};
+
+/// `text` as a TOML value, in a one-key table { v = text }; nullopt when it is not one value.
+std::optional<toml::table> ParseTomlValue(const std::string& text) {
+  try {
+    toml::table doc = toml::parse("v = " + text);
+    if (doc.size() == 1 && doc.contains("v")) return doc;
+  } catch (const toml::parse_error&) {
+  }
+  return std::nullopt;
+}
+
+/// Parses "section.key=value" into the key's path and its value (see ParseTrainConfig).
+Status ParseOverride(const std::string& text, std::map<std::string, Override>* overrides) {
+  const std::string where = "--set " + text;
+  const size_t eq = text.find('=');
+  const std::string path = Trim(text.substr(0, eq));
+  const size_t dot = path.find('.');
+  if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 == path.size() ||
+      path.find('.', dot + 1) != std::string::npos) {
+    return Error(where, "expected section.key=value");
+  }
+  const KnownField* field = FindField(path.substr(0, dot), path.substr(dot + 1));
+  if (field == nullptr) {
+    std::vector<std::string> paths;
+    for (const KnownField& f : KnownFields()) paths.push_back(f.Path());
+    return Error(where, "unknown key '" + path + "'" + DidYouMean(Closest(path, paths)));
+  }
+  const std::string raw = Trim(text.substr(eq + 1));
+  Override parsed{text, {}};
+  std::optional<toml::table> value = ParseTomlValue(raw);
+  if (value && !(field->is_string && !value->get("v")->is_string())) {
+    parsed.value = std::move(*value);
+  } else {
+    parsed.value.insert("v", raw);
+  }
+  (*overrides)[path] = std::move(parsed);
+  return Status::Ok();
+}
+
+/// Reads every key present in the file or an override (the override wins) into `config`,
+/// recording where each value came from.
+Status ReadConfig(const toml::table& file, const std::string& source,
+                  const std::map<std::string, Override>& overrides, TrainConfig* config,
+                  Locations* at) {
+  Status status;
+  ForEachField(*config, [&](const char* section, const char* key, auto& field) {
+    if (!status.ok()) return;
+    const std::string path = std::string(section) + "." + key;
+    const toml::node* node = nullptr;
+    Origin from{&source, ""};
+    if (auto it = overrides.find(path); it != overrides.end()) {
+      node = it->second.value.get("v");
+      from = Origin{nullptr, it->second.text};
+    } else if (const toml::table* table = file[section].as_table()) {
+      node = table->get(key);
+    }
+    if (node == nullptr) return;
+    (*at)[path] = from.At(node->source());
+    status = ReadField(*node, path, from, at, &field);
+  });
+  return status;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation: the one place that says what a valid config is
+// ---------------------------------------------------------------------------------------------
+
+/// Where `path` came from; a list element or a model parameter falls back to its list.
+std::string WhereFrom(const Locations& at, std::string path) {
+  while (true) {
+    if (auto it = at.find(path); it != at.end()) return it->second;
+    const size_t cut = path.find_last_of(".[");
+    if (cut == std::string::npos) return "";
+    path.resize(cut);
+  }
+}
+
+/// Keeps the first failed check, prefixed with where the offending value came from.
+class Checker {
+ public:
+  explicit Checker(const Locations& at) : at_(at) {}
+
+  void Require(bool ok, const std::string& path, const std::string& message) {
+    if (!ok && status_.ok()) status_ = Error(WhereFrom(at_, path), message);
+  }
+  void AtLeast(const std::string& path, int64_t value, int64_t min) {
+    Require(value >= min, path,
+            path + " must be >= " + std::to_string(min) + ", got " + std::to_string(value));
+  }
+  void Positive(const std::string& path, double value) {
+    Require(std::isfinite(value) && value > 0, path,
+            path + " must be > 0, got " + FormatDouble(value));
+  }
+  void NonNegative(const std::string& path, double value) {
+    Require(std::isfinite(value) && value >= 0, path,
+            path + " must be >= 0, got " + FormatDouble(value));
+  }
+  void InUnitInterval(const std::string& path, double value) {
+    Require(value >= 0 && value <= 1, path,
+            path + " must be in [0, 1], got " + FormatDouble(value));
+  }
+  void OneOf(const std::string& path, const std::string& value,
+             const std::vector<std::string>& allowed) {
+    std::string list;
+    for (const std::string& a : allowed) list += (list.empty() ? "" : "|") + a;
+    Require(std::find(allowed.begin(), allowed.end(), value) != allowed.end(), path,
+            path + " must be one of " + list + ", got '" + value + "'" +
+                DidYouMean(Closest(value, allowed)));
+  }
+  void Models(const std::string& path, const std::vector<ModelSpec>& models) {
+    std::vector<std::string> zoo;
+    for (const ModelInfo& m : ZooModels()) zoo.push_back(m.name);
+    for (size_t i = 0; i < models.size(); ++i) {
+      const std::string p = path + "[" + std::to_string(i) + "]";
+      const ModelSpec& m = models[i];
+      if (IsZooModel(m.name)) {
+        ForEachParam(m.params, [&](const char* name, const auto& value) {
+          if constexpr (std::is_signed_v<std::decay_t<decltype(value)>>) {
+            Require(
+                value >= 0, p,
+                p + ": " + name + " must be >= 0 (0 = the default), got " + std::to_string(value));
+          }
+        });
+      } else if (EndsWith(m.name, ".onnx")) {
+        Require(AllDefault(m.params), p,
+                p + ": shape parameters apply to zoo models only, not to '" + m.name + "'");
+      } else {
+        std::string list;
+        for (const std::string& z : zoo) list += (list.empty() ? "" : ", ") + z;
+        Require(false, p,
+                p + ": unknown model '" + m.name + "'" + DidYouMean(Closest(m.name, zoo)) +
+                    "; expected a zoo model (" + list + ") or a path ending in .onnx");
+      }
+    }
+  }
+  Status status() const { return status_; }
+
+ private:
+  const Locations& at_;
+  Status status_;
+};
+
+Status Validate(const TrainConfig& c, const Locations& at) {
+  Checker check(at);
+  check.Require(!c.run.dir.empty(), "run.dir", "run.dir must not be empty");
+  check.AtLeast("run.max_updates", c.run.max_updates, 1);
+  check.AtLeast("run.threads", c.run.threads, 1);
+  check.AtLeast("run.checkpoint_every", c.run.checkpoint_every, 1);
+
+  check.Require(!c.env.models.empty(), "env.models", "env.models must list at least one model");
+  check.Models("env.models", c.env.models);
+  check.AtLeast("env.horizon", c.env.horizon, 1);
+  check.AtLeast("env.max_candidates", c.env.max_candidates, 1);
+  check.OneOf("env.cost", c.env.cost, {"analytic", "cpu", "cuda"});
+  check.Require(!c.env.device.empty(), "env.device", "env.device must not be empty");
+
+  check.AtLeast("gnn.hidden", c.gnn.hidden, 8);
+  check.AtLeast("gnn.layers", c.gnn.layers, 1);
+  check.AtLeast("gnn.heads", c.gnn.heads, 1);
+  if (c.gnn.heads >= 1) {
+    const std::string path = at.count("gnn.hidden") ? "gnn.hidden" : "gnn.heads";
+    check.Require(c.gnn.hidden % c.gnn.heads == 0, path,
+                  "gnn.hidden (" + std::to_string(c.gnn.hidden) +
+                      ") must be divisible by gnn.heads (" + std::to_string(c.gnn.heads) + ")");
+  }
+
+  check.Positive("ppo.learning_rate", c.ppo.learning_rate);
+  check.Positive("ppo.adam_eps", c.ppo.adam_eps);
+  check.InUnitInterval("ppo.gamma", c.ppo.gamma);
+  check.InUnitInterval("ppo.gae_lambda", c.ppo.gae_lambda);
+  check.AtLeast("ppo.update_epochs", c.ppo.update_epochs, 1);
+  check.AtLeast("ppo.minibatch_size", c.ppo.minibatch_size, 1);
+  check.Positive("ppo.clip_coef", c.ppo.clip_coef);
+  check.NonNegative("ppo.ent_coef", c.ppo.ent_coef);
+  check.NonNegative("ppo.vf_coef", c.ppo.vf_coef);
+  check.Positive("ppo.max_grad_norm", c.ppo.max_grad_norm);
+  check.Require(std::isfinite(c.ppo.target_kl), "ppo.target_kl",
+                "ppo.target_kl must be a finite number (<= 0 disables), got " +
+                    FormatDouble(c.ppo.target_kl));
+  check.AtLeast("ppo.episodes_per_update", c.ppo.episodes_per_update, 1);
+
+  check.Models("eval.models", c.eval.models);
+  check.AtLeast("eval.samples", c.eval.samples, 0);
+  for (size_t i = 0; i < c.eval.baselines.size(); ++i) {
+    const std::string path = "eval.baselines[" + std::to_string(i) + "]";
+    const std::string& name = c.eval.baselines[i];
+    check.OneOf(path, name, {"greedy", "backtrack", "random"});
+    check.Require(std::find(c.eval.baselines.begin(), c.eval.baselines.begin() + i, name) ==
+                      c.eval.baselines.begin() + i,
+                  path, "eval.baselines lists '" + name + "' twice");
+  }
+  check.AtLeast("eval.budget", c.eval.budget, 1);
+  return check.status();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing TOML values
+// ---------------------------------------------------------------------------------------------
+
+std::string TomlValue(const std::string& v) { return QuoteString(v); }
+std::string TomlValue(bool v) { return v ? "true" : "false"; }
+std::string TomlValue(int v) { return std::to_string(v); }
+std::string TomlValue(uint64_t v) { return std::to_string(v); }
+std::string TomlValue(double v) { return FormatDouble(v); }
+
+/// A spec string when that reads back as the same spec, else an inline table.
+std::string TomlValue(const ModelSpec& m) {
+  StatusOr<ModelSpec> as_string = ParseModelSpec(m.name);
+  if (as_string.ok() && *as_string == m) return QuoteString(m.name);
+  std::string out = "{ name = " + QuoteString(m.name);
+  ForEachParam(m.params, [&](const char* name, const auto& value) {
+    if (value != 0) out += ", " + std::string(name) + " = " + std::to_string(value);
+  });
+  return out + " }";
+}
+
+template <typename T>
+std::string TomlValue(const std::vector<T>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + TomlValue(items[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Public API
+// ---------------------------------------------------------------------------------------------
+
+std::string ModelSpec::Label() const {
+  std::string args;
+  ForEachParam(params, [&](const char* key, const auto& value) {
+    if (value != 0)
+      args += (args.empty() ? "" : ",") + std::string(key) + "=" + std::to_string(value);
+  });
+  return args.empty() ? name : name + "(" + args + ")";
+}
+
+bool operator==(const ModelSpec& a, const ModelSpec& b) {
+  return a.name == b.name && ParamValues(a.params) == ParamValues(b.params);
+}
+
+StatusOr<ModelSpec> ParseModelSpec(const std::string& text) {
+  if (text.empty()) return InvalidArgument("empty model spec");
+  const std::string where = "model spec '" + text + "'";
+  ModelSpec spec;
+  if (EndsWith(text, ".onnx")) {
+    spec.name = text;
+    return spec;
+  }
+  const size_t colon = text.find(':');
+  spec.name = text.substr(0, colon);
+  if (spec.name.empty()) return InvalidArgument(where + " has no model name");
+  if (colon == std::string::npos) return spec;
+
+  for (const std::string& item : Split(text.substr(colon + 1), ',')) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return InvalidArgument(where + ": expected key=value after ':', got '" + item + "'");
+    }
+    const std::string key = item.substr(0, eq);
+    const std::string value = item.substr(eq + 1);
+    bool known = false;
+    Status status;
+    ForEachParam(spec.params, [&](const char* name, auto& field) {
+      if (key != name) return;
+      known = true;
+      using Field = std::decay_t<decltype(field)>;
+      int64_t parsed = 0;
+      const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+      if (value.empty() || error != std::errc() || end != value.data() + value.size()) {
+        status = InvalidArgument(where + ": " + key + " must be an integer, got '" + value + "'");
+      } else if (std::is_unsigned_v<Field> && parsed < 0) {
+        status =
+            InvalidArgument(where + ": " + key + " must be a non-negative integer, got " + value);
+      } else {
+        field = static_cast<Field>(parsed);
+      }
+    });
+    if (!known) {
+      return InvalidArgument(where + ": unknown parameter '" + key + "'" +
+                             DidYouMean(Closest(key, ParamNames())));
+    }
+    RETURN_IF_ERROR(status);
+  }
+  return spec;
+}
+
+StatusOr<TrainConfig> ParseTrainConfig(const std::string& text, const std::string& source_name,
+                                       const std::vector<std::string>& overrides) {
+  toml::table file;
+  try {
+    file = toml::parse(text, source_name);
+  } catch (const toml::parse_error& e) {
+    return InvalidArgument(source_name + ":" + std::to_string(e.source().begin.line) + ":" +
+                           std::to_string(e.source().begin.column) + ": " +
+                           std::string(e.description()));
+  }
+  RETURN_IF_ERROR(CheckKnownKeys(file, source_name));
+
+  std::map<std::string, Override> parsed_overrides;
+  for (const std::string& o : overrides) RETURN_IF_ERROR(ParseOverride(o, &parsed_overrides));
+
+  TrainConfig config;
+  config.source = source_name;
+  Locations at;
+  RETURN_IF_ERROR(ReadConfig(file, source_name, parsed_overrides, &config, &at));
+  RETURN_IF_ERROR(Validate(config, at));
+  return config;
+}
+
+StatusOr<TrainConfig> LoadTrainConfig(const std::string& path,
+                                      const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return NotFound("config file '" + path + "' does not exist");
+  }
+  if (std::filesystem::is_directory(path, ec)) {
+    return NotFound("config file '" + path + "' is a directory");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in || in.bad()) return NotFound("cannot read config file '" + path + "'");
+  return ParseTrainConfig(text.str(), path, overrides);
+}
+
+Status ValidateTrainConfig(const TrainConfig& config) { return Validate(config, Locations{}); }
+
+std::string ToToml(const TrainConfig& config) {
+  std::string out = "# rewire training config, resolved: every key as the run used it.\n";
+  std::string current_section;
+  ForEachField(config, [&](const char* section, const char* key, const auto& field) {
+    if (section != current_section) {
+      out += "\n[" + std::string(section) + "]\n";
+      current_section = section;
+    }
+    out += std::string(key) + " = " + TomlValue(field) + "\n";
+  });
+  return out;
+}
+
+}  // namespace rewire

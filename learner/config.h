@@ -1,1 +1,145 @@
 #pragma once
+// The training-run configuration: one typed struct per TOML section with the defaults in the
+// struct, parsed from a file plus `--set section.key=value` overrides, validated in one place.
+//
+//   [run]  dir, seed, max_updates, threads, checkpoint_every
+//   [env]  models, horizon, max_candidates, cost, device, rules, cost_cache
+//   [gnn]  hidden, layers, heads
+//   [ppo]  learning_rate, adam_eps, anneal_lr, gamma, gae_lambda, update_epochs, minibatch_size,
+//          clip_coef, clip_vloss, norm_adv, ent_coef, vf_coef, max_grad_norm, target_kl,
+//          episodes_per_update
+//   [eval] models, samples, baselines, budget
+//
+// Every section and key is optional. Unknown sections and keys are errors that name FILE:LINE
+// (and the closest known key); so are values of the wrong type and values out of range.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/models/zoo.h"
+#include "graph/status.h"
+
+namespace rewire {
+
+/// A model to optimise: a zoo name (graph/models/zoo.h) with shape parameters, or a path to an
+/// .onnx file.
+struct ModelSpec {
+  std::string name;
+  ModelParams params;  // all zero = the model's defaults
+  /// Short label for tables and logs, e.g. "bert" or "bert(seq_len=128)" (only non-default
+  /// params listed, in the field order of ModelParams).
+  std::string Label() const;
+};
+
+/// Same name and same parameters.
+bool operator==(const ModelSpec& a, const ModelSpec& b);
+inline bool operator!=(const ModelSpec& a, const ModelSpec& b) { return !(a == b); }
+
+// ---------------------------------------------------------------------------------------------
+// Sections
+// ---------------------------------------------------------------------------------------------
+
+/// [run]: where the run lives and how long it goes on.
+struct RunSection {
+  /// Run directory: resolved config, metrics.jsonl, checkpoints, logs.
+  std::string dir = "runs/default";
+  uint64_t seed = 0;         // at most 2^63-1 (TOML integers are signed 64-bit)
+  int max_updates = 20;      // the run ends by itself after this many PPO updates (>= 1)
+  int threads = 1;           // LibTorch intra-op threads (>= 1)
+  int checkpoint_every = 1;  // write a checkpoint every N updates (>= 1); always at the end
+};
+
+/// [env]: the environment each episode runs in.
+struct EnvSection {
+  /// Models to optimise; one is sampled per episode (non-empty).
+  std::vector<ModelSpec> models = {ModelSpec{"squeezenet", {}}};
+  int horizon = 100;              // steps per episode (>= 1)
+  int max_candidates = 500;       // candidate rewrites offered per step (>= 1)
+  std::string cost = "analytic";  // analytic | cpu | cuda
+  std::string device = "h100";    // device profile name or path
+  std::string rules;              // rules file or directory; "" = default configs/rules
+  std::string cost_cache;         // SQLite cost cache path; "" = none
+};
+
+/// [gnn]: the policy/value network.
+struct GnnSection {
+  int hidden = 64;  // embedding width (>= 8, divisible by heads)
+  int layers = 3;   // message-passing layers (K), >= 1
+  int heads = 4;    // attention heads (>= 1)
+};
+
+/// [ppo]: CleanRL's PPO with X-RLflow's defaults.
+struct PpoSection {
+  double learning_rate = 5e-4;   // Adam step size (> 0)
+  double adam_eps = 1e-5;        // Adam epsilon (> 0)
+  bool anneal_lr = false;        // decay the learning rate linearly to 0 over max_updates
+  double gamma = 0.99;           // discount, in [0,1]
+  double gae_lambda = 0.95;      // GAE lambda, in [0,1]
+  int update_epochs = 4;         // passes over the rollouts per update (>= 1)
+  int minibatch_size = 16;       // samples per minibatch (>= 1)
+  double clip_coef = 0.2;        // policy ratio clip (> 0)
+  bool clip_vloss = true;        // clip the value loss as well
+  bool norm_adv = true;          // normalise advantages per minibatch
+  double ent_coef = 0.01;        // entropy bonus weight (>= 0)
+  double vf_coef = 0.5;          // value loss weight (>= 0)
+  double max_grad_norm = 0.5;    // global gradient-norm clip (> 0)
+  double target_kl = 0.05;       // stop the update's epochs early above this KL; <= 0 disables
+  int episodes_per_update = 10;  // episodes collected per PPO update (>= 1)
+};
+
+/// [eval]: evaluation of the trained policy against the non-learned searches.
+struct EvalSection {
+  std::vector<ModelSpec> models;  // empty = env.models
+  int samples = 8;  // best of N sampled rollouts per model (>= 0; 0 = greedy policy rollout only)
+  /// Non-learned searches to compare against, each one of greedy|backtrack|random.
+  std::vector<std::string> baselines = {"greedy", "backtrack"};
+  int budget = 100;  // budget of the baseline searches (>= 1)
+};
+
+/// A whole training run's configuration.
+struct TrainConfig {
+  RunSection run;
+  EnvSection env;
+  GnnSection gnn;
+  PpoSection ppo;
+  EvalSection eval;
+  std::string source;  // where it came from (file path), for messages; not written by ToToml
+};
+
+// ---------------------------------------------------------------------------------------------
+// Parsing, validation, writing
+// ---------------------------------------------------------------------------------------------
+
+/// Parses TOML text into a validated config. `source_name` is used in messages
+/// ("FILE:LINE: ..."). `overrides` are "section.key=value" strings applied after parsing and
+/// before validation; the value is parsed as a TOML value (so 3, 1e-4, true, "x", ["bert","vit"],
+/// [{name="bert", seq_len=64}] work) and, if it does not parse as one, taken as a bare string
+/// (so run.dir=/tmp/x works); a string key also takes the bare text of a non-string value
+/// (run.dir=2024). A model entry is a string (see ParseModelSpec) or an inline table
+/// { name = "bert", seq_len = 64 } with keys name, batch, image, seq_len, hidden, layers, heads,
+/// seed; a single entry may stand for a one-element list. Errors are InvalidArgument and name
+/// FILE:LINE (or the --set text) and the key.
+StatusOr<TrainConfig> ParseTrainConfig(const std::string& text, const std::string& source_name,
+                                       const std::vector<std::string>& overrides = {});
+
+/// Reads and parses a file (see ParseTrainConfig); `source` is set to `path`. NotFound for a
+/// missing or unreadable file (the message names the path).
+StatusOr<TrainConfig> LoadTrainConfig(const std::string& path,
+                                      const std::vector<std::string>& overrides = {});
+
+/// Checks ranges, names and cross-field rules (the checks ParseTrainConfig runs), for configs
+/// built in code. Messages name the key, e.g. "gnn.hidden (30) must be divisible by gnn.heads (4)".
+Status ValidateTrainConfig(const TrainConfig& config);
+
+/// The resolved config as TOML text, every key written in struct order (so a run directory
+/// records exactly what ran). Parsing this text with ParseTrainConfig gives back an equal config.
+/// Depends only on the settings (not on `source`), so equal texts mean equal settings.
+std::string ToToml(const TrainConfig& config);
+
+/// Parses one model spec string as used on command lines: "bert", "bert:seq_len=64,layers=2"
+/// (keys as in ModelParams) or "path/to/model.onnx" (any text ending in .onnx is a path). Checks
+/// syntax only; whether the model exists is checked by validation (or BuildModel).
+StatusOr<ModelSpec> ParseModelSpec(const std::string& text);
+
+}  // namespace rewire

@@ -1,0 +1,298 @@
+// Policy rollouts, checkpoints and the Agent (a trained policy used as a search).
+
+#include "learner/agent.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "learner/policy.h"
+
+namespace rewire {
+
+// ---------------------------------------------------------------------------- rollouts
+
+StatusOr<EpisodeOutcome> RunEpisode(GnnPolicy& policy, Environment& env, const Graph& graph, bool sample,
+                                    std::mt19937_64& rng, bool record) {
+  torch::NoGradGuard no_grad;
+  ASSIGN_OR_RETURN(Observation first, env.Reset(graph));
+  (void)first;
+  EpisodeOutcome out;
+  Episode& ep = out.episode;
+  ep.initial_cost_ms = env.initial_cost_ms();
+  ep.best_cost_ms = ep.initial_cost_ms;
+  out.best_graph = graph;
+  std::vector<SearchStep> path;
+  const int hops = policy->shape().layers;
+  while (!env.done()) {
+    ObservationFeatures f = EncodeObservation(env, hops);
+    const ObservationBatch batch = MakeBatch({&f});
+    const PolicyOutput o = policy->Forward(batch);
+    const auto logp = o.logp.contiguous();
+    const float* lp = logp.data_ptr<float>();
+    const int64_t n = logp.size(0);
+    int64_t flat = 0;
+    if (sample) {
+      double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng), acc = 0;
+      flat = n - 1;
+      for (int64_t i = 0; i < n; ++i) {
+        acc += std::exp(static_cast<double>(lp[i]));
+        if (u < acc) {
+          flat = i;
+          break;
+        }
+      }
+    } else {
+      for (int64_t i = 1; i < n; ++i) {
+        if (lp[i] > lp[flat]) flat = i;
+      }
+    }
+    const int64_t action = batch.ActionOf(0, flat);
+    ASSIGN_OR_RETURN(StepResult r, env.Step(static_cast<size_t>(action)));
+    if (record) {
+      RolloutStep s;
+      s.observation = std::move(f);
+      s.action = static_cast<int32_t>(action);
+      s.logprob = lp[flat];
+      s.value = o.value[0].item<float>();
+      s.reward = static_cast<float>(r.reward);
+      s.done = r.done;
+      ep.steps.push_back(std::move(s));
+    } else {
+      RolloutStep s;  // rewards only: the return and length are still reported
+      s.reward = static_cast<float>(r.reward);
+      s.done = r.done;
+      ep.steps.push_back(std::move(s));
+    }
+    if (!r.rule.empty()) {
+      ep.rules.push_back(r.rule);
+      path.push_back(SearchStep{r.rule, r.cost_ms});
+      if (r.cost_ms < ep.best_cost_ms) {
+        ep.best_cost_ms = r.cost_ms;
+        out.best_graph = env.graph();
+        out.best_steps = path;
+      }
+    }
+  }
+  ep.final_cost_ms = env.cost_ms();
+  return out;
+}
+
+// ---------------------------------------------------------------------------- checkpoints
+
+namespace {
+
+constexpr const char* kFormat = "rewire-policy 1";
+
+std::string MetaText(const CheckpointMeta& m) {
+  std::ostringstream os;
+  os.precision(17);
+  os << kFormat << "\n"
+     << "policy_version " << m.policy_version << "\n"
+     << "global_step " << m.global_step << "\n"
+     << "wall_time " << m.wall_time << "\n"
+     << "best_speedup " << m.best_speedup << "\n"
+     << "hidden " << m.shape.hidden << "\n"
+     << "layers " << m.shape.layers << "\n"
+     << "heads " << m.shape.heads << "\n"
+     << "node_features " << kNodeFeatures << "\n"
+     << "shape_features " << kShapeFeatures << "\n"
+     << "rng " << m.rng_state << "\n";
+  return os.str();
+}
+
+StatusOr<CheckpointMeta> ParseMeta(const std::string& path, const std::string& text) {
+  std::istringstream is(text);
+  std::string line;
+  if (!std::getline(is, line) || line != kFormat) {
+    return InvalidArgument(path + " is not a rewire policy checkpoint (format '" + line + "')");
+  }
+  CheckpointMeta m;
+  int node_features = -1, shape_features = -1;
+  while (std::getline(is, line)) {
+    const size_t sp = line.find(' ');
+    const std::string key = line.substr(0, sp), value = sp == std::string::npos ? "" : line.substr(sp + 1);
+    try {
+      if (key == "policy_version") m.policy_version = std::stoll(value);
+      else if (key == "global_step") m.global_step = std::stoll(value);
+      else if (key == "wall_time") m.wall_time = std::stod(value);
+      else if (key == "best_speedup") m.best_speedup = std::stod(value);
+      else if (key == "hidden") m.shape.hidden = std::stoi(value);
+      else if (key == "layers") m.shape.layers = std::stoi(value);
+      else if (key == "heads") m.shape.heads = std::stoi(value);
+      else if (key == "node_features") node_features = std::stoi(value);
+      else if (key == "shape_features") shape_features = std::stoi(value);
+      else if (key == "rng") m.rng_state = value;
+    } catch (const std::exception&) {
+      return InvalidArgument(path + ": corrupt checkpoint metadata at '" + line + "'");
+    }
+  }
+  if (node_features != kNodeFeatures || shape_features != kShapeFeatures) {
+    return InvalidArgument(path + " was written for " + std::to_string(node_features) + " node and " +
+                           std::to_string(shape_features) + " shape features; this build uses " +
+                           std::to_string(kNodeFeatures) + " and " + std::to_string(kShapeFeatures) +
+                           " (an incompatible version of rewire)");
+  }
+  return m;
+}
+
+Status FlushFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return Internal("cannot reopen " + path + " to flush it");
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  return rc == 0 ? Status::Ok() : Internal("fsync failed on " + path);
+}
+
+}  // namespace
+
+Status SaveCheckpoint(const std::string& path, GnnPolicy& policy, torch::optim::Optimizer* optimizer,
+                      const CheckpointMeta& meta) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  const std::string tmp = path + ".tmp";
+  try {
+    torch::serialize::OutputArchive archive;
+    archive.write("meta", c10::IValue(MetaText(meta)));
+    torch::serialize::OutputArchive weights;
+    policy->save(weights);
+    archive.write("policy", weights);
+    if (optimizer) {
+      torch::serialize::OutputArchive opt;
+      optimizer->save(opt);
+      archive.write("optimizer", opt);
+    }
+    archive.save_to(tmp);
+  } catch (const c10::Error& e) {
+    return Internal("cannot write checkpoint " + tmp + ": " + e.what_without_backtrace());
+  }
+  RETURN_IF_ERROR(FlushFile(tmp));
+  fs::rename(tmp, target, ec);
+  if (ec) return Internal("cannot rename " + tmp + " to " + path + ": " + ec.message());
+  return Status::Ok();
+}
+
+StatusOr<CheckpointMeta> ReadCheckpointMeta(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) return NotFound("checkpoint " + path + " not found");
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path);
+    c10::IValue meta;
+    if (!archive.try_read("meta", meta) || !meta.isString()) {
+      return InvalidArgument(path + " is not a rewire policy checkpoint (no metadata)");
+    }
+    return ParseMeta(path, meta.toStringRef());
+  } catch (const c10::Error& e) {
+    return InvalidArgument(path + " is not a rewire policy checkpoint: " +
+                           std::string(e.what_without_backtrace()).substr(0, 200));
+  }
+}
+
+Status LoadCheckpoint(const std::string& path, GnnPolicy& policy, torch::optim::Optimizer* optimizer) {
+  ASSIGN_OR_RETURN(CheckpointMeta meta, ReadCheckpointMeta(path));
+  RETURN_IF_ERROR(CheckShape(path, meta.shape, policy->shape()));
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path);
+    torch::serialize::InputArchive weights;
+    archive.read("policy", weights);
+    policy->load(weights);
+    if (optimizer) {
+      torch::serialize::InputArchive opt;
+      if (!archive.try_read("optimizer", opt)) return InvalidArgument(path + " holds no optimizer state to resume from");
+      optimizer->load(opt);
+    }
+  } catch (const c10::Error& e) {
+    return InvalidArgument("cannot load " + path + ": " + std::string(e.what_without_backtrace()).substr(0, 200));
+  }
+  return Status::Ok();
+}
+
+Status CheckShape(const std::string& path, const GnnShape& have, const GnnShape& want) {
+  auto differs = [&](const char* key, int a, int b) -> Status {
+    if (a == b) return Status::Ok();
+    return InvalidArgument("checkpoint " + path + " has gnn." + key + " = " + std::to_string(a) +
+                           ", the config asks for " + std::to_string(b) + " (an incompatible policy)");
+  };
+  RETURN_IF_ERROR(differs("hidden", have.hidden, want.hidden));
+  RETURN_IF_ERROR(differs("layers", have.layers, want.layers));
+  return differs("heads", have.heads, want.heads);
+}
+
+// ---------------------------------------------------------------------------- Agent
+
+struct Agent::Impl {
+  GnnPolicy policy{nullptr};
+  CheckpointMeta meta;
+};
+
+Agent::Agent(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Agent::~Agent() = default;
+
+StatusOr<std::unique_ptr<Agent>> Agent::Load(const std::string& path, const GnnSection* expected) {
+  ASSIGN_OR_RETURN(CheckpointMeta meta, ReadCheckpointMeta(path));
+  if (expected) {
+    RETURN_IF_ERROR(CheckShape(path, meta.shape, GnnShape{expected->hidden, expected->layers, expected->heads}));
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->meta = meta;
+  impl->policy = GnnPolicy(meta.shape);
+  RETURN_IF_ERROR(LoadCheckpoint(path, impl->policy, nullptr));
+  impl->policy->eval();
+  return std::unique_ptr<Agent>(new Agent(std::move(impl)));
+}
+
+int64_t Agent::policy_version() const { return impl_->meta.policy_version; }
+
+GnnSection Agent::gnn() const {
+  GnnSection g;
+  g.hidden = impl_->meta.shape.hidden;
+  g.layers = impl_->meta.shape.layers;
+  g.heads = impl_->meta.shape.heads;
+  return g;
+}
+
+StatusOr<AgentSearchResult> Agent::Optimize(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
+                                            const AgentSearchOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  EnvOptions eo;
+  eo.horizon = options.horizon;
+  eo.max_candidates = options.max_candidates;
+  Environment env(rules, cost, eo);
+  std::mt19937_64 rng(options.seed);
+  AgentSearchResult out;
+  SearchResult& best = out.best;
+  int64_t steps = 0;
+  for (int k = 0; k <= options.samples; ++k) {
+    ASSIGN_OR_RETURN(EpisodeOutcome e, RunEpisode(impl_->policy, env, graph, /*sample=*/k > 0, rng, false));
+    steps += static_cast<int64_t>(e.episode.steps.size());
+    if (k == 0) {
+      best.initial_cost_ms = e.episode.initial_cost_ms;
+      best.final_cost_ms = e.episode.best_cost_ms;
+      best.best = std::move(e.best_graph);
+      best.steps = std::move(e.best_steps);
+      out.greedy_policy_cost_ms = e.episode.best_cost_ms;
+      continue;
+    }
+    if (out.sampled_best_cost_ms == 0 || e.episode.best_cost_ms < out.sampled_best_cost_ms) {
+      out.sampled_best_cost_ms = e.episode.best_cost_ms;
+    }
+    if (e.episode.best_cost_ms < best.final_cost_ms) {
+      best.final_cost_ms = e.episode.best_cost_ms;
+      best.best = std::move(e.best_graph);
+      best.steps = std::move(e.best_steps);
+    }
+  }
+  best.iterations = static_cast<int>(steps);
+  best.reason = StopReason::kSaturated;
+  best.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace rewire

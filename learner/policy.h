@@ -1,0 +1,145 @@
+#pragma once
+// The GNN policy (LibTorch): include only from learner/*.cc and tests, never from a header
+// outside learner/.
+//
+// Architecture (DESIGN.md "Learner"):
+//   h0 = relu(W_in x)                                  x: op one-hot, activation, flags, cost
+//   per layer l (multi-head GAT with edge features, self-messages included):
+//     m_uv  = W_h h_u + W_s shape_uv + E_kind[k_uv] + E_operand[o_uv]      message into v
+//     a_uv  = softmax_u over messages into v of leaky_relu(att_m . m_uv + att_q . W_q h_v), per head
+//     h_v'  = LayerNorm(h_v + elu(W_o concat_heads(sum_u a_uv m_uv)))
+//   g_v     = relu(W_r h_v^K);  graph embedding S = sum_v g_v, mean = S / N
+//   candidate c: S_c = S - sum over its region's old nodes and removed nodes of g + sum over its
+//                region's new nodes of g (exact: env/features.h); delta_c = S_c - S
+//   logit_c = MLP(delta_c, S_c / N_c, S / N, reward_c, t / horizon);  No-Op logit = MLP(S / N, t/H)
+//   value   = MLP(S / N, t / horizon)
+// One forward encodes a batch of observations: every current graph in full, every candidate
+// from its region and the current graph's embeddings of the previous layer.
+
+#include <torch/torch.h>
+
+#include <vector>
+
+#include <random>
+#include <string>
+
+#include "env/environment.h"
+#include "env/search.h"
+#include "env/features.h"
+#include "replay/rollout.h"
+
+namespace rewire {
+
+struct GnnShape {
+  int hidden = 64;
+  int layers = 3;
+  int heads = 4;
+};
+
+/// The tensors of a batch of observations (built once; no gradients).
+struct ObservationBatch {
+  int64_t num_obs = 0;
+  int64_t num_nodes = 0;       // current-graph nodes, all observations
+  int64_t num_slots = 0;       // candidate-region nodes, all candidates
+  int64_t num_candidates = 0;
+  torch::Tensor shapes;        // [T+1, kShapeFeatures]; the last row (zeros) is for self-messages
+  torch::Tensor node_x;        // [N, kNodeFeatures]
+  torch::Tensor node_obs;      // [N] observation of each node
+  torch::Tensor msg_src, msg_dst, msg_shape, msg_kind, msg_operand;        // graph messages
+  torch::Tensor slot_x;        // [S, kNodeFeatures]
+  torch::Tensor slot_cand;     // [S] candidate of each slot
+  torch::Tensor old_node, old_cand;  // region nodes that exist in the current graph + removed nodes
+  torch::Tensor cmsg_src, cmsg_dst, cmsg_shape, cmsg_kind, cmsg_operand;   // candidate messages;
+                                                                           // src indexes [h ; f]
+  torch::Tensor cand_obs;      // [C] observation of each candidate
+  torch::Tensor cand_nodes;    // [C] node count of the candidate graph
+  torch::Tensor cand_reward;   // [C]
+  torch::Tensor obs_nodes;     // [B] node count
+  torch::Tensor step_fraction; // [B]
+  torch::Tensor action_obs;    // [C + B]: candidates of all observations, then one No-Op each
+  std::vector<int64_t> cand_offset;  // per observation: index of its first candidate
+  std::vector<int64_t> num_candidates_of;  // per observation
+
+  /// Flat index (into PolicyOutput::logp) of action `a` of observation `i`.
+  int64_t FlatAction(int64_t i, int64_t a) const {
+    return a < num_candidates_of[i] ? cand_offset[i] + a : num_candidates + i;
+  }
+  /// The inverse for observation i: its action number of flat index `flat`.
+  int64_t ActionOf(int64_t i, int64_t flat) const {
+    return flat >= num_candidates ? num_candidates_of[i] : flat - cand_offset[i];
+  }
+};
+
+ObservationBatch MakeBatch(const std::vector<const ObservationFeatures*>& observations);
+
+struct PolicyOutput {
+  torch::Tensor logp;     // [C + B] log-probabilities, laid out as ObservationBatch::action_obs
+  torch::Tensor value;    // [B]
+  torch::Tensor entropy;  // [B]
+};
+
+struct Encoding {
+  torch::Tensor graph_sum;  // [B, hidden]: sum of g over each current graph
+  torch::Tensor cand_sum;   // [C, hidden]: sum of g over each candidate graph (incremental)
+};
+
+class GnnPolicyImpl : public torch::nn::Module {
+ public:
+  explicit GnnPolicyImpl(GnnShape shape);
+  Encoding Encode(const ObservationBatch& batch);
+  PolicyOutput Forward(const ObservationBatch& batch);
+  const GnnShape& shape() const { return shape_; }
+
+ private:
+  torch::Tensor Attend(int layer, const torch::Tensor& self, const torch::Tensor& messages,
+                       const torch::Tensor& dst, int64_t n);
+
+  GnnShape shape_;
+  torch::nn::Linear in_proj_{nullptr}, readout_{nullptr};
+  std::vector<torch::nn::Linear> msg_h_, msg_shape_, query_, out_;
+  std::vector<torch::nn::Embedding> kind_, operand_;
+  std::vector<torch::nn::LayerNorm> norm_;
+  std::vector<torch::Tensor> att_m_, att_q_;
+  torch::nn::Sequential pi_{nullptr}, noop_{nullptr}, value_{nullptr};
+};
+TORCH_MODULE(GnnPolicy);
+
+// ---------------------------------------------------------------------------- rollouts
+
+/// What one episode found.
+struct EpisodeOutcome {
+  Episode episode;        // steps recorded only when asked
+  Graph best_graph;       // the cheapest graph of the episode
+  std::vector<SearchStep> best_steps;  // rewrites from the start to best_graph
+};
+
+/// Runs one episode of `policy` in `env` from `graph`: each step samples an action (`sample`)
+/// or takes the most likely one. With `record`, keeps every step's observation, action,
+/// log-probability and value for PPO. Deterministic given `rng`'s state.
+StatusOr<EpisodeOutcome> RunEpisode(GnnPolicy& policy, Environment& env, const Graph& graph, bool sample,
+                                    std::mt19937_64& rng, bool record);
+
+// ---------------------------------------------------------------------------- checkpoints
+
+/// Where a run stands, saved with the weights.
+struct CheckpointMeta {
+  int64_t policy_version = 0;  // PPO updates applied to the weights
+  int64_t global_step = 0;     // environment steps so far
+  double wall_time = 0;        // seconds of training so far
+  double best_speedup = 0;
+  GnnShape shape;
+  std::string rng_state;       // the trainer's generator, for an exact resume
+};
+
+/// Writes policy (and optimizer state, when given) atomically: a temporary file beside `path`,
+/// flushed, then renamed over it.
+Status SaveCheckpoint(const std::string& path, GnnPolicy& policy, torch::optim::Optimizer* optimizer,
+                      const CheckpointMeta& meta);
+/// Reads a checkpoint's metadata. Errors: missing file, not a rewire checkpoint.
+StatusOr<CheckpointMeta> ReadCheckpointMeta(const std::string& path);
+/// Loads weights (and optimizer state) into a policy of the checkpoint's shape.
+Status LoadCheckpoint(const std::string& path, GnnPolicy& policy, torch::optim::Optimizer* optimizer);
+/// "checkpoint P has gnn.hidden = 64, the config asks for 32" when shapes differ.
+Status CheckShape(const std::string& path, const GnnShape& have, const GnnShape& want);
+
+}  // namespace rewire
