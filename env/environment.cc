@@ -1,5 +1,7 @@
 #include "env/environment.h"
 
+#include <chrono>
+
 #include "graph/rules/candidates.h"
 
 namespace rewire {
@@ -30,7 +32,10 @@ Status Environment::Expand() {
   candidates_.clear();
   rules::CandidateOptions opts;
   opts.max_candidates = options_.max_candidates;
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
   const rules::CandidateSet set = rules::EnumerateCandidates(graph_, rules_, opts);
+  const auto t1 = Clock::now();
   candidates_.reserve(set.candidates.size());
   for (const auto& c : set.candidates) {
     EnvCandidate e;
@@ -42,6 +47,10 @@ Status Environment::Expand() {
     e.cost_ms = table_->total_ms() + delta;
     candidates_.push_back(std::move(e));
   }
+  timings_.enumerate_s += std::chrono::duration<double>(t1 - t0).count();
+  timings_.apply_s += std::chrono::duration<double>(Clock::now() - t1).count();
+  ++timings_.expansions;
+  timings_.candidates += static_cast<int64_t>(candidates_.size());
   return Status::Ok();
 }
 

@@ -76,6 +76,15 @@ class Environment {
   const std::vector<rules::Rule>& rules() const { return rules_; }
   bool done() const { return done_; }
 
+  /// Where the environment's time went since construction (for profiles).
+  struct Timings {
+    double enumerate_s = 0;  // finding candidate matches
+    double apply_s = 0;      // applying each candidate to a copy and costing its diff
+    int64_t expansions = 0;
+    int64_t candidates = 0;
+  };
+  const Timings& timings() const { return timings_; }
+
  private:
   Status Expand();  // fills candidates_ for graph_
   Observation Observe() const;
@@ -89,6 +98,7 @@ class Environment {
   double initial_cost_ms_ = 0;
   int steps_ = 0;
   bool done_ = true;
+  Timings timings_;
 };
 
 }  // namespace rewire

@@ -13,6 +13,7 @@
 #include "kernels/cost_backends.h"
 #include "kernels/rule_verify.h"
 #include "launch/commands.h"
+#include "learner/bench.h"
 
 namespace rewire::cli {
 
@@ -176,6 +177,47 @@ void RegisterBench(CLI::App& app) {
     std::printf("model %s\n", co->model.model.c_str());
     CostReport(g, rules, *cost, *seconds);
   });
+
+  // Agent benchmarks: the environment as the policy steps it, the learner, the encoding.
+  struct AgentCli {
+    ModelOptions model;
+    std::string rules;
+    CostModelOptions cost;
+    AgentBenchOptions bench;
+  };
+  auto add_agent_bench = [bench](const char* name, const char* help,
+                                 StatusOr<std::string> (*run)(const Graph&, const std::vector<rules::Rule>&, CostModel&,
+                                                              const AgentBenchOptions&)) {
+    auto a = std::make_shared<AgentCli>();
+    auto* cmd = bench->add_subcommand(name, help);
+    AddModelOptions(*cmd, a->model);
+    cmd->add_option("--rules", a->rules, "Rules file or directory (default: configs/rules)");
+    cmd->add_option("--cost", a->cost.kind, "analytic | cpu | cuda")->capture_default_str();
+    cmd->add_option("--device", a->cost.device, "Device profile name or path");
+    cmd->add_option("--steps", a->bench.steps, "Environment steps to time")->capture_default_str();
+    cmd->add_option("--horizon", a->bench.horizon, "Steps per episode")->capture_default_str();
+    cmd->add_option("--max-candidates", a->bench.max_candidates, "Candidates per step at most")->capture_default_str();
+    cmd->add_option("--gnn-hidden", a->bench.gnn.hidden, "GNN width")->capture_default_str();
+    cmd->add_option("--gnn-layers", a->bench.gnn.layers, "GNN message-passing layers")->capture_default_str();
+    cmd->add_option("--gnn-heads", a->bench.gnn.heads, "GNN attention heads")->capture_default_str();
+    cmd->add_option("--minibatch", a->bench.minibatch_size, "Learner minibatch size")->capture_default_str();
+    cmd->add_option("--threads", a->bench.threads, "LibTorch threads")->capture_default_str();
+    cmd->callback([a, run]() {
+      const Graph g = LoadModel(a->model);
+      const auto rules = Take(LoadVerifiedRules(a->rules.empty() ? DefaultRulesPath() : a->rules));
+      if (a->cost.devices_dir.empty()) a->cost.devices_dir = DefaultDevicesDir();
+      auto cost = Take(MakeCostModel(a->cost));
+      std::printf("%s: %zu nodes, %d operators, cost %s, gnn %dx%d (%d heads)\n", a->model.model.c_str(),
+                  g.num_nodes(), g.NumOperators(), cost->Name().c_str(), a->bench.gnn.layers, a->bench.gnn.hidden,
+                  a->bench.gnn.heads);
+      std::printf("%s", Take(run(g, rules, *cost, a->bench)).c_str());
+    });
+  };
+  add_agent_bench("env", "Environment steps per second with the policy acting, and where a step's time goes",
+                  &BenchEnvSteps);
+  add_agent_bench("learner", "Learner samples per second (PPO minibatches: forward, backward, Adam)", &BenchLearner);
+  add_agent_bench("encode", "Incremental candidate encoding against encoding every candidate graph in full",
+                  &BenchEncoding);
 }
 
 }  // namespace rewire::cli

@@ -1,0 +1,203 @@
+#include "learner/bench.h"
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "learner/policy.h"
+
+namespace rewire {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string Format(const char* fmt, double a, double b = 0, double c = 0, double d = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, fmt, a, b, c, d);
+  return buf;
+}
+
+GnnShape ShapeOf(const GnnSection& g) { return GnnShape{g.hidden, g.layers, g.heads}; }
+
+/// Steps the environment with the policy sampling actions, restarting episodes as needed;
+/// records the observations (for the learner bench).
+struct Collector {
+  GnnPolicy policy;
+  Environment env;
+  std::mt19937_64 rng;
+  double encode_s = 0, batch_s = 0, forward_s = 0, step_s = 0, total_s = 0;
+  int64_t steps = 0;
+  std::vector<RolloutStep> recorded;
+
+  Collector(const AgentBenchOptions& o, const std::vector<rules::Rule>& rules, CostModel& cost)
+      : policy(ShapeOf(o.gnn)), env(rules, cost, EnvOptions{o.horizon, o.max_candidates}), rng(o.seed) {}
+
+  Status Run(const Graph& graph, int n, bool record) {
+    torch::NoGradGuard no_grad;
+    const auto start = Clock::now();
+    if (env.done()) RETURN_IF_ERROR(env.Reset(graph).status());
+    for (int i = 0; i < n; ++i) {
+      if (env.done()) RETURN_IF_ERROR(env.Reset(graph).status());
+      auto t = Clock::now();
+      ObservationFeatures f = EncodeObservation(env, policy->shape().layers);
+      encode_s += Since(t);
+      t = Clock::now();
+      const ObservationBatch b = MakeBatch({&f});
+      batch_s += Since(t);
+      t = Clock::now();
+      const PolicyOutput out = policy->Forward(b);
+      const auto probs = out.logp.exp();
+      const int64_t flat = torch::multinomial(probs, 1).item<int64_t>();
+      forward_s += Since(t);
+      t = Clock::now();
+      const int64_t action = b.ActionOf(0, flat);
+      ASSIGN_OR_RETURN(StepResult r, env.Step(static_cast<size_t>(action)));
+      step_s += Since(t);
+      if (record) {
+        RolloutStep s;
+        s.observation = std::move(f);
+        s.action = static_cast<int32_t>(action);
+        s.logprob = out.logp[flat].item<float>();
+        s.value = out.value[0].item<float>();
+        s.reward = static_cast<float>(r.reward);
+        s.done = r.done;
+        recorded.push_back(std::move(s));
+      }
+      ++steps;
+    }
+    total_s += Since(start);
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+StatusOr<std::string> BenchEnvSteps(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
+                                    const AgentBenchOptions& o) {
+  torch::set_num_threads(o.threads);
+  torch::manual_seed(o.seed);
+  {
+    Collector warm(o, rules, cost);
+    RETURN_IF_ERROR(warm.Run(graph, 3, false));
+  }
+  Collector c(o, rules, cost);
+  RETURN_IF_ERROR(c.Run(graph, o.steps, false));
+  const auto& t = c.env.timings();
+  const double total = c.total_s;
+  // env.Step's time is the expansion of the next state plus applying the action.
+  const double env_other = c.step_s - t.enumerate_s - t.apply_s;
+  std::string s;
+  s += Format("environment steps/s   %.1f   (%.0f steps, %.2f s; %.0f candidates per step)\n", c.steps / total,
+              static_cast<double>(c.steps), total, t.expansions ? static_cast<double>(t.candidates) / t.expansions : 0);
+  s += "where a step's time goes:\n";
+  auto row = [&](const char* name, double sec) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "  %-44s %8.2f ms  %5.1f%%\n", name, 1e3 * sec / c.steps, 100 * sec / total);
+    s += buf;
+  };
+  row("enumerate candidates (match rules)", t.enumerate_s);
+  row("apply each candidate to a copy, cost its diff", t.apply_s);
+  row("encode features (graph + candidate regions)", c.encode_s);
+  row("build the tensor batch", c.batch_s);
+  row("policy forward + sample", c.forward_s);
+  row("the rest of env.Step (apply action, reward)", env_other);
+  row("other", total - t.enumerate_s - t.apply_s - c.encode_s - c.batch_s - c.forward_s - env_other);
+  return s;
+}
+
+StatusOr<std::string> BenchLearner(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
+                                   const AgentBenchOptions& o) {
+  torch::set_num_threads(o.threads);
+  torch::manual_seed(o.seed);
+  Collector c(o, rules, cost);
+  RETURN_IF_ERROR(c.Run(graph, o.steps, true));
+  GnnPolicy& policy = c.policy;
+  policy->train();
+  torch::optim::Adam opt(policy->parameters(), torch::optim::AdamOptions(5e-4).eps(1e-5));
+  double batch_s = 0, forward_s = 0, backward_s = 0;
+  int64_t samples = 0;
+  const auto start = Clock::now();
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    for (size_t i = 0; i < c.recorded.size(); i += o.minibatch_size) {
+      std::vector<const ObservationFeatures*> obs;
+      std::vector<int64_t> flat;
+      const size_t end = std::min(c.recorded.size(), i + o.minibatch_size);
+      auto t = Clock::now();
+      for (size_t k = i; k < end; ++k) obs.push_back(&c.recorded[k].observation);
+      const ObservationBatch b = MakeBatch(obs);
+      for (size_t k = i; k < end; ++k) flat.push_back(b.FlatAction(k - i, c.recorded[k].action));
+      batch_s += Since(t);
+      t = Clock::now();
+      const PolicyOutput out = policy->Forward(b);
+      auto loss = -out.logp.index_select(0, torch::tensor(flat)).mean() + out.value.pow(2).mean() -
+                  0.01 * out.entropy.mean();
+      forward_s += Since(t);
+      t = Clock::now();
+      opt.zero_grad();
+      loss.backward();
+      torch::nn::utils::clip_grad_norm_(policy->parameters(), 0.5);
+      opt.step();
+      backward_s += Since(t);
+      samples += static_cast<int64_t>(end - i);
+    }
+  }
+  const double total = Since(start);
+  std::string s = Format("learner samples/s     %.1f   (%.0f samples in minibatches of %.0f, %.2f s)\n",
+                         samples / total, static_cast<double>(samples), o.minibatch_size, total);
+  s += Format("  build the tensor batch   %6.1f%%\n  forward                  %6.1f%%\n", 100 * batch_s / total,
+              100 * forward_s / total);
+  s += Format("  backward + Adam step     %6.1f%%\n", 100 * backward_s / total);
+  return s;
+}
+
+StatusOr<std::string> BenchEncoding(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
+                                    const AgentBenchOptions& o) {
+  torch::set_num_threads(o.threads);
+  torch::manual_seed(o.seed);
+  GnnPolicy policy(ShapeOf(o.gnn));
+  torch::NoGradGuard no_grad;
+  Environment env(rules, cost, EnvOptions{o.horizon, o.max_candidates});
+  RETURN_IF_ERROR(env.Reset(graph).status());
+  std::mt19937_64 rng(o.seed);
+  double inc_s = 0, full_s = 0, full_features_s = 0;
+  int64_t candidates = 0, observations = 0;
+  double max_rel = 0;
+  for (int step = 0; step < 3 && !env.done(); ++step) {
+    if (env.candidates().empty()) break;
+    auto t = Clock::now();
+    const ObservationFeatures f = EncodeObservation(env, o.gnn.layers);
+    const Encoding inc = policy->Encode(MakeBatch({&f}));
+    inc_s += Since(t);
+
+    t = Clock::now();
+    std::vector<ObservationFeatures> full;
+    full.reserve(env.candidates().size());
+    for (const EnvCandidate& cand : env.candidates()) {
+      ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost, cand.result));
+      full.push_back(EncodeGraph(cand.result, table, env.initial_cost_ms()));
+    }
+    full_features_s += Since(t);
+    std::vector<const ObservationFeatures*> ptrs;
+    for (const auto& g : full) ptrs.push_back(&g);
+    const Encoding ref = policy->Encode(MakeBatch(ptrs));
+    full_s += Since(t);
+    max_rel = std::max(max_rel, ((inc.cand_sum - ref.graph_sum).abs().max() / ref.graph_sum.abs().max()).item<double>());
+    candidates += static_cast<int64_t>(env.candidates().size());
+    ++observations;
+    RETURN_IF_ERROR(env.Step(rng() % env.candidates().size()).status());
+  }
+  std::string s = Format("encoding %.0f candidates over %.0f observations (%.0f nodes, %.0f layers)\n",
+                         static_cast<double>(candidates), static_cast<double>(observations),
+                         static_cast<double>(graph.num_nodes()), o.gnn.layers);
+  s += Format("  incremental (regions + cached embeddings)  %8.2f ms per observation, %8.1f us per candidate\n",
+              1e3 * inc_s / observations, 1e6 * inc_s / candidates);
+  s += Format("  full (every candidate graph encoded)       %8.2f ms per observation, %8.1f us per candidate\n",
+              1e3 * full_s / observations, 1e6 * full_s / candidates);
+  s += Format("    of which building the full features      %8.2f ms per observation\n",
+              1e3 * full_features_s / observations);
+  s += Format("  speedup %.1fx; max relative difference of the candidate embeddings %.2e\n", full_s / inc_s, max_rel);
+  return s;
+}
+
+}  // namespace rewire

@@ -1,0 +1,158 @@
+// `rewire train`, `rewire eval` and `rewire optimize --search rl` through the real binary, on a
+// tiny configuration (SqueezeNet, a one-layer GNN, a few short episodes).
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/launch/run_util.h"
+
+namespace rewire::testing {
+namespace {
+
+std::string TinyConfig(const std::string& dir) {
+  return "[run]\ndir = \"" + dir +
+         "\"\nseed = 3\nmax_updates = 2\n\n[env]\nmodels = [\"squeezenet\"]\nhorizon = 4\nmax_candidates = 40\n\n"
+         "[gnn]\nhidden = 8\nlayers = 1\nheads = 2\n\n[ppo]\nepisodes_per_update = 2\nminibatch_size = 4\n"
+         "update_epochs = 2\n\n[eval]\nsamples = 1\nbaselines = [\"greedy\"]\nbudget = 5\n";
+}
+
+/// The value of "key": in the metrics line of update `update`.
+std::string MetricOf(const std::string& metrics, int update, const std::string& key) {
+  std::istringstream in(metrics);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find("{\"update\": " + std::to_string(update) + ",") != 0) continue;
+    const size_t p = line.find("\"" + key + "\": ");
+    if (p == std::string::npos) return "";
+    const size_t start = p + key.size() + 4;
+    return line.substr(start, line.find_first_of(",}", start) - start);
+  }
+  return "";
+}
+
+int CountLines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(TrainCli, MalformedTomlNamesTheFileAndLine) {
+  TempDir tmp;
+  WriteFile(tmp / "bad.toml", "[run]\nseed = 1\nmax_updates = = 3\n");
+  const RunResult r = Rewire("train --config " + Quote(tmp / "bad.toml"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("bad.toml:3:"), std::string::npos) << r.output;
+}
+
+TEST(TrainCli, UnknownKeyNamesTheFileLineAndTheClosestKey) {
+  TempDir tmp;
+  WriteFile(tmp / "typo.toml", "[run]\nseed = 1\n\n[ppo]\nlearning_rat = 1e-3\n");
+  const RunResult r = Rewire("train --config " + Quote(tmp / "typo.toml"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("typo.toml:5: unknown key 'ppo.learning_rat'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("learning_rate"), std::string::npos) << r.output;
+}
+
+TEST(TrainCli, MissingConfigAndBadOverrideAreErrors) {
+  TempDir tmp;
+  RunResult r = Rewire("train --config " + Quote(tmp / "none.toml"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("none.toml"), std::string::npos) << r.output;
+  WriteFile(tmp / "c.toml", TinyConfig(tmp / "run"));
+  r = Rewire("train --config " + Quote(tmp / "c.toml") + " --set ppo.nope=1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("unknown key 'ppo.nope'"), std::string::npos) << r.output;
+}
+
+TEST(TrainCli, TrainsResumesExactlyAndEvaluates) {
+  TempDir tmp;
+  WriteFile(tmp / "c.toml", TinyConfig(tmp / "straight"));
+  // Two updates in one go.
+  RunResult r = Rewire("train -q --config " + Quote(tmp / "c.toml"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string straight = ReadFile(tmp / "straight/metrics.jsonl");
+  ASSERT_EQ(CountLines(straight), 2) << straight;
+
+  // One update, then a resume to two: the same numbers, because the generator, weights and
+  // optimizer state all come back from the checkpoint.
+  const std::string split = tmp / "split";
+  r = Rewire("train -q --config " + Quote(tmp / "c.toml") + " --set run.dir=" + Quote(split) +
+             " --set run.max_updates=1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = Rewire("train -q --config " + Quote(tmp / "c.toml") + " --set run.dir=" + Quote(split));
+  EXPECT_EQ(r.exit_code, 1) << "a second start must not overwrite the run";
+  EXPECT_NE(r.output.find("--resume"), std::string::npos) << r.output;
+  r = Rewire("train -q --resume --config " + Quote(tmp / "c.toml") + " --set run.dir=" + Quote(split));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string resumed = ReadFile(split + "/metrics.jsonl");
+  ASSERT_EQ(CountLines(resumed), 2) << resumed;
+  for (const char* key : {"policy_version", "global_step", "charts/episodic_return", "losses/value_loss"}) {
+    EXPECT_EQ(MetricOf(resumed, 2, key), MetricOf(straight, 2, key)) << key;
+    EXPECT_FALSE(MetricOf(straight, 2, key).empty()) << key;
+  }
+
+  // Evaluation writes eval.json and a verified optimised graph.
+  r = Rewire("eval -q --config " + Quote(tmp / "c.toml"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string eval = ReadFile(tmp / "straight/eval.json");
+  EXPECT_NE(eval.find("\"model\": \"squeezenet\""), std::string::npos) << eval;
+  EXPECT_NE(eval.find("\"verified\": true"), std::string::npos) << eval;
+  EXPECT_NE(eval.find("\"greedy\": "), std::string::npos) << eval;
+  EXPECT_TRUE(std::ifstream(tmp / "straight/optimized/squeezenet.onnx").good());
+
+  // The policy as a search in `rewire optimize`.
+  r = Rewire("optimize -q --model squeezenet --search rl --policy " + Quote(tmp / "straight/checkpoints/latest.pt") +
+             " --samples 1 --horizon 4");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("verified         yes"), std::string::npos) << r.output;
+
+  // And the report of the run.
+  r = Rewire("report --run " + Quote(tmp / "straight"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::ifstream(tmp / "straight/report/return.png").good());
+}
+
+TEST(TrainCli, MissingAndIncompatibleCheckpointsAreClearErrors) {
+  TempDir tmp;
+  WriteFile(tmp / "c.toml", TinyConfig(tmp / "run"));
+  RunResult r = Rewire("eval -q --config " + Quote(tmp / "c.toml") + " --policy " + Quote(tmp / "none.pt"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("checkpoint " + (tmp / "none.pt") + " not found"), std::string::npos) << r.output;
+
+  r = Rewire("train -q --resume --config " + Quote(tmp / "c.toml"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("nothing to resume"), std::string::npos) << r.output;
+
+  WriteFile(tmp / "junk.pt", "this is not a checkpoint");
+  r = Rewire("optimize -q --model squeezenet --search rl --policy " + Quote(tmp / "junk.pt"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("is not a rewire policy checkpoint"), std::string::npos) << r.output;
+
+  r = Rewire("train -q --config " + Quote(tmp / "c.toml") + " --set run.max_updates=1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // A policy with another GNN shape cannot be evaluated or resumed under this config.
+  r = Rewire("eval -q --config " + Quote(tmp / "c.toml") + " --set gnn.hidden=16");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("has gnn.hidden = 8, the config asks for 16"), std::string::npos) << r.output;
+  r = Rewire("train -q --resume --config " + Quote(tmp / "c.toml") + " --set gnn.layers=2");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("has gnn.layers = 1, the config asks for 2"), std::string::npos) << r.output;
+
+  r = Rewire("optimize -q --model squeezenet --search rl");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--search rl needs --policy"), std::string::npos) << r.output;
+}
+
+TEST(TrainCli, ShippedConfigsParse) {
+  // Every shipped training config is valid: a one-update dry run is too slow for all, so check
+  // parsing through `train` with an impossible max_updates and look for the range error only.
+  for (const std::string name :
+       {"quickstart", "models/bert", "models/inceptionv3", "generalisation/bert_seq_len",
+        "generalisation/unseen_models"}) {
+    const RunResult r = Rewire("train -q --config " + Quote(std::string(REWIRE_SOURCE_DIR) + "/configs/" + name +
+                                                          ".toml") +
+                               " --set run.max_updates=0");
+    EXPECT_EQ(r.exit_code, 1) << name;
+    EXPECT_NE(r.output.find("run.max_updates"), std::string::npos) << name << ": " << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace rewire::testing
