@@ -75,7 +75,7 @@ struct Collector {
 
 StatusOr<std::string> BenchEnvSteps(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
                                     const AgentBenchOptions& o) {
-  torch::set_num_threads(o.threads);
+  SetComputeThreads(o.threads);
   torch::manual_seed(o.seed);
   {
     Collector warm(o, rules, cost);
@@ -108,7 +108,7 @@ StatusOr<std::string> BenchEnvSteps(const Graph& graph, const std::vector<rules:
 
 StatusOr<std::string> BenchLearner(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
                                    const AgentBenchOptions& o) {
-  torch::set_num_threads(o.threads);
+  SetComputeThreads(o.threads);
   torch::manual_seed(o.seed);
   Collector c(o, rules, cost);
   RETURN_IF_ERROR(c.Run(graph, o.steps, true));
@@ -153,7 +153,7 @@ StatusOr<std::string> BenchLearner(const Graph& graph, const std::vector<rules::
 
 StatusOr<std::string> BenchEncoding(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
                                     const AgentBenchOptions& o) {
-  torch::set_num_threads(o.threads);
+  SetComputeThreads(o.threads);
   torch::manual_seed(o.seed);
   GnnPolicy policy(ShapeOf(o.gnn));
   torch::NoGradGuard no_grad;

@@ -1,5 +1,7 @@
 #include "learner/policy.h"
 
+#include <dlfcn.h>
+
 #include <limits>
 
 namespace rewire {
@@ -55,6 +57,12 @@ torch::Tensor SegmentMax(const torch::Tensor& x, const torch::Tensor& seg, int64
 }
 
 }  // namespace
+
+void SetComputeThreads(int threads) {
+  torch::set_num_threads(threads);
+  using SetThreads = void (*)(int);
+  if (auto* f = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) f(threads);
+}
 
 ObservationBatch MakeBatch(const std::vector<const ObservationFeatures*>& observations) {
   ObservationBatch b;

@@ -70,6 +70,10 @@ struct ObservationBatch {
   }
 };
 
+/// Sets LibTorch's intra-op threads and, when LibTorch runs on OpenBLAS, OpenBLAS's threads too
+/// (its idle threads otherwise spin in sched_yield and take a core from the environment).
+void SetComputeThreads(int threads);
+
 ObservationBatch MakeBatch(const std::vector<const ObservationFeatures*>& observations);
 
 struct PolicyOutput {

@@ -158,7 +158,7 @@ Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
   };
 
   // --- set-up: seeds, resources, policy, optimizer
-  torch::set_num_threads(c.run.threads);
+  SetComputeThreads(c.run.threads);
   torch::manual_seed(c.run.seed);
   std::mt19937_64 rng(c.run.seed);
   ASSIGN_OR_RETURN(Resources res, LoadResources(c, paths, c.env.models));
@@ -362,7 +362,7 @@ Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
 StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& c, const RunPaths& paths, const std::string& checkpoint,
                                            const std::function<void(const std::string&)>& log) {
   RETURN_IF_ERROR(ValidateTrainConfig(c));
-  torch::set_num_threads(c.run.threads);
+  SetComputeThreads(c.run.threads);
   ASSIGN_OR_RETURN(std::unique_ptr<Agent> agent, Agent::Load(checkpoint, &c.gnn));
   const std::vector<ModelSpec>& specs = c.eval.models.empty() ? c.env.models : c.eval.models;
   ASSIGN_OR_RETURN(Resources res, LoadResources(c, paths, specs));
