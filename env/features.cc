@@ -52,7 +52,8 @@ class ShapeTable {
       row[kMaxFeatureRank + 1 + col] = static_cast<float>(d) / static_cast<float>(largest);
       row[2 * kMaxFeatureRank + 1 + col] = d == 1 ? 1.0f : 0.0f;
     }
-    row[3 * kMaxFeatureRank + 1 + std::min(static_cast<int>(t.dtype), 2)] = 1.0f;
+    const int dtype = t.dtype == DType::kFloat32 ? 0 : t.dtype == DType::kInt64 ? 1 : 2;
+    row[3 * kMaxFeatureRank + 1 + dtype] = 1.0f;
   }
 
   std::vector<float>& rows_;

@@ -187,6 +187,7 @@ GnnPolicyImpl::GnnPolicyImpl(GnnShape shape) : shape_(shape) {
   pi_ = register_module("pi", Mlp(3 * d + 2, d));
   noop_ = register_module("noop", Mlp(d + 1, d));
   value_ = register_module("value", Mlp(d + 1, d));
+  reward_prior_ = register_parameter("reward_prior", torch::full({1}, 4.0));
 }
 
 torch::Tensor GnnPolicyImpl::Attend(int l, const torch::Tensor& self, const torch::Tensor& m,
@@ -244,7 +245,9 @@ PolicyOutput GnnPolicyImpl::Forward(const ObservationBatch& b) {
   auto cand_in = torch::cat({delta, cand_mean, mean.index_select(0, b.cand_obs), b.cand_reward.unsqueeze(1),
                              b.step_fraction.index_select(0, b.cand_obs).unsqueeze(1)},
                             1);
-  auto logits = torch::cat({pi_->forward(cand_in).squeeze(1), noop_->forward(ctx).squeeze(1)}, 0);
+  auto largest = SegmentMax(b.cand_reward.abs(), b.cand_obs, b.num_obs).index_select(0, b.cand_obs);
+  auto cand_logits = pi_->forward(cand_in).squeeze(1) + reward_prior_ * b.cand_reward / (largest + 1e-3);
+  auto logits = torch::cat({cand_logits, noop_->forward(ctx).squeeze(1)}, 0);
   auto mx = SegmentMax(logits, b.action_obs, b.num_obs);
   auto shifted = logits - mx.index_select(0, b.action_obs);
   auto lse = torch::log(torch::zeros({b.num_obs}, logits.options()).index_add(0, b.action_obs, torch::exp(shifted)));

@@ -11,7 +11,13 @@
 //   g_v     = relu(W_r h_v^K);  graph embedding S = sum_v g_v, mean = S / N
 //   candidate c: S_c = S - sum over its region's old nodes and removed nodes of g + sum over its
 //                region's new nodes of g (exact: env/features.h); delta_c = S_c - S
-//   logit_c = MLP(delta_c, S_c / N_c, S / N, reward_c, t / horizon);  No-Op logit = MLP(S / N, t/H)
+//   logit_c = MLP(delta_c, S_c / N_c, S / N, reward_c, t / horizon) + beta * reward_c / max|reward|
+//   No-Op logit = MLP(S / N, t / horizon)
+// The last term (beta learned, starting at 4; rewards normalised by the largest magnitude
+// among the observation's candidates, so it means the same on every model) is a greedy
+// prior: an untrained policy
+// already prefers rewrites that pay off at once and stops when none does; training learns
+// where to deviate from that (accepting a loss now for a larger gain later).
 //   value   = MLP(S / N, t / horizon)
 // One forward encodes a batch of observations: every current graph in full, every candidate
 // from its region and the current graph's embeddings of the previous layer.
@@ -105,6 +111,7 @@ class GnnPolicyImpl : public torch::nn::Module {
   std::vector<torch::nn::LayerNorm> norm_;
   std::vector<torch::Tensor> att_m_, att_q_;
   torch::nn::Sequential pi_{nullptr}, noop_{nullptr}, value_{nullptr};
+  torch::Tensor reward_prior_;
 };
 TORCH_MODULE(GnnPolicy);
 
