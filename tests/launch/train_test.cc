@@ -140,6 +140,19 @@ TEST(TrainCli, MissingAndIncompatibleCheckpointsAreClearErrors) {
   EXPECT_NE(r.output.find("--search rl needs --policy"), std::string::npos) << r.output;
 }
 
+TEST(TrainCli, TrainsOnAnOnnxFileAndAModelSet) {
+  TempDir tmp;
+  RunResult r = Rewire("export --model squeezenet --out " + Quote(tmp / "sq.onnx"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  WriteFile(tmp / "c.toml", TinyConfig(tmp / "run"));
+  // One episode on the ONNX file and one on a zoo model, sampled per episode.
+  r = Rewire("train --config " + Quote(tmp / "c.toml") + " --set run.max_updates=1 --set ppo.episodes_per_update=4" +
+             " --set " + Quote("env.models=[\"" + (tmp / "sq.onnx") + "\", {name=\"vgg19\", image=32}]"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("training on " + (tmp / "sq.onnx") + ", vgg19(image=32)"), std::string::npos) << r.output;
+  EXPECT_EQ(CountLines(ReadFile(tmp / "run/metrics.jsonl")), 1);
+}
+
 TEST(TrainCli, ShippedConfigsParse) {
   // Every shipped training config is valid: a one-update dry run is too slow for all, so check
   // parsing through `train` with an impossible max_updates and look for the range error only.
