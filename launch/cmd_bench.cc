@@ -218,6 +218,7 @@ void RegisterBench(CLI::App& app) {
   add_agent_bench("learner", "Learner samples per second (PPO minibatches: forward, backward, Adam)", &BenchLearner);
   add_agent_bench("encode", "Incremental candidate encoding against encoding every candidate graph in full",
                   &BenchEncoding);
+  RegisterBenchTransport(*bench);
 }
 
 }  // namespace rewire::cli

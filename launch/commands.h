@@ -52,6 +52,8 @@ void RegisterExport(CLI::App& app);
 void RegisterRun(CLI::App& app);
 void RegisterRules(CLI::App& app);
 void RegisterBench(CLI::App& app);
+/// `rewire bench transport` (launch/cmd_bench_transport.cc), under `bench`.
+void RegisterBenchTransport(CLI::App& bench);
 void RegisterOptimize(CLI::App& app);
 void RegisterReport(CLI::App& app);
 void RegisterTrain(CLI::App& app);  // train and eval

@@ -11,7 +11,7 @@ packages=(
   # libraries
   libtorch-dev libgloo-dev libopenblas0-pthread
   libonnx-dev libprotobuf-dev protobuf-compiler
-  libzmq3-dev cppzmq-dev libcereal-dev libtomlplusplus-dev
+  libzmq3-dev cppzmq-dev libcereal-dev libtomlplusplus-dev libsodium-dev
   libsqlite3-dev libcli11-dev libfmt-dev zlib1g-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   # test-time reference models and checkers (for /usr/bin/python3)

@@ -20,6 +20,7 @@ def main(dirs):
         with open(path) as f:
             ev = json.load(f)
         train_s = None
+        updates = None
         metrics = os.path.join(d, "metrics.jsonl")
         if os.path.exists(metrics):
             lines = [json.loads(l) for l in open(metrics) if l.strip()]
@@ -35,7 +36,7 @@ def main(dirs):
             bs = r.get("baseline_seconds", {})
             rows.append((os.path.basename(d), r["model"], init, r["greedy_policy_cost_ms"], rl, r.get("samples", 0),
                          b.get("greedy"), b.get("backtrack"), r.get("rl_seconds"), bs.get("backtrack"), train_s,
-                         updates if train_s is not None else None, r.get("verified")))
+                         updates, r.get("verified")))
     print("| run | model | initial ms | RL greedy policy | RL best of 1+N | greedy | backtrack | RL vs backtrack "
           "| RL eval s | backtrack s | training (updates, s) | verified |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
@@ -44,7 +45,7 @@ def main(dirs):
             return f"{init / x:.3f}x" if x else "-"
         vs = f"{(bt / rl - 1) * 100:+.1f}%" if bt else "-"
         print(f"| {run} | {model} | {init:.4f} | {sp(gp)} | {sp(rl)} (N={n}) | {sp(g)} | {sp(bt)} | {vs} | "
-              f"{rls:.1f} | {bts:.1f} | {upd}, {tr:.0f} | {'yes' if ver else 'NO'} |")
+              f"{rls:.1f} | {bts:.1f} | {f'{upd}, {tr:.0f}' if tr is not None else '-'} | {'yes' if ver else 'NO'} |")
 
 
 if __name__ == "__main__":
