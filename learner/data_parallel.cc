@@ -1,0 +1,651 @@
+// Data-parallel learners: rendezvous from the environment, and one flattened all-reduce of the
+// gradients per minibatch over Gloo (LibTorch c10d). See data_parallel.h for the rule every
+// caller must keep (the same collectives on every rank).
+
+#include "learner/data_parallel.h"
+
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <optional>
+#include <utility>
+
+#if defined(USE_C10D_GLOO)
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#endif
+
+// ---------------------------------------------------------------------------- LibTorch versions
+// The one place that looks at TORCH_VERSION_*. The c10d calls below are spelled the same in
+// 1.13 and 2.x (read against 1.13's and 2.7's headers; built here with 1.13 only):
+// ProcessGroupGloo(store, rank, size, options), Options::create(timeout) with `devices` and
+// `threads`, createDeviceFor{Hostname,Interface} and createDefaultDevice (later 2.x add a defaulted
+// `lazyInit`), allreduce/broadcast/barrier returning c10::intrusive_ptr<c10d::Work>, and
+// TCPStore(host, TCPStoreOptions). What changed underneath: in 2.x ProcessGroupGloo is a
+// c10d::Backend (1.13: a c10d::ProcessGroup), which is why this file names only ProcessGroupGloo,
+// through GlooGroup; from 2.4 the TCPStore server runs on libuv by default (it binds port 0 too);
+// and 2.x's Optimizer::zero_grad() leaves gradients undefined (1.13 zeroes them), which
+// AllReduceGradients treats as zeros. A release that renames one of these gets its #if here.
+#if TORCH_VERSION_MAJOR < 1 || (TORCH_VERSION_MAJOR == 1 && TORCH_VERSION_MINOR < 13)
+#error "learner/data_parallel.cc needs LibTorch 1.13 or newer (c10d::TCPStoreOptions, c10d::Work)"
+#endif
+
+namespace rewire {
+namespace {
+
+#if defined(USE_C10D_GLOO)
+using GlooGroup = c10d::ProcessGroupGloo;  // 2.x: a c10d::Backend; 1.13: a c10d::ProcessGroup
+#endif
+
+// ---------------------------------------------------------------------------- parsing
+
+/// The variable's value; empty counts as unset.
+std::optional<std::string> Lookup(const std::map<std::string, std::string>& vars,
+                                  const std::string& name) {
+  auto it = vars.find(name);
+  if (it == vars.end() || it->second.empty()) return std::nullopt;
+  return it->second;
+}
+
+/// A whole-string decimal integer (no sign, no spaces), or nothing.
+std::optional<int64_t> ParseInt(const std::string& s) {
+  int64_t v = 0;
+  const char* end = s.data() + s.size();
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return std::nullopt;
+  auto [p, ec] = std::from_chars(s.data(), end, v);
+  if (ec != std::errc() || p != end) return std::nullopt;
+  return v;
+}
+
+/// One variable, or its Slurm fallback: the name actually used and its value.
+struct Var {
+  std::string name;
+  std::string value;
+};
+std::optional<Var> LookupEither(const std::map<std::string, std::string>& vars,
+                                const std::string& name, const std::string& fallback) {
+  if (auto v = Lookup(vars, name)) return Var{name, *v};
+  if (auto v = Lookup(vars, fallback)) return Var{fallback, *v};
+  return std::nullopt;
+}
+
+bool AllDigits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c));
+  });
+}
+
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+}
+
+/// A c10d/Gloo message on one line (Status messages are one line).
+std::string OneLine(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  std::string out;
+  for (char c : s) {
+    if (c == '\n') {
+      out += "; ";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::string> FirstHostOfNodelist(const std::string& nodelist) {
+  std::string list = nodelist;
+  while (!list.empty() && std::isspace(static_cast<unsigned char>(list.back()))) list.pop_back();
+  while (!list.empty() && std::isspace(static_cast<unsigned char>(list.front()))) list.erase(0, 1);
+  if (list.empty()) return InvalidArgument("empty node list");
+  const std::string where = "node list '" + list + "'";
+  int depth = 0;
+  for (char c : list) {
+    if (c == '[' && ++depth > 1) return InvalidArgument(where + ": nested '['");
+    if (c == ']' && --depth < 0) return InvalidArgument(where + ": ']' without '['");
+  }
+  if (depth != 0) return InvalidArgument(where + ": unbalanced '['");
+
+  // The first item is everything before the first comma outside brackets; each bracket
+  // expression contributes the first number of its first range, zero padding kept.
+  std::string host;
+  size_t i = 0;
+  while (i < list.size() && list[i] != ',') {
+    if (list[i] != '[') {
+      host += list[i++];
+      continue;
+    }
+    const size_t close = list.find(']', i);
+    const std::string inner = list.substr(i + 1, close - i - 1);
+    const std::string first = inner.substr(0, inner.find_first_of(",-:"));
+    if (!AllDigits(first)) return InvalidArgument(where + ": bad range '[" + inner + "]'");
+    host += first;
+    i = close + 1;
+  }
+  if (host.empty()) return InvalidArgument(where + ": the first host is empty");
+  return host;
+}
+
+StatusOr<Rendezvous> RendezvousFromVars(const std::map<std::string, std::string>& vars) {
+  Rendezvous r;
+  const std::optional<Var> rank = LookupEither(vars, "RANK", "SLURM_PROCID");
+  const std::optional<Var> world = LookupEither(vars, "WORLD_SIZE", "SLURM_NTASKS");
+  if (!rank && !world) return r;  // a single process
+  if (!world) {
+    return InvalidArgument(rank->name + " is " + rank->value +
+                           " but WORLD_SIZE is not set (nor SLURM_NTASKS)");
+  }
+  if (!rank) {
+    return InvalidArgument(world->name + " is " + world->value +
+                           " but RANK is not set (nor SLURM_PROCID)");
+  }
+  const std::optional<int64_t> w = ParseInt(world->value);
+  if (!w || *w < 1 || *w > INT_MAX) {
+    return InvalidArgument(world->name + " must be a positive integer, got '" + world->value + "'");
+  }
+  const std::optional<int64_t> k = ParseInt(rank->value);
+  if (!k || *k > INT_MAX) {
+    return InvalidArgument(rank->name + " must be a non-negative integer, got '" + rank->value +
+                           "'");
+  }
+  if (*k >= *w) {
+    return InvalidArgument(rank->name + " " + rank->value + " is out of range for " + world->name +
+                           " " + world->value + " (ranks are 0.." + std::to_string(*w - 1) + ")");
+  }
+  r.rank = static_cast<int>(*k);
+  r.world_size = static_cast<int>(*w);
+
+  if (auto addr = Lookup(vars, "MASTER_ADDR")) {
+    r.master_addr = *addr;
+  } else if (auto list = LookupEither(vars, "SLURM_JOB_NODELIST", "SLURM_NODELIST")) {
+    StatusOr<std::string> first = FirstHostOfNodelist(list->value);
+    if (!first.ok()) return first.status().WithContext(list->name);
+    r.master_addr = *first;
+  }
+
+  if (auto port = Lookup(vars, "MASTER_PORT")) {
+    const std::optional<int64_t> p = ParseInt(*port);
+    if (!p || *p < 1 || *p > 65535) {
+      return InvalidArgument("MASTER_PORT must be an integer in 1..65535, got '" + *port + "'");
+    }
+    r.master_port = static_cast<int>(*p);
+  } else if (r.world_size > 1) {
+    return InvalidArgument("MASTER_PORT is not set: " + world->name + " " + world->value +
+                           " needs the port of rank 0's store (MASTER_ADDR " + r.master_addr + ")");
+  }
+  return r;
+}
+
+StatusOr<Rendezvous> RendezvousFromEnv() {
+  std::map<std::string, std::string> vars;
+  for (const char* name : {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID",
+                           "SLURM_NTASKS", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}) {
+    if (const char* v = std::getenv(name)) vars[name] = v;
+  }
+  return RendezvousFromVars(vars);
+}
+
+std::vector<std::vector<size_t>> CycleMinibatches(std::vector<std::vector<size_t>> local,
+                                                  int64_t count) {
+  const size_t n = static_cast<size_t>(std::max<int64_t>(count, 0));
+  if (local.empty()) return std::vector<std::vector<size_t>>(n);
+  const size_t have = local.size();
+  if (have >= n) {
+    local.resize(n);
+    return local;
+  }
+  local.reserve(n);
+  for (size_t i = have; i < n; ++i) local.push_back(local[i % have]);
+  return local;
+}
+
+// ---------------------------------------------------------------------------- the group
+
+struct GradientAllReducer::Impl {
+  Rendezvous rv;
+  DataParallelOptions options;
+  int port = 0;
+  Status broken;                 // the first failed collective; every later call returns it
+  int64_t broadcast_numel = -1;  // elements of the last Broadcast (-1: none yet)
+  torch::Tensor grad_buffer;     // reused between AllReduceGradients calls of the same size
+  int64_t allreduces_done = 0, collectives_done = 0, allreduce_bytes = 0;
+  double allreduce_seconds = 0;
+#if defined(USE_C10D_GLOO)
+  c10::intrusive_ptr<c10d::Store> store;  // TCPStore (rank 0 serves it) behind a PrefixStore
+  c10::intrusive_ptr<GlooGroup> group;    // built by Connect(); destroyed before the store
+#endif
+
+  std::string Who() const {
+    return "rank " + std::to_string(rv.rank) + " of " + std::to_string(rv.world_size);
+  }
+
+  std::string Timeout() const {
+    const auto ms = options.timeout.count();
+    return ms % 1000 == 0 ? std::to_string(ms / 1000) + "s" : std::to_string(ms) + "ms";
+  }
+
+  std::string StoreError(const std::string& message) const {
+    return "data-parallel store at " + rv.master_addr + ":" + std::to_string(rv.master_port) +
+           " (" + Who() + (rv.rank == 0 ? ", serving it" : ", connecting to it") + ", timeout " +
+           Timeout() + "): " + OneLine(message);
+  }
+
+  /// Marks the group unusable: after a failed collective the ranks disagree on what comes next.
+  Status Fail(const std::string& what, const std::string& message) {
+    broken = Internal("data-parallel " + what + " failed on " + Who() + " (timeout " + Timeout() +
+                      "): " + OneLine(message));
+    return broken;
+  }
+
+  Status Connect();
+  /// Runs one collective started by `start` and waits for it (at most the timeout).
+  template <typename Start>
+  Status Run(const std::string& what, Start&& start);
+  /// Element-wise all-reduce of a few doubles.
+  StatusOr<std::vector<double>> AllReduceDoubles(std::vector<double> values, ReduceKind kind);
+};
+
+#if defined(USE_C10D_GLOO)
+namespace {
+
+c10d::ReduceOp ToReduceOp(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::kMax:
+      return c10d::ReduceOp::MAX;
+    case ReduceKind::kMin:
+      return c10d::ReduceOp::MIN;
+    case ReduceKind::kSum:
+    case ReduceKind::kMean:
+      break;
+  }
+  return c10d::ReduceOp::SUM;
+}
+
+/// Gloo's network devices: the configured interfaces (comma-separated), else loopback for a
+/// loopback master, else the address this host's name resolves to (c10d's default).
+std::vector<std::shared_ptr<::gloo::transport::Device>> MakeDevices(
+    const Rendezvous& rv, const DataParallelOptions& options) {
+  std::string interfaces = options.gloo_interface;
+  if (interfaces.empty()) {
+    if (const char* env = std::getenv("GLOO_SOCKET_IFNAME")) interfaces = env;
+  }
+  std::vector<std::shared_ptr<::gloo::transport::Device>> devices;
+  size_t start = 0;
+  while (!interfaces.empty() && start <= interfaces.size()) {
+    const size_t comma = std::min(interfaces.find(',', start), interfaces.size());
+    const std::string name = interfaces.substr(start, comma - start);
+    if (!name.empty()) devices.push_back(GlooGroup::createDeviceForInterface(name));
+    start = comma + 1;
+  }
+  if (devices.empty()) {
+    devices.push_back(IsLoopback(rv.master_addr) ? GlooGroup::createDeviceForHostname("127.0.0.1")
+                                                 : GlooGroup::createDefaultDevice());
+  }
+  return devices;
+}
+
+}  // namespace
+
+Status GradientAllReducer::Impl::Connect() {
+  if (!broken.ok()) return broken;
+  if (group || rv.world_size == 1) return Status::Ok();
+  try {
+    auto gloo_options = GlooGroup::Options::create(options.timeout);
+    gloo_options->devices = MakeDevices(rv, options);
+    gloo_options->threads = static_cast<int>(gloo_options->devices.size());
+    // Blocks until every rank has published its address in the store (at most the timeout).
+    group = c10::make_intrusive<GlooGroup>(store, rv.rank, rv.world_size, gloo_options);
+  } catch (const c10::Error& e) {
+    return Fail("rendezvous of " + std::to_string(rv.world_size) + " ranks",
+                e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    return Fail("rendezvous of " + std::to_string(rv.world_size) + " ranks", e.what());
+  }
+  return Status::Ok();
+}
+
+template <typename Start>
+Status GradientAllReducer::Impl::Run(const std::string& what, Start&& start) {
+  RETURN_IF_ERROR(Connect());
+  try {
+    c10::intrusive_ptr<c10d::Work> work = start(*group);
+    work->wait(options.timeout);
+  } catch (const c10::Error& e) {
+    return Fail(what, e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    return Fail(what, e.what());
+  }
+  ++collectives_done;
+  return Status::Ok();
+}
+
+#else  // no Gloo in this LibTorch
+
+Status GradientAllReducer::Impl::Connect() {
+  if (rv.world_size == 1) return Status::Ok();
+  return Unimplemented(
+      "this LibTorch was built without Gloo (USE_C10D_GLOO): data-parallel learners need it");
+}
+
+template <typename Start>
+Status GradientAllReducer::Impl::Run(const std::string& what, Start&& start) {
+  return Connect();
+}
+
+#endif  // USE_C10D_GLOO
+
+StatusOr<std::vector<double>> GradientAllReducer::Impl::AllReduceDoubles(std::vector<double> values,
+                                                                         ReduceKind kind) {
+  if (!broken.ok()) return broken;
+  if (rv.world_size == 1) {
+    ++collectives_done;
+    return values;
+  }
+  torch::Tensor t = torch::tensor(values, torch::kFloat64);
+#if defined(USE_C10D_GLOO)
+  RETURN_IF_ERROR(
+      Run("all-reduce of " + std::to_string(values.size()) + " values", [&](GlooGroup& g) {
+        std::vector<torch::Tensor> tensors{t};
+        c10d::AllreduceOptions opts;
+        opts.reduceOp = ToReduceOp(kind);
+        return g.allreduce(tensors, opts);
+      }));
+#else
+  RETURN_IF_ERROR(Connect());
+#endif
+  auto acc = t.accessor<double, 1>();
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] = acc[static_cast<int64_t>(i)] / (kind == ReduceKind::kMean ? rv.world_size : 1);
+  }
+  return values;
+}
+
+// ---------------------------------------------------------------------------- public API
+
+GradientAllReducer::GradientAllReducer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GradientAllReducer::~GradientAllReducer() = default;
+
+StatusOr<std::unique_ptr<GradientAllReducer>> GradientAllReducer::Create(
+    const Rendezvous& rv, const DataParallelOptions& options) {
+  if (rv.world_size < 1)
+    return InvalidArgument("world size must be positive, got " + std::to_string(rv.world_size));
+  if (rv.rank < 0 || rv.rank >= rv.world_size) {
+    return InvalidArgument("rank " + std::to_string(rv.rank) + " is out of range for world size " +
+                           std::to_string(rv.world_size));
+  }
+  if (options.timeout.count() <= 0)
+    return InvalidArgument("the data-parallel timeout must be positive");
+  auto impl = std::make_unique<Impl>();
+  impl->rv = rv;
+  impl->options = options;
+  if (rv.world_size == 1)
+    return std::unique_ptr<GradientAllReducer>(new GradientAllReducer(std::move(impl)));
+
+  if (rv.master_port < 0 || rv.master_port > 65535) {
+    return InvalidArgument("master port must be in 0..65535, got " +
+                           std::to_string(rv.master_port));
+  }
+  if (rv.master_port == 0 && rv.rank != 0) {
+    return InvalidArgument("rank " + std::to_string(rv.rank) +
+                           " needs the master's port; port 0 (pick a free one) is for rank 0 only");
+  }
+  if (rv.master_addr.empty()) return InvalidArgument("the master address is empty");
+#if defined(USE_C10D_GLOO)
+  try {
+    c10d::TCPStoreOptions so;
+    so.port = static_cast<std::uint16_t>(rv.master_port);
+    so.isServer = rv.rank == 0;
+    so.waitWorkers = false;  // the ranks meet in Connect(); rank 0 returns at once with its port
+    so.timeout = options.timeout;
+    auto tcp = c10::make_intrusive<c10d::TCPStore>(rv.master_addr, so);
+    impl->port = tcp->getPort();
+    impl->store = c10::make_intrusive<c10d::PrefixStore>("rewire/learners", tcp);
+  } catch (const c10::Error& e) {
+    return Internal(impl->StoreError(e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    return Internal(impl->StoreError(e.what()));
+  }
+  return std::unique_ptr<GradientAllReducer>(new GradientAllReducer(std::move(impl)));
+#else
+  return impl->Connect();
+#endif
+}
+
+Status GradientAllReducer::Connect() { return impl_->Connect(); }
+
+Status GradientAllReducer::AllReduceGradients(const std::vector<torch::Tensor>& params) {
+  Impl& d = *impl_;
+  if (!d.broken.ok()) return d.broken;
+  if (params.empty()) return InvalidArgument("AllReduceGradients: no parameters");
+  int64_t total = 0;
+  const torch::Tensor& first = params.front();
+  for (size_t i = 0; i < params.size(); ++i) {
+    const torch::Tensor& p = params[i];
+    if (!p.defined())
+      return InvalidArgument("AllReduceGradients: parameter " + std::to_string(i) +
+                             " is undefined");
+    if (p.scalar_type() != first.scalar_type() || p.device() != first.device()) {
+      return InvalidArgument("AllReduceGradients: parameter " + std::to_string(i) + " is " +
+                             std::string(c10::toString(p.scalar_type())) + " on " +
+                             p.device().str() + ", parameter 0 is " +
+                             std::string(c10::toString(first.scalar_type())) + " on " +
+                             first.device().str() + " (one buffer needs one dtype and device)");
+    }
+    if (p.grad().defined() && p.grad().is_sparse()) {
+      return InvalidArgument("AllReduceGradients: parameter " + std::to_string(i) +
+                             " has a sparse gradient");
+    }
+    total += p.numel();
+  }
+  if (!c10::isFloatingType(first.scalar_type())) {
+    return InvalidArgument("AllReduceGradients: parameters must be floating point, got " +
+                           std::string(c10::toString(first.scalar_type())));
+  }
+  if (d.broadcast_numel >= 0 && total != d.broadcast_numel) {
+    return InvalidArgument("AllReduceGradients: " + std::to_string(total) +
+                           " elements, but the last Broadcast had " +
+                           std::to_string(d.broadcast_numel));
+  }
+  const int64_t n_params = static_cast<int64_t>(params.size());
+  if (d.rv.world_size == 1) {
+    ++d.allreduces_done;
+    ++d.collectives_done;
+    return Status::Ok();
+  }
+  if (first.is_cuda()) {
+    // NCCL: CUDA tensors plug in here. Build a c10d::ProcessGroupNCCL (under USE_C10D_NCCL) from
+    // the same store in Impl::Connect(), flatten into one CUDA buffer exactly as below (the
+    // defined-flags tail included) and run its allreduce; keep Gloo for the CPU scalars.
+    return Unimplemented(
+        "AllReduceGradients: CUDA tensors need the NCCL backend, which is not implemented; "
+        "keep the learner's parameters on the CPU");
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  torch::NoGradGuard no_grad;
+  // Layout: [every gradient, flattened | one "defined" flag per parameter]. The flags are
+  // summed with the gradients in the same all-reduce, so every rank learns which gradients
+  // exist anywhere without a second collective.
+  const int64_t size = total + n_params;
+  if (!d.grad_buffer.defined() || d.grad_buffer.numel() != size ||
+      d.grad_buffer.scalar_type() != first.scalar_type()) {
+    d.grad_buffer = torch::empty({size}, first.options().requires_grad(false));
+  }
+  torch::Tensor buffer = d.grad_buffer;
+  std::vector<float> defined_here(params.size());
+  int64_t offset = 0;
+  for (int64_t i = 0; i < n_params; ++i) {
+    const torch::Tensor& p = params[i];
+    torch::Tensor slice = buffer.narrow(0, offset, p.numel());
+    const torch::Tensor& g = p.grad();
+    if (g.defined()) {
+      slice.view(p.sizes()).copy_(g);
+    } else {
+      slice.zero_();
+    }
+    defined_here[i] = g.defined() ? 1.0f : 0.0f;
+    offset += p.numel();
+  }
+  buffer.narrow(0, total, n_params).copy_(torch::tensor(defined_here));
+
+#if defined(USE_C10D_GLOO)
+  RETURN_IF_ERROR(d.Run("gradient all-reduce", [&](GlooGroup& g) {
+    std::vector<torch::Tensor> tensors{buffer};
+    c10d::AllreduceOptions opts;
+    opts.reduceOp = c10d::ReduceOp::SUM;
+    return g.allreduce(tensors, opts);
+  }));
+#else
+  RETURN_IF_ERROR(d.Connect());
+#endif
+
+  buffer.narrow(0, 0, total).div_(d.rv.world_size);
+  const torch::Tensor flags = buffer.narrow(0, total, n_params).to(torch::kFloat64);
+  auto defined_on = flags.accessor<double, 1>();
+  offset = 0;
+  for (int64_t i = 0; i < n_params; ++i) {
+    const torch::Tensor& p = params[i];
+    torch::Tensor mean = buffer.narrow(0, offset, p.numel()).view(p.sizes());
+    offset += p.numel();
+    if (defined_on[i] == 0) continue;  // undefined on every rank: stays undefined everywhere
+    if (p.grad().defined()) {
+      p.mutable_grad().copy_(mean);
+    } else {
+      p.mutable_grad() = mean.clone();
+    }
+  }
+  ++d.allreduces_done;
+  d.allreduce_bytes += total * static_cast<int64_t>(buffer.element_size());
+  d.allreduce_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return Status::Ok();
+}
+
+Status GradientAllReducer::Broadcast(std::vector<torch::Tensor>& params, int root) {
+  Impl& d = *impl_;
+  if (!d.broken.ok()) return d.broken;
+  if (root < 0 || root >= d.rv.world_size) {
+    return InvalidArgument("Broadcast: root " + std::to_string(root) +
+                           " is out of range for world size " + std::to_string(d.rv.world_size));
+  }
+  if (params.empty()) return InvalidArgument("Broadcast: no parameters");
+  int64_t total = 0;
+  const torch::Tensor& first = params.front();
+  for (size_t i = 0; i < params.size(); ++i) {
+    const torch::Tensor& p = params[i];
+    if (!p.defined())
+      return InvalidArgument("Broadcast: parameter " + std::to_string(i) + " is undefined");
+    if (p.scalar_type() != first.scalar_type() || p.device() != first.device()) {
+      return InvalidArgument("Broadcast: parameter " + std::to_string(i) + " is " +
+                             std::string(c10::toString(p.scalar_type())) + " on " +
+                             p.device().str() + ", parameter 0 is " +
+                             std::string(c10::toString(first.scalar_type())) + " on " +
+                             first.device().str() + " (one buffer needs one dtype and device)");
+    }
+    total += p.numel();
+  }
+  if (d.rv.world_size == 1) {
+    d.broadcast_numel = total;
+    ++d.collectives_done;
+    return Status::Ok();
+  }
+  if (first.is_cuda()) {
+    // NCCL: CUDA tensors plug in here (see AllReduceGradients).
+    return Unimplemented("Broadcast: CUDA tensors need the NCCL backend, which is not implemented");
+  }
+  // Every rank must broadcast the same number of elements; a mismatch would corrupt or hang the
+  // broadcast, so agree first: max(n) and max(-n) give every rank the largest and smallest n.
+  StatusOr<std::vector<double>> sizes = d.AllReduceDoubles(
+      {static_cast<double>(total), -static_cast<double>(total)}, ReduceKind::kMax);
+  if (!sizes.ok()) return sizes.status();
+  const double largest = (*sizes)[0], smallest = -(*sizes)[1];
+  if (largest != smallest) {
+    return InvalidArgument("Broadcast: the ranks' parameters differ in size (" + d.Who() + " has " +
+                           std::to_string(total) + " elements; the ranks have between " +
+                           std::to_string(static_cast<int64_t>(smallest)) + " and " +
+                           std::to_string(static_cast<int64_t>(largest)) + ")");
+  }
+
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> flat;
+  flat.reserve(params.size());
+  for (const torch::Tensor& p : params) flat.push_back(p.detach().reshape({-1}));
+  torch::Tensor buffer = torch::cat(flat);
+#if defined(USE_C10D_GLOO)
+  RETURN_IF_ERROR(d.Run("broadcast", [&](GlooGroup& g) {
+    std::vector<torch::Tensor> tensors{buffer};
+    c10d::BroadcastOptions opts;
+    opts.rootRank = root;
+    return g.broadcast(tensors, opts);
+  }));
+#else
+  RETURN_IF_ERROR(d.Connect());
+#endif
+  int64_t offset = 0;
+  for (torch::Tensor& p : params) {
+    p.copy_(buffer.narrow(0, offset, p.numel()).view(p.sizes()));
+    offset += p.numel();
+  }
+  d.broadcast_numel = total;
+  return Status::Ok();
+}
+
+Status GradientAllReducer::Barrier() {
+  Impl& d = *impl_;
+  if (!d.broken.ok()) return d.broken;
+  if (d.rv.world_size == 1) {
+    ++d.collectives_done;
+    return Status::Ok();
+  }
+#if defined(USE_C10D_GLOO)
+  return d.Run("barrier", [&](GlooGroup& g) { return g.barrier(c10d::BarrierOptions()); });
+#else
+  return d.Connect();
+#endif
+}
+
+StatusOr<double> GradientAllReducer::AllReduceScalar(double value, ReduceKind kind) {
+  StatusOr<std::vector<double>> r = impl_->AllReduceDoubles({value}, kind);
+  if (!r.ok()) return r.status();
+  return (*r)[0];
+}
+
+StatusOr<int64_t> GradientAllReducer::MinibatchesPerRank(int64_t local_samples,
+                                                         int64_t minibatch_size,
+                                                         GradientAllReducer& reducer) {
+  // Invalid arguments still join the all-reduce (with a flag), so that every rank returns the
+  // error instead of the others waiting for a rank that left.
+  std::string local_error;
+  if (minibatch_size < 1)
+    local_error = "minibatch_size must be positive, got " + std::to_string(minibatch_size);
+  if (local_samples < 0)
+    local_error = "local_samples must be non-negative, got " + std::to_string(local_samples);
+  const int64_t local =
+      local_error.empty() ? (local_samples + minibatch_size - 1) / minibatch_size : 0;
+  StatusOr<std::vector<double>> r = reducer.impl_->AllReduceDoubles(
+      {static_cast<double>(local), local_error.empty() ? 0.0 : 1.0}, ReduceKind::kMax);
+  if (!r.ok()) return r.status();
+  if (!local_error.empty()) return InvalidArgument("MinibatchesPerRank: " + local_error);
+  if ((*r)[1] != 0)
+    return InvalidArgument("MinibatchesPerRank: another rank passed invalid arguments");
+  return static_cast<int64_t>((*r)[0]);
+}
+
+int GradientAllReducer::rank() const { return impl_->rv.rank; }
+int GradientAllReducer::world_size() const { return impl_->rv.world_size; }
+int GradientAllReducer::port() const { return impl_->port; }
+int64_t GradientAllReducer::allreduces_done() const { return impl_->allreduces_done; }
+int64_t GradientAllReducer::collectives_done() const { return impl_->collectives_done; }
+int64_t GradientAllReducer::allreduce_bytes() const { return impl_->allreduce_bytes; }
+double GradientAllReducer::allreduce_seconds() const { return impl_->allreduce_seconds; }
+
+}  // namespace rewire
