@@ -139,6 +139,7 @@ void ForEachField(Config& c, Visit&& visit) {
   visit("run", "max_updates", c.run.max_updates);
   visit("run", "threads", c.run.threads);
   visit("run", "checkpoint_every", c.run.checkpoint_every);
+  visit("run", "collective_timeout_s", c.run.collective_timeout_s);
   visit("env", "models", c.env.models);
   visit("env", "horizon", c.env.horizon);
   visit("env", "max_candidates", c.env.max_candidates);
@@ -628,6 +629,7 @@ Status Validate(const TrainConfig& c, const Locations& at) {
   check.AtLeast("run.max_updates", c.run.max_updates, 1);
   check.AtLeast("run.threads", c.run.threads, 1);
   check.AtLeast("run.checkpoint_every", c.run.checkpoint_every, 1);
+  check.Positive("run.collective_timeout_s", c.run.collective_timeout_s);
 
   check.Require(!c.env.models.empty(), "env.models", "env.models must list at least one model");
   check.Models("env.models", c.env.models);

@@ -2,7 +2,7 @@
 // The training-run configuration: one typed struct per TOML section with the defaults in the
 // struct, parsed from a file plus `--set section.key=value` overrides, validated in one place.
 //
-//   [run]  dir, seed, max_updates, threads, checkpoint_every
+//   [run]  dir, seed, max_updates, threads, checkpoint_every, collective_timeout_s
 //   [env]  models, horizon, max_candidates, cost, device, rules, cost_cache
 //   [gnn]  hidden, layers, heads
 //   [ppo]  learning_rate, adam_eps, anneal_lr, gamma, gae_lambda, update_epochs, minibatch_size,
@@ -48,6 +48,10 @@ struct RunSection {
   int max_updates = 20;      // the run ends by itself after this many PPO updates (>= 1)
   int threads = 1;           // LibTorch intra-op threads (>= 1)
   int checkpoint_every = 1;  // write a checkpoint every N updates (>= 1); always at the end
+  /// Data-parallel ranks (RANK/WORLD_SIZE set): how long a rank waits for the others at a
+  /// collective before the run fails (> 0). The first collective of an update waits for the
+  /// slowest rank's rollouts, so this must exceed the ranks' difference in rollout time.
+  double collective_timeout_s = 600;
 };
 
 /// [env]: the environment each episode runs in.

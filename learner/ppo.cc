@@ -19,6 +19,7 @@
 #include "kernels/fold.h"
 #include "kernels/rule_verify.h"
 #include "learner/agent.h"
+#include "learner/data_parallel.h"
 #include "learner/policy.h"
 #include "learner/trainer.h"
 
@@ -118,6 +119,19 @@ Status TrimMetrics(const std::string& path, int64_t last) {
   return out ? Status::Ok() : Internal("cannot rewrite " + path);
 }
 
+/// FNV-1a over the bytes of every parameter: equal on every rank when the weights are.
+std::string WeightsChecksum(GnnPolicy& policy) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const torch::Tensor& p : policy->parameters()) {
+    const auto t = p.detach().contiguous();
+    const auto* b = static_cast<const uint8_t*>(t.data_ptr());
+    for (size_t i = 0, n = t.numel() * t.element_size(); i < n; ++i) h = (h ^ b[i]) * 1099511628211ULL;
+  }
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
 double Mean(const std::vector<double>& v) {
   if (v.empty()) return std::nan("");
   double s = 0;
@@ -132,6 +146,10 @@ double Mean(const std::vector<double>& v) {
 Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
              const std::function<void(const std::string&)>& log_fn) {
   RETURN_IF_ERROR(ValidateTrainConfig(c));
+  // Data-parallel ranks from RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT (or Slurm); a single
+  // process when none is set. Rank 0 (the lead) writes the config, metrics and checkpoints.
+  ASSIGN_OR_RETURN(const Rendezvous rz, RendezvousFromEnv());
+  const bool lead = rz.rank == 0;
   const fs::path dir(c.run.dir);
   const std::string ckpt = (dir / "checkpoints" / "latest.pt").string();
   const std::string metrics_path = (dir / "metrics.jsonl").string();
@@ -145,13 +163,20 @@ Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
   }
   fs::create_directories(dir / "checkpoints", ec);
   if (ec) return Internal("cannot create " + (dir / "checkpoints").string() + ": " + ec.message());
-  {
+  fs::create_directories(dir / "ranks", ec);
+  if (lead) {
     std::ofstream cfg(dir / "config.toml", std::ios::trunc);
     cfg << ToToml(c);
     if (!cfg) return Internal("cannot write " + (dir / "config.toml").string());
   }
-  std::ofstream logfile(dir / "train.log", std::ios::app);
-  auto log = [&](const std::string& line) {
+  const std::string rank_tag = rz.world_size > 1 ? "[rank " + std::to_string(rz.rank) + "] " : "";
+  std::ofstream logfile(dir / (lead ? std::string("train.log") : "train.rank" + std::to_string(rz.rank) + ".log"),
+                        std::ios::app);
+  // Per rank, one line per update with the weights' checksum: equal on every rank.
+  std::ofstream rank_log(dir / "ranks" / ("rank" + std::to_string(rz.rank) + ".jsonl"),
+                         resume ? std::ios::app : std::ios::trunc);
+  auto log = [&](const std::string& text) {
+    const std::string line = rank_tag + text;
     if (log_fn) log_fn(line);
     logfile << line << "\n";
     logfile.flush();
@@ -160,7 +185,9 @@ Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
   // --- set-up: seeds, resources, policy, optimizer
   SetComputeThreads(c.run.threads);
   torch::manual_seed(c.run.seed);
-  std::mt19937_64 rng(c.run.seed);
+  // Each rank collects its own episodes: rank r's generator is seeded with seed + r * phi.
+  const uint64_t rank_seed = c.run.seed + static_cast<uint64_t>(rz.rank) * 0x9E3779B97F4A7C15ULL;
+  std::mt19937_64 rng(rank_seed);
   ASSIGN_OR_RETURN(Resources res, LoadResources(c, paths, c.env.models));
   EnvOptions eo;
   eo.horizon = c.env.horizon;
@@ -175,14 +202,34 @@ Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
   if (resume) {
     ASSIGN_OR_RETURN(meta, ReadCheckpointMeta(ckpt));
     RETURN_IF_ERROR(LoadCheckpoint(ckpt, policy, &optimizer));
-    std::istringstream(meta.rng_state) >> rng;
-    RETURN_IF_ERROR(TrimMetrics(metrics_path, meta.policy_version));
+    if (lead) {
+      std::istringstream(meta.rng_state) >> rng;  // only rank 0's generator is checkpointed
+      RETURN_IF_ERROR(TrimMetrics(metrics_path, meta.policy_version));
+    } else {
+      rng.seed(rank_seed ^ static_cast<uint64_t>(meta.policy_version));
+    }
     log("resuming " + c.run.dir + " at update " + std::to_string(meta.policy_version));
-  } else {
+  } else if (lead) {
     std::ofstream(metrics_path, std::ios::trunc);
   }
-  std::ofstream metrics(metrics_path, std::ios::app);
-  if (!metrics) return Internal("cannot write " + metrics_path);
+  std::ofstream metrics;
+  if (lead) {
+    metrics.open(metrics_path, std::ios::app);
+    if (!metrics) return Internal("cannot write " + metrics_path);
+  }
+
+  // The group: every rank starts from rank 0's weights (identical already after a resume).
+  DataParallelOptions dpo;
+  dpo.timeout = std::chrono::milliseconds(static_cast<int64_t>(c.run.collective_timeout_s * 1000));
+  ASSIGN_OR_RETURN(std::unique_ptr<GradientAllReducer> dp, GradientAllReducer::Create(rz, dpo));
+  {
+    std::vector<torch::Tensor> params = policy->parameters();
+    RETURN_IF_ERROR(dp->Broadcast(params));
+  }
+  if (rz.world_size > 1) {
+    log("data-parallel rank " + std::to_string(rz.rank) + " of " + std::to_string(rz.world_size) + " (Gloo, " +
+        rz.master_addr + ":" + std::to_string(dp->port()) + ")");
+  }
 
   {
     std::string names;
@@ -206,6 +253,7 @@ Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
     buffer.Clear();
     policy->eval();
     std::vector<double> returns, lengths, speedups;
+    int64_t local_steps = 0;
     for (int e = 0; e < c.ppo.episodes_per_update; ++e) {
       const size_t m = res.models.size() == 1 ? 0 : rng() % res.models.size();
       ASSIGN_OR_RETURN(EpisodeOutcome out, RunEpisode(policy, env, res.models[m].second, true, rng, true));
@@ -215,7 +263,7 @@ Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
       lengths.push_back(static_cast<double>(out.episode.steps.size()));
       speedups.push_back(out.episode.speedup());
       meta.best_speedup = std::max(meta.best_speedup, out.episode.initial_cost_ms / out.episode.best_cost_ms);
-      meta.global_step += static_cast<int64_t>(out.episode.steps.size());
+      local_steps += static_cast<int64_t>(out.episode.steps.size());
       buffer.Add(std::move(out.episode));
     }
     const double rollout_s = std::chrono::duration<double>(Clock::now() - update_start).count();
@@ -230,9 +278,20 @@ Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
     double pg_loss_v = 0, v_loss_v = 0, entropy_v = 0, old_kl_v = 0, kl_v = 0;
     std::vector<double> clipfracs;
     int epochs_run = 0;
+    // Every rank runs the same number of minibatches (and so of all-reduces) per epoch.
+    ASSIGN_OR_RETURN(const int64_t minibatches,
+                     GradientAllReducer::MinibatchesPerRank(static_cast<int64_t>(buffer.num_steps()),
+                                                            c.ppo.minibatch_size, *dp));
     for (int epoch = 0; epoch < c.ppo.update_epochs; ++epoch) {
       ++epochs_run;
-      for (const std::vector<size_t>& mb : buffer.Minibatches(static_cast<size_t>(c.ppo.minibatch_size), rng)) {
+      for (const std::vector<size_t>& mb : CycleMinibatches(
+               buffer.Minibatches(static_cast<size_t>(c.ppo.minibatch_size), rng), minibatches)) {
+        if (mb.empty()) {  // a rank without samples still joins the all-reduce
+          optimizer.zero_grad();
+          RETURN_IF_ERROR(dp->AllReduceGradients(policy->parameters()));
+          optimizer.step();
+          continue;
+        }
         std::vector<const ObservationFeatures*> obs;
         std::vector<int64_t> flat;
         std::vector<float> old_logp, old_value, mb_adv, mb_ret;
@@ -281,12 +340,14 @@ Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
 
         optimizer.zero_grad();
         loss.backward();
+        RETURN_IF_ERROR(dp->AllReduceGradients(policy->parameters()));  // the mean over ranks
         torch::nn::utils::clip_grad_norm_(policy->parameters(), c.ppo.max_grad_norm);
         optimizer.step();
         pg_loss_v = pg_loss.item<double>();
         v_loss_v = v_loss.item<double>();
         entropy_v = entropy_loss.item<double>();
       }
+      ASSIGN_OR_RETURN(kl_v, dp->AllReduceScalar(kl_v, ReduceKind::kMean));  // every rank decides alike
       if (c.ppo.target_kl > 0 && kl_v > c.ppo.target_kl) break;
     }
 
@@ -305,6 +366,15 @@ Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
       if (var_y > 0) explained_var = 1 - var_d / var_y;
     }
 
+    // Episode statistics over all ranks.
+    ASSIGN_OR_RETURN(const double all_steps, dp->AllReduceScalar(static_cast<double>(local_steps), ReduceKind::kSum));
+    ASSIGN_OR_RETURN(const double return_mean, dp->AllReduceScalar(Mean(returns), ReduceKind::kMean));
+    ASSIGN_OR_RETURN(const double return_max,
+                     dp->AllReduceScalar(*std::max_element(returns.begin(), returns.end()), ReduceKind::kMax));
+    ASSIGN_OR_RETURN(const double length_mean, dp->AllReduceScalar(Mean(lengths), ReduceKind::kMean));
+    ASSIGN_OR_RETURN(const double speedup_mean, dp->AllReduceScalar(Mean(speedups), ReduceKind::kMean));
+    ASSIGN_OR_RETURN(meta.best_speedup, dp->AllReduceScalar(meta.best_speedup, ReduceKind::kMax));
+    meta.global_step += static_cast<int64_t>(all_steps);
     meta.policy_version = update;
     const double update_s = std::chrono::duration<double>(Clock::now() - update_start).count();
     meta.wall_time += update_s;
@@ -315,13 +385,13 @@ Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
     mx.Set("global_step", static_cast<double>(meta.global_step));
     mx.Set("wall_time", meta.wall_time);
     mx.Set("policy_version", static_cast<double>(meta.policy_version));
-    mx.Set("charts/episodic_return", Mean(returns));
-    mx.Set("charts/episodic_return_max", *std::max_element(returns.begin(), returns.end()));
-    mx.Set("charts/episodic_length", Mean(lengths));
-    mx.Set("charts/speedup", Mean(speedups));
+    mx.Set("charts/episodic_return", return_mean);
+    mx.Set("charts/episodic_return_max", return_max);
+    mx.Set("charts/episodic_length", length_mean);
+    mx.Set("charts/speedup", speedup_mean);
     mx.Set("charts/best_speedup", meta.best_speedup);
     mx.Set("charts/learning_rate", lr);
-    mx.Set("charts/SPS", buffer.num_steps() / std::max(update_s, 1e-9));
+    mx.Set("charts/SPS", all_steps / std::max(update_s, 1e-9));
     mx.Set("charts/rollout_seconds", rollout_s);
     mx.Set("charts/update_seconds", update_s - rollout_s);
     mx.Set("charts/rollout_megabytes", buffer.bytes() / 1e6);
@@ -337,19 +407,23 @@ Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
     // Checkpoint first, then the metrics line: a crash in between leaves a checkpoint whose
     // update has no line yet, which the resumed run does not write again; TrimMetrics covers
     // the other order.
-    if (update % c.run.checkpoint_every == 0 || update == c.run.max_updates) {
+    if (lead && (update % c.run.checkpoint_every == 0 || update == c.run.max_updates)) {
       RETURN_IF_ERROR(SaveCheckpoint(ckpt, policy, &optimizer, meta));
     }
-    metrics << mx.Line() << "\n";
-    metrics.flush();
+    if (lead) {
+      metrics << mx.Line() << "\n";
+      metrics.flush();
+    }
+    rank_log << "{\"update\": " << update << ", \"rank\": " << rz.rank << ", \"weights_checksum\": \""
+             << WeightsChecksum(policy) << "\", \"local_steps\": " << local_steps << "}\n";
+    rank_log.flush();
 
     char line[320];
     std::snprintf(line, sizeof line,
                   "update %lld/%d  return %.2f (max %.2f)  length %.1f  speedup %.3fx (best %.3fx)  "
                   "value_loss %.3f  entropy %.2f  kl %.4f  SPS %.1f  %.1fs",
-                  static_cast<long long>(update), c.run.max_updates, Mean(returns),
-                  *std::max_element(returns.begin(), returns.end()), Mean(lengths), Mean(speedups),
-                  meta.best_speedup, v_loss_v, entropy_v, kl_v, buffer.num_steps() / update_s, update_s);
+                  static_cast<long long>(update), c.run.max_updates, return_mean, return_max, length_mean,
+                  speedup_mean, meta.best_speedup, v_loss_v, entropy_v, kl_v, all_steps / update_s, update_s);
     log(line);
   }
   log("done: " + std::to_string(meta.policy_version) + " updates, " + std::to_string(meta.global_step) +

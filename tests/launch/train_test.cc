@@ -3,7 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <fstream>
+#include <thread>
 
 #include "tests/launch/run_util.h"
 
@@ -151,6 +157,71 @@ TEST(TrainCli, TrainsOnAnOnnxFileAndAModelSet) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("training on " + (tmp / "sq.onnx") + ", vgg19(image=32)"), std::string::npos) << r.output;
   EXPECT_EQ(CountLines(ReadFile(tmp / "run/metrics.jsonl")), 1);
+}
+
+/// A loopback port that was free a moment ago (the kernel's choice for port 0).
+int FreeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+  close(fd);
+  return ok ? ntohs(a.sin_port) : 0;
+}
+
+std::vector<std::string> Checksums(const std::string& rank_log) {
+  std::vector<std::string> out;
+  std::istringstream in(rank_log);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t p = line.find("\"weights_checksum\": \"");
+    if (p != std::string::npos) out.push_back(line.substr(p + 21, 16));
+  }
+  return out;
+}
+
+TEST(TrainCli, TwoDataParallelRanksHoldIdenticalWeightsAfterEveryUpdate) {
+  TempDir tmp;
+  WriteFile(tmp / "c.toml", TinyConfig(tmp / "run"));
+  const int port = FreeLoopbackPort();
+  ASSERT_GT(port, 0);
+  auto rank = [&](int r, RunResult* out) {
+    *out = RunCommand("RANK=" + std::to_string(r) + " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                      std::to_string(port) + " " + Quote(REWIRE_BINARY) + " train --config " + Quote(tmp / "c.toml") +
+                      " --set run.max_updates=3 --set run.collective_timeout_s=120");
+  };
+  RunResult r0, r1;
+  std::thread t0(rank, 0, &r0), t1(rank, 1, &r1);
+  t0.join();
+  t1.join();
+  ASSERT_EQ(r0.exit_code, 0) << r0.output;
+  ASSERT_EQ(r1.exit_code, 0) << r1.output;
+  EXPECT_NE(r0.output.find("data-parallel rank 0 of 2"), std::string::npos) << r0.output;
+  const auto c0 = Checksums(ReadFile(tmp / "run/ranks/rank0.jsonl"));
+  const auto c1 = Checksums(ReadFile(tmp / "run/ranks/rank1.jsonl"));
+  ASSERT_EQ(c0.size(), 3u);
+  EXPECT_EQ(c0, c1);                // identical weights after every update
+  EXPECT_NE(c0[0], c0[2]);          // and they did change
+  // Rank 0 alone writes the metrics, which count both ranks' steps.
+  const std::string metrics = ReadFile(tmp / "run/metrics.jsonl");
+  EXPECT_EQ(CountLines(metrics), 3);
+  EXPECT_EQ(MetricOf(metrics, 3, "policy_version"), "3");
+  EXPECT_TRUE(std::ifstream(tmp / "run/checkpoints/latest.pt").good());
+}
+
+TEST(TrainCli, ARankWhosePeerNeverComesFailsClearly) {
+  TempDir tmp;
+  WriteFile(tmp / "c.toml", TinyConfig(tmp / "run"));
+  const RunResult r = RunCommand("RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                                 std::to_string(FreeLoopbackPort()) + " " + Quote(REWIRE_BINARY) +
+                                 " train -q --config " + Quote(tmp / "c.toml") + " --set run.collective_timeout_s=2");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("rewire: error: data-parallel rendezvous of 2 ranks failed on rank 0"), std::string::npos)
+      << r.output;
 }
 
 TEST(TrainCli, ShippedConfigsParse) {

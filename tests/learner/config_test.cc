@@ -160,7 +160,7 @@ TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
   for (size_t pos = text.find(" = "); pos != std::string::npos; pos = text.find(" = ", pos + 1)) {
     ++keys;
   }
-  EXPECT_EQ(keys, 34u);  // 5 run + 7 env + 3 gnn + 15 ppo + 4 eval
+  EXPECT_EQ(keys, 35u);  // 6 run + 7 env + 3 gnn + 15 ppo + 4 eval
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -290,6 +290,7 @@ TEST(ConfigValidation, OutOfRangeValuesNameKeyLineAndValue) {
       {"[run]\nmax_updates = 0\n", "cfg.toml:2: run.max_updates must be >= 1, got 0"},
       {"[run]\nthreads = -2\n", "cfg.toml:2: run.threads must be >= 1, got -2"},
       {"[run]\ncheckpoint_every = 0\n", "cfg.toml:2: run.checkpoint_every must be >= 1, got 0"},
+      {"[run]\ncollective_timeout_s = 0\n", "cfg.toml:2: run.collective_timeout_s must be > 0, got 0.0"},
       {"[run]\ndir = \"\"\n", "cfg.toml:2: run.dir must not be empty"},
       {"[env]\nhorizon = 0\n", "cfg.toml:2: env.horizon must be >= 1, got 0"},
       {"[env]\nmax_candidates = 0\n", "cfg.toml:2: env.max_candidates must be >= 1, got 0"},
