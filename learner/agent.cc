@@ -150,6 +150,25 @@ Status FlushFile(const std::string& path) {
 
 }  // namespace
 
+namespace {
+/// Module::load replaces each parameter with whatever tensor the archive holds, shape included;
+/// this loads and then insists every shape is unchanged, restoring the old weights otherwise.
+Status LoadSameShape(GnnPolicy& policy, torch::serialize::InputArchive& archive, const std::string& what) {
+  std::vector<torch::Tensor> saved;
+  for (const torch::Tensor& p : policy->parameters()) saved.push_back(p.detach().clone());
+  policy->load(archive);
+  const std::vector<torch::Tensor> now = policy->parameters();
+  for (size_t i = 0; i < now.size(); ++i) {
+    if (now[i].sizes() != saved[i].sizes()) {
+      torch::NoGradGuard no_grad;
+      for (size_t k = 0; k < now.size(); ++k) now[k].set_(saved[k]);
+      return InvalidArgument(what + " holds weights of another shape than this policy's");
+    }
+  }
+  return Status::Ok();
+}
+}  // namespace
+
 Status SaveCheckpoint(const std::string& path, GnnPolicy& policy, torch::optim::Optimizer* optimizer,
                       const CheckpointMeta& meta) {
   namespace fs = std::filesystem;
@@ -202,7 +221,7 @@ Status LoadCheckpoint(const std::string& path, GnnPolicy& policy, torch::optim::
     archive.load_from(path);
     torch::serialize::InputArchive weights;
     archive.read("policy", weights);
-    policy->load(weights);
+    RETURN_IF_ERROR(LoadSameShape(policy, weights, path));
     if (optimizer) {
       torch::serialize::InputArchive opt;
       if (!archive.try_read("optimizer", opt)) return InvalidArgument(path + " holds no optimizer state to resume from");
@@ -210,6 +229,32 @@ Status LoadCheckpoint(const std::string& path, GnnPolicy& policy, torch::optim::
     }
   } catch (const c10::Error& e) {
     return InvalidArgument("cannot load " + path + ": " + std::string(e.what_without_backtrace()).substr(0, 200));
+  }
+  return Status::Ok();
+}
+
+
+StatusOr<std::string> PolicyWeightsBytes(GnnPolicy& policy) {
+  try {
+    torch::serialize::OutputArchive archive;
+    policy->save(archive);
+    std::ostringstream os;
+    archive.save_to(os);
+    return os.str();
+  } catch (const c10::Error& e) {
+    return Internal(std::string("cannot serialise the policy: ") + e.what_without_backtrace());
+  }
+}
+
+Status LoadPolicyWeightsBytes(GnnPolicy& policy, const std::string& bytes) {
+  try {
+    std::istringstream is(bytes);
+    torch::serialize::InputArchive archive;
+    archive.load_from(is);
+    RETURN_IF_ERROR(LoadSameShape(policy, archive, "the weights"));
+  } catch (const c10::Error& e) {
+    return InvalidArgument("not policy weights of this shape: " +
+                           std::string(e.what_without_backtrace()).substr(0, 200));
   }
   return Status::Ok();
 }

@@ -150,6 +150,11 @@ Status SaveCheckpoint(const std::string& path, GnnPolicy& policy, torch::optim::
 StatusOr<CheckpointMeta> ReadCheckpointMeta(const std::string& path);
 /// Loads weights (and optimizer state) into a policy of the checkpoint's shape.
 Status LoadCheckpoint(const std::string& path, GnnPolicy& policy, torch::optim::Optimizer* optimizer);
+/// The policy's weights as bytes (LibTorch's archive format): what learners broadcast to actors.
+StatusOr<std::string> PolicyWeightsBytes(GnnPolicy& policy);
+/// Loads bytes from PolicyWeightsBytes into a policy of the same shape. Errors: bytes that are
+/// not such weights, or weights of another shape.
+Status LoadPolicyWeightsBytes(GnnPolicy& policy, const std::string& bytes);
 /// "checkpoint P has gnn.hidden = 64, the config asks for 32" when shapes differ.
 Status CheckShape(const std::string& path, const GnnShape& have, const GnnShape& want);
 

@@ -21,6 +21,7 @@
 #include "learner/agent.h"
 #include "learner/data_parallel.h"
 #include "learner/policy.h"
+#include "learner/ppo.h"
 #include "learner/trainer.h"
 
 namespace rewire {
@@ -140,6 +141,120 @@ double Mean(const std::vector<double>& v) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------- one update
+
+StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& optimizer, RolloutBuffer& buffer,
+                                   const PpoSection& ppo, GradientAllReducer& dp, std::mt19937_64& rng) {
+  // --- advantages
+  buffer.ComputeAdvantages(ppo.gamma, ppo.gae_lambda);
+  const std::vector<float>& adv = buffer.advantages();
+  const std::vector<float>& ret = buffer.returns();
+
+  // --- optimise the policy and value network
+  policy->train();
+  double pg_loss_v = 0, v_loss_v = 0, entropy_v = 0, old_kl_v = 0, kl_v = 0;
+  std::vector<double> clipfracs;
+  int epochs_run = 0;
+  // Every rank runs the same number of minibatches (and so of all-reduces) per epoch.
+  ASSIGN_OR_RETURN(const int64_t minibatches,
+                   GradientAllReducer::MinibatchesPerRank(static_cast<int64_t>(buffer.num_steps()),
+                                                          ppo.minibatch_size, dp));
+  for (int epoch = 0; epoch < ppo.update_epochs; ++epoch) {
+    ++epochs_run;
+    for (const std::vector<size_t>& mb : CycleMinibatches(
+             buffer.Minibatches(static_cast<size_t>(ppo.minibatch_size), rng), minibatches)) {
+      if (mb.empty()) {  // a rank without samples still joins the all-reduce
+        optimizer.zero_grad();
+        RETURN_IF_ERROR(dp.AllReduceGradients(policy->parameters()));
+        optimizer.step();
+        continue;
+      }
+      std::vector<const ObservationFeatures*> obs;
+      std::vector<int64_t> flat;
+      std::vector<float> old_logp, old_value, mb_adv, mb_ret;
+      for (size_t i : mb) {
+        const RolloutStep& s = buffer.step(i);
+        obs.push_back(&s.observation);
+        old_logp.push_back(s.logprob);
+        old_value.push_back(s.value);
+        mb_adv.push_back(adv[i]);
+        mb_ret.push_back(ret[i]);
+      }
+      const ObservationBatch batch = MakeBatch(obs);
+      for (size_t k = 0; k < mb.size(); ++k) flat.push_back(batch.FlatAction(k, buffer.step(mb[k]).action));
+      const PolicyOutput out = policy->Forward(batch);
+      auto newlogp = out.logp.index_select(0, torch::tensor(flat));
+      auto logratio = newlogp - torch::tensor(old_logp);
+      auto ratio = logratio.exp();
+      {
+        torch::NoGradGuard ng;
+        old_kl_v = (-logratio).mean().item<double>();
+        kl_v = ((ratio - 1) - logratio).mean().item<double>();
+        clipfracs.push_back(((ratio - 1.0).abs() > ppo.clip_coef).to(torch::kFloat32).mean().item<double>());
+      }
+      auto a = torch::tensor(mb_adv);
+      if (ppo.norm_adv && a.size(0) > 1) a = (a - a.mean()) / (a.std() + 1e-8);
+
+      // Policy loss
+      auto pg1 = -a * ratio;
+      auto pg2 = -a * torch::clamp(ratio, 1 - ppo.clip_coef, 1 + ppo.clip_coef);
+      auto pg_loss = torch::max(pg1, pg2).mean();
+
+      // Value loss
+      auto r = torch::tensor(mb_ret);
+      auto v_loss = torch::Tensor();
+      if (ppo.clip_vloss) {
+        auto ov = torch::tensor(old_value);
+        auto v_unclipped = (out.value - r).pow(2);
+        auto v_clipped = ov + torch::clamp(out.value - ov, -ppo.clip_coef, ppo.clip_coef);
+        v_loss = 0.5 * torch::max(v_unclipped, (v_clipped - r).pow(2)).mean();
+      } else {
+        v_loss = 0.5 * (out.value - r).pow(2).mean();
+      }
+
+      auto entropy_loss = out.entropy.mean();
+      auto loss = pg_loss - ppo.ent_coef * entropy_loss + v_loss * ppo.vf_coef;
+
+      optimizer.zero_grad();
+      loss.backward();
+      RETURN_IF_ERROR(dp.AllReduceGradients(policy->parameters()));  // the mean over ranks
+      torch::nn::utils::clip_grad_norm_(policy->parameters(), ppo.max_grad_norm);
+      optimizer.step();
+      pg_loss_v = pg_loss.item<double>();
+      v_loss_v = v_loss.item<double>();
+      entropy_v = entropy_loss.item<double>();
+    }
+    ASSIGN_OR_RETURN(kl_v, dp.AllReduceScalar(kl_v, ReduceKind::kMean));  // every rank decides alike
+    if (ppo.target_kl > 0 && kl_v > ppo.target_kl) break;
+  }
+
+  // Explained variance of the acting values against the returns.
+  double explained_var = std::nan("");
+  {
+    std::vector<double> y(ret.begin(), ret.end()), p;
+    for (size_t i = 0; i < buffer.num_steps(); ++i) p.push_back(buffer.step(i).value);
+    const double my = Mean(y);
+    double var_y = 0, var_d = 0, md = 0;
+    for (size_t i = 0; i < y.size(); ++i) md += (y[i] - p[i]) / y.size();
+    for (size_t i = 0; i < y.size(); ++i) {
+      var_y += (y[i] - my) * (y[i] - my);
+      var_d += (y[i] - p[i] - md) * (y[i] - p[i] - md);
+    }
+    if (var_y > 0) explained_var = 1 - var_d / var_y;
+  }
+
+  UpdateStats stats;
+  stats.policy_loss = pg_loss_v;
+  stats.value_loss = v_loss_v;
+  stats.entropy = entropy_v;
+  stats.old_approx_kl = old_kl_v;
+  stats.approx_kl = kl_v;
+  stats.clipfrac = Mean(clipfracs);
+  stats.explained_variance = explained_var;
+  stats.epochs = epochs_run;
+  return stats;
+}
 
 // ---------------------------------------------------------------------------- training
 
@@ -268,103 +383,8 @@ Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
     }
     const double rollout_s = std::chrono::duration<double>(Clock::now() - update_start).count();
 
-    // --- advantages
-    buffer.ComputeAdvantages(c.ppo.gamma, c.ppo.gae_lambda);
-    const std::vector<float>& adv = buffer.advantages();
-    const std::vector<float>& ret = buffer.returns();
-
-    // --- optimise the policy and value network
-    policy->train();
-    double pg_loss_v = 0, v_loss_v = 0, entropy_v = 0, old_kl_v = 0, kl_v = 0;
-    std::vector<double> clipfracs;
-    int epochs_run = 0;
-    // Every rank runs the same number of minibatches (and so of all-reduces) per epoch.
-    ASSIGN_OR_RETURN(const int64_t minibatches,
-                     GradientAllReducer::MinibatchesPerRank(static_cast<int64_t>(buffer.num_steps()),
-                                                            c.ppo.minibatch_size, *dp));
-    for (int epoch = 0; epoch < c.ppo.update_epochs; ++epoch) {
-      ++epochs_run;
-      for (const std::vector<size_t>& mb : CycleMinibatches(
-               buffer.Minibatches(static_cast<size_t>(c.ppo.minibatch_size), rng), minibatches)) {
-        if (mb.empty()) {  // a rank without samples still joins the all-reduce
-          optimizer.zero_grad();
-          RETURN_IF_ERROR(dp->AllReduceGradients(policy->parameters()));
-          optimizer.step();
-          continue;
-        }
-        std::vector<const ObservationFeatures*> obs;
-        std::vector<int64_t> flat;
-        std::vector<float> old_logp, old_value, mb_adv, mb_ret;
-        for (size_t i : mb) {
-          const RolloutStep& s = buffer.step(i);
-          obs.push_back(&s.observation);
-          old_logp.push_back(s.logprob);
-          old_value.push_back(s.value);
-          mb_adv.push_back(adv[i]);
-          mb_ret.push_back(ret[i]);
-        }
-        const ObservationBatch batch = MakeBatch(obs);
-        for (size_t k = 0; k < mb.size(); ++k) flat.push_back(batch.FlatAction(k, buffer.step(mb[k]).action));
-        const PolicyOutput out = policy->Forward(batch);
-        auto newlogp = out.logp.index_select(0, torch::tensor(flat));
-        auto logratio = newlogp - torch::tensor(old_logp);
-        auto ratio = logratio.exp();
-        {
-          torch::NoGradGuard ng;
-          old_kl_v = (-logratio).mean().item<double>();
-          kl_v = ((ratio - 1) - logratio).mean().item<double>();
-          clipfracs.push_back(((ratio - 1.0).abs() > c.ppo.clip_coef).to(torch::kFloat32).mean().item<double>());
-        }
-        auto a = torch::tensor(mb_adv);
-        if (c.ppo.norm_adv && a.size(0) > 1) a = (a - a.mean()) / (a.std() + 1e-8);
-
-        // Policy loss
-        auto pg1 = -a * ratio;
-        auto pg2 = -a * torch::clamp(ratio, 1 - c.ppo.clip_coef, 1 + c.ppo.clip_coef);
-        auto pg_loss = torch::max(pg1, pg2).mean();
-
-        // Value loss
-        auto r = torch::tensor(mb_ret);
-        auto v_loss = torch::Tensor();
-        if (c.ppo.clip_vloss) {
-          auto ov = torch::tensor(old_value);
-          auto v_unclipped = (out.value - r).pow(2);
-          auto v_clipped = ov + torch::clamp(out.value - ov, -c.ppo.clip_coef, c.ppo.clip_coef);
-          v_loss = 0.5 * torch::max(v_unclipped, (v_clipped - r).pow(2)).mean();
-        } else {
-          v_loss = 0.5 * (out.value - r).pow(2).mean();
-        }
-
-        auto entropy_loss = out.entropy.mean();
-        auto loss = pg_loss - c.ppo.ent_coef * entropy_loss + v_loss * c.ppo.vf_coef;
-
-        optimizer.zero_grad();
-        loss.backward();
-        RETURN_IF_ERROR(dp->AllReduceGradients(policy->parameters()));  // the mean over ranks
-        torch::nn::utils::clip_grad_norm_(policy->parameters(), c.ppo.max_grad_norm);
-        optimizer.step();
-        pg_loss_v = pg_loss.item<double>();
-        v_loss_v = v_loss.item<double>();
-        entropy_v = entropy_loss.item<double>();
-      }
-      ASSIGN_OR_RETURN(kl_v, dp->AllReduceScalar(kl_v, ReduceKind::kMean));  // every rank decides alike
-      if (c.ppo.target_kl > 0 && kl_v > c.ppo.target_kl) break;
-    }
-
-    // Explained variance of the acting values against the returns.
-    double explained_var = std::nan("");
-    {
-      std::vector<double> y(ret.begin(), ret.end()), p;
-      for (size_t i = 0; i < buffer.num_steps(); ++i) p.push_back(buffer.step(i).value);
-      const double my = Mean(y);
-      double var_y = 0, var_d = 0, md = 0;
-      for (size_t i = 0; i < y.size(); ++i) md += (y[i] - p[i]) / y.size();
-      for (size_t i = 0; i < y.size(); ++i) {
-        var_y += (y[i] - my) * (y[i] - my);
-        var_d += (y[i] - p[i] - md) * (y[i] - p[i] - md);
-      }
-      if (var_y > 0) explained_var = 1 - var_d / var_y;
-    }
+    // --- advantages and the PPO epochs
+    ASSIGN_OR_RETURN(const UpdateStats st, UpdatePolicy(policy, optimizer, buffer, c.ppo, *dp, rng));
 
     // Episode statistics over all ranks.
     ASSIGN_OR_RETURN(const double all_steps, dp->AllReduceScalar(static_cast<double>(local_steps), ReduceKind::kSum));
@@ -395,14 +415,14 @@ Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
     mx.Set("charts/rollout_seconds", rollout_s);
     mx.Set("charts/update_seconds", update_s - rollout_s);
     mx.Set("charts/rollout_megabytes", buffer.bytes() / 1e6);
-    mx.Set("losses/value_loss", v_loss_v);
-    mx.Set("losses/policy_loss", pg_loss_v);
-    mx.Set("losses/entropy", entropy_v);
-    mx.Set("losses/old_approx_kl", old_kl_v);
-    mx.Set("losses/approx_kl", kl_v);
-    mx.Set("losses/clipfrac", Mean(clipfracs));
-    mx.Set("losses/explained_variance", explained_var);
-    mx.Set("losses/epochs", epochs_run);
+    mx.Set("losses/value_loss", st.value_loss);
+    mx.Set("losses/policy_loss", st.policy_loss);
+    mx.Set("losses/entropy", st.entropy);
+    mx.Set("losses/old_approx_kl", st.old_approx_kl);
+    mx.Set("losses/approx_kl", st.approx_kl);
+    mx.Set("losses/clipfrac", st.clipfrac);
+    mx.Set("losses/explained_variance", st.explained_variance);
+    mx.Set("losses/epochs", st.epochs);
 
     // Checkpoint first, then the metrics line: a crash in between leaves a checkpoint whose
     // update has no line yet, which the resumed run does not write again; TrimMetrics covers
@@ -423,7 +443,7 @@ Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
                   "update %lld/%d  return %.2f (max %.2f)  length %.1f  speedup %.3fx (best %.3fx)  "
                   "value_loss %.3f  entropy %.2f  kl %.4f  SPS %.1f  %.1fs",
                   static_cast<long long>(update), c.run.max_updates, return_mean, return_max, length_mean,
-                  speedup_mean, meta.best_speedup, v_loss_v, entropy_v, kl_v, all_steps / update_s, update_s);
+                  speedup_mean, meta.best_speedup, st.value_loss, st.entropy, st.approx_kl, all_steps / update_s, update_s);
     log(line);
   }
   log("done: " + std::to_string(meta.policy_version) + " updates, " + std::to_string(meta.global_step) +
