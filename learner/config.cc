@@ -636,7 +636,6 @@ Status Validate(const TrainConfig& c, const Locations& at) {
   check.AtLeast("env.horizon", c.env.horizon, 1);
   check.AtLeast("env.max_candidates", c.env.max_candidates, 1);
   check.OneOf("env.cost", c.env.cost, {"analytic", "cpu", "cuda"});
-  check.Require(!c.env.device.empty(), "env.device", "env.device must not be empty");
 
   check.AtLeast("gnn.hidden", c.gnn.hidden, 8);
   check.AtLeast("gnn.layers", c.gnn.layers, 1);

@@ -61,7 +61,9 @@ struct EnvSection {
   int horizon = 100;              // steps per episode (>= 1)
   int max_candidates = 500;       // candidate rewrites offered per step (>= 1)
   std::string cost = "analytic";  // analytic | cpu | cuda
-  std::string device = "h100";    // device profile name or path
+  /// Device profile name or path; "" = the cost backend's default (h100 for analytic and cuda,
+  /// cpu_dev for cpu).
+  std::string device;
   std::string rules;              // rules file or directory; "" = default configs/rules
   std::string cost_cache;         // SQLite cost cache path; "" = none
 };

@@ -47,7 +47,7 @@ TEST(ConfigDefaults, EmptyTextGivesTheStructDefaults) {
   EXPECT_EQ(c.env.horizon, 100);
   EXPECT_EQ(c.env.max_candidates, 500);
   EXPECT_EQ(c.env.cost, "analytic");
-  EXPECT_EQ(c.env.device, "h100");
+  EXPECT_EQ(c.env.device, "");  // the cost backend's default profile
   EXPECT_EQ(c.env.rules, "");
   EXPECT_EQ(c.env.cost_cache, "");
   EXPECT_EQ(c.gnn.hidden, 64);
