@@ -29,6 +29,7 @@
 
 #include "actors/messages.h"
 #include "actors/transport.h"
+#include "graph/json.h"
 
 extern char** environ;
 
@@ -48,35 +49,6 @@ double UnixNow() {
 int MsUntil(Clock::time_point t) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t - Clock::now()).count();
   return static_cast<int>(std::clamp<long long>(ms + 1, 0, kMaxWakeMs));
-}
-
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
 }
 
 /// argv[0] as an absolute or relative path: itself when it has a '/', else the first executable

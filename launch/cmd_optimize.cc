@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "env/search.h"
+#include "graph/json.h"
 #include "graph/onnx/onnx_io.h"
 #include "kernels/cost_backends.h"
 #include "kernels/cpu_cost.h"
@@ -36,36 +37,6 @@ struct OptimizeOptions {
   bool quiet = false;
   int latency_repeats = 0;
 };
-
-
-
-std::string JsonString(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          o += buf;
-        } else {
-          o += c;
-        }
-    }
-  }
-  return o + "\"";
-}
-
-std::string JsonNumber(double v) {
-  if (!std::isfinite(v)) return "null";
-  std::ostringstream os;
-  os.precision(9);
-  os << v;
-  return os.str();
-}
 
 }  // namespace
 

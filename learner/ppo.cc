@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "env/search.h"
+#include "graph/json.h"
 #include "graph/models/zoo.h"
 #include "graph/onnx/onnx_io.h"
 #include "kernels/cost_backends.h"
@@ -30,29 +31,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::string Json(double v) {
-  if (!std::isfinite(v)) return "null";
-  std::ostringstream os;
-  os.precision(8);
-  os << v;
-  return os.str();
-}
-
-std::string JsonString(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      o += buf;
-    } else {
-      o += c;
-    }
-  }
-  return o + "\"";
-}
-
 /// Ordered metric name -> value, written as one JSON line.
 struct Metrics {
   std::vector<std::pair<std::string, double>> values;
@@ -60,7 +38,7 @@ struct Metrics {
   std::string Line() const {
     std::string s = "{";
     for (size_t i = 0; i < values.size(); ++i) {
-      s += (i ? ", " : "") + JsonString(values[i].first) + ": " + Json(values[i].second);
+      s += (i ? ", " : "") + JsonString(values[i].first) + ": " + JsonNumber(values[i].second, 8);
     }
     return s + "}";
   }
@@ -528,18 +506,18 @@ StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& c, const RunPaths&
   for (size_t i = 0; i < results.size(); ++i) {
     const EvalResult& r = results[i];
     js << (i ? "," : "") << "\n    {\"model\": " << JsonString(r.model) << ", \"initial_cost_ms\": "
-       << Json(r.initial_cost_ms) << ", \"greedy_policy_cost_ms\": " << Json(r.greedy_policy_cost_ms)
-       << ", \"sampled_best_cost_ms\": " << (r.samples > 0 ? Json(r.sampled_best_cost_ms) : "null")
+       << JsonNumber(r.initial_cost_ms, 8) << ", \"greedy_policy_cost_ms\": " << JsonNumber(r.greedy_policy_cost_ms, 8)
+       << ", \"sampled_best_cost_ms\": " << (r.samples > 0 ? JsonNumber(r.sampled_best_cost_ms, 8) : "null")
        << ", \"samples\": " << r.samples << ", \"baselines\": {";
     for (size_t k = 0; k < r.baselines.size(); ++k) {
-      js << (k ? ", " : "") << JsonString(r.baselines[k].first) << ": " << Json(r.baselines[k].second);
+      js << (k ? ", " : "") << JsonString(r.baselines[k].first) << ": " << JsonNumber(r.baselines[k].second, 8);
     }
     js << "}, \"baseline_seconds\": {";
     for (size_t k = 0; k < r.baseline_seconds.size(); ++k) {
-      js << (k ? ", " : "") << JsonString(r.baseline_seconds[k].first) << ": " << Json(r.baseline_seconds[k].second);
+      js << (k ? ", " : "") << JsonString(r.baseline_seconds[k].first) << ": " << JsonNumber(r.baseline_seconds[k].second, 8);
     }
-    js << "}, \"rl_seconds\": " << Json(r.rl_seconds) << ", \"verified\": " << (r.verified ? "true" : "false")
-       << ", \"max_rel_error\": " << Json(r.max_rel_error) << ", \"onnx\": " << JsonString(r.onnx_path) << "}";
+    js << "}, \"rl_seconds\": " << JsonNumber(r.rl_seconds, 8) << ", \"verified\": " << (r.verified ? "true" : "false")
+       << ", \"max_rel_error\": " << JsonNumber(r.max_rel_error, 8) << ", \"onnx\": " << JsonString(r.onnx_path) << "}";
   }
   js << "\n  ]\n}\n";
   const fs::path eval_path = dir / "eval.json";
