@@ -197,28 +197,25 @@ Status SaveCheckpoint(const std::string& path, GnnPolicy& policy, torch::optim::
   return Status::Ok();
 }
 
-StatusOr<CheckpointMeta> ReadCheckpointMeta(const std::string& path) {
+StatusOr<CheckpointMeta> LoadCheckpoint(const std::string& path, GnnPolicy& policy,
+                                        torch::optim::Optimizer* optimizer) {
   if (!std::filesystem::is_regular_file(path)) return NotFound("checkpoint " + path + " not found");
+  torch::serialize::InputArchive archive;
+  CheckpointMeta meta;
   try {
-    torch::serialize::InputArchive archive;
     archive.load_from(path);
-    c10::IValue meta;
-    if (!archive.try_read("meta", meta) || !meta.isString()) {
+    c10::IValue text;
+    if (!archive.try_read("meta", text) || !text.isString()) {
       return InvalidArgument(path + " is not a rewire policy checkpoint (no metadata)");
     }
-    return ParseMeta(path, meta.toStringRef());
+    ASSIGN_OR_RETURN(meta, ParseMeta(path, text.toStringRef()));
   } catch (const c10::Error& e) {
     return InvalidArgument(path + " is not a rewire policy checkpoint: " +
                            std::string(e.what_without_backtrace()).substr(0, 200));
   }
-}
-
-Status LoadCheckpoint(const std::string& path, GnnPolicy& policy, torch::optim::Optimizer* optimizer) {
-  ASSIGN_OR_RETURN(CheckpointMeta meta, ReadCheckpointMeta(path));
+  if (policy.is_empty()) policy = GnnPolicy(meta.shape);
   RETURN_IF_ERROR(CheckShape(path, meta.shape, policy->shape()));
   try {
-    torch::serialize::InputArchive archive;
-    archive.load_from(path);
     torch::serialize::InputArchive weights;
     archive.read("policy", weights);
     RETURN_IF_ERROR(LoadSameShape(policy, weights, path));
@@ -230,9 +227,8 @@ Status LoadCheckpoint(const std::string& path, GnnPolicy& policy, torch::optim::
   } catch (const c10::Error& e) {
     return InvalidArgument("cannot load " + path + ": " + std::string(e.what_without_backtrace()).substr(0, 200));
   }
-  return Status::Ok();
+  return meta;
 }
-
 
 StatusOr<std::string> PolicyWeightsBytes(GnnPolicy& policy) {
   try {
@@ -281,14 +277,9 @@ Agent::Agent(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Agent::~Agent() = default;
 
 StatusOr<std::unique_ptr<Agent>> Agent::Load(const std::string& path, const GnnSection* expected) {
-  ASSIGN_OR_RETURN(CheckpointMeta meta, ReadCheckpointMeta(path));
-  if (expected) {
-    RETURN_IF_ERROR(CheckShape(path, meta.shape, GnnShape{expected->hidden, expected->layers, expected->heads}));
-  }
   auto impl = std::make_unique<Impl>();
-  impl->meta = meta;
-  impl->policy = GnnPolicy(meta.shape);
-  RETURN_IF_ERROR(LoadCheckpoint(path, impl->policy, nullptr));
+  if (expected) impl->policy = GnnPolicy(GnnShape{expected->hidden, expected->layers, expected->heads});
+  ASSIGN_OR_RETURN(impl->meta, LoadCheckpoint(path, impl->policy, nullptr));
   impl->policy->eval();
   return std::unique_ptr<Agent>(new Agent(std::move(impl)));
 }

@@ -146,10 +146,13 @@ struct CheckpointMeta {
 /// flushed, then renamed over it.
 Status SaveCheckpoint(const std::string& path, GnnPolicy& policy, torch::optim::Optimizer* optimizer,
                       const CheckpointMeta& meta);
-/// Reads a checkpoint's metadata. Errors: missing file, not a rewire checkpoint.
-StatusOr<CheckpointMeta> ReadCheckpointMeta(const std::string& path);
-/// Loads weights (and optimizer state) into a policy of the checkpoint's shape.
-Status LoadCheckpoint(const std::string& path, GnnPolicy& policy, torch::optim::Optimizer* optimizer);
+/// Reads a checkpoint (the file is parsed once) and returns its metadata after loading its
+/// weights into `policy` and, when given, its state into `optimizer`. An empty `policy`
+/// (GnnPolicy(nullptr)) is built with the checkpoint's shape; a built one must have that shape.
+/// Errors: missing file, not a rewire checkpoint, another GNN shape (see CheckShape), no
+/// optimizer state when one is asked for.
+StatusOr<CheckpointMeta> LoadCheckpoint(const std::string& path, GnnPolicy& policy,
+                                        torch::optim::Optimizer* optimizer);
 /// The policy's weights as bytes (LibTorch's archive format): what learners broadcast to actors.
 StatusOr<std::string> PolicyWeightsBytes(GnnPolicy& policy);
 /// Loads bytes from PolicyWeightsBytes into a policy of the same shape. Errors: bytes that are

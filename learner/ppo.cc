@@ -293,8 +293,7 @@ Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
   CheckpointMeta meta;
   meta.shape = ShapeOf(c.gnn);
   if (resume) {
-    ASSIGN_OR_RETURN(meta, ReadCheckpointMeta(ckpt));
-    RETURN_IF_ERROR(LoadCheckpoint(ckpt, policy, &optimizer));
+    ASSIGN_OR_RETURN(meta, LoadCheckpoint(ckpt, policy, &optimizer));
     if (lead) {
       std::istringstream(meta.rng_state) >> rng;  // only rank 0's generator is checkpointed
       RETURN_IF_ERROR(TrimMetrics(metrics_path, meta.policy_version));
