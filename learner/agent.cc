@@ -53,21 +53,17 @@ StatusOr<EpisodeOutcome> RunEpisode(GnnPolicy& policy, Environment& env, const G
     }
     const int64_t action = batch.ActionOf(0, flat);
     ASSIGN_OR_RETURN(StepResult r, env.Step(static_cast<size_t>(action)));
+    // Without `record` a step keeps its reward only: the return and length are still reported.
+    RolloutStep s;
+    s.reward = static_cast<float>(r.reward);
+    s.done = r.done;
     if (record) {
-      RolloutStep s;
       s.observation = std::move(f);
       s.action = static_cast<int32_t>(action);
       s.logprob = lp[flat];
       s.value = o.value[0].item<float>();
-      s.reward = static_cast<float>(r.reward);
-      s.done = r.done;
-      ep.steps.push_back(std::move(s));
-    } else {
-      RolloutStep s;  // rewards only: the return and length are still reported
-      s.reward = static_cast<float>(r.reward);
-      s.done = r.done;
-      ep.steps.push_back(std::move(s));
     }
+    ep.steps.push_back(std::move(s));
     if (!r.rule.empty()) {
       ep.rules.push_back(r.rule);
       path.push_back(SearchStep{r.rule, r.cost_ms});
