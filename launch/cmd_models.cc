@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "graph/onnx/onnx_io.h"
+#include "graph/text.h"
 #include "launch/commands.h"
 
 namespace rewire::cli {
@@ -80,10 +81,6 @@ void PrintSummary(const std::string& model, const Graph& g) {
     if (!n.IsLeaf()) ++by_name[n.op == OpType::kOpaque ? n.TypeName() + " (opaque)" : n.TypeName()];
   }
   for (const auto& [name, n] : by_name) std::printf("  %-24s %d\n", name.c_str(), n);
-}
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 void WriteDot(const Graph& g, const std::string& title, const std::string& path) {

@@ -2,7 +2,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "graph/onnx/onnx_io.h"
+#include "graph/models/load.h"
 #include "launch/commands.h"
 
 namespace rewire::cli {
@@ -33,25 +33,6 @@ std::string DefaultDevicesDir() {
   return std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
 }
 
-namespace {
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-}  // namespace
-
-Graph LoadModel(const ModelOptions& o) {
-  if (IsZooModel(o.model)) return Take(BuildModel(o.model, o.params));
-  const ModelParams none;
-  const bool shape_options = o.params.batch || o.params.image || o.params.seq_len || o.params.hidden ||
-                             o.params.layers || o.params.heads || o.params.seed != none.seed;
-  if (EndsWith(o.model, ".onnx") || o.model.find('/') != std::string::npos) {
-    if (shape_options) {
-      throw CommandError("shape options (--batch, --seq-len, ...) apply to zoo models only, not to " + o.model);
-    }
-    return Take(ImportOnnxFile(o.model));
-  }
-  // Neither a zoo name nor a path: let the zoo's NotFound list the known names.
-  return Take(BuildModel(o.model, o.params));
-}
+Graph LoadModel(const ModelOptions& o) { return Take(LoadZooOrOnnx(o.model, o.params)); }
 
 }  // namespace rewire::cli

@@ -15,6 +15,9 @@
 #include <sstream>
 #include <type_traits>
 
+#include "graph/models/load.h"
+#include "graph/text.h"
+
 namespace rewire {
 namespace {
 
@@ -22,62 +25,11 @@ namespace {
 // Small utilities
 // ---------------------------------------------------------------------------------------------
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-/// The parts of `s` between separators; "" gives one empty part.
-std::vector<std::string> Split(const std::string& s, char separator) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t end = s.find(separator, start);
-    parts.push_back(s.substr(start, end - start));
-    if (end == std::string::npos) return parts;
-    start = end + 1;
-  }
-}
-
 std::string Trim(const std::string& s) {
   const size_t begin = s.find_first_not_of(" \t");
   if (begin == std::string::npos) return "";
   const size_t end = s.find_last_not_of(" \t");
   return s.substr(begin, end - begin + 1);
-}
-
-/// Levenshtein distance.
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      diagonal = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
-    }
-  }
-  return row[b.size()];
-}
-
-/// The candidate closest to `name` within edit distance 2, or "" when none is that close.
-std::string Closest(const std::string& name, const std::vector<std::string>& candidates) {
-  std::string best;
-  size_t best_distance = 3;
-  for (const std::string& candidate : candidates) {
-    const size_t d = EditDistance(name, candidate);
-    if (d < best_distance) {
-      best = candidate;
-      best_distance = d;
-    }
-  }
-  return best;
-}
-
-std::string DidYouMean(const std::string& suggestion) {
-  return suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)";
 }
 
 /// `where: message`, or just the message when nothing says where.
@@ -254,12 +206,6 @@ std::vector<std::string> ParamValues(const ModelParams& params) {
   ForEachParam(params,
                [&](const char*, const auto& value) { out.push_back(std::to_string(value)); });
   return out;
-}
-
-bool AllDefault(const ModelParams& params) {
-  bool all_zero = true;
-  ForEachParam(params, [&](const char*, const auto& value) { all_zero = all_zero && value == 0; });
-  return all_zero;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -605,7 +551,7 @@ class Checker {
           }
         });
       } else if (EndsWith(m.name, ".onnx")) {
-        Require(AllDefault(m.params), p,
+        Require(DefaultShapeParams(m.params), p,
                 p + ": shape parameters apply to zoo models only, not to '" + m.name + "'");
       } else {
         std::string list;

@@ -13,7 +13,7 @@
 
 #include "env/search.h"
 #include "graph/json.h"
-#include "graph/models/zoo.h"
+#include "graph/models/load.h"
 #include "graph/onnx/onnx_io.h"
 #include "kernels/cost_backends.h"
 #include "kernels/executor.h"
@@ -51,11 +51,6 @@ struct Resources {
   std::vector<std::pair<std::string, Graph>> models;  // label, graph
 };
 
-StatusOr<Graph> LoadSpec(const ModelSpec& spec) {
-  if (IsZooModel(spec.name)) return BuildModel(spec.name, spec.params);
-  return ImportOnnxFile(spec.name);
-}
-
 StatusOr<Resources> LoadResources(const TrainConfig& c, const RunPaths& paths, const std::vector<ModelSpec>& models) {
   Resources r;
   ASSIGN_OR_RETURN(r.rules, LoadVerifiedRules(c.env.rules.empty() ? paths.rules : c.env.rules));
@@ -66,7 +61,7 @@ StatusOr<Resources> LoadResources(const TrainConfig& c, const RunPaths& paths, c
   co.cache_path = c.env.cost_cache;
   ASSIGN_OR_RETURN(r.cost, MakeCostModel(co));
   for (const ModelSpec& m : models) {
-    auto g = LoadSpec(m);
+    auto g = LoadZooOrOnnx(m.name, m.params);
     if (!g.ok()) return Status(g.status().code(), "model " + m.Label() + ": " + g.status().message());
     r.models.emplace_back(m.Label(), std::move(g).value());
   }
