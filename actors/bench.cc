@@ -133,7 +133,8 @@ struct SubscriberState {
   std::vector<Clock::time_point> arrived;  // by version; written by the subscriber before `version`
 };
 
-Status BenchBroadcast(size_t blob_bytes, int num_subscribers, int repeats, std::string& out) {
+Status BenchBroadcast(const std::string& label, const std::string& blob, int num_subscribers, int repeats,
+                      std::string& out) {
   zmq::context_t context(1);
   const std::string secret = NewRunSecret();
   const SocketOptions options = BenchSocketOptions();
@@ -176,7 +177,7 @@ Status BenchBroadcast(size_t blob_bytes, int num_subscribers, int repeats, std::
     return true;
   };
   WeightsMsg w;
-  w.blob.assign(blob_bytes, '\x5a');
+  w.blob = blob;
   Status status;
   // Slow joiners: publish version 0 until every subscriber has it.
   for (int i = 0; i < 2000 && !all_have(0); ++i) {
@@ -212,16 +213,16 @@ Status BenchBroadcast(size_t blob_bytes, int num_subscribers, int repeats, std::
   if (!status.ok()) return status.WithContext("publishing weights");
   if (all_received.empty()) return Internal("no broadcast reached every subscriber");
   Appendf(out,
-          "  blob %-9s to %2d subscriber%s: all received median %7.3f ms, p95 %7.3f ms; one "
+          "  %-24s to %2d subscriber%s: all received median %7.3f ms, p95 %7.3f ms; one "
           "subscriber median %7.3f ms%s\n",
-          Size(static_cast<double>(blob_bytes)).c_str(), num_subscribers,
+          label.c_str(), num_subscribers,
           num_subscribers == 1 ? " " : "s", Percentile(all_received, 0.5) * 1e3,
           Percentile(all_received, 0.95) * 1e3, Percentile(each_received, 0.5) * 1e3,
           lost ? (" (" + std::to_string(lost) + " lost)").c_str() : "");
   return Status::Ok();
 }
 
-Status BenchFetch(size_t blob_bytes, int repeats, std::string& out) {
+Status BenchFetch(const std::string& label, const std::string& blob, int repeats, std::string& out) {
   zmq::context_t context(1);
   const std::string secret = NewRunSecret();
   const SocketOptions options = BenchSocketOptions();
@@ -232,7 +233,7 @@ Status BenchFetch(size_t blob_bytes, int repeats, std::string& out) {
   if (!requester.ok()) return requester.status();
   WeightsMsg current;
   current.policy_version = 7;
-  current.blob.assign(blob_bytes, '\x5a');
+  current.blob = blob;
   std::atomic<bool> stop{false};
   std::thread server([&, rep = std::move(replier).value()]() mutable {
     while (!stop.load())
@@ -254,8 +255,7 @@ Status BenchFetch(size_t blob_bytes, int repeats, std::string& out) {
   stop.store(true);
   server.join();
   if (!status.ok()) return status.WithContext("fetching weights");
-  Appendf(out, "  blob %-9s: median %7.3f ms, p95 %7.3f ms\n",
-          Size(static_cast<double>(blob_bytes)).c_str(), Percentile(latency, 0.5) * 1e3,
+  Appendf(out, "  %-24s: median %7.3f ms, p95 %7.3f ms\n", label.c_str(), Percentile(latency, 0.5) * 1e3,
           Percentile(latency, 0.95) * 1e3);
   return Status::Ok();
 }
@@ -324,14 +324,20 @@ StatusOr<std::string> BenchTransport(const std::vector<rules::Rule>& rules, Cost
           "weight broadcast over loopback PUB/SUB (CONFLATE), publish -> received and decoded, %d "
           "repeats\n",
           options.repeats);
-  for (size_t blob : options.blob_bytes) {
-    for (int n : options.subscribers)
-      RETURN_IF_ERROR(BenchBroadcast(blob, n, options.repeats, out));
+  // The blobs: the real GNN's weights when given, else filler of the asked sizes.
+  std::vector<std::pair<std::string, std::string>> blobs = options.weights;
+  if (blobs.empty()) {
+    for (size_t bytes : options.blob_bytes) {
+      blobs.emplace_back("blob " + Size(static_cast<double>(bytes)), std::string(bytes, '\x5a'));
+    }
+  }
+  for (const auto& [label, blob] : blobs) {
+    for (int n : options.subscribers) RETURN_IF_ERROR(BenchBroadcast(label, blob, n, options.repeats, out));
   }
   Appendf(out,
           "late joiner's fetch over loopback REQ/REP (request -> weights decoded), %d repeats\n",
           options.repeats);
-  for (size_t blob : options.blob_bytes) RETURN_IF_ERROR(BenchFetch(blob, options.repeats, out));
+  for (const auto& [label, blob] : blobs) RETURN_IF_ERROR(BenchFetch(label, blob, options.repeats, out));
   return out;
 }
 

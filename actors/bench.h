@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "env/environment.h"
@@ -24,6 +25,8 @@ struct TransportBenchOptions {
   size_t max_candidates = 500;  // candidates per observation at most
   int rollouts = 100;           // rollout messages per throughput measurement
   std::vector<size_t> blob_bytes = {size_t{64} << 10, size_t{1} << 20};  // weight blob sizes
+  /// (label, serialized weights) of real policies, broadcast instead of blob_bytes when given.
+  std::vector<std::pair<std::string, std::string>> weights;
   std::vector<int> subscribers = {1, 4, 16};  // subscriber counts for the broadcast
   int repeats = 50;                           // broadcasts and fetches timed per configuration
   uint64_t seed = 1;

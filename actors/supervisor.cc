@@ -170,7 +170,7 @@ struct Supervisor::Impl {
       out << "}" << (i + 1 < procs.size() ? "," : "") << "\n";
     }
     out << "]\n";
-    const std::string path = options.run_dir + "/processes.json";
+    const std::string path = options.run_dir + "/" + options.processes_file;
     const std::string tmp = path + ".tmp." + std::to_string(::getpid());
     {
       std::ofstream f(tmp, std::ios::trunc);
@@ -409,9 +409,10 @@ struct Supervisor::Impl {
   void HeartbeatThread() {
     while (!heartbeat_quit.load()) {
       std::optional<Heartbeat> h = heartbeats->Receive<Heartbeat>(kMaxWakeMs);
-      if (!h) continue;
       {
         std::lock_guard<std::mutex> lock(heartbeat_mutex);
+        heartbeat_counters = heartbeats->counters();
+        if (!h) continue;
         heartbeat_queue.push_back({std::move(*h), Clock::now(), UnixNow()});
       }
       const char b = 1;
@@ -468,6 +469,7 @@ struct Supervisor::Impl {
   std::atomic<bool> heartbeat_quit{false};
   std::mutex heartbeat_mutex;
   std::vector<Received> heartbeat_queue;
+  SocketCounters heartbeat_counters;  // a copy of the heartbeat socket's, under heartbeat_mutex
 };
 
 // ---------------------------------------------------------------------------- Supervisor
@@ -589,6 +591,11 @@ Status Supervisor::Run(std::function<bool()> should_stop) {
   s.StopAll();
   s.StopHeartbeatThread();
   return result;
+}
+
+SocketCounters Supervisor::heartbeat_counters() const {
+  std::lock_guard<std::mutex> lock(impl_->heartbeat_mutex);
+  return impl_->heartbeat_counters;
 }
 
 Summary Supervisor::summary() const {

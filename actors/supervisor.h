@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/transport.h"
 #include "graph/status.h"
 
 namespace rewire::actors {
@@ -68,6 +69,9 @@ struct SupervisorOptions {
   double stop_grace_s = 5;
   /// Written to processes.json; the local host name when empty.
   std::string host;
+  /// The file name of processes.json inside run_dir (one per supervisor when several share a
+  /// run directory, as the nodes of a cluster job do).
+  std::string processes_file = "processes.json";
 };
 
 // ---------------------------------------------------------------------------- outcome
@@ -123,6 +127,9 @@ class Supervisor {
 
   /// Where the children send heartbeats (valid after Start).
   const std::string& heartbeat_endpoint() const;
+  /// The heartbeat socket's counters (frames received, accepted, dropped by reason), as of its
+  /// last receive. Any thread.
+  SocketCounters heartbeat_counters() const;
   /// Per-process restarts, exits and backoff delays (complete once Run returned).
   Summary summary() const;
 

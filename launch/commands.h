@@ -57,5 +57,6 @@ void RegisterBenchTransport(CLI::App& bench);
 void RegisterOptimize(CLI::App& app);
 void RegisterReport(CLI::App& app);
 void RegisterTrain(CLI::App& app);  // train and eval
+void RegisterLaunch(CLI::App& app);
 
 }  // namespace rewire::cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   rewire::cli::RegisterRules(app);
   rewire::cli::RegisterOptimize(app);
   rewire::cli::RegisterTrain(app);
+  rewire::cli::RegisterLaunch(app);
   rewire::cli::RegisterBench(app);
   rewire::cli::RegisterReport(app);
 

@@ -121,6 +121,19 @@ void ForEachField(Config& c, Visit&& visit) {
   visit("eval", "samples", c.eval.samples);
   visit("eval", "baselines", c.eval.baselines);
   visit("eval", "budget", c.eval.budget);
+  visit("distributed", "learners", c.distributed.learners);
+  visit("distributed", "actors", c.distributed.actors);
+  visit("distributed", "bind", c.distributed.bind);
+  visit("distributed", "advertise", c.distributed.advertise);
+  visit("distributed", "master_port", c.distributed.master_port);
+  visit("distributed", "max_policy_lag", c.distributed.max_policy_lag);
+  visit("distributed", "max_message_mb", c.distributed.max_message_mb);
+  visit("distributed", "heartbeat_interval_s", c.distributed.heartbeat_interval_s);
+  visit("distributed", "heartbeat_timeout_s", c.distributed.heartbeat_timeout_s);
+  visit("distributed", "max_restarts", c.distributed.max_restarts);
+  visit("distributed", "backoff_initial_s", c.distributed.backoff_initial_s);
+  visit("distributed", "backoff_max_s", c.distributed.backoff_max_s);
+  visit("distributed", "stop_grace_s", c.distributed.stop_grace_s);
 }
 
 struct KnownField {
@@ -619,6 +632,28 @@ Status Validate(const TrainConfig& c, const Locations& at) {
                   path, "eval.baselines lists '" + name + "' twice");
   }
   check.AtLeast("eval.budget", c.eval.budget, 1);
+
+  const DistributedSection& d = c.distributed;
+  check.AtLeast("distributed.learners", d.learners, 1);
+  check.AtLeast("distributed.actors", d.actors, 0);
+  check.Require(!d.bind.empty(), "distributed.bind", "distributed.bind must not be empty (\"127.0.0.1\" is loopback)");
+  check.Require(d.master_port >= 0 && d.master_port <= 65535, "distributed.master_port",
+                "distributed.master_port must be in 0..65535 (0 = pick a free port), got " +
+                    std::to_string(d.master_port));
+  check.AtLeast("distributed.max_policy_lag", d.max_policy_lag, 0);
+  check.AtLeast("distributed.max_message_mb", d.max_message_mb, 1);
+  check.Positive("distributed.heartbeat_interval_s", d.heartbeat_interval_s);
+  check.Positive("distributed.heartbeat_timeout_s", d.heartbeat_timeout_s);
+  check.AtLeast("distributed.max_restarts", d.max_restarts, 0);
+  check.NonNegative("distributed.backoff_initial_s", d.backoff_initial_s);
+  check.NonNegative("distributed.backoff_max_s", d.backoff_max_s);
+  check.NonNegative("distributed.stop_grace_s", d.stop_grace_s);
+  if (d.heartbeat_timeout_s > 0 && d.heartbeat_interval_s > 0) {
+    check.Require(d.heartbeat_timeout_s > 2 * d.heartbeat_interval_s, "distributed.heartbeat_timeout_s",
+                  "distributed.heartbeat_timeout_s (" + FormatDouble(d.heartbeat_timeout_s) +
+                      ") must exceed twice distributed.heartbeat_interval_s (" +
+                      FormatDouble(d.heartbeat_interval_s) + ")");
+  }
   return check.status();
 }
 

@@ -9,6 +9,9 @@
 //          clip_coef, clip_vloss, norm_adv, ent_coef, vf_coef, max_grad_norm, target_kl,
 //          episodes_per_update
 //   [eval] models, samples, baselines, budget
+//   [distributed] learners, actors, bind, advertise, master_port, max_policy_lag, max_message_mb,
+//          heartbeat_interval_s, heartbeat_timeout_s, max_restarts, backoff_initial_s,
+//          backoff_max_s, stop_grace_s
 //
 // Every section and key is optional. Unknown sections and keys are errors that name FILE:LINE
 // (and the closest known key); so are values of the wrong type and values out of range.
@@ -103,6 +106,34 @@ struct EvalSection {
   int budget = 100;  // budget of the baseline searches (>= 1)
 };
 
+/// [distributed]: the multi-process run of `rewire launch` (DESIGN.md "Actors"). Each node (the
+/// one machine of a local run, or each task of a Slurm job) runs a supervisor that starts
+/// `learners` learner ranks and `actors` env actors; the learner ranks of all nodes form one
+/// data-parallel group. Each learner rank learns from ppo.episodes_per_update episodes per update.
+struct DistributedSection {
+  int learners = 2;  // learner ranks per node (>= 1)
+  int actors = 4;    // env actors per node (>= 0)
+  /// Address the learners' sockets bind to: loopback by default; a cluster sets this node's
+  /// address, or "*" for every interface.
+  std::string bind = "127.0.0.1";
+  /// Host name or address other nodes reach this node at; "" = `bind` (the host name for "*").
+  std::string advertise = "";
+  /// Port of the data-parallel store on the first node; 0 = a free port picked by the supervisor
+  /// (one node only; MASTER_PORT in the environment takes precedence).
+  int master_port = 0;
+  /// Rollouts acted by a policy more than this many updates older than the learner's are dropped.
+  int max_policy_lag = 2;
+  /// Largest message a socket sends or accepts, in MiB (a rollout of a large model, with every
+  /// step's candidates, is a few MiB); larger ones are dropped and counted.
+  int max_message_mb = 64;
+  double heartbeat_interval_s = 1;   // how often each process reports to its supervisor (> 0)
+  double heartbeat_timeout_s = 60;   // a process silent this long is killed and restarted (> 0)
+  int max_restarts = 10;             // restarts per process (or learner group) before the run fails
+  double backoff_initial_s = 0.5;    // first restart delay, doubling up to backoff_max_s
+  double backoff_max_s = 30;
+  double stop_grace_s = 10;          // on stop: SIGTERM, then SIGKILL after this long
+};
+
 /// A whole training run's configuration.
 struct TrainConfig {
   RunSection run;
@@ -110,6 +141,7 @@ struct TrainConfig {
   GnnSection gnn;
   PpoSection ppo;
   EvalSection eval;
+  DistributedSection distributed;
   std::string source;  // where it came from (file path), for messages; not written by ToToml
 };
 

@@ -24,87 +24,13 @@
 #include "learner/policy.h"
 #include "learner/ppo.h"
 #include "learner/trainer.h"
+#include "learner/training.h"
 
 namespace rewire {
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-/// Ordered metric name -> value, written as one JSON line.
-struct Metrics {
-  std::vector<std::pair<std::string, double>> values;
-  void Set(const std::string& k, double v) { values.emplace_back(k, v); }
-  std::string Line() const {
-    std::string s = "{";
-    for (size_t i = 0; i < values.size(); ++i) {
-      s += (i ? ", " : "") + JsonString(values[i].first) + ": " + JsonNumber(values[i].second, 8);
-    }
-    return s + "}";
-  }
-};
-
-/// What every run needs: verified rules, a cost model, the models as graphs.
-struct Resources {
-  std::vector<rules::Rule> rules;
-  std::unique_ptr<CostModel> cost;
-  std::vector<std::pair<std::string, Graph>> models;  // label, graph
-};
-
-StatusOr<Resources> LoadResources(const TrainConfig& c, const RunPaths& paths, const std::vector<ModelSpec>& models) {
-  Resources r;
-  ASSIGN_OR_RETURN(r.rules, LoadVerifiedRules(c.env.rules.empty() ? paths.rules : c.env.rules));
-  CostModelOptions co;
-  co.kind = c.env.cost;
-  co.device = c.env.device;
-  co.devices_dir = paths.devices_dir;
-  co.cache_path = c.env.cost_cache;
-  ASSIGN_OR_RETURN(r.cost, MakeCostModel(co));
-  for (const ModelSpec& m : models) {
-    auto g = LoadZooOrOnnx(m.name, m.params);
-    if (!g.ok()) return Status(g.status().code(), "model " + m.Label() + ": " + g.status().message());
-    r.models.emplace_back(m.Label(), std::move(g).value());
-  }
-  return r;
-}
-
-GnnShape ShapeOf(const GnnSection& g) { return GnnShape{g.hidden, g.layers, g.heads}; }
-
-std::string RngState(const std::mt19937_64& rng) {
-  std::ostringstream os;
-  os << rng;
-  return os.str();
-}
-
-/// Keeps the first lines of metrics.jsonl whose "update" is at most `last` (a crash after the
-/// metrics line and before the checkpoint leaves lines the resumed run will write again).
-Status TrimMetrics(const std::string& path, int64_t last) {
-  std::ifstream in(path);
-  if (!in) return Status::Ok();
-  std::string line, kept;
-  while (std::getline(in, line)) {
-    const size_t p = line.find("\"update\": ");
-    if (p == std::string::npos) continue;
-    if (std::stoll(line.substr(p + 10)) <= last) kept += line + "\n";
-  }
-  in.close();
-  std::ofstream out(path, std::ios::trunc);
-  out << kept;
-  return out ? Status::Ok() : Internal("cannot rewrite " + path);
-}
-
-/// FNV-1a over the bytes of every parameter: equal on every rank when the weights are.
-std::string WeightsChecksum(GnnPolicy& policy) {
-  uint64_t h = 1469598103934665603ULL;
-  for (const torch::Tensor& p : policy->parameters()) {
-    const auto t = p.detach().contiguous();
-    const auto* b = static_cast<const uint8_t*>(t.data_ptr());
-    for (size_t i = 0, n = t.numel() * t.element_size(); i < n; ++i) h = (h ^ b[i]) * 1099511628211ULL;
-  }
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
 
 double Mean(const std::vector<double>& v) {
   if (v.empty()) return std::nan("");
@@ -232,194 +158,17 @@ StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& o
 // ---------------------------------------------------------------------------- training
 
 Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
-             const std::function<void(const std::string&)>& log_fn) {
-  RETURN_IF_ERROR(ValidateTrainConfig(c));
-  // Data-parallel ranks from RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT (or Slurm); a single
-  // process when none is set. Rank 0 (the lead) writes the config, metrics and checkpoints.
-  ASSIGN_OR_RETURN(const Rendezvous rz, RendezvousFromEnv());
-  const bool lead = rz.rank == 0;
-  const fs::path dir(c.run.dir);
-  const std::string ckpt = (dir / "checkpoints" / "latest.pt").string();
-  const std::string metrics_path = (dir / "metrics.jsonl").string();
-  std::error_code ec;
-  if (resume && !fs::exists(ckpt)) {
-    return NotFound("nothing to resume: " + ckpt + " not found (start the run without --resume)");
-  }
-  if (!resume && fs::exists(ckpt)) {
-    return InvalidArgument("run directory " + c.run.dir + " already holds a checkpoint; pass --resume to continue "
-                           "it, or set run.dir to a new directory");
-  }
-  fs::create_directories(dir / "checkpoints", ec);
-  if (ec) return Internal("cannot create " + (dir / "checkpoints").string() + ": " + ec.message());
-  fs::create_directories(dir / "ranks", ec);
-  if (lead) {
-    std::ofstream cfg(dir / "config.toml", std::ios::trunc);
-    cfg << ToToml(c);
-    if (!cfg) return Internal("cannot write " + (dir / "config.toml").string());
-  }
-  const std::string rank_tag = rz.world_size > 1 ? "[rank " + std::to_string(rz.rank) + "] " : "";
-  std::ofstream logfile(dir / (lead ? std::string("train.log") : "train.rank" + std::to_string(rz.rank) + ".log"),
-                        std::ios::app);
-  // Per rank, one line per update with the weights' checksum: equal on every rank.
-  std::ofstream rank_log(dir / "ranks" / ("rank" + std::to_string(rz.rank) + ".jsonl"),
-                         resume ? std::ios::app : std::ios::trunc);
-  auto log = [&](const std::string& text) {
-    const std::string line = rank_tag + text;
-    if (log_fn) log_fn(line);
-    logfile << line << "\n";
-    logfile.flush();
-  };
-
-  // --- set-up: seeds, resources, policy, optimizer
-  SetComputeThreads(c.run.threads);
-  torch::manual_seed(c.run.seed);
-  // Each rank collects its own episodes: rank r's generator is seeded with seed + r * phi.
-  const uint64_t rank_seed = c.run.seed + static_cast<uint64_t>(rz.rank) * 0x9E3779B97F4A7C15ULL;
-  std::mt19937_64 rng(rank_seed);
-  ASSIGN_OR_RETURN(Resources res, LoadResources(c, paths, c.env.models));
-  EnvOptions eo;
-  eo.horizon = c.env.horizon;
-  eo.max_candidates = static_cast<size_t>(c.env.max_candidates);
-  Environment env(res.rules, *res.cost, eo);
-
-  GnnPolicy policy(ShapeOf(c.gnn));
-  torch::optim::Adam optimizer(policy->parameters(),
-                               torch::optim::AdamOptions(c.ppo.learning_rate).eps(c.ppo.adam_eps));
-  CheckpointMeta meta;
-  meta.shape = ShapeOf(c.gnn);
-  if (resume) {
-    ASSIGN_OR_RETURN(meta, LoadCheckpoint(ckpt, policy, &optimizer));
-    if (lead) {
-      std::istringstream(meta.rng_state) >> rng;  // only rank 0's generator is checkpointed
-      RETURN_IF_ERROR(TrimMetrics(metrics_path, meta.policy_version));
-    } else {
-      rng.seed(rank_seed ^ static_cast<uint64_t>(meta.policy_version));
-    }
-    log("resuming " + c.run.dir + " at update " + std::to_string(meta.policy_version));
-  } else if (lead) {
-    std::ofstream(metrics_path, std::ios::trunc);
-  }
-  std::ofstream metrics;
-  if (lead) {
-    metrics.open(metrics_path, std::ios::app);
-    if (!metrics) return Internal("cannot write " + metrics_path);
-  }
-
-  // The group: every rank starts from rank 0's weights (identical already after a resume).
-  DataParallelOptions dpo;
-  dpo.timeout = std::chrono::milliseconds(static_cast<int64_t>(c.run.collective_timeout_s * 1000));
-  ASSIGN_OR_RETURN(std::unique_ptr<GradientAllReducer> dp, GradientAllReducer::Create(rz, dpo));
-  {
-    std::vector<torch::Tensor> params = policy->parameters();
-    RETURN_IF_ERROR(dp->Broadcast(params));
-  }
-  if (rz.world_size > 1) {
-    log("data-parallel rank " + std::to_string(rz.rank) + " of " + std::to_string(rz.world_size) + " (Gloo, " +
-        rz.master_addr + ":" + std::to_string(dp->port()) + ")");
-  }
-
-  {
-    std::string names;
-    for (const auto& [label, g] : res.models) names += (names.empty() ? "" : ", ") + label;
-    log("training on " + names + " | " + std::to_string(res.rules.size()) + " rules | cost " + res.cost->Name() +
-        " | gnn " + std::to_string(c.gnn.layers) + "x" + std::to_string(c.gnn.hidden) + " | " +
-        std::to_string(c.ppo.episodes_per_update) + " episodes per update, horizon " + std::to_string(c.env.horizon));
-  }
-
-  RolloutBuffer buffer;
-  for (int64_t update = meta.policy_version + 1; update <= c.run.max_updates; ++update) {
-    const auto update_start = Clock::now();
-    // Annealing the rate if instructed to do so (CleanRL).
-    double lr = c.ppo.learning_rate;
-    if (c.ppo.anneal_lr) lr *= 1.0 - (update - 1.0) / c.run.max_updates;
-    for (auto& group : optimizer.param_groups()) {
-      static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
-    }
-
+             const std::function<void(const std::string&)>& log) {
+  ASSIGN_OR_RETURN(std::unique_ptr<LearnerRank> learner,
+                   LearnerRank::Create(c, paths, resume ? ResumeMode::kResume : ResumeMode::kFresh, log));
+  while (!learner->finished()) {
     // --- rollouts: whole episodes, one model sampled per episode
-    buffer.Clear();
-    policy->eval();
-    std::vector<double> returns, lengths, speedups;
-    int64_t local_steps = 0;
-    for (int e = 0; e < c.ppo.episodes_per_update; ++e) {
-      const size_t m = res.models.size() == 1 ? 0 : rng() % res.models.size();
-      ASSIGN_OR_RETURN(EpisodeOutcome out, RunEpisode(policy, env, res.models[m].second, true, rng, true));
-      out.episode.model = res.models[m].first;
-      out.episode.policy_version = meta.policy_version;
-      returns.push_back(out.episode.episodic_return());
-      lengths.push_back(static_cast<double>(out.episode.steps.size()));
-      speedups.push_back(out.episode.speedup());
-      meta.best_speedup = std::max(meta.best_speedup, out.episode.initial_cost_ms / out.episode.best_cost_ms);
-      local_steps += static_cast<int64_t>(out.episode.steps.size());
-      buffer.Add(std::move(out.episode));
-    }
-    const double rollout_s = std::chrono::duration<double>(Clock::now() - update_start).count();
-
-    // --- advantages and the PPO epochs
-    ASSIGN_OR_RETURN(const UpdateStats st, UpdatePolicy(policy, optimizer, buffer, c.ppo, *dp, rng));
-
-    // Episode statistics over all ranks.
-    ASSIGN_OR_RETURN(const double all_steps, dp->AllReduceScalar(static_cast<double>(local_steps), ReduceKind::kSum));
-    ASSIGN_OR_RETURN(const double return_mean, dp->AllReduceScalar(Mean(returns), ReduceKind::kMean));
-    ASSIGN_OR_RETURN(const double return_max,
-                     dp->AllReduceScalar(*std::max_element(returns.begin(), returns.end()), ReduceKind::kMax));
-    ASSIGN_OR_RETURN(const double length_mean, dp->AllReduceScalar(Mean(lengths), ReduceKind::kMean));
-    ASSIGN_OR_RETURN(const double speedup_mean, dp->AllReduceScalar(Mean(speedups), ReduceKind::kMean));
-    ASSIGN_OR_RETURN(meta.best_speedup, dp->AllReduceScalar(meta.best_speedup, ReduceKind::kMax));
-    meta.global_step += static_cast<int64_t>(all_steps);
-    meta.policy_version = update;
-    const double update_s = std::chrono::duration<double>(Clock::now() - update_start).count();
-    meta.wall_time += update_s;
-    meta.rng_state = RngState(rng);
-
-    Metrics mx;
-    mx.Set("update", static_cast<double>(update));
-    mx.Set("global_step", static_cast<double>(meta.global_step));
-    mx.Set("wall_time", meta.wall_time);
-    mx.Set("policy_version", static_cast<double>(meta.policy_version));
-    mx.Set("charts/episodic_return", return_mean);
-    mx.Set("charts/episodic_return_max", return_max);
-    mx.Set("charts/episodic_length", length_mean);
-    mx.Set("charts/speedup", speedup_mean);
-    mx.Set("charts/best_speedup", meta.best_speedup);
-    mx.Set("charts/learning_rate", lr);
-    mx.Set("charts/SPS", all_steps / std::max(update_s, 1e-9));
-    mx.Set("charts/rollout_seconds", rollout_s);
-    mx.Set("charts/update_seconds", update_s - rollout_s);
-    mx.Set("charts/rollout_megabytes", buffer.bytes() / 1e6);
-    mx.Set("losses/value_loss", st.value_loss);
-    mx.Set("losses/policy_loss", st.policy_loss);
-    mx.Set("losses/entropy", st.entropy);
-    mx.Set("losses/old_approx_kl", st.old_approx_kl);
-    mx.Set("losses/approx_kl", st.approx_kl);
-    mx.Set("losses/clipfrac", st.clipfrac);
-    mx.Set("losses/explained_variance", st.explained_variance);
-    mx.Set("losses/epochs", st.epochs);
-
-    // Checkpoint first, then the metrics line: a crash in between leaves a checkpoint whose
-    // update has no line yet, which the resumed run does not write again; TrimMetrics covers
-    // the other order.
-    if (lead && (update % c.run.checkpoint_every == 0 || update == c.run.max_updates)) {
-      RETURN_IF_ERROR(SaveCheckpoint(ckpt, policy, &optimizer, meta));
-    }
-    if (lead) {
-      metrics << mx.Line() << "\n";
-      metrics.flush();
-    }
-    rank_log << "{\"update\": " << update << ", \"rank\": " << rz.rank << ", \"weights_checksum\": \""
-             << WeightsChecksum(policy) << "\", \"local_steps\": " << local_steps << "}\n";
-    rank_log.flush();
-
-    char line[320];
-    std::snprintf(line, sizeof line,
-                  "update %lld/%d  return %.2f (max %.2f)  length %.1f  speedup %.3fx (best %.3fx)  "
-                  "value_loss %.3f  entropy %.2f  kl %.4f  SPS %.1f  %.1fs",
-                  static_cast<long long>(update), c.run.max_updates, return_mean, return_max, length_mean,
-                  speedup_mean, meta.best_speedup, st.value_loss, st.entropy, st.approx_kl, all_steps / update_s, update_s);
-    log(line);
+    const auto start = Clock::now();
+    ASSIGN_OR_RETURN(std::vector<Episode> episodes, learner->CollectEpisodes(c.ppo.episodes_per_update));
+    const double rollout_s = std::chrono::duration<double>(Clock::now() - start).count();
+    // --- advantages, the PPO epochs, metrics and checkpoint
+    RETURN_IF_ERROR(learner->Update(std::move(episodes), rollout_s));
   }
-  log("done: " + std::to_string(meta.policy_version) + " updates, " + std::to_string(meta.global_step) +
-      " steps, checkpoint " + ckpt);
   return Status::Ok();
 }
 

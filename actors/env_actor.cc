@@ -1,0 +1,177 @@
+// RunEnvActor (actors/runtime.h): one env actor of a distributed run.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include "actors/runtime.h"
+#include "actors/runtime_util.h"
+#include "graph/json.h"
+#include "learner/training.h"
+
+namespace rewire::actors {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+/// The sockets to every learner: one PUSH per rank (rollouts go round-robin over them, skipping a
+/// rank whose queue is full), the SUB and REQ of rank 0's weights.
+struct Links {
+  std::vector<std::map<std::string, std::string>> endpoints;  // per learner rank
+  std::vector<Pusher> push;
+  std::optional<Subscriber> sub;
+  std::optional<Requester> req;
+};
+
+/// Reads every learner's endpoint file, waiting for those not written yet. nullopt when stopped.
+std::optional<std::vector<std::map<std::string, std::string>>> WaitForEndpoints(const std::string& run_dir,
+                                                                                int learners) {
+  std::vector<std::map<std::string, std::string>> out(learners);
+  for (int r = 0; r < learners; ++r) {
+    for (;;) {
+      if (StopFlag().load()) return std::nullopt;
+      auto e = ReadEndpoints(run_dir, r);
+      if (e.ok() && (r != 0 || (e->count("weights") && e->count("weights_request")))) {
+        out[r] = *e;
+        break;
+      }
+      // The learner has not bound its sockets yet: look again shortly.
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  return out;
+}
+
+StatusOr<Links> Connect(zmq::context_t& ctx, const std::string& secret, const SocketOptions& so,
+                        std::vector<std::map<std::string, std::string>> endpoints) {
+  Links l;
+  for (auto& e : endpoints) {
+    ASSIGN_OR_RETURN(Pusher p, Pusher::Connect(ctx, e["rollouts"], secret, so));
+    l.push.push_back(std::move(p));
+  }
+  ASSIGN_OR_RETURN(Subscriber s, Subscriber::Connect(ctx, endpoints[0]["weights"], secret, so));
+  l.sub.emplace(std::move(s));
+  ASSIGN_OR_RETURN(Requester q, Requester::Connect(ctx, endpoints[0]["weights_request"], secret, so));
+  l.req.emplace(std::move(q));
+  l.endpoints = std::move(endpoints);
+  return l;
+}
+
+}  // namespace
+
+Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
+  const DistributedSection& d = c.distributed;
+  ASSIGN_OR_RETURN(const int64_t rank, IntFromEnv("REWIRE_RANK", 0));
+  ASSIGN_OR_RETURN(const int64_t learners, IntFromEnv("REWIRE_LEARNERS", d.learners));
+  ASSIGN_OR_RETURN(const int64_t restart, IntFromEnv("REWIRE_RESTART", 0));
+  if (learners < 1) return InvalidArgument("REWIRE_LEARNERS must be at least 1");
+  ASSIGN_OR_RETURN(const std::string secret, LoadOrCreateRunSecret(c.run.dir));
+  zmq::context_t ctx(1);
+  Heartbeater heartbeat(ctx, secret, "env", static_cast<int>(rank), d.heartbeat_interval_s);
+  const std::string id = "env-" + std::to_string(rank);
+
+  // Each actor, and each restart of it, plays different episodes.
+  const uint64_t seed = c.run.seed + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(rank + 1) +
+                        0xBF58476D1CE4E5B9ULL * static_cast<uint64_t>(restart);
+  ASSIGN_OR_RETURN(std::unique_ptr<ActingPolicy> policy, ActingPolicy::Create(c, paths, seed));
+  const uint64_t incarnation = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+
+  SocketOptions so;
+  so.max_message_bytes = static_cast<size_t>(d.max_message_mb) << 20;
+  so.send_hwm = 4;  // a dead learner holds at most a few rollouts
+  so.linger_ms = 2000;
+  auto endpoints = WaitForEndpoints(c.run.dir, static_cast<int>(learners));
+  if (!endpoints) return Status::Ok();
+  ASSIGN_OR_RETURN(Links links, Connect(ctx, secret, so, std::move(*endpoints)));
+
+  uint64_t sequence = 0, steps = 0, sent = 0, unsent = 0, weight_updates = 0;
+  const std::string stats_path = c.run.dir + "/actors/env" + std::to_string(rank) + ".json";
+  std::error_code ec;
+  fs::create_directories(fs::path(c.run.dir) / "actors", ec);
+  auto write_stats = [&] {
+    std::ostringstream o;
+    o << "{\"actor\": " << JsonString(id) << ", \"pid\": " << ::getpid() << ", \"policy_version\": "
+      << policy->version() << ", \"episodes_sent\": " << sent << ", \"episodes_unsent\": " << unsent
+      << ", \"steps\": " << steps << ", \"weight_updates\": " << weight_updates << "}\n";
+    (void)WriteFileAtomic(stats_path, o.str());
+  };
+
+  // Newer weights: the subscription first, else (no weights yet) a request to rank 0.
+  auto refresh_weights = [&]() -> Status {
+    if (std::optional<WeightsMsg> m = links.sub->Receive<WeightsMsg>(0)) {
+      if (m->policy_version != policy->version() && !m->blob.empty()) {
+        RETURN_IF_ERROR(policy->LoadWeights(m->blob, m->policy_version));
+        ++weight_updates;
+      }
+    }
+    while (policy->version() < 0 && !StopFlag().load()) {
+      WeightsRequest r;
+      r.actor_id = id;
+      r.have_version = -1;
+      StatusOr<WeightsMsg> m = links.req->Request<WeightsMsg>(r, 2000);
+      if (m.ok() && !m->blob.empty()) {
+        RETURN_IF_ERROR(policy->LoadWeights(m->blob, m->policy_version));
+        ++weight_updates;
+      }
+    }
+    return Status::Ok();
+  };
+
+  while (!StopFlag().load()) {
+    // A learner that came back on another port: connect again.
+    for (int r = 0; r < learners; ++r) {
+      auto e = ReadEndpoints(c.run.dir, r);
+      if (e.ok() && *e != links.endpoints[r]) {
+        auto fresh = WaitForEndpoints(c.run.dir, static_cast<int>(learners));
+        if (!fresh) return Status::Ok();
+        ASSIGN_OR_RETURN(links, Connect(ctx, secret, so, std::move(*fresh)));
+        break;
+      }
+    }
+    RETURN_IF_ERROR(refresh_weights());
+    if (StopFlag().load()) break;
+    heartbeat.Set(policy->version(), steps);
+
+    ASSIGN_OR_RETURN(Episode episode, policy->RunEpisode());
+    steps += episode.steps.size();
+    RolloutMsg msg;
+    msg.actor_id = id;
+    msg.actor_incarnation = incarnation;
+    msg.sequence = ++sequence;
+    msg.policy_version = episode.policy_version;
+    msg.episode = std::move(episode);
+
+    // Round-robin over the learner ranks; a rank whose queue stays full is skipped. A rollout no
+    // rank takes within a minute is given up (it would be too stale to learn from).
+    bool delivered = false;
+    const auto send_start = Clock::now();
+    for (uint64_t attempt = 0; !delivered && !StopFlag().load() && SecondsSince(send_start) < 60; ++attempt) {
+      Pusher& p = links.push[(sequence + attempt) % links.push.size()];
+      const Status s = p.Send(msg, 250);
+      if (s.ok()) {
+        delivered = true;
+      } else if (s.code() == StatusCode::kInvalidArgument) {
+        std::fprintf(stderr, "%s: rollout refused: %s\n", id.c_str(), s.message().c_str());
+        break;
+      }
+    }
+    delivered ? ++sent : ++unsent;
+    write_stats();
+  }
+  write_stats();
+  return Status::Ok();
+}
+
+}  // namespace rewire::actors

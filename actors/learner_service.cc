@@ -1,0 +1,265 @@
+// RunLearnerService (actors/runtime.h): one learner rank of a distributed run.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <functional>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "actors/runtime.h"
+#include "actors/runtime_util.h"
+#include "graph/json.h"
+#include "learner/training.h"
+
+namespace rewire::actors {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+/// "tcp://HOST:*" for port 0, else "tcp://HOST:PORT"; "*" binds every interface.
+std::string BindEndpoint(const std::string& host, int port) {
+  return "tcp://" + host + ":" + (port > 0 ? std::to_string(port) : std::string("*"));
+}
+
+/// The port of "tcp://host:port", or 0.
+int PortOf(const std::string& endpoint) {
+  const size_t colon = endpoint.rfind(':');
+  if (colon == std::string::npos) return 0;
+  try {
+    return std::stoi(endpoint.substr(colon + 1));
+  } catch (...) {
+    return 0;
+  }
+}
+
+/// The host other processes connect to.
+std::string AdvertisedHost(const DistributedSection& d) {
+  if (!d.advertise.empty()) return d.advertise;
+  if (d.bind != "*" && d.bind != "0.0.0.0") return d.bind;
+  char name[256] = {0};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+/// Binds a socket on `host`, on `preferred_port` when it is free (a restarted learner keeps its
+/// address, so connected actors reconnect by themselves), else on an ephemeral port.
+template <typename Socket>
+StatusOr<Socket> BindPreferring(zmq::context_t& ctx, const std::string& host, int preferred_port,
+                                const std::string& secret, const SocketOptions& so) {
+  if (preferred_port > 0) {
+    StatusOr<Socket> s = Socket::Bind(ctx, BindEndpoint(host, preferred_port), secret, so);
+    if (s.ok()) return s;
+  }
+  return Socket::Bind(ctx, BindEndpoint(host, 0), secret, so);
+}
+
+/// Rank 0's weight broadcast: a thread that owns the PUB and REP sockets, publishes every new
+/// version (and the current one again each second, for subscribers that joined late or rolled
+/// back with a restarted learner group), and answers WeightsRequests.
+class WeightServer {
+ public:
+  WeightServer(Publisher pub, Replier rep) : pub_(std::move(pub)), rep_(std::move(rep)) {
+    pub_endpoint_ = pub_.BoundEndpoint();
+    rep_endpoint_ = rep_.BoundEndpoint();
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~WeightServer() {
+    quit_ = true;
+    thread_.join();
+  }
+  void Set(int64_t version, std::string blob) {
+    std::lock_guard<std::mutex> lock(mu_);
+    version_ = version;
+    blob_ = std::move(blob);
+    dirty_ = true;
+  }
+  const std::string& pub_endpoint() const { return pub_endpoint_; }
+  const std::string& rep_endpoint() const { return rep_endpoint_; }
+  std::pair<SocketCounters, SocketCounters> counters() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {pub_counters_, rep_counters_};
+  }
+
+ private:
+  void Loop() {
+    auto last_publish = Clock::now();
+    while (!quit_) {
+      rep_.ServeOne<WeightsRequest>(100, [this](const WeightsRequest& req) {
+        std::lock_guard<std::mutex> lock(mu_);
+        WeightsMsg m;
+        m.policy_version = std::max<int64_t>(0, version_);
+        if (req.have_version != version_) m.blob = blob_;  // empty: "nothing newer"
+        return m;
+      });
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!blob_.empty() && (dirty_ || SecondsSince(last_publish) >= 1.0)) {
+        WeightsMsg m;
+        m.policy_version = version_;
+        m.blob = blob_;
+        dirty_ = false;
+        lock.unlock();
+        (void)pub_.Publish(m);
+        last_publish = Clock::now();
+        lock.lock();
+      }
+      pub_counters_ = pub_.counters();
+      rep_counters_ = rep_.counters();
+    }
+  }
+
+  Publisher pub_;
+  Replier rep_;
+  std::string pub_endpoint_, rep_endpoint_;
+  std::mutex mu_;
+  int64_t version_ = -1;
+  std::string blob_;
+  bool dirty_ = false;
+  SocketCounters pub_counters_, rep_counters_;
+  std::atomic<bool> quit_{false};
+  std::thread thread_;
+};
+
+struct Accounting {
+  uint64_t stale = 0;   // acted by a policy older than max_policy_lag updates
+  uint64_t future = 0;  // acted by a newer policy than this rank's (a learner group rolled back)
+  uint64_t used = 0;    // episodes learned from
+};
+
+}  // namespace
+
+Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
+  const DistributedSection& d = c.distributed;
+  ASSIGN_OR_RETURN(const int64_t rank, IntFromEnv("RANK", 0));
+  ASSIGN_OR_RETURN(const std::string secret, LoadOrCreateRunSecret(c.run.dir));
+  zmq::context_t ctx(1);
+  Heartbeater heartbeat(ctx, secret, "learner", static_cast<int>(rank), d.heartbeat_interval_s);
+
+  // Rank 0 prints progress (the supervisor's terminal); every rank keeps its own log file.
+  std::function<void(const std::string&)> log;
+  if (rank == 0) log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  ASSIGN_OR_RETURN(std::unique_ptr<LearnerRank> learner,
+                   LearnerRank::Create(c, paths, ResumeMode::kResumeIfPresent, log));
+  heartbeat.Set(learner->policy_version(), 0);
+
+  // --- sockets, on the ports of this rank's previous incarnation when they are free
+  std::error_code ec;
+  fs::create_directories(fs::path(c.run.dir) / "endpoints", ec);
+  fs::create_directories(fs::path(c.run.dir) / "learners", ec);
+  std::map<std::string, std::string> previous;
+  if (auto p = ReadEndpoints(c.run.dir, static_cast<int>(rank)); p.ok()) previous = *p;
+  SocketOptions so;
+  so.max_message_bytes = static_cast<size_t>(d.max_message_mb) << 20;
+  so.allow_all_interfaces = d.bind == "*" || d.bind == "0.0.0.0";
+  so.recv_hwm = 16;
+  const std::string host = AdvertisedHost(d);
+  ASSIGN_OR_RETURN(Puller rollouts, BindPreferring<Puller>(ctx, d.bind, PortOf(previous["rollouts"]), secret, so));
+  std::string endpoints = "rollouts tcp://" + host + ":" + std::to_string(PortOf(rollouts.BoundEndpoint())) + "\n";
+  std::unique_ptr<WeightServer> server;
+  if (rank == 0) {
+    SocketOptions wo = so;
+    wo.max_message_bytes = static_cast<size_t>(d.max_message_mb) << 20;
+    ASSIGN_OR_RETURN(Publisher pub, BindPreferring<Publisher>(ctx, d.bind, PortOf(previous["weights"]), secret, wo));
+    ASSIGN_OR_RETURN(Replier rep,
+                     BindPreferring<Replier>(ctx, d.bind, PortOf(previous["weights_request"]), secret, wo));
+    server = std::make_unique<WeightServer>(std::move(pub), std::move(rep));
+    ASSIGN_OR_RETURN(std::string blob, learner->WeightsBytes());
+    server->Set(learner->policy_version(), std::move(blob));
+    endpoints += "weights tcp://" + host + ":" + std::to_string(PortOf(server->pub_endpoint())) + "\n";
+    endpoints += "weights_request tcp://" + host + ":" + std::to_string(PortOf(server->rep_endpoint())) + "\n";
+  }
+  const std::string endpoints_path = c.run.dir + "/endpoints/learner" + std::to_string(rank);
+  RETURN_IF_ERROR(WriteFileAtomic(endpoints_path, endpoints));
+  learner->Log("listening for rollouts on " + rollouts.BoundEndpoint() +
+               (server ? ", weights on " + server->pub_endpoint() + " and " + server->rep_endpoint() : ""));
+
+  Accounting acct;
+  const std::string stats_path = c.run.dir + "/learners/rank" + std::to_string(rank) + ".json";
+  auto write_stats = [&] {
+    std::ostringstream o;
+    o << "{\"rank\": " << rank << ", \"pid\": " << ::getpid() << ", \"policy_version\": " << learner->policy_version()
+      << ", \"episodes_used\": " << acct.used << ", \"dropped_stale\": " << acct.stale
+      << ", \"dropped_future\": " << acct.future << ",\n \"rollouts\": " << CountersJson(rollouts.counters());
+    if (server) {
+      const auto [pub, rep] = server->counters();
+      o << ",\n \"weights\": " << CountersJson(pub) << ",\n \"weights_request\": " << CountersJson(rep);
+    }
+    o << ",\n \"actors\": {";
+    bool first = true;
+    for (const auto& [id, a] : rollouts.actors()) {
+      o << (first ? "" : ", ") << "\n  " << JsonString(id) << ": {\"messages\": " << a.messages
+        << ", \"bytes\": " << a.bytes << ", \"incarnation\": " << a.incarnation
+        << ", \"last_sequence\": " << a.last_sequence << ", \"dropped_replayed\": " << a.dropped_replayed << "}";
+      first = false;
+    }
+    o << "}}\n";
+    (void)WriteFileAtomic(stats_path, o.str());
+  };
+
+  // --- updates: gather this rank's episodes, then one PPO update with the other ranks
+  uint64_t steps = 0;
+  auto last_stats = Clock::now();
+  while (!learner->finished() && !StopFlag().load()) {
+    std::vector<Episode> episodes;
+    double lag_sum = 0;
+    const auto start = Clock::now();
+    const int64_t version = learner->policy_version();
+    while (static_cast<int>(episodes.size()) < c.ppo.episodes_per_update && !StopFlag().load()) {
+      std::optional<RolloutMsg> msg = rollouts.Receive<RolloutMsg>(100);
+      if (SecondsSince(last_stats) >= 1.0) {
+        write_stats();
+        last_stats = Clock::now();
+      }
+      if (!msg) continue;
+      if (msg->policy_version > version) {
+        ++acct.future;
+      } else if (version - msg->policy_version > d.max_policy_lag) {
+        ++acct.stale;
+      } else {
+        lag_sum += static_cast<double>(version - msg->policy_version);
+        steps += msg->episode.steps.size();
+        episodes.push_back(std::move(msg->episode));
+      }
+    }
+    if (StopFlag().load()) break;
+    acct.used += episodes.size();
+    const double lag_mean = lag_sum / static_cast<double>(episodes.size());
+    RETURN_IF_ERROR(learner->Update(std::move(episodes), SecondsSince(start),
+                                    {{"charts/policy_lag", lag_mean},
+                                     {"actors/dropped_stale", static_cast<double>(acct.stale)},
+                                     {"actors/dropped_bad", static_cast<double>(rollouts.counters().dropped())}}));
+    heartbeat.Set(learner->policy_version(), steps);
+    if (server) {
+      ASSIGN_OR_RETURN(std::string blob, learner->WeightsBytes());
+      server->Set(learner->policy_version(), std::move(blob));
+    }
+    write_stats();
+    last_stats = Clock::now();
+  }
+  write_stats();
+  if (!learner->finished()) return Status::Ok();  // stopped
+
+  // --- done: rank 0 says so; every rank keeps answering (weights, heartbeats) until stopped
+  if (rank == 0) {
+    RETURN_IF_ERROR(WriteFileAtomic(c.run.dir + "/done",
+                                    "policy_version " + std::to_string(learner->policy_version()) + "\n"));
+  }
+  const auto done_at = Clock::now();
+  while (!StopFlag().load() && SecondsSince(done_at) < 60) {
+    (void)rollouts.Receive<RolloutMsg>(100);  // drained and counted, not learned from
+  }
+  write_stats();
+  return Status::Ok();
+}
+
+}  // namespace rewire::actors

@@ -1,0 +1,401 @@
+// LearnerRank and ActingPolicy (learner/training.h): the run directory, the policy, the optimizer
+// and the data-parallel group of one learner rank; the acting copy of the policy an env actor
+// plays episodes with.
+
+#include "learner/training.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "graph/json.h"
+#include "graph/models/load.h"
+#include "kernels/cost_backends.h"
+#include "kernels/rule_verify.h"
+#include "learner/data_parallel.h"
+#include "learner/policy.h"
+#include "learner/ppo.h"
+
+namespace rewire {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+/// Ordered metric name -> value, written as one JSON line.
+struct Metrics {
+  std::vector<std::pair<std::string, double>> values;
+  void Set(const std::string& k, double v) { values.emplace_back(k, v); }
+  std::string Line() const {
+    std::string s = "{";
+    for (size_t i = 0; i < values.size(); ++i) {
+      s += (i ? ", " : "") + JsonString(values[i].first) + ": " + JsonNumber(values[i].second, 8);
+    }
+    return s + "}";
+  }
+};
+
+GnnShape ShapeOf(const GnnSection& g) { return GnnShape{g.hidden, g.layers, g.heads}; }
+
+std::string RngState(const std::mt19937_64& rng) {
+  std::ostringstream os;
+  os << rng;
+  return os.str();
+}
+
+/// Keeps the first lines of metrics.jsonl whose "update" is at most `last` (a crash after the
+/// metrics line and before the checkpoint leaves lines the resumed run will write again).
+Status TrimMetrics(const std::string& path, int64_t last) {
+  std::ifstream in(path);
+  if (!in) return Status::Ok();
+  std::string line, kept;
+  while (std::getline(in, line)) {
+    const size_t p = line.find("\"update\": ");
+    if (p == std::string::npos) continue;
+    if (std::stoll(line.substr(p + 10)) <= last) kept += line + "\n";
+  }
+  in.close();
+  std::ofstream out(path, std::ios::trunc);
+  out << kept;
+  return out ? Status::Ok() : Internal("cannot rewrite " + path);
+}
+
+/// FNV-1a over the bytes of every parameter: equal on every rank when the weights are.
+std::string WeightsChecksum(GnnPolicy& policy) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const torch::Tensor& p : policy->parameters()) {
+    const auto t = p.detach().contiguous();
+    const auto* b = static_cast<const uint8_t*>(t.data_ptr());
+    for (size_t i = 0, n = t.numel() * t.element_size(); i < n; ++i) h = (h ^ b[i]) * 1099511628211ULL;
+  }
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+double Mean(const std::vector<double>& v) {
+  if (v.empty()) return std::nan("");
+  double s = 0;
+  for (double x : v) s += x;
+  return s / v.size();
+}
+
+}  // namespace
+
+StatusOr<Resources> LoadResources(const TrainConfig& c, const RunPaths& paths, const std::vector<ModelSpec>& models) {
+  Resources r;
+  ASSIGN_OR_RETURN(r.rules, LoadVerifiedRules(c.env.rules.empty() ? paths.rules : c.env.rules));
+  CostModelOptions co;
+  co.kind = c.env.cost;
+  co.device = c.env.device;
+  co.devices_dir = paths.devices_dir;
+  co.cache_path = c.env.cost_cache;
+  ASSIGN_OR_RETURN(r.cost, MakeCostModel(co));
+  for (const ModelSpec& m : models) {
+    auto g = LoadZooOrOnnx(m.name, m.params);
+    if (!g.ok()) return Status(g.status().code(), "model " + m.Label() + ": " + g.status().message());
+    r.models.emplace_back(m.Label(), std::move(g).value());
+  }
+  return r;
+}
+
+StatusOr<std::string> InitialPolicyWeights(const GnnSection& gnn, uint64_t seed) {
+  torch::manual_seed(seed);
+  GnnPolicy policy(ShapeOf(gnn));
+  return PolicyWeightsBytes(policy);
+}
+
+// ---------------------------------------------------------------------------- learner rank
+
+struct LearnerRank::Impl {
+  TrainConfig c;
+  Rendezvous rz;
+  bool lead = false;
+  std::string ckpt, metrics_path;
+  std::string rank_tag;
+  std::function<void(const std::string&)> log_fn;
+  std::ofstream logfile, rank_log, metrics;
+  std::mt19937_64 rng;
+  Resources res;
+  std::unique_ptr<Environment> env;
+  GnnPolicy policy{nullptr};
+  std::unique_ptr<torch::optim::Adam> optimizer;
+  std::unique_ptr<GradientAllReducer> dp;
+  CheckpointMeta meta;
+};
+
+LearnerRank::LearnerRank(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LearnerRank::~LearnerRank() = default;
+int LearnerRank::rank() const { return impl_->rz.rank; }
+int LearnerRank::world_size() const { return impl_->rz.world_size; }
+int64_t LearnerRank::policy_version() const { return impl_->meta.policy_version; }
+bool LearnerRank::finished() const { return impl_->meta.policy_version >= impl_->c.run.max_updates; }
+
+void LearnerRank::Log(const std::string& text) {
+  const std::string line = impl_->rank_tag + text;
+  if (impl_->log_fn) impl_->log_fn(line);
+  impl_->logfile << line << "\n";
+  impl_->logfile.flush();
+}
+
+StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(const TrainConfig& c, const RunPaths& paths,
+                                                           ResumeMode mode,
+                                                           std::function<void(const std::string&)> log) {
+  RETURN_IF_ERROR(ValidateTrainConfig(c));
+  auto impl = std::make_unique<Impl>();
+  Impl& s = *impl;
+  s.c = c;
+  s.log_fn = std::move(log);
+  // Data-parallel ranks from RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT (or Slurm); a single
+  // process when none is set. Rank 0 (the lead) writes the config, metrics and checkpoints.
+  ASSIGN_OR_RETURN(s.rz, RendezvousFromEnv());
+  s.lead = s.rz.rank == 0;
+  const fs::path dir(c.run.dir);
+  s.ckpt = (dir / "checkpoints" / "latest.pt").string();
+  s.metrics_path = (dir / "metrics.jsonl").string();
+  const bool have_ckpt = fs::exists(s.ckpt);
+  if (mode == ResumeMode::kResume && !have_ckpt) {
+    return NotFound("nothing to resume: " + s.ckpt + " not found (start the run without --resume)");
+  }
+  if (mode == ResumeMode::kFresh && have_ckpt) {
+    return InvalidArgument("run directory " + c.run.dir + " already holds a checkpoint; pass --resume to continue "
+                           "it, or set run.dir to a new directory");
+  }
+  const bool resume = have_ckpt && mode != ResumeMode::kFresh;
+  std::error_code ec;
+  fs::create_directories(dir / "checkpoints", ec);
+  if (ec) return Internal("cannot create " + (dir / "checkpoints").string() + ": " + ec.message());
+  fs::create_directories(dir / "ranks", ec);
+  if (s.lead) {
+    std::ofstream cfg(dir / "config.toml", std::ios::trunc);
+    cfg << ToToml(c);
+    if (!cfg) return Internal("cannot write " + (dir / "config.toml").string());
+  }
+  s.rank_tag = s.rz.world_size > 1 ? "[rank " + std::to_string(s.rz.rank) + "] " : "";
+  s.logfile.open(dir / (s.lead ? std::string("train.log") : "train.rank" + std::to_string(s.rz.rank) + ".log"),
+                 std::ios::app);
+  // Per rank, one line per update with the weights' checksum: equal on every rank.
+  s.rank_log.open(dir / "ranks" / ("rank" + std::to_string(s.rz.rank) + ".jsonl"),
+                  resume ? std::ios::app : std::ios::trunc);
+  auto rank = std::unique_ptr<LearnerRank>(new LearnerRank(std::move(impl)));
+
+  // --- set-up: seeds, resources, policy, optimizer
+  SetComputeThreads(c.run.threads);
+  torch::manual_seed(c.run.seed);
+  // Each rank collects its own episodes: rank r's generator is seeded with seed + r * phi.
+  const uint64_t rank_seed = c.run.seed + static_cast<uint64_t>(s.rz.rank) * 0x9E3779B97F4A7C15ULL;
+  s.rng.seed(rank_seed);
+  ASSIGN_OR_RETURN(s.res, LoadResources(c, paths, c.env.models));
+  EnvOptions eo;
+  eo.horizon = c.env.horizon;
+  eo.max_candidates = static_cast<size_t>(c.env.max_candidates);
+  s.env = std::make_unique<Environment>(s.res.rules, *s.res.cost, eo);
+
+  s.policy = GnnPolicy(ShapeOf(c.gnn));
+  s.optimizer = std::make_unique<torch::optim::Adam>(
+      s.policy->parameters(), torch::optim::AdamOptions(c.ppo.learning_rate).eps(c.ppo.adam_eps));
+  s.meta.shape = ShapeOf(c.gnn);
+  if (resume) {
+    ASSIGN_OR_RETURN(s.meta, LoadCheckpoint(s.ckpt, s.policy, s.optimizer.get()));
+    if (s.lead) {
+      std::istringstream(s.meta.rng_state) >> s.rng;  // only rank 0's generator is checkpointed
+      RETURN_IF_ERROR(TrimMetrics(s.metrics_path, s.meta.policy_version));
+    } else {
+      s.rng.seed(rank_seed ^ static_cast<uint64_t>(s.meta.policy_version));
+    }
+    rank->Log("resuming " + c.run.dir + " at update " + std::to_string(s.meta.policy_version));
+  } else if (s.lead) {
+    std::ofstream(s.metrics_path, std::ios::trunc);
+  }
+  if (s.lead) {
+    s.metrics.open(s.metrics_path, std::ios::app);
+    if (!s.metrics) return Internal("cannot write " + s.metrics_path);
+  }
+
+  // The group: every rank starts from rank 0's weights (identical already after a resume).
+  DataParallelOptions dpo;
+  dpo.timeout = std::chrono::milliseconds(static_cast<int64_t>(c.run.collective_timeout_s * 1000));
+  ASSIGN_OR_RETURN(s.dp, GradientAllReducer::Create(s.rz, dpo));
+  {
+    std::vector<torch::Tensor> params = s.policy->parameters();
+    RETURN_IF_ERROR(s.dp->Broadcast(params));
+  }
+  if (s.rz.world_size > 1) {
+    rank->Log("data-parallel rank " + std::to_string(s.rz.rank) + " of " + std::to_string(s.rz.world_size) +
+              " (Gloo, " + s.rz.master_addr + ":" + std::to_string(s.dp->port()) + ")");
+  }
+  {
+    std::string names;
+    for (const auto& [label, g] : s.res.models) names += (names.empty() ? "" : ", ") + label;
+    rank->Log("training on " + names + " | " + std::to_string(s.res.rules.size()) + " rules | cost " +
+              s.res.cost->Name() + " | gnn " + std::to_string(c.gnn.layers) + "x" + std::to_string(c.gnn.hidden) +
+              " | " + std::to_string(c.ppo.episodes_per_update) + " episodes per update, horizon " +
+              std::to_string(c.env.horizon));
+  }
+  return rank;
+}
+
+StatusOr<std::vector<Episode>> LearnerRank::CollectEpisodes(int n) {
+  Impl& s = *impl_;
+  s.policy->eval();
+  std::vector<Episode> out;
+  for (int e = 0; e < n; ++e) {
+    const size_t m = s.res.models.size() == 1 ? 0 : s.rng() % s.res.models.size();
+    ASSIGN_OR_RETURN(EpisodeOutcome o, RunEpisode(s.policy, *s.env, s.res.models[m].second, true, s.rng, true));
+    o.episode.model = s.res.models[m].first;
+    o.episode.policy_version = s.meta.policy_version;
+    out.push_back(std::move(o.episode));
+  }
+  return out;
+}
+
+Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
+                           const std::vector<std::pair<std::string, double>>& extra) {
+  Impl& s = *impl_;
+  const TrainConfig& c = s.c;
+  const auto update_start = Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                                               std::chrono::duration<double>(rollout_s));
+  const int64_t update = s.meta.policy_version + 1;
+  // Annealing the rate if instructed to do so (CleanRL).
+  double lr = c.ppo.learning_rate;
+  if (c.ppo.anneal_lr) lr *= 1.0 - (update - 1.0) / c.run.max_updates;
+  for (auto& group : s.optimizer->param_groups()) {
+    static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
+  }
+
+  RolloutBuffer buffer;
+  std::vector<double> returns, lengths, speedups;
+  int64_t local_steps = 0;
+  for (Episode& ep : episodes) {
+    returns.push_back(ep.episodic_return());
+    lengths.push_back(static_cast<double>(ep.steps.size()));
+    speedups.push_back(ep.speedup());
+    if (ep.best_cost_ms > 0) s.meta.best_speedup = std::max(s.meta.best_speedup, ep.initial_cost_ms / ep.best_cost_ms);
+    local_steps += static_cast<int64_t>(ep.steps.size());
+    buffer.Add(std::move(ep));
+  }
+
+  // --- advantages and the PPO epochs
+  ASSIGN_OR_RETURN(const UpdateStats st, UpdatePolicy(s.policy, *s.optimizer, buffer, c.ppo, *s.dp, s.rng));
+
+  // Episode statistics over all ranks.
+  const double local_max = returns.empty() ? -1e300 : *std::max_element(returns.begin(), returns.end());
+  ASSIGN_OR_RETURN(const double all_steps, s.dp->AllReduceScalar(static_cast<double>(local_steps), ReduceKind::kSum));
+  ASSIGN_OR_RETURN(const double return_mean, s.dp->AllReduceScalar(Mean(returns), ReduceKind::kMean));
+  ASSIGN_OR_RETURN(const double return_max, s.dp->AllReduceScalar(local_max, ReduceKind::kMax));
+  ASSIGN_OR_RETURN(const double length_mean, s.dp->AllReduceScalar(Mean(lengths), ReduceKind::kMean));
+  ASSIGN_OR_RETURN(const double speedup_mean, s.dp->AllReduceScalar(Mean(speedups), ReduceKind::kMean));
+  ASSIGN_OR_RETURN(s.meta.best_speedup, s.dp->AllReduceScalar(s.meta.best_speedup, ReduceKind::kMax));
+  s.meta.global_step += static_cast<int64_t>(all_steps);
+  s.meta.policy_version = update;
+  const double update_s = std::chrono::duration<double>(Clock::now() - update_start).count();
+  s.meta.wall_time += update_s;
+  s.meta.rng_state = RngState(s.rng);
+
+  Metrics mx;
+  mx.Set("update", static_cast<double>(update));
+  mx.Set("global_step", static_cast<double>(s.meta.global_step));
+  mx.Set("wall_time", s.meta.wall_time);
+  mx.Set("policy_version", static_cast<double>(s.meta.policy_version));
+  mx.Set("charts/episodic_return", return_mean);
+  mx.Set("charts/episodic_return_max", return_max);
+  mx.Set("charts/episodic_length", length_mean);
+  mx.Set("charts/speedup", speedup_mean);
+  mx.Set("charts/best_speedup", s.meta.best_speedup);
+  mx.Set("charts/learning_rate", lr);
+  mx.Set("charts/SPS", all_steps / std::max(update_s, 1e-9));
+  mx.Set("charts/rollout_seconds", rollout_s);
+  mx.Set("charts/update_seconds", update_s - rollout_s);
+  mx.Set("charts/rollout_megabytes", buffer.bytes() / 1e6);
+  mx.Set("losses/value_loss", st.value_loss);
+  mx.Set("losses/policy_loss", st.policy_loss);
+  mx.Set("losses/entropy", st.entropy);
+  mx.Set("losses/old_approx_kl", st.old_approx_kl);
+  mx.Set("losses/approx_kl", st.approx_kl);
+  mx.Set("losses/clipfrac", st.clipfrac);
+  mx.Set("losses/explained_variance", st.explained_variance);
+  mx.Set("losses/epochs", st.epochs);
+  for (const auto& [k, v] : extra) mx.Set(k, v);
+
+  // Checkpoint first, then the metrics line: a crash in between leaves a checkpoint whose
+  // update has no line yet, which the resumed run does not write again; TrimMetrics covers
+  // the other order.
+  if (s.lead && (update % c.run.checkpoint_every == 0 || update == c.run.max_updates)) {
+    RETURN_IF_ERROR(SaveCheckpoint(s.ckpt, s.policy, s.optimizer.get(), s.meta));
+  }
+  if (s.lead) {
+    s.metrics << mx.Line() << "\n";
+    s.metrics.flush();
+  }
+  s.rank_log << "{\"update\": " << update << ", \"rank\": " << s.rz.rank << ", \"weights_checksum\": \""
+             << WeightsChecksum(s.policy) << "\", \"local_steps\": " << local_steps << "}\n";
+  s.rank_log.flush();
+
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "update %lld/%d  return %.2f (max %.2f)  length %.1f  speedup %.3fx (best %.3fx)  "
+                "value_loss %.3f  entropy %.2f  kl %.4f  SPS %.1f  %.1fs",
+                static_cast<long long>(update), c.run.max_updates, return_mean, return_max, length_mean,
+                speedup_mean, s.meta.best_speedup, st.value_loss, st.entropy, st.approx_kl, all_steps / update_s,
+                update_s);
+  Log(line);
+  if (finished()) {
+    Log("done: " + std::to_string(s.meta.policy_version) + " updates, " + std::to_string(s.meta.global_step) +
+        " steps, checkpoint " + s.ckpt);
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::string> LearnerRank::WeightsBytes() { return PolicyWeightsBytes(impl_->policy); }
+
+// ---------------------------------------------------------------------------- acting policy
+
+struct ActingPolicy::Impl {
+  Resources res;
+  std::unique_ptr<Environment> env;
+  GnnPolicy policy{nullptr};
+  std::mt19937_64 rng;
+  int64_t version = -1;
+};
+
+ActingPolicy::ActingPolicy(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ActingPolicy::~ActingPolicy() = default;
+int64_t ActingPolicy::version() const { return impl_->version; }
+
+StatusOr<std::unique_ptr<ActingPolicy>> ActingPolicy::Create(const TrainConfig& c, const RunPaths& paths,
+                                                             uint64_t seed) {
+  RETURN_IF_ERROR(ValidateTrainConfig(c));
+  auto impl = std::make_unique<Impl>();
+  SetComputeThreads(c.run.threads);
+  torch::manual_seed(seed);
+  impl->rng.seed(seed);
+  ASSIGN_OR_RETURN(impl->res, LoadResources(c, paths, c.env.models));
+  EnvOptions eo;
+  eo.horizon = c.env.horizon;
+  eo.max_candidates = static_cast<size_t>(c.env.max_candidates);
+  impl->env = std::make_unique<Environment>(impl->res.rules, *impl->res.cost, eo);
+  impl->policy = GnnPolicy(ShapeOf(c.gnn));
+  impl->policy->eval();
+  return std::unique_ptr<ActingPolicy>(new ActingPolicy(std::move(impl)));
+}
+
+Status ActingPolicy::LoadWeights(const std::string& bytes, int64_t version) {
+  RETURN_IF_ERROR(LoadPolicyWeightsBytes(impl_->policy, bytes));
+  impl_->version = version;
+  return Status::Ok();
+}
+
+StatusOr<Episode> ActingPolicy::RunEpisode() {
+  Impl& s = *impl_;
+  const size_t m = s.res.models.size() == 1 ? 0 : s.rng() % s.res.models.size();
+  ASSIGN_OR_RETURN(EpisodeOutcome o, rewire::RunEpisode(s.policy, *s.env, s.res.models[m].second, true, s.rng, true));
+  o.episode.model = s.res.models[m].first;
+  o.episode.policy_version = s.version;
+  return std::move(o.episode);
+}
+
+}  // namespace rewire

@@ -1,0 +1,121 @@
+#pragma once
+// The two halves of training as objects, so that they can live in different processes (DESIGN.md
+// "Actors" and "Learner"). No LibTorch in this header: actors/ and launch/ include it.
+//
+//   LearnerRank   one data-parallel learner rank: the policy, Adam, the all-reduce group, the run
+//                 directory (config, metrics, checkpoints, per-rank weight checksums). Update()
+//                 runs one PPO update on the episodes it is given, wherever they came from.
+//   ActingPolicy  a copy of the policy and an environment: loads broadcast weights and plays
+//                 episodes, recording what PPO needs. An env actor is one of these.
+//
+// Train() (learner/trainer.h) is a LearnerRank collecting its own episodes; `rewire launch`
+// feeds LearnerRanks with episodes from remote ActingPolicies.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/rules/rule.h"
+#include "graph/status.h"
+#include "kernels/cost_model.h"
+#include "learner/config.h"
+#include "learner/trainer.h"
+#include "replay/rollout.h"
+
+namespace rewire {
+
+/// What every run needs: verified rules, a cost model, the models as graphs.
+struct Resources {
+  std::vector<rules::Rule> rules;
+  std::unique_ptr<CostModel> cost;
+  std::vector<std::pair<std::string, Graph>> models;  // label, graph
+};
+
+/// Loads the rules (verified), the cost model and `models` as env configures them.
+StatusOr<Resources> LoadResources(const TrainConfig& config, const RunPaths& paths,
+                                  const std::vector<ModelSpec>& models);
+
+/// The serialized weights (what learners broadcast) of a freshly initialised policy of `gnn`'s
+/// shape, seeded by `seed`.
+StatusOr<std::string> InitialPolicyWeights(const GnnSection& gnn, uint64_t seed);
+
+// ---------------------------------------------------------------------------- learner rank
+
+enum class ResumeMode {
+  kFresh,            // refuse a run directory that already holds a checkpoint
+  kResume,           // continue from the checkpoint (an error if there is none)
+  kResumeIfPresent,  // continue when there is a checkpoint, else start (a restarted process)
+};
+
+class LearnerRank {
+ public:
+  /// Joins the data-parallel group (RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT or Slurm's variables;
+  /// a single process when unset), prepares the run directory (rank 0 writes config.toml),
+  /// builds the policy and optimizer, loads the checkpoint as `mode` says and broadcasts rank 0's
+  /// weights. `log` receives progress lines (also appended to the rank's log file).
+  static StatusOr<std::unique_ptr<LearnerRank>> Create(
+      const TrainConfig& config, const RunPaths& paths, ResumeMode mode,
+      std::function<void(const std::string&)> log);
+  ~LearnerRank();
+
+  int rank() const;
+  int world_size() const;
+  /// PPO updates applied so far (the checkpoint's on a resume).
+  int64_t policy_version() const;
+  /// True once run.max_updates updates are done.
+  bool finished() const;
+  /// Writes a line to the rank's log (and to `log`).
+  void Log(const std::string& line);
+
+  /// `n` episodes of this rank's own policy (sampled actions, observations recorded): the
+  /// rollouts of single-process training.
+  StatusOr<std::vector<Episode>> CollectEpisodes(int n);
+
+  /// One PPO update on `episodes` (at least one per rank; every rank calls it together), then
+  /// rank 0 writes the checkpoint (every run.checkpoint_every updates and the last) and the
+  /// metrics line, every rank its weights checksum, and a progress line is logged. `extra`
+  /// metrics are appended to the metrics line. Errors: a collective or a write failed.
+  Status Update(std::vector<Episode> episodes, double rollout_seconds,
+                const std::vector<std::pair<std::string, double>>& extra = {});
+
+  /// The current weights for actors (PolicyWeightsBytes).
+  StatusOr<std::string> WeightsBytes();
+
+  struct Impl;
+
+ private:
+  explicit LearnerRank(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------------------- acting policy
+
+class ActingPolicy {
+ public:
+  /// Loads the resources and an untrained policy of the config's shape; episodes are seeded by
+  /// `seed`. No weights are loaded yet (version -1).
+  static StatusOr<std::unique_ptr<ActingPolicy>> Create(const TrainConfig& config,
+                                                        const RunPaths& paths, uint64_t seed);
+  ~ActingPolicy();
+
+  /// Loads broadcast weights. Errors: bytes that are not weights of this shape.
+  Status LoadWeights(const std::string& bytes, int64_t version);
+  /// The version of the loaded weights; -1 before any.
+  int64_t version() const;
+
+  /// One sampled episode on a model drawn from env.models, observations recorded, stamped with
+  /// the weights' version.
+  StatusOr<Episode> RunEpisode();
+
+  struct Impl;
+
+ private:
+  explicit ActingPolicy(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rewire

@@ -1,0 +1,475 @@
+// `rewire launch` end to end on loopback: a supervisor, 2 learner ranks and env actors as real
+// processes training a tiny policy; faults (kill -9 of an actor and of a learner rank, SIGTERM);
+// hostile messages to every socket of a live run. Readiness is read from the files the run keeps
+// current (processes.json, learners/*.json, endpoints/), polled with a bound, never a sleep for
+// a fixed time.
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <regex>
+#include <thread>
+
+#include <zmq.hpp>
+
+#include "actors/messages.h"
+#include "actors/transport.h"
+#include "tests/launch/run_util.h"
+
+namespace rewire::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string TinyDistributedConfig(const std::string& dir, int max_updates, int actors) {
+  return "[run]\ndir = \"" + dir + "\"\nseed = 5\nmax_updates = " + std::to_string(max_updates) +
+         "\n\n[env]\nmodels = [\"squeezenet\"]\nhorizon = 6\nmax_candidates = 40\n\n"
+         "[gnn]\nhidden = 8\nlayers = 1\nheads = 2\n\n"
+         "[ppo]\nclip_vloss = false\nepisodes_per_update = 2\nminibatch_size = 8\nupdate_epochs = 2\n\n"
+         "[distributed]\nlearners = 2\nactors = " +
+         std::to_string(actors) +
+         "\nmax_policy_lag = 2\nheartbeat_interval_s = 0.5\nheartbeat_timeout_s = 60\n"
+         "backoff_initial_s = 0.1\nbackoff_max_s = 1\nstop_grace_s = 10\nmax_message_mb = 1\n";
+}
+
+/// Polls `ready` every 50 ms until it holds or `limit_s` passed (a bound against hanging, not a
+/// timing assertion). True when it held.
+bool WaitUntil(const std::function<bool()>& ready, double limit_s = 300) {
+  const auto start = Clock::now();
+  while (!ready()) {
+    if (std::chrono::duration<double>(Clock::now() - start).count() > limit_s) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+/// `rewire launch` as a child process whose output goes to a file.
+class LaunchProcess {
+ public:
+  LaunchProcess(const std::string& args, const std::string& log, const std::string& env_prefix = "") : log_(log) {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::setpgid(0, 0);
+      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      const std::string cmd = env_prefix + " exec " + Quote(REWIRE_BINARY) + " launch " + args;
+      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+  }
+  ~LaunchProcess() {
+    if (pid_ > 0 && exit_code_ < 0) {
+      ::kill(-pid_, SIGKILL);
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  pid_t pid() const { return pid_; }
+  /// The exit code once it exited within limit_s, else -1.
+  int Wait(double limit_s = 600) {
+    WaitUntil(
+        [&] {
+          int status;
+          if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+            exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+          }
+          return exit_code_ >= 0;
+        },
+        limit_s);
+    return exit_code_;
+  }
+  std::string Output() const { return ReadFile(log_); }
+
+ private:
+  std::string log_;
+  pid_t pid_ = -1;
+  int exit_code_ = -1;
+};
+
+struct ProcEntry {
+  std::string role;
+  int rank = 0;
+  long pid = 0;
+  int restarts = 0;
+  std::string state;
+};
+
+std::vector<ProcEntry> ReadProcesses(const std::string& path) {
+  std::vector<ProcEntry> out;
+  const std::string text = ReadFile(path);
+  static const std::regex re(
+      R"re("role": "([a-z]+)", "rank": (\d+), "host": "[^"]*", "pid": (-?\d+), "restarts": (\d+), "state": "([a-z]+)")re");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) {
+    ProcEntry e;
+    e.role = (*it)[1];
+    e.rank = std::stoi((*it)[2]);
+    e.pid = std::stol((*it)[3]);
+    e.restarts = std::stoi((*it)[4]);
+    e.state = (*it)[5];
+    out.push_back(e);
+  }
+  return out;
+}
+
+const ProcEntry* Find(const std::vector<ProcEntry>& ps, const std::string& role, int rank) {
+  for (const ProcEntry& p : ps) {
+    if (p.role == role && p.rank == rank) return &p;
+  }
+  return nullptr;
+}
+
+/// The number after "key": in a JSON file (the first occurrence after `after`, when given).
+double JsonNumber(const std::string& text, const std::string& key, const std::string& after = "") {
+  size_t from = 0;
+  if (!after.empty()) {
+    from = text.find("\"" + after + "\"");
+    if (from == std::string::npos) return -1;
+  }
+  const size_t p = text.find("\"" + key + "\": ", from);
+  if (p == std::string::npos) return -1;
+  return std::atof(text.c_str() + p + key.size() + 4);
+}
+
+std::vector<std::string> Checksums(const std::string& jsonl) {
+  std::vector<std::string> out;
+  std::istringstream in(jsonl);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t p = line.find("\"weights_checksum\": \"");
+    if (p != std::string::npos) out.push_back(line.substr(p + 21, 16));
+  }
+  return out;
+}
+
+std::vector<double> Metric(const std::string& jsonl, const std::string& key) {
+  std::vector<double> out;
+  std::istringstream in(jsonl);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(JsonNumber(line, key));
+  return out;
+}
+
+bool Alive(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0; }
+
+double LearnerVersion(const std::string& run) { return JsonNumber(ReadFile(run + "/learners/rank0.json"), "policy_version"); }
+
+// ---------------------------------------------------------------------------- training
+
+TEST(Launch, TwoLearnersAndFourActorsTrainAndTheRanksHoldIdenticalWeights) {
+  TempDir tmp;
+  const std::string run = tmp / "run";
+  WriteFile(tmp / "c.toml", TinyDistributedConfig(run, 6, 4));
+  LaunchProcess launch("--config " + Quote(tmp / "c.toml"), tmp / "launch.log");
+  ASSERT_EQ(launch.Wait(), 0) << launch.Output();
+  const std::string out = launch.Output();
+  EXPECT_NE(out.find("launch: done at policy version 6 (run.max_updates 6)"), std::string::npos) << out;
+
+  // The policy version advanced one update at a time, and rank 0 logged each update once.
+  const std::string metrics = ReadFile(run + "/metrics.jsonl");
+  const std::vector<double> versions = Metric(metrics, "policy_version");
+  ASSERT_EQ(versions.size(), 6u) << metrics;
+  for (size_t i = 0; i < versions.size(); ++i) EXPECT_EQ(versions[i], i + 1.0);
+  // Learned from rollouts within the allowed lag.
+  for (double lag : Metric(metrics, "charts/policy_lag")) {
+    EXPECT_GE(lag, 0);
+    EXPECT_LE(lag, 2);
+  }
+  // Both ranks hold the same weights after every update, and the weights changed.
+  const auto c0 = Checksums(ReadFile(run + "/ranks/rank0.jsonl"));
+  const auto c1 = Checksums(ReadFile(run + "/ranks/rank1.jsonl"));
+  ASSERT_EQ(c0.size(), 6u);
+  EXPECT_EQ(c0, c1);
+  EXPECT_NE(c0.front(), c0.back());
+  // Every actor delivered rollouts, and the learners counted them per actor.
+  std::string learners = ReadFile(run + "/learners/rank0.json") + ReadFile(run + "/learners/rank1.json");
+  for (int a = 0; a < 4; ++a) {
+    const std::string actor = ReadFile(run + "/actors/env" + std::to_string(a) + ".json");
+    EXPECT_GT(JsonNumber(actor, "episodes_sent"), 0) << actor;
+    EXPECT_NE(learners.find("\"env-" + std::to_string(a) + "\""), std::string::npos) << learners;
+  }
+  // Everything was stopped, nothing restarted, the checkpoint is the last update's.
+  for (const ProcEntry& p : ReadProcesses(run + "/processes.json")) {
+    EXPECT_EQ(p.state, "stopped") << p.role << " " << p.rank;
+    EXPECT_EQ(p.restarts, 0) << p.role << " " << p.rank;
+  }
+  const RunResult eval = Rewire("optimize --model squeezenet --search rl --policy " +
+                                Quote(run + "/checkpoints/latest.pt") + " --budget 4");
+  EXPECT_EQ(eval.exit_code, 0) << eval.output;
+}
+
+// ---------------------------------------------------------------------------- faults
+
+TEST(LaunchFaults, AKilledEnvActorIsRestartedAndTheRunFinishes) {
+  TempDir tmp;
+  const std::string run = tmp / "run";
+  WriteFile(tmp / "c.toml", TinyDistributedConfig(run, 8, 2));
+  LaunchProcess launch("--config " + Quote(tmp / "c.toml"), tmp / "launch.log");
+  // Training is under way: an update is done and actor 0 is in its episodes.
+  ASSERT_TRUE(WaitUntil([&] { return LearnerVersion(run) >= 1; })) << launch.Output();
+  const ProcEntry* env0 = Find(ReadProcesses(run + "/processes.json"), "env", 0);
+  ASSERT_NE(env0, nullptr);
+  const long old_pid = env0->pid;
+  ASSERT_EQ(::kill(static_cast<pid_t>(old_pid), SIGKILL), 0);
+  ASSERT_TRUE(WaitUntil([&] {
+    const auto ps = ReadProcesses(run + "/processes.json");
+    const ProcEntry* e = Find(ps, "env", 0);
+    return e && e->restarts == 1 && e->state == "running" && e->pid != old_pid && Alive(e->pid);
+  })) << launch.Output();
+  ASSERT_EQ(launch.Wait(), 0) << launch.Output();
+  const std::string out = launch.Output();
+  EXPECT_NE(out.find("launch: done at policy version 8"), std::string::npos) << out;
+  EXPECT_NE(out.find("restarts: learner group 0, env actors 1"), std::string::npos) << out;
+  // The restarted actor delivered rollouts again (a new incarnation, counted by the learners).
+  EXPECT_GT(JsonNumber(ReadFile(run + "/actors/env0.json"), "episodes_sent"), 0);
+}
+
+TEST(LaunchFaults, AKilledLearnerRankRestartsTheGroupFromTheLastCheckpoint) {
+  TempDir tmp;
+  const std::string run = tmp / "run";
+  WriteFile(tmp / "c.toml", TinyDistributedConfig(run, 8, 2));
+  LaunchProcess launch("--config " + Quote(tmp / "c.toml"), tmp / "launch.log");
+  ASSERT_TRUE(WaitUntil([&] { return LearnerVersion(run) >= 2; })) << launch.Output();
+  // checkpoint_every = 1: the checkpoint holds at least the version seen now.
+  const double seen = LearnerVersion(run);
+  const ProcEntry* l1 = Find(ReadProcesses(run + "/processes.json"), "learner", 1);
+  ASSERT_NE(l1, nullptr);
+  ASSERT_EQ(::kill(static_cast<pid_t>(l1->pid), SIGKILL), 0);
+  ASSERT_EQ(launch.Wait(), 0) << launch.Output();
+  const std::string out = launch.Output();
+  EXPECT_NE(out.find("launch: done at policy version 8"), std::string::npos) << out;
+  EXPECT_NE(out.find("restarts: learner group 1,"), std::string::npos) << out;
+  // The group resumed from the checkpoint, at or after the version seen before the kill.
+  const std::string log = ReadFile(run + "/train.log");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(log, m, std::regex("resuming \\S+ at update (\\d+)"))) << log;
+  EXPECT_GE(std::stod(m[1]), seen) << log;
+  // The metrics never went back: one line per update, in order.
+  const std::vector<double> versions = Metric(ReadFile(run + "/metrics.jsonl"), "policy_version");
+  ASSERT_EQ(versions.size(), 8u);
+  for (size_t i = 0; i < versions.size(); ++i) EXPECT_EQ(versions[i], i + 1.0);
+  // Both ranks agree after every update, before and after the restart.
+  EXPECT_EQ(Checksums(ReadFile(run + "/ranks/rank0.jsonl")), Checksums(ReadFile(run + "/ranks/rank1.jsonl")));
+}
+
+TEST(LaunchFaults, SigtermStopsEveryProcessAndLeavesTheCheckpointIntact) {
+  TempDir tmp;
+  const std::string run = tmp / "run";
+  WriteFile(tmp / "c.toml", TinyDistributedConfig(run, 1000, 2));
+  LaunchProcess launch("--config " + Quote(tmp / "c.toml"), tmp / "launch.log");
+  ASSERT_TRUE(WaitUntil([&] { return LearnerVersion(run) >= 1; })) << launch.Output();
+  std::vector<long> pids;
+  for (const ProcEntry& p : ReadProcesses(run + "/processes.json")) pids.push_back(p.pid);
+  ASSERT_EQ(pids.size(), 4u);
+  const auto t0 = Clock::now();
+  ASSERT_EQ(::kill(launch.pid(), SIGTERM), 0);
+  ASSERT_EQ(launch.Wait(60), 0) << launch.Output();
+  std::printf("[ figure ] SIGTERM to exit of every process: %.2f s\n",
+              std::chrono::duration<double>(Clock::now() - t0).count());
+  for (long pid : pids) EXPECT_FALSE(Alive(pid)) << pid;
+  EXPECT_NE(launch.Output().find("launch: stopped"), std::string::npos) << launch.Output();
+  // The checkpoint loads and the run resumes from it.
+  const RunResult eval = Rewire("optimize --model squeezenet --search rl --policy " +
+                                Quote(run + "/checkpoints/latest.pt") + " --budget 4");
+  EXPECT_EQ(eval.exit_code, 0) << eval.output;
+  const double before = JsonNumber(ReadFile(run + "/learners/rank0.json"), "policy_version");
+  LaunchProcess resumed("--config " + Quote(tmp / "c.toml") + " --resume --set run.max_updates=" +
+                            std::to_string(static_cast<int>(before) + 1),
+                        tmp / "resume.log");
+  ASSERT_EQ(resumed.Wait(), 0) << resumed.Output();
+  EXPECT_NE(resumed.Output().find("launch: done"), std::string::npos) << resumed.Output();
+}
+
+// ---------------------------------------------------------------------------- hostile input
+
+/// Frames a peer without the run's secret, or with it but with bad contents, could send to a
+/// socket expecting messages of type `expected`.
+std::vector<std::string> HostileFrames(const std::string& secret, actors::MessageType expected,
+                                       const std::string& wrong_type_body) {
+  using actors::SignFrame;
+  const std::string other_secret(actors::kSecretBytes, 'x');
+  actors::Heartbeat h;
+  h.role = "env";
+  h.actor_id = "intruder";
+  h.pid = 1;
+  // A valid envelope of the expected type and schema 1, with a payload that does not decode.
+  std::string malformed = "RWIR";
+  malformed += static_cast<char>(static_cast<uint16_t>(expected) & 0xff);
+  malformed += std::string(3, '\0');
+  malformed += std::string("\x01\0\0\0", 4);
+  malformed += "junk";
+  return {
+      "garbage",                                               // shorter than a MAC
+      SignFrame(other_secret, actors::Encode(h)),              // unauthenticated
+      SignFrame(secret, std::string((size_t{3} << 19), 'z')),  // 1.5 MiB: oversized
+      SignFrame(secret, malformed),                            // malformed payload
+      SignFrame(secret, wrong_type_body),                      // another message type
+  };
+}
+
+/// Connects a raw TCP socket to `endpoint` ("tcp://127.0.0.1:PORT") and writes non-ZMTP bytes.
+void RawTcpGarbage(const std::string& endpoint) {
+  const int port = std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    const char junk[] = "\xff\x00\x00\x00\x00\x00\x00\x00\x7f GET / HTTP/1.0\r\n\r\n";
+    (void)!::write(fd, junk, sizeof junk);
+  }
+  ::close(fd);
+}
+
+std::map<std::string, std::string> Endpoints(const std::string& run, int rank) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(ReadFile(run + "/endpoints/learner" + std::to_string(rank)));
+  std::string k, v;
+  while (in >> k >> v) out[k] = v;
+  return out;
+}
+
+TEST(LaunchSecurity, HostileMessagesToEverySocketAreDroppedAndCountedAndNothingDies) {
+  TempDir tmp;
+  const std::string run = tmp / "run";
+  WriteFile(tmp / "c.toml", TinyDistributedConfig(run, 6, 2));
+  LaunchProcess launch("--config " + Quote(tmp / "c.toml"), tmp / "launch.log");
+  ASSERT_TRUE(WaitUntil([&] {
+    return LearnerVersion(run) >= 1 && Endpoints(run, 1).count("rollouts") &&
+           JsonNumber(ReadFile(run + "/supervisor0.json"), "received") > 0;
+  })) << launch.Output();
+  const auto before = ReadProcesses(run + "/processes.json");
+  ASSERT_EQ(before.size(), 4u);
+  const std::string secret = ReadFile(run + "/secret");
+  ASSERT_EQ(secret.size(), actors::kSecretBytes);
+  const std::string supervisor = ReadFile(run + "/supervisor0.json");
+  const size_t hb = supervisor.find("\"heartbeat_endpoint\": \"");
+  ASSERT_NE(hb, std::string::npos);
+  const std::string heartbeat_endpoint = supervisor.substr(hb + 23, supervisor.find('"', hb + 23) - hb - 23);
+
+  actors::WeightsRequest wr;
+  wr.actor_id = "intruder";
+  const std::string request_body = actors::Encode(wr);
+  actors::Heartbeat h;
+  h.role = "env";
+  h.actor_id = "intruder";
+  const std::string heartbeat_body = actors::Encode(h);
+
+  zmq::context_t ctx(1);
+  auto push_all = [&](const std::string& endpoint, actors::MessageType expected, const std::string& wrong_type_body) {
+    zmq::socket_t s(ctx, zmq::socket_type::push);
+    s.set(zmq::sockopt::linger, 5000);
+    s.connect(endpoint);
+    for (const std::string& f : HostileFrames(secret, expected, wrong_type_body)) s.send(zmq::buffer(f), zmq::send_flags::none);
+    zmq::message_t a("part1", 5), b("part2", 5);  // a multipart message
+    s.send(a, zmq::send_flags::sndmore);
+    s.send(b, zmq::send_flags::none);
+    RawTcpGarbage(endpoint);
+  };
+  // The learners' rollout sockets (expecting RolloutMsg) and the supervisor's heartbeat socket.
+  push_all(Endpoints(run, 0)["rollouts"], actors::MessageType::kRollout, heartbeat_body);
+  push_all(Endpoints(run, 1)["rollouts"], actors::MessageType::kRollout, heartbeat_body);
+  push_all(heartbeat_endpoint, actors::MessageType::kHeartbeat, request_body);
+  // Rank 0's weight requests (REP): every hostile request gets an answer, and no weights.
+  {
+    const std::string endpoint = Endpoints(run, 0)["weights_request"];
+    for (const std::string& f : HostileFrames(secret, actors::MessageType::kWeightsRequest, heartbeat_body)) {
+      zmq::socket_t s(ctx, zmq::socket_type::req);
+      s.set(zmq::sockopt::linger, 0);
+      s.set(zmq::sockopt::rcvtimeo, 30000);
+      s.connect(endpoint);
+      s.send(zmq::buffer(f), zmq::send_flags::none);
+      zmq::message_t reply;
+      ASSERT_TRUE(s.recv(reply, zmq::recv_flags::none)) << "no answer to a hostile request";
+      EXPECT_EQ(reply.size(), 0u);  // the empty, unsigned answer to a dropped request
+    }
+    RawTcpGarbage(endpoint);
+  }
+  // Rank 0's weight publisher only sends; a peer writing to it is cut off.
+  RawTcpGarbage(Endpoints(run, 0)["weights"]);
+
+  // Each kind was dropped and counted where it arrived.
+  // (A multipart message counts as malformed too: the PUSHed sockets got one.)
+  auto counted = [&](const std::string& file, const std::string& socket, int malformed = 2) {
+    const std::string t = ReadFile(file);
+    return JsonNumber(t, "dropped_bad_mac", socket) >= 2 && JsonNumber(t, "dropped_oversize", socket) >= 1 &&
+           JsonNumber(t, "dropped_malformed", socket) >= malformed && JsonNumber(t, "dropped_wrong_type", socket) >= 1;
+  };
+  EXPECT_TRUE(WaitUntil([&] { return counted(run + "/learners/rank0.json", "rollouts"); }, 120))
+      << ReadFile(run + "/learners/rank0.json");
+  EXPECT_TRUE(WaitUntil([&] { return counted(run + "/learners/rank1.json", "rollouts"); }, 120))
+      << ReadFile(run + "/learners/rank1.json");
+  EXPECT_TRUE(WaitUntil([&] { return counted(run + "/learners/rank0.json", "weights_request", 1); }, 120))
+      << ReadFile(run + "/learners/rank0.json");
+  EXPECT_TRUE(WaitUntil([&] { return counted(run + "/supervisor0.json", "heartbeats"); }, 120))
+      << ReadFile(run + "/supervisor0.json");
+
+  // Nobody crashed or was restarted, and the run trains on to the end.
+  for (const ProcEntry& p : ReadProcesses(run + "/processes.json")) {
+    const ProcEntry* b = Find(before, p.role, p.rank);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(p.pid, b->pid) << p.role << " " << p.rank;
+    EXPECT_EQ(p.restarts, 0) << p.role << " " << p.rank;
+    EXPECT_TRUE(Alive(p.pid)) << p.role << " " << p.rank;
+  }
+  ASSERT_EQ(launch.Wait(), 0) << launch.Output();
+  EXPECT_NE(launch.Output().find("launch: done at policy version 6"), std::string::npos) << launch.Output();
+}
+
+// ---------------------------------------------------------------------------- Slurm
+
+TEST(LaunchSlurm, TheSbatchScriptsTaskRunsATwoNodeJobFromSlurmVariables) {
+  TempDir tmp;
+  const std::string run = tmp / "run";
+  WriteFile(tmp / "c.toml", TinyDistributedConfig(run, 3, 1));
+  // A free port for the store on "node 0" (both nodes are this machine).
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const int port = ntohs(a.sin_port);
+  ::close(fd);
+  // What srun gives each task of `sbatch --ntasks=2 launch/slurm/rewire.sbatch`.
+  const std::string task = std::string(REWIRE_SOURCE_DIR) + "/launch/slurm/task.sh";
+  auto env = [&](int procid) {
+    return "SLURM_JOB_ID=4242 SLURM_PROCID=" + std::to_string(procid) +
+           " SLURM_NTASKS=2 SLURM_JOB_NODELIST=localhost REWIRE=" + Quote(REWIRE_BINARY) +
+           " REWIRE_CONFIG=" + Quote(tmp / "c.toml") + " MASTER_PORT=" + std::to_string(port) +
+           " REWIRE_BIND=127.0.0.1 REWIRE_ARGS='--set distributed.learners=1'";
+  };
+  RunResult r0, r1;
+  std::thread t0([&] { r0 = RunCommand(env(0) + " bash " + Quote(task)); });
+  std::thread t1([&] { r1 = RunCommand(env(1) + " bash " + Quote(task)); });
+  t0.join();
+  t1.join();
+  ASSERT_EQ(r0.exit_code, 0) << r0.output;
+  ASSERT_EQ(r1.exit_code, 0) << r1.output;
+  EXPECT_NE(r0.output.find("launch: node 0 of 2: 1 learner ranks (of 2), 1 env actors"), std::string::npos)
+      << r0.output;
+  EXPECT_NE(r1.output.find("launch: node 1 of 2"), std::string::npos) << r1.output;
+  EXPECT_NE(r0.output.find("launch: done at policy version 3"), std::string::npos) << r0.output;
+  // One data-parallel group across the two "nodes": identical weights after every update.
+  const auto c0 = Checksums(ReadFile(run + "/ranks/rank0.jsonl"));
+  ASSERT_EQ(c0.size(), 3u);
+  EXPECT_EQ(c0, Checksums(ReadFile(run + "/ranks/rank1.jsonl")));
+  EXPECT_EQ(ReadProcesses(run + "/processes.json").size(), 2u);
+  EXPECT_EQ(ReadProcesses(run + "/processes.node1.json").size(), 2u);
+}
+
+}  // namespace
+}  // namespace rewire::testing
