@@ -189,7 +189,8 @@ Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
     std::ostringstream o;
     o << "{\"rank\": " << rank << ", \"pid\": " << ::getpid() << ", \"policy_version\": " << learner->policy_version()
       << ", \"episodes_used\": " << acct.used << ", \"dropped_stale\": " << acct.stale
-      << ", \"dropped_future\": " << acct.future << ",\n \"rollouts\": " << CountersJson(rollouts.counters());
+      << ", \"dropped_future\": " << acct.future << ", \"max_message_bytes\": " << so.max_message_bytes
+      << ",\n \"rollouts\": " << CountersJson(rollouts.counters());
     if (server) {
       const auto [pub, rep] = server->counters();
       o << ",\n \"weights\": " << CountersJson(pub) << ",\n \"weights_request\": " << CountersJson(rep);

@@ -80,7 +80,7 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
   }
   ASSIGN_OR_RETURN(const std::string secret, LoadOrCreateRunSecret(c.run.dir));
   (void)secret;
-  const std::string node_tag = o.nodes > 1 ? ".node" + std::to_string(o.node) : "";
+  const std::string node_tag = o.node > 0 ? ".node" + std::to_string(o.node) : "";
   const std::string child_config = (dir / ("launch" + node_tag + ".toml")).string();
   RETURN_IF_ERROR(WriteFileAtomic(child_config, ToToml(c)));
 
@@ -146,6 +146,7 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
     std::ostringstream s;
     s << "{\"node\": " << o.node << ", \"pid\": " << ::getpid()
       << ", \"heartbeat_endpoint\": " << JsonString(supervisor.heartbeat_endpoint())
+      << ", \"max_message_bytes\": " << kHeartbeatMaxMessageBytes
       << ", \"heartbeats\": " << CountersJson(supervisor.heartbeat_counters()) << "}\n";
     (void)WriteFileAtomic(status_path, s.str());
   };

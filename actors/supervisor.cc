@@ -525,7 +525,9 @@ Status Supervisor::Start(std::vector<ProcessSpec> specs) {
   if (ec)
     return InvalidArgument("cannot create run dir " + s.options.run_dir + ": " + ec.message());
   ASSIGN_OR_RETURN(const std::string secret, LoadOrCreateRunSecret(s.options.run_dir));
-  StatusOr<Puller> puller = Puller::Bind(s.context, kLoopbackAnyPort, secret);
+  SocketOptions heartbeat_options;
+  heartbeat_options.max_message_bytes = kHeartbeatMaxMessageBytes;
+  StatusOr<Puller> puller = Puller::Bind(s.context, kLoopbackAnyPort, secret, heartbeat_options);
   if (!puller.ok()) return puller.status().WithContext("supervisor heartbeat socket");
   s.heartbeats.emplace(std::move(puller).value());
   s.endpoint = s.heartbeats->BoundEndpoint();

@@ -35,6 +35,9 @@ namespace rewire::actors {
 
 // ---------------------------------------------------------------------------- configuration
 
+/// The largest heartbeat the supervisor's socket accepts (a Heartbeat is a few hundred bytes).
+inline constexpr size_t kHeartbeatMaxMessageBytes = size_t{64} << 10;
+
 /// One process of the run.
 struct ProcessSpec {
   std::string role;  // "env", "learner", ...: REWIRE_ROLE, and the Heartbeat's role

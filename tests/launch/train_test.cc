@@ -228,7 +228,7 @@ TEST(TrainCli, ShippedConfigsParse) {
   // Every shipped training config is valid: a one-update dry run is too slow for all, so check
   // parsing through `train` with an impossible max_updates and look for the range error only.
   for (const std::string name :
-       {"quickstart", "models/bert", "models/inceptionv3", "generalisation/bert_seq_len",
+       {"quickstart", "distributed-local", "models/bert", "models/inceptionv3", "generalisation/bert_seq_len",
         "generalisation/unseen_models"}) {
     const RunResult r = Rewire("train -q --config " + Quote(std::string(REWIRE_SOURCE_DIR) + "/configs/" + name +
                                                           ".toml") +

@@ -325,6 +325,34 @@ TEST(ConfigValidation, OutOfRangeValuesNameKeyLineAndValue) {
   EXPECT_EQ(c.eval.samples, 0);
 }
 
+TEST(ConfigValidation, DistributedValuesNameKeyLineAndValue) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[distributed]\nlearners = 0\n", "cfg.toml:2: distributed.learners must be >= 1, got 0"},
+      {"[distributed]\nactors = -1\n", "cfg.toml:2: distributed.actors must be >= 0, got -1"},
+      {"[distributed]\nbind = \"\"\n",
+       "cfg.toml:2: distributed.bind must not be empty (\"127.0.0.1\" is loopback)"},
+      {"[distributed]\nmaster_port = 70000\n",
+       "cfg.toml:2: distributed.master_port must be in 0..65535 (0 = pick a free port), got 70000"},
+      {"[distributed]\nmax_policy_lag = -1\n", "cfg.toml:2: distributed.max_policy_lag must be >= 0, got -1"},
+      {"[distributed]\nmax_message_mb = 0\n", "cfg.toml:2: distributed.max_message_mb must be >= 1, got 0"},
+      {"[distributed]\nmax_restarts = -1\n", "cfg.toml:2: distributed.max_restarts must be >= 0, got -1"},
+      {"[distributed]\nheartbeat_interval_s = 0\n",
+       "cfg.toml:2: distributed.heartbeat_interval_s must be > 0, got 0.0"},
+      {"[distributed]\nheartbeat_interval_s = 5\nheartbeat_timeout_s = 8\n",
+       "cfg.toml:3: distributed.heartbeat_timeout_s (8.0) must exceed twice distributed.heartbeat_interval_s (5.0)"},
+      {"[distributed]\nstop_grace_s = -1\n", "cfg.toml:2: distributed.stop_grace_s must be >= 0, got -1.0"},
+  };
+  for (const auto& [text, expected] : cases) EXPECT_EQ(ErrorOf(text), expected) << text;
+  const TrainConfig c = ParseOrDie(
+      "[distributed]\nlearners = 3\nactors = 0\nbind = \"*\"\nadvertise = \"node7\"\nmaster_port = 29500\n");
+  EXPECT_EQ(c.distributed.learners, 3);
+  EXPECT_EQ(c.distributed.actors, 0);
+  EXPECT_EQ(c.distributed.bind, "*");
+  EXPECT_EQ(c.distributed.advertise, "node7");
+  EXPECT_EQ(c.distributed.master_port, 29500);
+  EXPECT_EQ(ToToml(ParseOrDie(ToToml(c))), ToToml(c));  // every key round-trips
+}
+
 TEST(ConfigValidation, HiddenMustBeDivisibleByHeads) {
   EXPECT_EQ(ErrorOf("[gnn]\nheads = 4\nhidden = 30\n"),
             "cfg.toml:3: gnn.hidden (30) must be divisible by gnn.heads (4)");
