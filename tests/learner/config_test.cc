@@ -160,7 +160,7 @@ TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
   for (size_t pos = text.find(" = "); pos != std::string::npos; pos = text.find(" = ", pos + 1)) {
     ++keys;
   }
-  EXPECT_EQ(keys, 35u);  // 6 run + 7 env + 3 gnn + 15 ppo + 4 eval
+  EXPECT_EQ(keys, 48u);  // 6 run + 7 env + 3 gnn + 15 ppo + 4 eval + 13 distributed
 }
 
 // ---------------------------------------------------------------------------------------------
