@@ -90,7 +90,9 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
 
   SocketOptions so;
   so.max_message_bytes = static_cast<size_t>(d.max_message_mb) << 20;
-  so.send_hwm = 4;  // a dead learner holds at most a few rollouts
+  // Backpressure: an actor runs at most about one episode ahead of what the learners take, so
+  // rollouts do not wait in queues until they are too stale to learn from.
+  so.send_hwm = 1;
   so.linger_ms = 2000;
   auto endpoints = WaitForEndpoints(c.run.dir, static_cast<int>(learners));
   if (!endpoints) return Status::Ok();

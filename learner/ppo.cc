@@ -32,14 +32,14 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-double Mean(const std::vector<double>& v) {
+}  // namespace
+
+double MeanOf(const std::vector<double>& v) {
   if (v.empty()) return std::nan("");
   double s = 0;
   for (double x : v) s += x;
   return s / v.size();
 }
-
-}  // namespace
 
 // ---------------------------------------------------------------------------- one update
 
@@ -133,7 +133,7 @@ StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& o
   {
     std::vector<double> y(ret.begin(), ret.end()), p;
     for (size_t i = 0; i < buffer.num_steps(); ++i) p.push_back(buffer.step(i).value);
-    const double my = Mean(y);
+    const double my = MeanOf(y);
     double var_y = 0, var_d = 0, md = 0;
     for (size_t i = 0; i < y.size(); ++i) md += (y[i] - p[i]) / y.size();
     for (size_t i = 0; i < y.size(); ++i) {
@@ -149,7 +149,7 @@ StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& o
   stats.entropy = entropy_v;
   stats.old_approx_kl = old_kl_v;
   stats.approx_kl = kl_v;
-  stats.clipfrac = Mean(clipfracs);
+  stats.clipfrac = MeanOf(clipfracs);
   stats.explained_variance = explained_var;
   stats.epochs = epochs_run;
   return stats;

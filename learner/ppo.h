@@ -6,6 +6,7 @@
 // by remote actors calls it on the rollouts it received.
 
 #include <random>
+#include <vector>
 
 #include "learner/config.h"
 #include "learner/data_parallel.h"
@@ -25,6 +26,9 @@ struct UpdateStats {
   double explained_variance = 0;  // of the acting values against the returns (NaN if constant)
   int epochs = 0;        // epochs run (fewer than update_epochs after a target-KL stop)
 };
+
+/// The mean of `values`; NaN when empty.
+double MeanOf(const std::vector<double>& values);
 
 /// Runs one PPO update of `policy` on `buffer` (whose advantages it computes). Every rank of
 /// `dp` must call it with the same settings (see learner/data_parallel.h); `rng` shuffles the

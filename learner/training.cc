@@ -77,13 +77,6 @@ std::string WeightsChecksum(GnnPolicy& policy) {
   return buf;
 }
 
-double Mean(const std::vector<double>& v) {
-  if (v.empty()) return std::nan("");
-  double s = 0;
-  for (double x : v) s += x;
-  return s / v.size();
-}
-
 }  // namespace
 
 StatusOr<Resources> LoadResources(const TrainConfig& c, const RunPaths& paths, const std::vector<ModelSpec>& models) {
@@ -285,10 +278,10 @@ Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
   // Episode statistics over all ranks.
   const double local_max = returns.empty() ? -1e300 : *std::max_element(returns.begin(), returns.end());
   ASSIGN_OR_RETURN(const double all_steps, s.dp->AllReduceScalar(static_cast<double>(local_steps), ReduceKind::kSum));
-  ASSIGN_OR_RETURN(const double return_mean, s.dp->AllReduceScalar(Mean(returns), ReduceKind::kMean));
+  ASSIGN_OR_RETURN(const double return_mean, s.dp->AllReduceScalar(MeanOf(returns), ReduceKind::kMean));
   ASSIGN_OR_RETURN(const double return_max, s.dp->AllReduceScalar(local_max, ReduceKind::kMax));
-  ASSIGN_OR_RETURN(const double length_mean, s.dp->AllReduceScalar(Mean(lengths), ReduceKind::kMean));
-  ASSIGN_OR_RETURN(const double speedup_mean, s.dp->AllReduceScalar(Mean(speedups), ReduceKind::kMean));
+  ASSIGN_OR_RETURN(const double length_mean, s.dp->AllReduceScalar(MeanOf(lengths), ReduceKind::kMean));
+  ASSIGN_OR_RETURN(const double speedup_mean, s.dp->AllReduceScalar(MeanOf(speedups), ReduceKind::kMean));
   ASSIGN_OR_RETURN(s.meta.best_speedup, s.dp->AllReduceScalar(s.meta.best_speedup, ReduceKind::kMax));
   s.meta.global_step += static_cast<int64_t>(all_steps);
   s.meta.policy_version = update;

@@ -142,16 +142,6 @@ double JsonNumber(const std::string& text, const std::string& key, const std::st
   return std::atof(text.c_str() + p + key.size() + 4);
 }
 
-std::vector<std::string> Checksums(const std::string& jsonl) {
-  std::vector<std::string> out;
-  std::istringstream in(jsonl);
-  std::string line;
-  while (std::getline(in, line)) {
-    const size_t p = line.find("\"weights_checksum\": \"");
-    if (p != std::string::npos) out.push_back(line.substr(p + 21, 16));
-  }
-  return out;
-}
 
 std::vector<double> Metric(const std::string& jsonl, const std::string& key) {
   std::vector<double> out;
@@ -446,15 +436,8 @@ TEST(LaunchSlurm, TheSbatchScriptsTaskRunsATwoNodeJobFromSlurmVariables) {
   const std::string run = tmp / "run";
   WriteFile(tmp / "c.toml", TinyDistributedConfig(run, 3, 1));
   // A free port for the store on "node 0" (both nodes are this machine).
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
-  const int port = ntohs(a.sin_port);
-  ::close(fd);
+  const int port = FreeLoopbackPort();
+  ASSERT_GT(port, 0);
   // What srun gives each task of `sbatch --ntasks=2 launch/slurm/rewire.sbatch`.
   const std::string task = std::string(REWIRE_SOURCE_DIR) + "/launch/slurm/task.sh";
   auto env = [&](int procid) {

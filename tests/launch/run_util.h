@@ -1,7 +1,11 @@
 #pragma once
 // Runs the real `rewire` binary (and other programs) from integration tests.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -11,6 +15,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace rewire::testing {
 
@@ -85,6 +90,32 @@ inline int CountLines(const std::string& text) {
   int n = 0;
   for (char c : text) n += c == '\n';
   return n;
+}
+
+/// A loopback port that was free a moment ago (the kernel's choice for port 0).
+inline int FreeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+  close(fd);
+  return ok ? ntohs(a.sin_port) : 0;
+}
+
+/// The "weights_checksum" of each line of a learner rank's RUN_DIR/ranks/rank<R>.jsonl.
+inline std::vector<std::string> Checksums(const std::string& rank_log) {
+  std::vector<std::string> out;
+  std::istringstream in(rank_log);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t p = line.find("\"weights_checksum\": \"");
+    if (p != std::string::npos) out.push_back(line.substr(p + 21, 16));
+  }
+  return out;
 }
 
 }  // namespace rewire::testing

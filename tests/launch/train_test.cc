@@ -159,30 +159,7 @@ TEST(TrainCli, TrainsOnAnOnnxFileAndAModelSet) {
   EXPECT_EQ(CountLines(ReadFile(tmp / "run/metrics.jsonl")), 1);
 }
 
-/// A loopback port that was free a moment ago (the kernel's choice for port 0).
-int FreeLoopbackPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-                  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
-  close(fd);
-  return ok ? ntohs(a.sin_port) : 0;
-}
 
-std::vector<std::string> Checksums(const std::string& rank_log) {
-  std::vector<std::string> out;
-  std::istringstream in(rank_log);
-  std::string line;
-  while (std::getline(in, line)) {
-    const size_t p = line.find("\"weights_checksum\": \"");
-    if (p != std::string::npos) out.push_back(line.substr(p + 21, 16));
-  }
-  return out;
-}
 
 TEST(TrainCli, TwoDataParallelRanksHoldIdenticalWeightsAfterEveryUpdate) {
   TempDir tmp;
