@@ -77,8 +77,9 @@ void BenchTraining(const std::string& config, int actors, int updates, bool sing
   if (single_process) {
     std::printf("  %-34s %8.1f samples/s\n", "one process (rewire train)", sps);
   } else {
-    std::printf("  %d learner ranks, %d env actor%s %*s %8.1f samples/s\n", c.distributed.learners, actors,
-                actors == 1 ? " " : "s", 12, "", sps);
+    const std::string label = std::to_string(c.distributed.learners) + " learner ranks, " + std::to_string(actors) +
+                              " env actor" + (actors == 1 ? "" : "s");
+    std::printf("  %-34s %8.1f samples/s\n", label.c_str(), sps);
   }
   std::fflush(stdout);
 }

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <regex>
 #include <thread>
 
@@ -197,6 +198,26 @@ TEST(Launch, TwoLearnersAndFourActorsTrainAndTheRanksHoldIdenticalWeights) {
   const RunResult eval = Rewire("optimize --model squeezenet --search rl --policy " +
                                 Quote(run + "/checkpoints/latest.pt") + " --budget 4");
   EXPECT_EQ(eval.exit_code, 0) << eval.output;
+}
+
+TEST(Launch, TheShippedDistributedRunRaisesTheReturn) {
+  // configs/distributed-local.toml as shipped: 2 learner ranks, 4 env actors, 30 updates of
+  // 2 x 2 episodes (the quickstart's budget). Measured by hand on 2 cores: the mean return of
+  // the first 10 updates -> the last 10 went 37.9 -> 40.4 (seed 1) and 36.5 -> 39.7 (seed 2);
+  // one update's return scatters by about +-2.
+  TempDir tmp;
+  const std::string run = tmp / "run";
+  LaunchProcess launch("--config " + Quote(std::string(REWIRE_SOURCE_DIR) + "/configs/distributed-local.toml") +
+                           " --set run.dir=" + Quote(run),
+                       tmp / "launch.log");
+  ASSERT_EQ(launch.Wait(), 0) << launch.Output();
+  const std::vector<double> returns = Metric(ReadFile(run + "/metrics.jsonl"), "charts/episodic_return");
+  ASSERT_EQ(returns.size(), 30u);
+  const double first = std::accumulate(returns.begin(), returns.begin() + 10, 0.0) / 10;
+  const double last = std::accumulate(returns.end() - 10, returns.end(), 0.0) / 10;
+  std::printf("[ figure ] mean episodic return, updates 1-10: %.2f, updates 21-30: %.2f\n", first, last);
+  EXPECT_GT(last, first);
+  EXPECT_EQ(Checksums(ReadFile(run + "/ranks/rank0.jsonl")), Checksums(ReadFile(run + "/ranks/rank1.jsonl")));
 }
 
 // ---------------------------------------------------------------------------- faults
