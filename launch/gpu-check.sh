@@ -78,21 +78,22 @@ MULTIARCH=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 SYSLIB="$SYSROOT/usr/lib/$MULTIARCH"
 
 PYTHON=${PYTHON:-python3}
-TORCH_PREFIX=$("$PYTHON" -c 'import torch; print(torch.utils.cmake_prefix_path)') ||
-  die "no PyTorch for $PYTHON (the CUDA LibTorch comes from an installed PyTorch)"
-TORCH_LIB=$("$PYTHON" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
-TORCH_INFO=$("$PYTHON" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, "available", torch.cuda.is_available())')
-log "PyTorch $TORCH_INFO ($TORCH_PREFIX)"
+# The CUDA LibTorch is the installed PyTorch's (the build phase needs it; the others only use its
+# CUDA libraries when present).
+TORCH_PREFIX=$("$PYTHON" -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
+TORCH_LIB=$("$PYTHON" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))' 2>/dev/null || true)
+TORCH_INFO=$("$PYTHON" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, "available", torch.cuda.is_available())' 2>/dev/null || echo "no PyTorch")
+log "PyTorch: $TORCH_INFO${TORCH_PREFIX:+ ($TORCH_PREFIX)}"
 # PyTorch's CUDA libraries (cuBLAS, cuDNN, NCCL, cudart wheels) first, so that one copy of each
 # soname is loaded, the one LibTorch was built with; then the sysroot's Debian libraries.
-NVIDIA_LIBS=$("$PYTHON" - <<'EOF'
+NVIDIA_LIBS=$("$PYTHON" - 2>/dev/null <<'PY' || true
 import glob, os, torch
 site = os.path.dirname(os.path.dirname(torch.__file__))
 print(":".join(sorted(set(glob.glob(os.path.join(site, "nvidia", "*", "lib")) +
                           glob.glob(os.path.join(site, "nvidia", "cu*", "lib"))))))
-EOF
+PY
 )
-RUNTIME_LIBS="$TORCH_LIB${NVIDIA_LIBS:+:$NVIDIA_LIBS}:/usr/local/cuda/lib64"
+RUNTIME_LIBS="${TORCH_LIB:+$TORCH_LIB:}${NVIDIA_LIBS:+$NVIDIA_LIBS:}/usr/local/cuda/lib64"
 [ -d "$SYSLIB" ] && RUNTIME_LIBS="$RUNTIME_LIBS:$SYSLIB"
 # Only rewire's own processes see these libraries (python keeps the machine's).
 with_libs() { LD_LIBRARY_PATH="$RUNTIME_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"; }
@@ -111,6 +112,7 @@ log "GPU: ${GPU_NAME:-unknown}; analytic profile $PROFILE"
 # ------------------------------------------------------------------------------- build
 
 if has_phase build; then
+  [ -n "$TORCH_PREFIX" ] || die "no PyTorch for $PYTHON (the CUDA LibTorch comes from an installed PyTorch)"
   prefix="$TORCH_PREFIX"
   [ -d "$SYSROOT/usr" ] && prefix="$prefix;$SYSROOT/usr"
   # Headers from the sysroot are searched after LibTorch's (as -isystem, last); its libraries
@@ -225,6 +227,9 @@ def tail_line(path, pattern):
 def fmt(v, digits=3):
     return "-" if v is None else f"{v:.{digits}f}"
 
+def fx(v):
+    return "-" if not v else f"{v:.3f}x"
+
 lines += ["## Tests", ""]
 for name in ("cuda", "all"):
     rc = tail_line(os.path.join(out, "logs", f"ctest-{name}.rc"), r".")
@@ -267,9 +272,9 @@ for path in sorted(glob.glob(os.path.join(out, "optimize", "*.json"))):
     graph_speedup = g["before_ms"] / g["after_ms"] if g.get("used") and g.get("after_ms") else None
     err = max(dc.get("max_rel_error_input") or 0, dc.get("max_rel_error_result") or 0)
     lines.append(
-        f"| {r['model']} | {len(r['steps'])} | {fmt(r['speedup'])}x | {fmt(preds.get('cuda'))}x | "
-        f"{r['latency_before_ms']:.3f} -> {r['latency_after_ms']:.3f} | {fmt(r.get('measured_speedup'))}x | "
-        f"{graph_cell} | {fmt(graph_speedup)}{'x' if graph_speedup else ''} | {err:.2e} | "
+        f"| {r['model']} | {len(r['steps'])} | {fx(r['speedup'])} | {fx(preds.get('cuda'))} | "
+        f"{r['latency_before_ms']:.3f} -> {r['latency_after_ms']:.3f} | {fx(r.get('measured_speedup'))} | "
+        f"{graph_cell} | {fx(graph_speedup)} | {err:.2e} | "
         f"{'yes' if dc.get('equal') else 'NO' if dc.get('checked') else '-'} |")
 failed = [os.path.basename(p)[9:-4] for p in glob.glob(os.path.join(out, "logs", "optimize-*.log"))
           if not os.path.exists(os.path.join(out, "optimize", os.path.basename(p)[9:-4] + ".json"))]
