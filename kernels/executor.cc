@@ -31,7 +31,9 @@ std::string DescribeInputs(const Graph& graph) {
   return s.empty() ? "none" : s;
 }
 
-Status ValidateInputs(const Graph& graph, const TensorMap& inputs) {
+}  // namespace
+
+Status ValidateGraphInputs(const Graph& graph, const TensorMap& inputs) {
   for (NodeId id : graph.inputs()) {
     const Node& node = graph.node(id);
     const TensorType& want = node.outputs.at(0);
@@ -67,6 +69,8 @@ Status ValidateInputs(const Graph& graph, const TensorMap& inputs) {
   }
   return Status::Ok();
 }
+
+namespace {
 
 /// Restores LibTorch's intra-op thread count when a run asked for a different one.
 class ThreadCountGuard {
@@ -120,7 +124,12 @@ class ValueStore {
   std::vector<std::vector<int>> remaining_;
 };
 
-StatusOr<TensorMap> Run(const Graph& graph, const TensorMap& inputs) {
+}  // namespace
+
+namespace exec {
+
+StatusOr<Tensors> RunGraphTensors(const Graph& graph, const LeafFn& leaf,
+                                  const at::Device& device) {
   // Which nodes reach an output, and how many reads each value will see.
   std::vector<char> needed(graph.id_bound(), 0);
   std::vector<NodeId> stack;
@@ -141,25 +150,11 @@ StatusOr<TensorMap> Run(const Graph& graph, const TensorMap& inputs) {
   for (const GraphOutput& out : graph.outputs()) store.Expect(out.value);
 
   auto materialise_leaf = [&](NodeId id) -> Status {
-    const Node& leaf = graph.node(id);
-    HostTensorPtr data;
-    if (leaf.op == OpType::kInput) {
-      data = inputs.at(leaf.name);
-    } else {
-      data = MaterializeData(leaf);
-      if (data == nullptr) return Internal("node '" + leaf.name + "' has no data");
-      if (data->type != leaf.outputs.at(0)) {
-        return Internal("node '" + leaf.name + "' holds " + data->type.ToString() +
-                        " but the graph declares " + leaf.outputs.at(0).ToString());
-      }
-    }
-    try {
-      store.Set(id, Tensors{exec::ToAten(data)});
-    } catch (const c10::Error& e) {
-      return InvalidArgument("node '" + leaf.name + "': " + e.what_without_backtrace());
-    }
+    ASSIGN_OR_RETURN(at::Tensor t, leaf(id));
+    store.Set(id, Tensors{std::move(t)});
     return Status::Ok();
   };
+  const bool on_cuda = device.is_cuda();
 
   for (NodeId id : order) {
     if (!needed[id]) continue;
@@ -176,13 +171,21 @@ StatusOr<TensorMap> Run(const Graph& graph, const TensorMap& inputs) {
       }
       args.push_back(store.Get(in));
     }
-    ASSIGN_OR_RETURN(Tensors outs, exec::RunNode(node, args));
+    Tensors outs;
+    if (on_cuda && node.op == OpType::kOpaque) {
+      for (at::Tensor& a : args) a = a.to(at::kCPU);
+      ASSIGN_OR_RETURN(outs, RunNode(node, args));
+      for (at::Tensor& o : outs) o = o.to(device);
+    } else {
+      ASSIGN_OR_RETURN(outs, RunNode(node, args));
+    }
     args.clear();
     for (const ValueRef& in : node.inputs) store.Release(in);
     store.Set(id, std::move(outs));
   }
 
-  TensorMap results;
+  Tensors results;
+  results.reserve(graph.outputs().size());
   for (const GraphOutput& out : graph.outputs()) {
     if (!store.Has(out.value)) {
       if (!graph.node(out.value.node).IsLeaf()) {
@@ -190,14 +193,50 @@ StatusOr<TensorMap> Run(const Graph& graph, const TensorMap& inputs) {
       }
       RETURN_IF_ERROR(materialise_leaf(out.value.node));
     }
-    const DType dtype = graph.type(out.value).dtype;
+    results.push_back(store.Get(out.value));
+    store.Release(out.value);
+  }
+  return results;
+}
+
+}  // namespace exec
+
+namespace {
+
+/// The data of a leaf as an ATen tensor on the CPU (a view of the graph's or the caller's bytes).
+StatusOr<at::Tensor> HostLeaf(const Graph& graph, const TensorMap& inputs, NodeId id) {
+  const Node& leaf = graph.node(id);
+  HostTensorPtr data;
+  if (leaf.op == OpType::kInput) {
+    data = inputs.at(leaf.name);
+  } else {
+    data = MaterializeData(leaf);
+    if (data == nullptr) return Internal("node '" + leaf.name + "' has no data");
+    if (data->type != leaf.outputs.at(0)) {
+      return Internal("node '" + leaf.name + "' holds " + data->type.ToString() +
+                      " but the graph declares " + leaf.outputs.at(0).ToString());
+    }
+  }
+  try {
+    return exec::ToAten(data);
+  } catch (const c10::Error& e) {
+    return InvalidArgument("node '" + leaf.name + "': " + e.what_without_backtrace());
+  }
+}
+
+StatusOr<TensorMap> Run(const Graph& graph, const TensorMap& inputs) {
+  ASSIGN_OR_RETURN(Tensors outs,
+                   exec::RunGraphTensors(
+                       graph, [&](NodeId id) { return HostLeaf(graph, inputs, id); }, at::kCPU));
+  TensorMap results;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const GraphOutput& out = graph.outputs()[i];
     try {
       results[out.name] =
-          std::make_shared<const HostTensor>(exec::ToHost(store.Get(out.value), dtype));
+          std::make_shared<const HostTensor>(exec::ToHost(outs[i], graph.type(out.value).dtype));
     } catch (const c10::Error& e) {
       return Internal("output '" + out.name + "': " + e.what_without_backtrace());
     }
-    store.Release(out.value);
   }
   return results;
 }
@@ -219,7 +258,7 @@ struct SplitMix64 {
 
 StatusOr<TensorMap> RunGraph(const Graph& graph, const TensorMap& inputs,
                              const ExecutorOptions& options) {
-  RETURN_IF_ERROR(ValidateInputs(graph, inputs));
+  RETURN_IF_ERROR(ValidateGraphInputs(graph, inputs));
   if (options.num_threads < 0) {
     return InvalidArgument("num_threads must be >= 0, got " + std::to_string(options.num_threads));
   }

@@ -23,6 +23,10 @@ struct ExecutorOptions {
 StatusOr<TensorMap> RunGraph(const Graph& graph, const TensorMap& inputs,
                              const ExecutorOptions& options = {});
 
+/// The checks RunGraph makes on `inputs`: one per graph input, by name, of its dtype and shape
+/// with the bytes that type needs, and no others. InvalidArgument naming the input otherwise.
+Status ValidateGraphInputs(const Graph& graph, const TensorMap& inputs);
+
 /// Random inputs for every graph input: float32 normal(0, 1); int64 in [0, 2); bool random.
 TensorMap RandomInputs(const Graph& graph, uint64_t seed);
 

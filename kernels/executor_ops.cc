@@ -117,7 +117,7 @@ at::Tensor ToAten(const HostTensorPtr& t) {
 }
 
 HostTensor ToHost(const at::Tensor& t, DType dtype) {
-  at::Tensor c = t.to(ToScalarType(dtype)).contiguous();
+  at::Tensor c = t.to(at::kCPU, ToScalarType(dtype)).contiguous();
   HostTensor out(dtype, Shape(c.sizes().begin(), c.sizes().end()));
   if (c.numel() > 0) std::memcpy(out.bytes.data(), c.data_ptr(), out.bytes.size());
   return out;
@@ -131,7 +131,7 @@ int64_t NormalizeAxis(int64_t axis, int64_t rank, const char* what) {
 }
 
 std::vector<int64_t> ReadInts(const at::Tensor& t) {
-  at::Tensor c = t.to(at::kLong).contiguous();
+  at::Tensor c = t.to(at::kCPU, at::kLong).contiguous();
   const int64_t* p = c.data_ptr<int64_t>();
   return std::vector<int64_t>(p, p + c.numel());
 }
@@ -302,7 +302,7 @@ at::Tensor OnnxSlice(const at::Tensor& x, const std::vector<int64_t>& starts,
       e = std::clamp<int64_t>(e, -1, n - 1);
       std::vector<int64_t> idx;
       for (int64_t j = s; j > e; j += step) idx.push_back(j);
-      y = y.index_select(axis, IndexTensor(idx));
+      y = y.index_select(axis, IndexTensor(idx).to(y.device()));
     }
   }
   return y;
@@ -356,7 +356,7 @@ at::Tensor OnnxPad(const at::Tensor& x, const std::vector<int64_t>& pads, double
       }
       idx.push_back(src);
     }
-    y = y.index_select(d, IndexTensor(idx));
+    y = y.index_select(d, IndexTensor(idx).to(y.device()));
   }
   return y;
 }
@@ -421,8 +421,8 @@ Tensors OnnxSplit(const at::Tensor& x, int64_t axis, std::vector<int64_t> sizes,
 
 at::Tensor OnnxClip(const at::Tensor& x, const at::Tensor& lo, const at::Tensor& hi) {
   at::Tensor y = x;
-  if (lo.defined()) y = at::maximum(y, lo.to(x.scalar_type()));
-  if (hi.defined()) y = at::minimum(y, hi.to(x.scalar_type()));
+  if (lo.defined()) y = at::maximum(y, lo.to(x.device(), x.scalar_type()));
+  if (hi.defined()) y = at::minimum(y, hi.to(x.device(), x.scalar_type()));
   return y;
 }
 

@@ -8,6 +8,7 @@
 
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,18 @@ OpResult RunKernel(OpType op, const Node& node, const Tensors& inputs);
 
 /// Dispatch for Opaque nodes by `onnx_op` (domain "" or "ai.onnx"); may throw c10::Error.
 OpResult RunOpaque(const Node& node, const Tensors& inputs);
+
+// ---------------------------------------------------------------- whole graphs
+
+/// The tensor of a leaf (Input, Weight, Constant), on the device of the run.
+using LeafFn = std::function<StatusOr<at::Tensor>(NodeId)>;
+
+/// Runs the nodes of `graph` that reach an output, in topological order, on `device`: leaves
+/// come from `leaf` when first read, and a value is freed after its last reader. Returns the
+/// tensors of graph.outputs(), in order, on `device`. On a CUDA device an Opaque node runs on
+/// the CPU (inputs copied to the host, outputs back): the ONNX long tail has CPU kernels only.
+/// Errors name the node; may throw c10::Error from a leaf or a copy.
+StatusOr<Tensors> RunGraphTensors(const Graph& graph, const LeafFn& leaf, const at::Device& device);
 
 // ---------------------------------------------------------------- conversions
 

@@ -202,6 +202,9 @@ void RegisterBench(CLI::App& app) {
     cmd->add_option("--gnn-heads", a->bench.gnn.heads, "GNN attention heads")->capture_default_str();
     cmd->add_option("--minibatch", a->bench.minibatch_size, "Learner minibatch size")->capture_default_str();
     cmd->add_option("--threads", a->bench.threads, "LibTorch threads")->capture_default_str();
+    cmd->add_option("--torch-device", a->bench.torch_device,
+                    "LibTorch device of the policy (env, learner): cpu, cuda or cuda:N")
+        ->capture_default_str();
     cmd->callback([a, run]() {
       const Graph g = LoadModel(a->model);
       const auto rules = Take(LoadVerifiedRules(a->rules.empty() ? DefaultRulesPath() : a->rules));
@@ -219,6 +222,7 @@ void RegisterBench(CLI::App& app) {
   add_agent_bench("encode", "Incremental candidate encoding against encoding every candidate graph in full",
                   &BenchEncoding);
   RegisterBenchTransport(*bench);
+  RegisterBenchOps(*bench);
 }
 
 }  // namespace rewire::cli

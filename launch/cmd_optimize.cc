@@ -14,6 +14,7 @@
 #include "graph/onnx/onnx_io.h"
 #include "kernels/cost_backends.h"
 #include "kernels/cpu_cost.h"
+#include "kernels/device_executor.h"
 #include "kernels/executor.h"
 #include "kernels/fold.h"
 #include "kernels/rule_verify.h"
@@ -36,7 +37,70 @@ struct OptimizeOptions {
   AgentSearchOptions agent;
   bool quiet = false;
   int latency_repeats = 0;
+  std::string latency_device = "cpu";
+  bool cuda_graph = false;
+  double device_rtol = 1e-3;
+  std::vector<std::string> also_cost;  // KIND or KIND:PROFILE
 };
+
+/// What another cost model predicts for the input and the result.
+struct Prediction {
+  std::string cost_model;
+  double initial_ms = 0, final_ms = 0;
+};
+
+/// End-to-end figures of the input and the result on one device (--latency).
+struct LatencyReport {
+  std::string device;
+  double before_ms = 0, after_ms = 0;              // eager runs
+  bool graph_used = false;                         // CUDA Graph replays timed too
+  double graph_before_ms = 0, graph_after_ms = 0;  // with --cuda-graph
+  std::string graph_note;
+  bool checked = false;  // device outputs compared with the CPU reference (a GPU device)
+  bool check_ok = false;
+  double check_rel_before = 0, check_rel_after = 0;
+  std::string check_message;
+};
+
+LatencyReport MeasureLatency(const OptimizeOptions& o, const Graph& original, const Graph& best) {
+  LatencyReport r;
+  TimingOptions timing;
+  timing.warmups = 2;
+  timing.repeats = o.latency_repeats;
+  DeviceRunOptions run;
+  run.device = o.latency_device;
+  run.num_threads = o.cost.num_threads;
+  const DeviceLatency before = Take(MeasureGraphLatencyOn(original, timing, run));
+  const DeviceLatency after = Take(MeasureGraphLatencyOn(best, timing, run));
+  r.device = before.device;
+  r.before_ms = before.stats.median_ms;
+  r.after_ms = after.stats.median_ms;
+  const bool gpu = Take(ParseExecDevice(o.latency_device)).cuda;
+  if (gpu && o.cuda_graph) {
+    run.cuda_graph = true;
+    const DeviceLatency gb = Take(MeasureGraphLatencyOn(original, timing, run));
+    const DeviceLatency ga = Take(MeasureGraphLatencyOn(best, timing, run));
+    r.graph_used = gb.cuda_graph && ga.cuda_graph;
+    r.graph_before_ms = gb.cuda_graph ? gb.stats.median_ms : 0;
+    r.graph_after_ms = ga.cuda_graph ? ga.stats.median_ms : 0;
+    r.graph_note = !gb.note.empty()   ? "input: " + gb.note
+                   : !ga.note.empty() ? "result: " + ga.note
+                                      : "";
+    run.cuda_graph = false;
+  }
+  if (gpu) {
+    const Equivalence a = Take(CompareDeviceWithReference(original, run, o.device_rtol));
+    const Equivalence b = Take(CompareDeviceWithReference(best, run, o.device_rtol));
+    r.checked = true;
+    r.check_ok = a.verified && b.verified;
+    r.check_rel_before = a.max_rel;
+    r.check_rel_after = b.max_rel;
+    r.check_message = !a.verified   ? "input: " + a.message
+                      : !b.verified ? "result: " + b.message
+                                    : "";
+  }
+  return r;
+}
 
 }  // namespace
 
@@ -74,10 +138,24 @@ void RegisterOptimize(CLI::App& app) {
   cmd->add_option("--rtol", o->rtol, "Verification tolerance: max |a-b| / max |b|")->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "No progress on stderr");
   cmd->add_option("--latency", o->latency_repeats,
-                  "Also time both graphs end to end on the reference executor (CPU): median of N runs")
+                  "Also time both graphs end to end on the reference executor: median of N runs")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--latency-device", o->latency_device,
+                  "Where --latency runs: cpu, cuda or cuda:N (a GPU needs a CUDA LibTorch; its "
+                  "outputs are also checked against the CPU reference)")
+      ->capture_default_str();
+  cmd->add_flag("--cuda-graph", o->cuda_graph,
+                "With a GPU --latency-device: also time the graphs as CUDA Graph replays");
+  cmd->add_option("--device-rtol", o->device_rtol,
+                  "Tolerance of the GPU-versus-CPU check: max |a-b| / max |b|")
+      ->capture_default_str();
+  cmd->add_option("--also-cost", o->also_cost,
+                  "Also report what another cost model predicts: KIND or KIND:PROFILE, e.g. "
+                  "analytic:h100 or cuda (repeatable)");
   cmd->callback([o]() {
     const auto wall = std::chrono::steady_clock::now();
+    // A latency device that cannot be used is an error before the search, not after it.
+    if (o->latency_repeats > 0) Check(CheckExecDevice(Take(ParseExecDevice(o->latency_device))));
     const Graph original = LoadModel(o->model);
     const auto rules = Take(LoadVerifiedRules(o->rules.empty() ? DefaultRulesPath() : o->rules));
     if (o->cost.devices_dir.empty()) o->cost.devices_dir = DefaultDevicesDir();
@@ -108,13 +186,20 @@ void RegisterOptimize(CLI::App& app) {
     Take(FoldWeightSubgraphs(best));
     const double final_cost = Take(GraphCostMs(*cost, best));
     const Equivalence v = CheckEquivalent(original, best, o->rtol);
-    double latency_before = 0, latency_after = 0;
-    if (o->latency_repeats > 0 && v.verified) {
-      TimingOptions timing;
-      timing.warmups = 1;
-      timing.repeats = o->latency_repeats;
-      latency_before = Take(MeasureGraphLatency(original, timing, o->cost.num_threads)).median_ms;
-      latency_after = Take(MeasureGraphLatency(best, timing, o->cost.num_threads)).median_ms;
+    LatencyReport latency;
+    if (o->latency_repeats > 0 && v.verified) latency = MeasureLatency(*o, original, best);
+    const double latency_before = latency.before_ms, latency_after = latency.after_ms;
+    std::vector<Prediction> predictions;
+    for (const std::string& spec : o->also_cost) {
+      CostModelOptions other;
+      const size_t colon = spec.find(':');
+      other.kind = spec.substr(0, colon);
+      if (colon != std::string::npos) other.device = spec.substr(colon + 1);
+      other.devices_dir = o->cost.devices_dir;
+      other.cache_path = o->cost.cache_path;
+      auto model = Take(MakeCostModel(other));
+      predictions.push_back(
+          {model->Name(), Take(GraphCostMs(*model, original)), Take(GraphCostMs(*model, best))});
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
 
@@ -131,10 +216,29 @@ void RegisterOptimize(CLI::App& app) {
     for (const SearchStep& s : r.steps) std::printf("  %-44s %.4f ms\n", s.rule.c_str(), s.cost_ms);
     std::printf("verified         %s (max abs error %.3g, max rel error %.3g, tolerance %.0e)\n",
                 v.verified ? "yes" : "NO", v.max_abs, v.max_rel, o->rtol);
+    for (const Prediction& p : predictions) {
+      std::printf("predicted        %.4f ms -> %.4f ms (%.3fx) by %s\n", p.initial_ms, p.final_ms,
+                  p.final_ms > 0 ? p.initial_ms / p.final_ms : 0.0, p.cost_model.c_str());
+    }
     if (latency_before > 0) {
-      std::printf("latency (CPU)    %.2f ms -> %.2f ms measured (%.3fx; the cost model predicted %.3fx)\n",
-                  latency_before, latency_after, latency_before / latency_after,
-                  final_cost > 0 ? r.initial_cost_ms / final_cost : 0.0);
+      std::printf(
+          "latency (%s)  %.3f ms -> %.3f ms measured (%.3fx; the cost model predicted %.3fx)\n",
+          latency.device.c_str(), latency_before, latency_after, latency_before / latency_after,
+          final_cost > 0 ? r.initial_cost_ms / final_cost : 0.0);
+      if (latency.graph_used) {
+        std::printf("latency (%s, CUDA Graph)  %.3f ms -> %.3f ms (%.3fx)\n",
+                    latency.device.c_str(), latency.graph_before_ms, latency.graph_after_ms,
+                    latency.graph_before_ms / latency.graph_after_ms);
+      } else if (!latency.graph_note.empty()) {
+        std::printf("CUDA Graph       %s\n", latency.graph_note.c_str());
+      }
+      if (latency.checked) {
+        std::printf(
+            "%s vs CPU      %s (max rel error %.3g input, %.3g result; tolerance %.0e)%s%s\n",
+            latency.device.c_str(), latency.check_ok ? "equal" : "DIFFERENT",
+            latency.check_rel_before, latency.check_rel_after, o->device_rtol,
+            latency.check_message.empty() ? "" : ": ", latency.check_message.c_str());
+      }
     }
     std::printf("time             %.2f s\n", seconds);
 
@@ -150,12 +254,37 @@ void RegisterOptimize(CLI::App& app) {
         js << (i ? "," : "") << "\n    {\"rule\": " << JsonString(r.steps[i].rule)
            << ", \"cost_ms\": " << JsonNumber(r.steps[i].cost_ms) << "}";
       }
-      js << (r.steps.empty() ? "" : "\n  ") << "],\n  \"verified\": " << (v.verified ? "true" : "false")
-         << ",\n  \"max_abs_error\": " << JsonNumber(v.max_abs) << ",\n  \"max_rel_error\": " << JsonNumber(v.max_rel)
+      js << (r.steps.empty() ? "" : "\n  ")
+         << "],\n  \"verified\": " << (v.verified ? "true" : "false")
+         << ",\n  \"max_abs_error\": " << JsonNumber(v.max_abs)
+         << ",\n  \"max_rel_error\": " << JsonNumber(v.max_rel)
          << ",\n  \"seconds\": " << JsonNumber(seconds)
          << ",\n  \"search_seconds\": " << JsonNumber(r.seconds)
          << ",\n  \"latency_before_ms\": " << JsonNumber(latency_before)
-         << ",\n  \"latency_after_ms\": " << JsonNumber(latency_after) << ",\n  \"nodes_before\": " << original.num_nodes()
+         << ",\n  \"latency_after_ms\": " << JsonNumber(latency_after)
+         << ",\n  \"latency_device\": " << JsonString(latency.device)
+         << ",\n  \"measured_speedup\": "
+         << JsonNumber(latency_after > 0 ? latency_before / latency_after : 0)
+         << ",\n  \"cuda_graph\": {\"used\": " << (latency.graph_used ? "true" : "false")
+         << ", \"before_ms\": " << JsonNumber(latency.graph_before_ms)
+         << ", \"after_ms\": " << JsonNumber(latency.graph_after_ms)
+         << ", \"note\": " << JsonString(latency.graph_note)
+         << "},\n  \"device_check\": {\"checked\": " << (latency.checked ? "true" : "false")
+         << ", \"equal\": " << (latency.check_ok ? "true" : "false")
+         << ", \"max_rel_error_input\": " << JsonNumber(latency.check_rel_before)
+         << ", \"max_rel_error_result\": " << JsonNumber(latency.check_rel_after)
+         << ", \"tolerance\": " << JsonNumber(o->device_rtol)
+         << ", \"message\": " << JsonString(latency.check_message) << "},\n  \"predicted\": [";
+      for (size_t i = 0; i < predictions.size(); ++i) {
+        const Prediction& p = predictions[i];
+        js << (i ? "," : "") << "\n    {\"cost_model\": " << JsonString(p.cost_model)
+           << ", \"initial_ms\": " << JsonNumber(p.initial_ms)
+           << ", \"final_ms\": " << JsonNumber(p.final_ms)
+           << ", \"speedup\": " << JsonNumber(p.final_ms > 0 ? p.initial_ms / p.final_ms : 0)
+           << "}";
+      }
+      js << (predictions.empty() ? "" : "\n  ") << "]"
+         << ",\n  \"nodes_before\": " << original.num_nodes()
          << ",\n  \"nodes_after\": " << best.num_nodes() << "\n}\n";
       const std::string tmp = o->report + ".tmp";
       {
@@ -167,6 +296,10 @@ void RegisterOptimize(CLI::App& app) {
     }
     if (!v.verified) {
       throw CommandError("the optimised graph does not match the input (" + v.message + "); nothing written");
+    }
+    if (latency.checked && !latency.check_ok) {
+      throw CommandError("the executor's " + latency.device +
+                         " outputs differ from the CPU reference (" + latency.check_message + ")");
     }
     if (!o->out.empty()) {
       Check(ExportOnnxFile(best, o->out));

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "graph/npy.h"
+#include "kernels/device_executor.h"
 #include "kernels/executor.h"
 #include "launch/commands.h"
 
@@ -20,13 +21,15 @@ struct RunOptions {
   bool random_inputs = false;
   uint64_t input_seed = 0;
   int threads = 0;
+  std::string device = "cpu";
 };
 
 }  // namespace
 
 void RegisterRun(CLI::App& app) {
-  auto* cmd = app.add_subcommand(
-      "run", "Execute a model on the reference executor (LibTorch CPU); write each output as .npy");
+  auto* cmd = app.add_subcommand("run",
+                                 "Execute a model on the reference executor (LibTorch; CPU or "
+                                 "GPU); write each output as .npy");
   auto o = std::make_shared<RunOptions>();
   AddModelOptions(*cmd, o->model);
   cmd->add_option("-i,--input", o->inputs, "Graph input as NAME=FILE.npy (repeat for several inputs)");
@@ -37,6 +40,8 @@ void RegisterRun(CLI::App& app) {
                 "output directory as input.NAME.npy)");
   cmd->add_option("--input-seed", o->input_seed, "Seed for --random-inputs");
   cmd->add_option("--threads", o->threads, "CPU threads (0 = LibTorch's default)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--device", o->device, "cpu, cuda or cuda:N (a GPU needs a CUDA LibTorch)")
+      ->capture_default_str();
   cmd->callback([o]() {
     const Graph g = LoadModel(o->model);
     TensorMap inputs;
@@ -62,9 +67,17 @@ void RegisterRun(CLI::App& app) {
     }
     std::fprintf(stderr, "running %s: %d operators...\n", o->model.model.c_str(), g.NumOperators());
     const auto start = std::chrono::steady_clock::now();
-    ExecutorOptions exec;
-    exec.num_threads = o->threads;
-    const TensorMap outputs = Take(RunGraph(g, inputs, exec));
+    TensorMap outputs;
+    if (o->device == "cpu") {
+      ExecutorOptions exec;
+      exec.num_threads = o->threads;
+      outputs = Take(RunGraph(g, inputs, exec));
+    } else {
+      DeviceRunOptions run;
+      run.device = o->device;
+      run.num_threads = o->threads;
+      outputs = Take(RunGraphOn(g, inputs, run));
+    }
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     for (const GraphOutput& out : g.outputs()) {

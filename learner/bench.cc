@@ -1,5 +1,7 @@
 #include "learner/bench.h"
 
+#include <torch/cuda.h>
+
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -32,6 +34,11 @@ struct Collector {
 
   Collector(const AgentBenchOptions& o, const std::vector<rules::Rule>& rules, CostModel& cost)
       : policy(ShapeOf(o.gnn)), env(rules, cost, EnvOptions{o.horizon, o.max_candidates}), rng(o.seed) {}
+
+  /// Puts the policy on the bench's device (the environment stays on the CPU).
+  Status ToDevice(const torch::Device& device) {
+    return MoveLearnerToDevice(policy, nullptr, device);
+  }
 
   Status Run(const Graph& graph, int n, bool record) {
     torch::NoGradGuard no_grad;
@@ -77,11 +84,14 @@ StatusOr<std::string> BenchEnvSteps(const Graph& graph, const std::vector<rules:
                                     const AgentBenchOptions& o) {
   SetComputeThreads(o.threads);
   torch::manual_seed(o.seed);
+  ASSIGN_OR_RETURN(const torch::Device device, ResolveTorchDevice(o.torch_device));
   {
     Collector warm(o, rules, cost);
+    RETURN_IF_ERROR(warm.ToDevice(device));
     RETURN_IF_ERROR(warm.Run(graph, 3, false));
   }
   Collector c(o, rules, cost);
+  RETURN_IF_ERROR(c.ToDevice(device));
   RETURN_IF_ERROR(c.Run(graph, o.steps, false));
   const auto& t = c.env.timings();
   const double total = c.total_s;
@@ -90,6 +100,7 @@ StatusOr<std::string> BenchEnvSteps(const Graph& graph, const std::vector<rules:
   std::string s;
   s += Format("environment steps/s   %.1f   (%.0f steps, %.2f s; %.0f candidates per step)\n", c.steps / total,
               static_cast<double>(c.steps), total, t.expansions ? static_cast<double>(t.candidates) / t.expansions : 0);
+  s += "policy on " + device.str() + "\n";
   s += "where a step's time goes:\n";
   auto row = [&](const char* name, double sec) {
     char buf[160];
@@ -110,10 +121,15 @@ StatusOr<std::string> BenchLearner(const Graph& graph, const std::vector<rules::
                                    const AgentBenchOptions& o) {
   SetComputeThreads(o.threads);
   torch::manual_seed(o.seed);
+  ASSIGN_OR_RETURN(const torch::Device device, ResolveTorchDevice(o.torch_device));
   Collector c(o, rules, cost);
   RETURN_IF_ERROR(c.Run(graph, o.steps, true));
   GnnPolicy& policy = c.policy;
+  RETURN_IF_ERROR(MoveLearnerToDevice(policy, nullptr, device));
   policy->train();
+  auto sync = [&] {
+    if (device.is_cuda()) torch::cuda::synchronize(device.index());
+  };
   torch::optim::Adam opt(policy->parameters(), torch::optim::AdamOptions(5e-4).eps(1e-5));
   double batch_s = 0, forward_s = 0, backward_s = 0;
   int64_t samples = 0;
@@ -125,8 +141,9 @@ StatusOr<std::string> BenchLearner(const Graph& graph, const std::vector<rules::
       const size_t end = std::min(c.recorded.size(), i + o.minibatch_size);
       auto t = Clock::now();
       for (size_t k = i; k < end; ++k) obs.push_back(&c.recorded[k].observation);
-      const ObservationBatch b = MakeBatch(obs);
+      const ObservationBatch b = ToDevice(MakeBatch(obs), device);
       for (size_t k = i; k < end; ++k) flat.push_back(b.FlatAction(k - i, c.recorded[k].action));
+      sync();
       batch_s += Since(t);
       t = Clock::now();
       const PolicyOutput out = policy->Forward(b);
@@ -138,6 +155,7 @@ StatusOr<std::string> BenchLearner(const Graph& graph, const std::vector<rules::
       loss.backward();
       torch::nn::utils::clip_grad_norm_(policy->parameters(), 0.5);
       opt.step();
+      sync();
       backward_s += Since(t);
       samples += static_cast<int64_t>(end - i);
     }
@@ -145,6 +163,7 @@ StatusOr<std::string> BenchLearner(const Graph& graph, const std::vector<rules::
   const double total = Since(start);
   std::string s = Format("learner samples/s     %.1f   (%.0f samples in minibatches of %.0f, %.2f s)\n",
                          samples / total, static_cast<double>(samples), o.minibatch_size, total);
+  s += "  policy and Adam on " + device.str() + "\n";
   s += Format("  build the tensor batch   %6.1f%%\n  forward                  %6.1f%%\n", 100 * batch_s / total,
               100 * forward_s / total);
   s += Format("  backward + Adam step     %6.1f%%\n", 100 * backward_s / total);

@@ -19,6 +19,7 @@ struct AgentBenchOptions {
   size_t max_candidates = 500;
   int minibatch_size = 16;   // learner
   int threads = 1;           // LibTorch threads
+  std::string torch_device = "cpu";  // the policy's LibTorch device: cpu, cuda, cuda:N
   uint64_t seed = 0;
 };
 
@@ -29,7 +30,8 @@ StatusOr<std::string> BenchEnvSteps(const Graph& graph, const std::vector<rules:
                                     const AgentBenchOptions& options);
 
 /// Learner samples per second: PPO minibatches (batching, forward, backward, optimizer step)
-/// over steps collected from `graph`.
+/// over steps collected from `graph`, with the policy and Adam on `torch_device` (each step ends
+/// with a device synchronisation, so the figures are the device's).
 StatusOr<std::string> BenchLearner(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
                                    const AgentBenchOptions& options);
 

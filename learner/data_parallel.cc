@@ -3,6 +3,7 @@
 // caller must keep (the same collectives on every rank).
 
 #include "learner/data_parallel.h"
+#include "learner/nccl_comm.h"
 
 #include <torch/torch.h>
 #include <torch/version.h>
@@ -223,6 +224,7 @@ struct GradientAllReducer::Impl {
   c10::intrusive_ptr<c10d::Store> store;  // TCPStore (rank 0 serves it) behind a PrefixStore
   c10::intrusive_ptr<GlooGroup> group;    // built by Connect(); destroyed before the store
 #endif
+  std::unique_ptr<NcclComm> nccl;  // CUDA tensors' communicator, made by the first CUDA collective
 
   std::string Who() const {
     return "rank " + std::to_string(rv.rank) + " of " + std::to_string(rv.world_size);
@@ -252,7 +254,114 @@ struct GradientAllReducer::Impl {
   Status Run(const std::string& what, Start&& start);
   /// Element-wise all-reduce of a few doubles.
   StatusOr<std::vector<double>> AllReduceDoubles(std::vector<double> values, ReduceKind kind);
+
+  /// The NCCL communicator for CUDA device `device`, joined on first use: rank 0 puts a fresh
+  /// ncclUniqueId into the store, the others read it (waiting at most the timeout).
+  StatusOr<NcclComm*> Nccl(const torch::Device& device);
+  /// In-place sum of a flat buffer over the ranks: Gloo for a CPU tensor, NCCL for a CUDA one.
+  Status AllReduceBuffer(const std::string& what, torch::Tensor& buffer);
+  /// In-place broadcast of a flat buffer from `root`: Gloo or NCCL, as above.
+  Status BroadcastBuffer(torch::Tensor& buffer, int root);
 };
+
+namespace {
+
+StatusOr<NcclType> NcclTypeOf(const torch::Tensor& t) {
+  if (t.scalar_type() == torch::kFloat32) return NcclType::kFloat32;
+  if (t.scalar_type() == torch::kFloat64) return NcclType::kFloat64;
+  return Unimplemented(std::string("NCCL collectives take float32 or float64 tensors, got ") +
+                       c10::toString(t.scalar_type()));
+}
+
+}  // namespace
+
+StatusOr<NcclComm*> GradientAllReducer::Impl::Nccl(const torch::Device& device) {
+  if (!broken.ok()) return broken;
+  const int index = device.has_index() ? device.index() : 0;
+  if (nccl) {
+    if (nccl->device_index() != index) {
+      return InvalidArgument("data-parallel: CUDA tensors on device " + std::to_string(index) +
+                             ", but this rank's NCCL communicator is on device " +
+                             std::to_string(nccl->device_index()));
+    }
+    return nccl.get();
+  }
+#if defined(USE_C10D_GLOO)
+  RETURN_IF_ERROR(Connect());
+  std::string id;
+  const std::string key = "nccl/unique_id";
+  if (rv.rank == 0) {
+    StatusOr<std::string> fresh = NcclComm::NewUniqueId();
+    if (!fresh.ok()) return Fail("NCCL setup", fresh.status().message());
+    id = *fresh;
+  }
+  try {
+    if (rv.rank == 0) {
+      store->set(key, std::vector<uint8_t>(id.begin(), id.end()));
+    } else {
+      const std::vector<uint8_t> bytes = store->get(key);
+      id.assign(bytes.begin(), bytes.end());
+    }
+  } catch (const c10::Error& e) {
+    return Fail("NCCL setup (sharing the unique id)", e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    return Fail("NCCL setup (sharing the unique id)", e.what());
+  }
+  StatusOr<std::unique_ptr<NcclComm>> comm =
+      NcclComm::Init(id, rv.rank, rv.world_size, index, options.timeout);
+  if (!comm.ok()) return Fail("NCCL setup", comm.status().message());
+  nccl = std::move(comm).value();
+  return nccl.get();
+#else
+  return Unimplemented(
+      "data-parallel CUDA tensors: this LibTorch has no c10d store (USE_C10D_GLOO) to share "
+      "NCCL's unique id through");
+#endif
+}
+
+Status GradientAllReducer::Impl::AllReduceBuffer(const std::string& what, torch::Tensor& buffer) {
+  if (buffer.is_cuda()) {
+    ASSIGN_OR_RETURN(NcclType type, NcclTypeOf(buffer));
+    ASSIGN_OR_RETURN(NcclComm * comm, Nccl(buffer.device()));
+    const Status s =
+        comm->AllReduceSum(buffer.data_ptr(), static_cast<size_t>(buffer.numel()), type);
+    if (!s.ok()) return Fail(what, s.message());
+    ++collectives_done;
+    return Status::Ok();
+  }
+#if defined(USE_C10D_GLOO)
+  return Run(what, [&](GlooGroup& g) {
+    std::vector<torch::Tensor> tensors{buffer};
+    c10d::AllreduceOptions opts;
+    opts.reduceOp = c10d::ReduceOp::SUM;
+    return g.allreduce(tensors, opts);
+  });
+#else
+  return Connect();
+#endif
+}
+
+Status GradientAllReducer::Impl::BroadcastBuffer(torch::Tensor& buffer, int root) {
+  if (buffer.is_cuda()) {
+    ASSIGN_OR_RETURN(NcclType type, NcclTypeOf(buffer));
+    ASSIGN_OR_RETURN(NcclComm * comm, Nccl(buffer.device()));
+    const Status s =
+        comm->Broadcast(buffer.data_ptr(), static_cast<size_t>(buffer.numel()), type, root);
+    if (!s.ok()) return Fail("broadcast", s.message());
+    ++collectives_done;
+    return Status::Ok();
+  }
+#if defined(USE_C10D_GLOO)
+  return Run("broadcast", [&](GlooGroup& g) {
+    std::vector<torch::Tensor> tensors{buffer};
+    c10d::BroadcastOptions opts;
+    opts.rootRank = root;
+    return g.broadcast(tensors, opts);
+  });
+#else
+  return Connect();
+#endif
+}
 
 #if defined(USE_C10D_GLOO)
 namespace {
@@ -461,15 +570,6 @@ Status GradientAllReducer::AllReduceGradients(const std::vector<torch::Tensor>& 
     ++d.collectives_done;
     return Status::Ok();
   }
-  if (first.is_cuda()) {
-    // NCCL: CUDA tensors plug in here. Build a c10d::ProcessGroupNCCL (under USE_C10D_NCCL) from
-    // the same store in Impl::Connect(), flatten into one CUDA buffer exactly as below (the
-    // defined-flags tail included) and run its allreduce; keep Gloo for the CPU scalars.
-    return Unimplemented(
-        "AllReduceGradients: CUDA tensors need the NCCL backend, which is not implemented; "
-        "keep the learner's parameters on the CPU");
-  }
-
   const auto start = std::chrono::steady_clock::now();
   torch::NoGradGuard no_grad;
   // Layout: [every gradient, flattened | one "defined" flag per parameter]. The flags are
@@ -497,19 +597,11 @@ Status GradientAllReducer::AllReduceGradients(const std::vector<torch::Tensor>& 
   }
   buffer.narrow(0, total, n_params).copy_(torch::tensor(defined_here));
 
-#if defined(USE_C10D_GLOO)
-  RETURN_IF_ERROR(d.Run("gradient all-reduce", [&](GlooGroup& g) {
-    std::vector<torch::Tensor> tensors{buffer};
-    c10d::AllreduceOptions opts;
-    opts.reduceOp = c10d::ReduceOp::SUM;
-    return g.allreduce(tensors, opts);
-  }));
-#else
-  RETURN_IF_ERROR(d.Connect());
-#endif
+  // Gloo for CPU buffers, NCCL for CUDA ones (the scalar collectives stay on Gloo).
+  RETURN_IF_ERROR(d.AllReduceBuffer("gradient all-reduce", buffer));
 
   buffer.narrow(0, 0, total).div_(d.rv.world_size);
-  const torch::Tensor flags = buffer.narrow(0, total, n_params).to(torch::kFloat64);
+  const torch::Tensor flags = buffer.narrow(0, total, n_params).to(torch::kCPU, torch::kFloat64);
   auto defined_on = flags.accessor<double, 1>();
   offset = 0;
   for (int64_t i = 0; i < n_params; ++i) {
@@ -558,10 +650,6 @@ Status GradientAllReducer::Broadcast(std::vector<torch::Tensor>& params, int roo
     ++d.collectives_done;
     return Status::Ok();
   }
-  if (first.is_cuda()) {
-    // NCCL: CUDA tensors plug in here (see AllReduceGradients).
-    return Unimplemented("Broadcast: CUDA tensors need the NCCL backend, which is not implemented");
-  }
   // Every rank must broadcast the same number of elements; a mismatch would corrupt or hang the
   // broadcast, so agree first: max(n) and max(-n) give every rank the largest and smallest n.
   StatusOr<std::vector<double>> sizes = d.AllReduceDoubles(
@@ -580,16 +668,7 @@ Status GradientAllReducer::Broadcast(std::vector<torch::Tensor>& params, int roo
   flat.reserve(params.size());
   for (const torch::Tensor& p : params) flat.push_back(p.detach().reshape({-1}));
   torch::Tensor buffer = torch::cat(flat);
-#if defined(USE_C10D_GLOO)
-  RETURN_IF_ERROR(d.Run("broadcast", [&](GlooGroup& g) {
-    std::vector<torch::Tensor> tensors{buffer};
-    c10d::BroadcastOptions opts;
-    opts.rootRank = root;
-    return g.broadcast(tensors, opts);
-  }));
-#else
-  RETURN_IF_ERROR(d.Connect());
-#endif
+  RETURN_IF_ERROR(d.BroadcastBuffer(buffer, root));
   int64_t offset = 0;
   for (torch::Tensor& p : params) {
     p.copy_(buffer.narrow(0, offset, p.numel()).view(p.sizes()));

@@ -3,9 +3,13 @@
 // rollouts; the gradients are flattened into one buffer and all-reduced (mean) once per
 // minibatch, so every rank applies the same update and the weights stay identical.
 //
-// Backend: Gloo through LibTorch's c10d on CPU tensors. CUDA tensors go to NCCL, which is not
-// implemented yet: they get an Unimplemented Status (see "NCCL" in data_parallel.cc for the
-// place it plugs in). The c10d headers stay in data_parallel.cc; this header needs only
+// Backends: Gloo through LibTorch's c10d for CPU tensors; NCCL (learner/nccl_comm.h, from the
+// CUDA toolkit) for CUDA tensors - the flattened gradient buffer and Broadcast's buffer live on
+// the rank's GPU and are reduced there, while the scalar collectives (AllReduceScalar,
+// MinibatchesPerRank, Broadcast's size check, Barrier) stay on Gloo. The NCCL communicator is
+// made by the first CUDA collective, from an id that rank 0 shares through the group's store;
+// each rank's parameters must be on its own GPU (e.g. cuda:<local rank>), as NCCL takes one
+// rank per device. The c10d headers stay in data_parallel.cc; this header needs only
 // torch::Tensor.
 //
 // THE RULE: every rank must run the same collectives, in the same order, the same number of

@@ -4,6 +4,8 @@
 
 #include <limits>
 
+#include "kernels/device_executor.h"
+
 namespace rewire {
 namespace {
 
@@ -38,6 +40,18 @@ torch::nn::Sequential Mlp(int64_t in, int64_t hidden) {
 /// the CPU; segments without entries get 0. (scatter_reduce("amax") would do, but is marked
 /// beta in LibTorch 1.13 and warns.)
 torch::Tensor SegmentMax(const torch::Tensor& x, const torch::Tensor& seg, int64_t n) {
+  if (x.is_cuda()) {
+    // On a GPU: scatter_reduce (stable in the LibTorch 2.x that GPU builds use), no host trip.
+    torch::NoGradGuard no_grad;
+    const torch::Tensor xd = x.detach();
+    std::vector<int64_t> index_shape(static_cast<size_t>(xd.dim()), 1);
+    index_shape[0] = xd.size(0);
+    const torch::Tensor index = seg.to(xd.device()).view(index_shape).expand_as(xd);
+    auto shape = xd.sizes().vec();
+    shape[0] = n;
+    return torch::zeros(shape, xd.options())
+        .scatter_reduce(0, index, xd, "amax", /*include_self=*/false);
+  }
   const auto xs = x.detach().to(torch::kCPU).contiguous().to(torch::kFloat32);
   const auto ss = seg.to(torch::kCPU).contiguous();
   const int64_t rows = xs.size(0), cols = rows > 0 ? xs.numel() / rows : (x.dim() > 1 ? x.size(1) : 1);
@@ -163,6 +177,47 @@ ObservationBatch MakeBatch(const std::vector<const ObservationFeatures*>& observ
   return b;
 }
 
+StatusOr<torch::Device> ResolveTorchDevice(const std::string& name) {
+  ASSIGN_OR_RETURN(ExecDevice d, ParseExecDevice(name));
+  RETURN_IF_ERROR(CheckExecDevice(d));
+  return d.cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(d.index))
+                : torch::Device(torch::kCPU);
+}
+
+ObservationBatch ToDevice(const ObservationBatch& batch, const torch::Device& device) {
+  ObservationBatch b = batch;
+  for (torch::Tensor* t :
+       {&b.shapes,    &b.node_x,        &b.node_obs,    &b.msg_src,    &b.msg_dst,
+        &b.msg_shape, &b.msg_kind,      &b.msg_operand, &b.slot_x,     &b.slot_cand,
+        &b.old_node,  &b.old_cand,      &b.cmsg_src,    &b.cmsg_dst,   &b.cmsg_shape,
+        &b.cmsg_kind, &b.cmsg_operand,  &b.cand_obs,    &b.cand_nodes, &b.cand_reward,
+        &b.obs_nodes, &b.step_fraction, &b.action_obs}) {
+    if (t->defined()) *t = t->to(device);
+  }
+  return b;
+}
+
+Status MoveLearnerToDevice(GnnPolicy& policy, torch::optim::Optimizer* optimizer,
+                           const torch::Device& device) {
+  try {
+    policy->to(device);
+    if (optimizer == nullptr) return Status::Ok();
+    for (auto& entry : optimizer->state()) {
+      auto* adam = dynamic_cast<torch::optim::AdamParamState*>(entry.second.get());
+      if (adam == nullptr) {
+        return InvalidArgument("MoveLearnerToDevice: only Adam's optimizer state can be moved");
+      }
+      if (adam->exp_avg().defined()) adam->exp_avg(adam->exp_avg().to(device));
+      if (adam->exp_avg_sq().defined()) adam->exp_avg_sq(adam->exp_avg_sq().to(device));
+      if (adam->max_exp_avg_sq().defined()) adam->max_exp_avg_sq(adam->max_exp_avg_sq().to(device));
+    }
+  } catch (const c10::Error& e) {
+    return Internal(std::string("moving the learner to ") + device.str() + ": " +
+                    e.what_without_backtrace());
+  }
+  return Status::Ok();
+}
+
 GnnPolicyImpl::GnnPolicyImpl(GnnShape shape) : shape_(shape) {
   const int64_t d = shape.hidden;
   const int64_t heads = shape.heads;
@@ -234,7 +289,11 @@ Encoding GnnPolicyImpl::Encode(const ObservationBatch& b) {
   return enc;
 }
 
+torch::Device GnnPolicyImpl::device() const { return in_proj_->weight.device(); }
+
 PolicyOutput GnnPolicyImpl::Forward(const ObservationBatch& b) {
+  const torch::Device dev = device();
+  if (b.node_x.device() != dev) return Forward(ToDevice(b, dev));
   const Encoding enc = Encode(b);
   auto mean = enc.graph_sum / b.obs_nodes.unsqueeze(1);
   auto ctx = torch::cat({mean, b.step_fraction.unsqueeze(1)}, 1);
@@ -253,6 +312,11 @@ PolicyOutput GnnPolicyImpl::Forward(const ObservationBatch& b) {
   auto lse = torch::log(torch::zeros({b.num_obs}, logits.options()).index_add(0, b.action_obs, torch::exp(shifted)));
   out.logp = shifted - lse.index_select(0, b.action_obs);
   out.entropy = -torch::zeros({b.num_obs}, logits.options()).index_add(0, b.action_obs, torch::exp(out.logp) * out.logp);
+  if (!dev.is_cpu()) {  // outputs on the CPU whatever the device (differentiable copies)
+    out.logp = out.logp.to(torch::kCPU);
+    out.value = out.value.to(torch::kCPU);
+    out.entropy = out.entropy.to(torch::kCPU);
+  }
   return out;
 }
 

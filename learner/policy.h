@@ -82,6 +82,16 @@ void SetComputeThreads(int threads);
 
 ObservationBatch MakeBatch(const std::vector<const ObservationFeatures*>& observations);
 
+// ---------------------------------------------------------------------------- devices
+
+/// Parses "cpu", "cuda" or "cuda:N" and checks that this LibTorch and machine can use it.
+/// Unimplemented: "this LibTorch was built without CUDA" or no CUDA device; InvalidArgument: a
+/// malformed name or a device index the machine lacks.
+StatusOr<torch::Device> ResolveTorchDevice(const std::string& name);
+
+/// The batch with every tensor on `device` (the host-side vectors copied as they are).
+ObservationBatch ToDevice(const ObservationBatch& batch, const torch::Device& device);
+
 struct PolicyOutput {
   torch::Tensor logp;     // [C + B] log-probabilities, laid out as ObservationBatch::action_obs
   torch::Tensor value;    // [B]
@@ -93,12 +103,19 @@ struct Encoding {
   torch::Tensor cand_sum;   // [C, hidden]: sum of g over each candidate graph (incremental)
 };
 
+/// Devices: the policy computes on the device of its parameters (policy->to(device), or
+/// MoveLearnerToDevice). Encode expects the batch on that device. Forward takes a batch on any
+/// device (copying it to the policy's when needed) and returns its outputs on the CPU - through
+/// a differentiable copy, so gradients flow back to the device - which lets rollouts and PPO's
+/// loss code stay the same whatever the device.
 class GnnPolicyImpl : public torch::nn::Module {
  public:
   explicit GnnPolicyImpl(GnnShape shape);
   Encoding Encode(const ObservationBatch& batch);
   PolicyOutput Forward(const ObservationBatch& batch);
   const GnnShape& shape() const { return shape_; }
+  /// The device of the parameters.
+  torch::Device device() const;
 
  private:
   torch::Tensor Attend(int layer, const torch::Tensor& self, const torch::Tensor& messages,
@@ -114,6 +131,15 @@ class GnnPolicyImpl : public torch::nn::Module {
   torch::Tensor reward_prior_;
 };
 TORCH_MODULE(GnnPolicy);
+
+/// Moves the policy's parameters (in place: optimizers keep their references) and, when given,
+/// the optimizer's state (Adam's moments; other optimizers' state is an error) to `device`.
+/// For a learner on a GPU: build the policy and the optimizer, load the checkpoint (on the CPU),
+/// then call this. Save checkpoints and weight bytes from the CPU (move there, save, move back),
+/// because LibTorch archives keep each tensor's device. InvalidArgument for an unknown
+/// optimizer state; LibTorch errors as Internal.
+Status MoveLearnerToDevice(GnnPolicy& policy, torch::optim::Optimizer* optimizer,
+                           const torch::Device& device);
 
 // ---------------------------------------------------------------------------- rollouts
 

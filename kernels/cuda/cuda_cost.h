@@ -1,11 +1,21 @@
 #pragma once
-// The cuda cost model (TASO's method): each operator is timed on the GPU with CUDA events -
-// Conv2D with cuDNN after an algorithm search (cudnnFindConvolutionForwardAlgorithmEx, fastest
-// algorithm kept), MatMul and Gemm with cuBLAS, pooling and softmax with cuDNN, everything else
-// with simple kernels of rewire's own that move the op's bytes (element-wise, broadcast,
-// per-channel affine, row-wise normalisation and reductions, transposes, copies). FP32
-// throughout (cuDNN FMA math, cuBLAS default math: no TF32), to match the FP32 device profiles.
-// Memoised by op signature, optionally in the persistent cost cache.
+// The cuda cost model (TASO's method): each operator is timed on the GPU with CUDA events
+// (warm-ups, then repeats of calls batched to a minimum sample length; the median) -
+//   Conv2D     cuDNN after an algorithm search (cudnnFindConvolutionForwardAlgorithmEx, fastest
+//              algorithm kept); a bias and a fused activation (graph/ops.def) either by
+//              cudnnConvolutionBiasActivationForward (relu, or bias only) or by a kernel of our
+//              own after the convolution (any activation), whichever is faster;
+//   MatMul     cuBLASLt (batched, broadcast operands materialised), Gemm too with its bias; the
+//   Gemm       fused activation as a cuBLASLt epilogue (relu, gelu) or our kernel (sigmoid, tanh);
+//   pooling    cuDNN (max, average); softmax with cuDNN;
+//   the rest   simple kernels of rewire's own with the op's arithmetic and bytes: element-wise,
+//              broadcast binary ops and Where, BatchNorm (per-channel affine), LayerNorm and
+//              reductions (row-wise), GlobalAvgPool, Transpose; Concat, Pad, Slice, Gather, Cast,
+//              Enlarge, MergeGConv, opaque and non-float ops are timed as a copy of their bytes
+//              (the conservative estimate: they are memory-bound).
+// FP32 throughout (cuDNN FMA math, cuBLASLt 32F compute: no TF32), to match the FP32 device
+// profiles. Memoised by op signature, optionally in the persistent cost cache, under
+// "cuda:<profile>:<GPU name>" so that different GPUs never share measurements.
 //
 // Compiled with nvcc when REWIRE_CUDA is ON (cuda_cost.cu); otherwise cuda_cost_nocuda.cc
 // reports that the build has no CUDA. On a machine without a GPU, Create says so.

@@ -136,6 +136,7 @@ __global__ void BiasActivationKernel(float* y, const float* bias, size_t n, int6
     if (act == 1) v = fmaxf(v, 0.f);
     if (act == 2) v = 1.f / (1.f + expf(-v));
     if (act == 3) v = tanhf(v);
+    if (act == 4) v = 0.5f * v * (1.f + erff(v * 0.70710678f));
     y[i] = v;
   }
 }

@@ -465,6 +465,51 @@ TEST(CudaCost, RunsOnlyWhereAGpuIsAndSaysSoElsewhere) {
   EXPECT_EQ((*model)->stats().measured, 7u);
 }
 
+TEST(CudaCost, FusedActivationsBiasesAndBatchedMatmulsAreTimed) {
+  CudaCostOptions o;
+  o.timing.repeats = 3;
+  auto model = MakeCudaCostModel(o);
+  if (!model.ok()) GTEST_SKIP() << model.status().message();
+  Graph g;
+  const NodeId x = *g.AddInput("x", F32({1, 32, 28, 28}));
+  const NodeId w = *g.AddWeight("w", {32, 32, 3, 3}, {});
+  const NodeId b = *g.AddWeight("b", {32}, {});
+  std::vector<NodeId> ops;
+  // Conv2D: bias only (cuDNN's fused identity path), relu (fused), gelu (our kernel after).
+  for (const char* act : {"none", "relu", "gelu", "sigmoid"}) {
+    ops.push_back(*g.AddOp(OpType::kConv2D, {{x, 0}, {w, 0}, {b, 0}},
+                           {{"pads", Ints{1, 1, 1, 1}}, {"activation", std::string(act)}}));
+  }
+  // MatMul: plain, relu and gelu epilogues, tanh after; batched with a broadcast operand.
+  const NodeId h = *g.AddInput("h", F32({4, 64, 128}));
+  const NodeId wm = *g.AddWeight("wm", {128, 256}, {});
+  for (const char* act : {"none", "relu", "gelu", "tanh"}) {
+    ops.push_back(*g.AddOp(OpType::kMatMul, {{h, 0}, {wm, 0}}, {{"activation", std::string(act)}}));
+  }
+  const NodeId h1 = *g.AddInput("h1", F32({1, 64, 128}));
+  const NodeId k3 = *g.AddInput("k3", F32({4, 128, 32}));
+  ops.push_back(*g.AddOp(OpType::kMatMul, {{h1, 0}, {k3, 0}}));  // left operand broadcast
+  ops.push_back(*g.AddOp(OpType::kMatMul, {{h, 0}, {k3, 0}}));   // batched, strided
+  // Gemm: row-vector bias (epilogue) with relu, a full bias, transposes.
+  const NodeId a2 = *g.AddInput("a2", F32({64, 128}));
+  const NodeId b2 = *g.AddWeight("b2", {256, 128}, {});
+  const NodeId c_row = *g.AddWeight("c_row", {256}, {});
+  const NodeId c_full = *g.AddWeight("c_full", {64, 256}, {});
+  ops.push_back(*g.AddOp(OpType::kGemm, {{a2, 0}, {b2, 0}, {c_row, 0}},
+                         {{"transB", int64_t{1}}, {"activation", std::string("relu")}}));
+  ops.push_back(*g.AddOp(OpType::kGemm, {{a2, 0}, {b2, 0}, {c_full, 0}}, {{"transB", int64_t{1}}}));
+  for (NodeId id : ops) {
+    auto c = (*model)->NodeCostMs(g, id);
+    ASSERT_TRUE(c.ok()) << g.node(id).TypeName() << " "
+                        << g.node(id).attrs.GetString("activation", "") << ": "
+                        << c.status().message();
+    EXPECT_GT(*c, 0.0);
+    std::cout << "cuda " << g.node(id).TypeName() << " "
+              << g.node(id).attrs.GetString("activation", "none") << ": " << *c << " ms\n";
+  }
+  EXPECT_EQ((*model)->stats().measured, ops.size());  // every variant is its own signature
+}
+
 // ---------------------------------------------------------------------------- cpu
 
 CpuCostOptions QuickCpu() {

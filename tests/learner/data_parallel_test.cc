@@ -3,6 +3,7 @@
 // got to the others through a promise; no sleeps).
 
 #include "learner/data_parallel.h"
+#include "learner/nccl_comm.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -263,13 +264,13 @@ std::pair<torch::Tensor, torch::Tensor> LocalBatch(int rank, int step) {
 std::vector<torch::Tensor> Grads(const std::vector<torch::Tensor>& params) {
   std::vector<torch::Tensor> g;
   for (const torch::Tensor& p : params)
-    g.push_back(p.grad().defined() ? p.grad().clone() : torch::Tensor());
+    g.push_back(p.grad().defined() ? p.grad().to(torch::kCPU).clone() : torch::Tensor());
   return g;
 }
 
 std::vector<torch::Tensor> Values(const std::vector<torch::Tensor>& params) {
   std::vector<torch::Tensor> v;
-  for (const torch::Tensor& p : params) v.push_back(p.detach().clone());
+  for (const torch::Tensor& p : params) v.push_back(p.detach().to(torch::kCPU).clone());
   return v;
 }
 
@@ -397,8 +398,11 @@ struct RankTrace {
 constexpr int kSteps = 5;
 
 /// Different initial weights per rank, Broadcast, then kSteps of: local gradients on the rank's
-/// own data, AllReduceGradients, Adam.
-void TrainAndCheck(int world) {
+/// own data, AllReduceGradients, Adam. Each rank's model and data live on device(rank).
+void TrainAndCheck(
+    int world, const std::function<torch::Device(int)>& device = [](int) {
+      return torch::Device(torch::kCPU);
+    }) {
   std::vector<RankTrace> traces(world);
   const std::vector<Status> results = RunRanks(
       world,
@@ -406,6 +410,7 @@ void TrainAndCheck(int world) {
         RankTrace& t = traces[rank];
         auto net = MakeNet();
         FillWeights(net, rank);
+        net->to(device(rank));
         std::vector<torch::Tensor> params = net->parameters();
         t.initial = Values(params);
         RETURN_IF_ERROR(dp.Broadcast(params));
@@ -414,7 +419,7 @@ void TrainAndCheck(int world) {
         for (int step = 0; step < kSteps; ++step) {
           adam.zero_grad();
           const auto [x, y] = LocalBatch(rank, step);
-          torch::mse_loss(net->forward(x), y).backward();
+          torch::mse_loss(net->forward(x.to(device(rank))), y.to(device(rank))).backward();
           t.local_grads.push_back(Grads(params));
           RETURN_IF_ERROR(dp.AllReduceGradients(params));
           t.averaged_grads.push_back(Grads(params));
@@ -524,16 +529,82 @@ TEST(DataParallelGroup, BroadcastOfDifferentSizesFailsOnEveryRank) {
   }
 }
 
-TEST(DataParallelGroup, CudaTensorsAreLeftToNccl) {
-  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+// ---------------------------------------------------------------------------------------------
+// NCCL: CUDA tensors (one rank per GPU)
+// ---------------------------------------------------------------------------------------------
+
+int CudaDevices() {
+  return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
+}
+
+TEST(DataParallelNccl, WithoutAGpuInitSaysWhy) {
+  if (CudaDevices() > 0) GTEST_SKIP() << "this machine has a GPU";
+  auto comm = NcclComm::Init(std::string(128, '\0'), 0, 1, 0, std::chrono::seconds(5));
+  ASSERT_FALSE(comm.ok());
+  EXPECT_EQ(comm.status().code(), StatusCode::kUnimplemented) << comm.status().message();
+  const std::string& msg = comm.status().message();
+  EXPECT_TRUE(msg.find("no CUDA device") != std::string::npos ||
+              msg.find("built without NCCL") != std::string::npos)
+      << msg;
+}
+
+TEST(DataParallelNccl, MalformedUniqueIdIsRejected) {
+  if (!NcclComm::Available()) GTEST_SKIP() << "built without NCCL";
+  auto comm = NcclComm::Init("short", 0, 1, 0, std::chrono::seconds(5));
+  ASSERT_FALSE(comm.ok());
+  EXPECT_EQ(comm.status().code(), StatusCode::kInvalidArgument) << comm.status().message();
+}
+
+TEST(DataParallelNccl, OneRankCommunicatorReducesAndBroadcastsInPlace) {
+  if (!NcclComm::Available()) GTEST_SKIP() << "built without NCCL";
+  if (CudaDevices() == 0) GTEST_SKIP() << "no CUDA device for LibTorch";
+  auto id = NcclComm::NewUniqueId();
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  auto comm = NcclComm::Init(*id, 0, 1, 0, std::chrono::seconds(30));
+  ASSERT_TRUE(comm.ok()) << comm.status().message();
+  torch::Tensor t =
+      torch::arange(1000, torch::TensorOptions().dtype(torch::kFloat32).device(torch::kCUDA));
+  torch::Tensor expected = t.to(torch::kCPU).clone();
+  t.mul_(2).div_(2);  // queued LibTorch work that the collective must wait for
+  ASSERT_TRUE((*comm)->AllReduceSum(t.data_ptr(), t.numel(), NcclType::kFloat32).ok());
+  EXPECT_TRUE(torch::equal(t.to(torch::kCPU), expected));
+  torch::Tensor d =
+      torch::full({7}, 2.5, torch::TensorOptions().dtype(torch::kFloat64).device(torch::kCUDA));
+  ASSERT_TRUE((*comm)->Broadcast(d.data_ptr(), d.numel(), NcclType::kFloat64, 0).ok());
+  EXPECT_EQ(d.sum().item<double>(), 17.5);
+  EXPECT_EQ((*comm)->Broadcast(d.data_ptr(), d.numel(), NcclType::kFloat64, 3).code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(DataParallelNccl, TwoRanksOnTwoGpusTrainToBitIdenticalWeights) {
+  if (!NcclComm::Available()) GTEST_SKIP() << "built without NCCL";
+  if (CudaDevices() < 2) GTEST_SKIP() << "needs two CUDA devices (NCCL takes one rank per GPU)";
+  TrainAndCheck(
+      2, [](int rank) { return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(rank)); });
+}
+
+TEST(DataParallelNccl, TwoRanksOnOneGpuAverageOrFailWithoutHanging) {
+  if (!NcclComm::Available()) GTEST_SKIP() << "built without NCCL";
+  if (CudaDevices() < 1) GTEST_SKIP() << "no CUDA device for LibTorch";
+  // NCCL may refuse two ranks on one device; then it must be an error on both, never a hang.
+  std::vector<torch::Tensor> grads(2);
   const std::vector<Status> results = RunRanks(
       2,
       [&](int rank, GradientAllReducer& dp) -> Status {
-        std::vector<torch::Tensor> params = {torch::zeros({4}, torch::kCUDA).requires_grad_()};
-        return dp.AllReduceGradients(params);
+        torch::Tensor p = torch::zeros({4}, torch::kCUDA).requires_grad_();
+        p.mutable_grad() = torch::full({4}, 1.0 + 2 * rank, torch::kCUDA);
+        std::vector<torch::Tensor> params = {p};
+        RETURN_IF_ERROR(dp.AllReduceGradients(params));
+        grads[rank] = p.grad().to(torch::kCPU);
+        return Status::Ok();
       },
-      WithTimeout(std::chrono::seconds(30)));
-  for (const Status& s : results) EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << s.message();
+      WithTimeout(std::chrono::seconds(20)));
+  if (!results[0].ok() || !results[1].ok()) {
+    EXPECT_FALSE(results[0].ok());
+    EXPECT_FALSE(results[1].ok());
+    GTEST_SKIP() << "NCCL refused two ranks on one GPU: " << results[0].message();
+  }
+  for (int r = 0; r < 2; ++r) EXPECT_TRUE(torch::equal(grads[r], torch::full({4}, 2.0))) << r;
 }
 
 // ---------------------------------------------------------------------------------------------
