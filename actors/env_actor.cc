@@ -83,7 +83,7 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
   // Each actor, and each restart of it, plays different episodes.
   const uint64_t seed = c.run.seed + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(rank + 1) +
                         0xBF58476D1CE4E5B9ULL * static_cast<uint64_t>(restart);
-  ASSIGN_OR_RETURN(std::unique_ptr<ActingPolicy> policy, ActingPolicy::Create(c, paths, seed));
+  ASSIGN_OR_RETURN(std::unique_ptr<ActingPolicy> policy, ActingPolicy::Create(c, paths, seed, rank));
   const uint64_t incarnation = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count());

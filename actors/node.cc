@@ -110,6 +110,7 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
              {"WORLD_SIZE", std::to_string(world)},
              {"MASTER_ADDR", master_addr},
              {"MASTER_PORT", std::to_string(master_port)},
+             {"LOCAL_RANK", std::to_string(l)},
              {"REWIRE_LEARNERS", std::to_string(world)}};
     p.restart_alone = false;  // a lost rank restarts the whole group from the last checkpoint
     p.group = "learners";

@@ -92,6 +92,7 @@ void ForEachField(Config& c, Visit&& visit) {
   visit("run", "threads", c.run.threads);
   visit("run", "checkpoint_every", c.run.checkpoint_every);
   visit("run", "collective_timeout_s", c.run.collective_timeout_s);
+  visit("run", "device", c.run.device);
   visit("env", "models", c.env.models);
   visit("env", "horizon", c.env.horizon);
   visit("env", "max_candidates", c.env.max_candidates);
@@ -134,6 +135,7 @@ void ForEachField(Config& c, Visit&& visit) {
   visit("distributed", "backoff_initial_s", c.distributed.backoff_initial_s);
   visit("distributed", "backoff_max_s", c.distributed.backoff_max_s);
   visit("distributed", "stop_grace_s", c.distributed.stop_grace_s);
+  visit("distributed", "actor_device", c.distributed.actor_device);
 }
 
 struct KnownField {
@@ -533,6 +535,14 @@ class Checker {
     Require(std::isfinite(value) && value > 0, path,
             path + " must be > 0, got " + FormatDouble(value));
   }
+  /// "cpu", "cuda" or "cuda:N" (whether this machine has it is checked when the run starts).
+  void Device(const std::string& path, const std::string& value) {
+    bool ok = value == "cpu" || value == "cuda";
+    if (!ok && value.rfind("cuda:", 0) == 0 && value.size() > 5) {
+      ok = value.find_first_not_of("0123456789", 5) == std::string::npos && value.size() < 10;
+    }
+    Require(ok, path, path + " must be cpu, cuda or cuda:N, got '" + value + "'");
+  }
   void NonNegative(const std::string& path, double value) {
     Require(std::isfinite(value) && value >= 0, path,
             path + " must be >= 0, got " + FormatDouble(value));
@@ -589,6 +599,7 @@ Status Validate(const TrainConfig& c, const Locations& at) {
   check.AtLeast("run.threads", c.run.threads, 1);
   check.AtLeast("run.checkpoint_every", c.run.checkpoint_every, 1);
   check.Positive("run.collective_timeout_s", c.run.collective_timeout_s);
+  check.Device("run.device", c.run.device);
 
   check.Require(!c.env.models.empty(), "env.models", "env.models must list at least one model");
   check.Models("env.models", c.env.models);
@@ -648,6 +659,7 @@ Status Validate(const TrainConfig& c, const Locations& at) {
   check.NonNegative("distributed.backoff_initial_s", d.backoff_initial_s);
   check.NonNegative("distributed.backoff_max_s", d.backoff_max_s);
   check.NonNegative("distributed.stop_grace_s", d.stop_grace_s);
+  check.Device("distributed.actor_device", d.actor_device);
   if (d.heartbeat_timeout_s > 0 && d.heartbeat_interval_s > 0) {
     check.Require(d.heartbeat_timeout_s > 2 * d.heartbeat_interval_s, "distributed.heartbeat_timeout_s",
                   "distributed.heartbeat_timeout_s (" + FormatDouble(d.heartbeat_timeout_s) +

@@ -2,7 +2,7 @@
 // The training-run configuration: one typed struct per TOML section with the defaults in the
 // struct, parsed from a file plus `--set section.key=value` overrides, validated in one place.
 //
-//   [run]  dir, seed, max_updates, threads, checkpoint_every, collective_timeout_s
+//   [run]  dir, seed, max_updates, threads, checkpoint_every, collective_timeout_s, device
 //   [env]  models, horizon, max_candidates, cost, device, rules, cost_cache
 //   [gnn]  hidden, layers, heads
 //   [ppo]  learning_rate, adam_eps, anneal_lr, gamma, gae_lambda, update_epochs, minibatch_size,
@@ -11,7 +11,7 @@
 //   [eval] models, samples, baselines, budget
 //   [distributed] learners, actors, bind, advertise, master_port, max_policy_lag, max_message_mb,
 //          heartbeat_interval_s, heartbeat_timeout_s, max_restarts, backoff_initial_s,
-//          backoff_max_s, stop_grace_s
+//          backoff_max_s, stop_grace_s, actor_device
 //
 // Every section and key is optional. Unknown sections and keys are errors that name FILE:LINE
 // (and the closest known key); so are values of the wrong type and values out of range.
@@ -55,6 +55,9 @@ struct RunSection {
   /// collective before the run fails (> 0). The first collective of an update waits for the
   /// slowest rank's rollouts, so this must exceed the ranks' difference in rollout time.
   double collective_timeout_s = 600;
+  /// Where the learner's policy and Adam live: "cpu", "cuda" (with several ranks on a node,
+  /// cuda:<local rank modulo the GPUs>; NCCL then all-reduces) or "cuda:N".
+  std::string device = "cpu";
 };
 
 /// [env]: the environment each episode runs in.
@@ -132,6 +135,9 @@ struct DistributedSection {
   double backoff_initial_s = 0.5;    // first restart delay, doubling up to backoff_max_s
   double backoff_max_s = 30;
   double stop_grace_s = 10;          // on stop: SIGTERM, then SIGKILL after this long
+  /// Where env actors run policy inference: "cpu", "cuda" (cuda:<actor rank modulo the GPUs>)
+  /// or "cuda:N".
+  std::string actor_device = "cpu";
 };
 
 /// A whole training run's configuration.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -68,13 +69,46 @@ Status TrimMetrics(const std::string& path, int64_t last) {
 std::string WeightsChecksum(GnnPolicy& policy) {
   uint64_t h = 1469598103934665603ULL;
   for (const torch::Tensor& p : policy->parameters()) {
-    const auto t = p.detach().contiguous();
+    const auto t = p.detach().to(torch::kCPU).contiguous();
     const auto* b = static_cast<const uint8_t*>(t.data_ptr());
     for (size_t i = 0, n = t.numel() * t.element_size(); i < n; ++i) h = (h ^ b[i]) * 1099511628211ULL;
   }
   char buf[20];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
+}
+
+/// `name` ("cpu", "cuda", "cuda:N") resolved on this machine; plain "cuda" with several processes
+/// per machine takes GPU `index` modulo the GPUs.
+StatusOr<torch::Device> PickDevice(const std::string& name, int64_t index) {
+  ASSIGN_OR_RETURN(torch::Device device, ResolveTorchDevice(name));
+  if (name == "cuda") {
+    const int64_t count = static_cast<int64_t>(torch::cuda::device_count());
+    if (count > 0) device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index % count));
+  }
+  return device;
+}
+
+/// Runs `fn` with the policy (and optimizer) on the CPU, then moves them back to `device`:
+/// checkpoints and weight bytes keep each tensor's device, so they are written from the CPU.
+template <typename Fn>
+auto OnCpu(GnnPolicy& policy, torch::optim::Optimizer* optimizer, const torch::Device& device, Fn&& fn)
+    -> decltype(fn()) {
+  if (device.is_cpu()) return fn();
+  RETURN_IF_ERROR(MoveLearnerToDevice(policy, optimizer, torch::kCPU));
+  auto result = fn();
+  RETURN_IF_ERROR(MoveLearnerToDevice(policy, optimizer, device));
+  return result;
+}
+
+int64_t EnvInt(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  try {
+    return std::stoll(v);
+  } catch (...) {
+    return fallback;
+  }
 }
 
 }  // namespace
@@ -119,6 +153,7 @@ struct LearnerRank::Impl {
   std::unique_ptr<torch::optim::Adam> optimizer;
   std::unique_ptr<GradientAllReducer> dp;
   CheckpointMeta meta;
+  torch::Device device{torch::kCPU};
 };
 
 LearnerRank::LearnerRank(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -207,6 +242,15 @@ StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(const TrainConfig& c,
   if (s.lead) {
     s.metrics.open(s.metrics_path, std::ios::app);
     if (!s.metrics) return Internal("cannot write " + s.metrics_path);
+  }
+
+  // The device (after loading: checkpoints are read on the CPU). Plain "cuda" gives each rank of a
+  // machine its own GPU, as NCCL wants.
+  const int64_t local_rank = EnvInt("LOCAL_RANK", EnvInt("SLURM_LOCALID", s.rz.rank));
+  ASSIGN_OR_RETURN(s.device, PickDevice(c.run.device, local_rank));
+  if (!s.device.is_cpu()) {
+    RETURN_IF_ERROR(MoveLearnerToDevice(s.policy, s.optimizer.get(), s.device));
+    rank->Log("learner policy and optimizer on " + s.device.str());
   }
 
   // The group: every rank starts from rank 0's weights (identical already after a resume).
@@ -318,7 +362,8 @@ Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
   // update has no line yet, which the resumed run does not write again; TrimMetrics covers
   // the other order.
   if (s.lead && (update % c.run.checkpoint_every == 0 || update == c.run.max_updates)) {
-    RETURN_IF_ERROR(SaveCheckpoint(s.ckpt, s.policy, s.optimizer.get(), s.meta));
+    RETURN_IF_ERROR(OnCpu(s.policy, s.optimizer.get(), s.device,
+                          [&] { return SaveCheckpoint(s.ckpt, s.policy, s.optimizer.get(), s.meta); }));
   }
   if (s.lead) {
     s.metrics << mx.Line() << "\n";
@@ -343,7 +388,10 @@ Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
   return Status::Ok();
 }
 
-StatusOr<std::string> LearnerRank::WeightsBytes() { return PolicyWeightsBytes(impl_->policy); }
+StatusOr<std::string> LearnerRank::WeightsBytes() {
+  Impl& s = *impl_;
+  return OnCpu(s.policy, s.optimizer.get(), s.device, [&] { return PolicyWeightsBytes(s.policy); });
+}
 
 // ---------------------------------------------------------------------------- acting policy
 
@@ -353,6 +401,7 @@ struct ActingPolicy::Impl {
   GnnPolicy policy{nullptr};
   std::mt19937_64 rng;
   int64_t version = -1;
+  torch::Device device{torch::kCPU};
 };
 
 ActingPolicy::ActingPolicy(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -360,7 +409,7 @@ ActingPolicy::~ActingPolicy() = default;
 int64_t ActingPolicy::version() const { return impl_->version; }
 
 StatusOr<std::unique_ptr<ActingPolicy>> ActingPolicy::Create(const TrainConfig& c, const RunPaths& paths,
-                                                             uint64_t seed) {
+                                                             uint64_t seed, int64_t device_index) {
   RETURN_IF_ERROR(ValidateTrainConfig(c));
   auto impl = std::make_unique<Impl>();
   SetComputeThreads(c.run.threads);
@@ -373,11 +422,13 @@ StatusOr<std::unique_ptr<ActingPolicy>> ActingPolicy::Create(const TrainConfig& 
   impl->env = std::make_unique<Environment>(impl->res.rules, *impl->res.cost, eo);
   impl->policy = GnnPolicy(ShapeOf(c.gnn));
   impl->policy->eval();
+  ASSIGN_OR_RETURN(impl->device, PickDevice(c.distributed.actor_device, device_index));
   return std::unique_ptr<ActingPolicy>(new ActingPolicy(std::move(impl)));
 }
 
 Status ActingPolicy::LoadWeights(const std::string& bytes, int64_t version) {
-  RETURN_IF_ERROR(LoadPolicyWeightsBytes(impl_->policy, bytes));
+  RETURN_IF_ERROR(LoadPolicyWeightsBytes(impl_->policy, bytes));  // loads onto the CPU
+  if (!impl_->device.is_cpu()) RETURN_IF_ERROR(MoveLearnerToDevice(impl_->policy, nullptr, impl_->device));
   impl_->version = version;
   return Status::Ok();
 }

@@ -55,8 +55,9 @@ class LearnerRank {
  public:
   /// Joins the data-parallel group (RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT or Slurm's variables;
   /// a single process when unset), prepares the run directory (rank 0 writes config.toml),
-  /// builds the policy and optimizer, loads the checkpoint as `mode` says and broadcasts rank 0's
-  /// weights. `log` receives progress lines (also appended to the rank's log file).
+  /// builds the policy and optimizer, loads the checkpoint as `mode` says, moves both to
+  /// run.device (plain "cuda": GPU LOCAL_RANK, else SLURM_LOCALID, else the rank, modulo the
+  /// GPUs; the all-reduce then runs on NCCL) and broadcasts rank 0's weights. `log` receives progress lines (also appended to the rank's log file).
   static StatusOr<std::unique_ptr<LearnerRank>> Create(
       const TrainConfig& config, const RunPaths& paths, ResumeMode mode,
       std::function<void(const std::string&)> log);
@@ -96,10 +97,12 @@ class LearnerRank {
 
 class ActingPolicy {
  public:
-  /// Loads the resources and an untrained policy of the config's shape; episodes are seeded by
-  /// `seed`. No weights are loaded yet (version -1).
+  /// Loads the resources and an untrained policy of the config's shape on
+  /// distributed.actor_device (plain "cuda": GPU `device_index` modulo the GPUs); episodes are
+  /// seeded by `seed`. No weights are loaded yet (version -1).
   static StatusOr<std::unique_ptr<ActingPolicy>> Create(const TrainConfig& config,
-                                                        const RunPaths& paths, uint64_t seed);
+                                                        const RunPaths& paths, uint64_t seed,
+                                                        int64_t device_index = 0);
   ~ActingPolicy();
 
   /// Loads broadcast weights. Errors: bytes that are not weights of this shape.

@@ -160,7 +160,7 @@ TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
   for (size_t pos = text.find(" = "); pos != std::string::npos; pos = text.find(" = ", pos + 1)) {
     ++keys;
   }
-  EXPECT_EQ(keys, 48u);  // 6 run + 7 env + 3 gnn + 15 ppo + 4 eval + 13 distributed
+  EXPECT_EQ(keys, 50u);  // 7 run + 7 env + 3 gnn + 15 ppo + 4 eval + 14 distributed
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -341,6 +341,9 @@ TEST(ConfigValidation, DistributedValuesNameKeyLineAndValue) {
       {"[distributed]\nheartbeat_interval_s = 5\nheartbeat_timeout_s = 8\n",
        "cfg.toml:3: distributed.heartbeat_timeout_s (8.0) must exceed twice distributed.heartbeat_interval_s (5.0)"},
       {"[distributed]\nstop_grace_s = -1\n", "cfg.toml:2: distributed.stop_grace_s must be >= 0, got -1.0"},
+      {"[distributed]\nactor_device = \"gpu\"\n",
+       "cfg.toml:2: distributed.actor_device must be cpu, cuda or cuda:N, got 'gpu'"},
+      {"[run]\ndevice = \"cuda:x\"\n", "cfg.toml:2: run.device must be cpu, cuda or cuda:N, got 'cuda:x'"},
   };
   for (const auto& [text, expected] : cases) EXPECT_EQ(ErrorOf(text), expected) << text;
   const TrainConfig c = ParseOrDie(
@@ -350,6 +353,7 @@ TEST(ConfigValidation, DistributedValuesNameKeyLineAndValue) {
   EXPECT_EQ(c.distributed.bind, "*");
   EXPECT_EQ(c.distributed.advertise, "node7");
   EXPECT_EQ(c.distributed.master_port, 29500);
+  EXPECT_EQ(ParseOrDie("[run]\ndevice = \"cuda:1\"\n").run.device, "cuda:1");
   EXPECT_EQ(ToToml(ParseOrDie(ToToml(c))), ToToml(c));  // every key round-trips
 }
 
