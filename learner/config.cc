@@ -17,6 +17,7 @@
 
 #include "graph/models/load.h"
 #include "graph/text.h"
+#include "learner/model_params.h"
 
 namespace rewire {
 namespace {
@@ -190,37 +191,6 @@ std::string SuggestKey(const std::string& section, const std::string& key) {
     }
   }
   return DidYouMean(suggestion);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Model parameters
-// ---------------------------------------------------------------------------------------------
-
-/// Calls `visit(name, field)` for every ModelParams field in declaration order.
-template <typename Params, typename Visit>
-void ForEachParam(Params& p, Visit&& visit) {
-  visit("batch", p.batch);
-  visit("image", p.image);
-  visit("seq_len", p.seq_len);
-  visit("hidden", p.hidden);
-  visit("layers", p.layers);
-  visit("heads", p.heads);
-  visit("seed", p.seed);
-}
-
-std::vector<std::string> ParamNames() {
-  std::vector<std::string> out;
-  const ModelParams defaults;
-  ForEachParam(defaults, [&](const char* name, const auto&) { out.push_back(name); });
-  return out;
-}
-
-/// The parameters' values as text, in declaration order (for comparisons).
-std::vector<std::string> ParamValues(const ModelParams& params) {
-  std::vector<std::string> out;
-  ForEachParam(params,
-               [&](const char*, const auto& value) { out.push_back(std::to_string(value)); });
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -702,65 +672,6 @@ std::string TomlValue(const std::vector<T>& items) {
 // ---------------------------------------------------------------------------------------------
 // Public API
 // ---------------------------------------------------------------------------------------------
-
-std::string ModelSpec::Label() const {
-  std::string args;
-  ForEachParam(params, [&](const char* key, const auto& value) {
-    if (value != 0)
-      args += (args.empty() ? "" : ",") + std::string(key) + "=" + std::to_string(value);
-  });
-  return args.empty() ? name : name + "(" + args + ")";
-}
-
-bool operator==(const ModelSpec& a, const ModelSpec& b) {
-  return a.name == b.name && ParamValues(a.params) == ParamValues(b.params);
-}
-
-StatusOr<ModelSpec> ParseModelSpec(const std::string& text) {
-  if (text.empty()) return InvalidArgument("empty model spec");
-  const std::string where = "model spec '" + text + "'";
-  ModelSpec spec;
-  if (EndsWith(text, ".onnx")) {
-    spec.name = text;
-    return spec;
-  }
-  const size_t colon = text.find(':');
-  spec.name = text.substr(0, colon);
-  if (spec.name.empty()) return InvalidArgument(where + " has no model name");
-  if (colon == std::string::npos) return spec;
-
-  for (const std::string& item : Split(text.substr(colon + 1), ',')) {
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return InvalidArgument(where + ": expected key=value after ':', got '" + item + "'");
-    }
-    const std::string key = item.substr(0, eq);
-    const std::string value = item.substr(eq + 1);
-    bool known = false;
-    Status status;
-    ForEachParam(spec.params, [&](const char* name, auto& field) {
-      if (key != name) return;
-      known = true;
-      using Field = std::decay_t<decltype(field)>;
-      int64_t parsed = 0;
-      const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
-      if (value.empty() || error != std::errc() || end != value.data() + value.size()) {
-        status = InvalidArgument(where + ": " + key + " must be an integer, got '" + value + "'");
-      } else if (std::is_unsigned_v<Field> && parsed < 0) {
-        status =
-            InvalidArgument(where + ": " + key + " must be a non-negative integer, got " + value);
-      } else {
-        field = static_cast<Field>(parsed);
-      }
-    });
-    if (!known) {
-      return InvalidArgument(where + ": unknown parameter '" + key + "'" +
-                             DidYouMean(Closest(key, ParamNames())));
-    }
-    RETURN_IF_ERROR(status);
-  }
-  return spec;
-}
 
 StatusOr<TrainConfig> ParseTrainConfig(const std::string& text, const std::string& source_name,
                                        const std::vector<std::string>& overrides) {
