@@ -9,6 +9,7 @@
 #include "graph/weights.h"
 #include "kernels/executor.h"
 #include "kernels/executor_ops.h"
+#include "kernels/thread_scope.h"
 
 namespace rewire {
 namespace {
@@ -19,25 +20,6 @@ double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-/// Sets LibTorch's intra-op thread count for a scope (0 keeps the current one).
-class ThreadScope {
- public:
-  explicit ThreadScope(int n) : saved_(at::get_num_threads()) {
-    if (n > 0 && n != saved_) {
-      at::set_num_threads(n);
-      changed_ = true;
-    }
-  }
-  ~ThreadScope() {
-    if (changed_) at::set_num_threads(saved_);
-  }
-  ThreadScope(const ThreadScope&) = delete;
-  ThreadScope& operator=(const ThreadScope&) = delete;
-
- private:
-  int saved_;
-  bool changed_ = false;
-};
 
 /// A tensor of type `t` for timing: floats in [0.5, 1.5) (no NaNs or denormals from Sqrt, Pow,
 /// Div), int64 zeros (valid indices for Gather), bool false. Unknown dims count as 1.

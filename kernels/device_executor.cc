@@ -17,6 +17,7 @@
 
 #include "graph/weights.h"
 #include "kernels/executor_ops.h"
+#include "kernels/thread_scope.h"
 
 #if defined(REWIRE_TORCH_CUDA)
 #include <ATen/cuda/CUDAGraph.h>
@@ -29,25 +30,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// Sets LibTorch's intra-op threads for a scope (0: leave them).
-class ThreadScope {
- public:
-  explicit ThreadScope(int n) : saved_(at::get_num_threads()) {
-    if (n > 0 && n != saved_) {
-      at::set_num_threads(n);
-      changed_ = true;
-    }
-  }
-  ~ThreadScope() {
-    if (changed_) at::set_num_threads(saved_);
-  }
-  ThreadScope(const ThreadScope&) = delete;
-  ThreadScope& operator=(const ThreadScope&) = delete;
-
- private:
-  int saved_;
-  bool changed_ = false;
-};
 
 std::string OneLine(std::string s) {
   for (char& c : s) {

@@ -15,6 +15,7 @@
 #include "graph/weights.h"
 #include "kernels/executor.h"
 #include "kernels/executor_ops.h"
+#include "kernels/thread_scope.h"
 
 namespace rewire {
 namespace {
@@ -72,25 +73,6 @@ Status ValidateGraphInputs(const Graph& graph, const TensorMap& inputs) {
 
 namespace {
 
-/// Restores LibTorch's intra-op thread count when a run asked for a different one.
-class ThreadCountGuard {
- public:
-  explicit ThreadCountGuard(int n) : saved_(at::get_num_threads()) {
-    if (n > 0 && n != saved_) {
-      at::set_num_threads(n);
-      changed_ = true;
-    }
-  }
-  ~ThreadCountGuard() {
-    if (changed_) at::set_num_threads(saved_);
-  }
-  ThreadCountGuard(const ThreadCountGuard&) = delete;
-  ThreadCountGuard& operator=(const ThreadCountGuard&) = delete;
-
- private:
-  int saved_;
-  bool changed_ = false;
-};
 
 /// Values held during one run: one slot per node output, and how many consumers still need it.
 class ValueStore {
@@ -264,7 +246,7 @@ StatusOr<TensorMap> RunGraph(const Graph& graph, const TensorMap& inputs,
   }
   try {
     c10::InferenceMode inference;
-    ThreadCountGuard threads(options.num_threads);
+    ThreadScope threads(options.num_threads);
     return Run(graph, inputs);
   } catch (const c10::Error& e) {
     return Internal(std::string("executor: ") + e.what_without_backtrace());
