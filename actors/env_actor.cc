@@ -93,6 +93,7 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
   // Backpressure: an actor runs at most about one episode ahead of what the learners take, so
   // rollouts do not wait in queues until they are too stale to learn from.
   so.send_hwm = 1;
+  so.kernel_buffer_bytes = 64 << 10;
   so.linger_ms = 2000;
   auto endpoints = WaitForEndpoints(c.run.dir, static_cast<int>(learners));
   if (!endpoints) return Status::Ok();

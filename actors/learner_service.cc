@@ -162,6 +162,7 @@ Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
   so.max_message_bytes = static_cast<size_t>(d.max_message_mb) << 20;
   so.allow_all_interfaces = d.bind == "*" || d.bind == "0.0.0.0";
   so.recv_hwm = std::max(1, c.ppo.episodes_per_update);  // queued rollouts age while PPO runs
+  so.kernel_buffer_bytes = 64 << 10;
   const std::string host = AdvertisedHost(d);
   ASSIGN_OR_RETURN(Puller rollouts, BindPreferring<Puller>(ctx, d.bind, PortOf(previous["rollouts"]), secret, so));
   std::string endpoints = "rollouts tcp://" + host + ":" + std::to_string(PortOf(rollouts.BoundEndpoint())) + "\n";

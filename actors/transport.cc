@@ -155,6 +155,7 @@ Status CheckOptions(const SocketOptions& o) {
   }
   if (o.send_hwm < 0 || o.recv_hwm < 0) return InvalidArgument("high-water marks must be >= 0");
   if (o.linger_ms < -1) return InvalidArgument("linger_ms must be >= -1");
+  if (o.kernel_buffer_bytes < 0) return InvalidArgument("kernel_buffer_bytes must be >= 0");
   return Status::Ok();
 }
 
@@ -230,6 +231,10 @@ Status SecureSocket::Start() {
     s.set(zmq::sockopt::linger, options_.linger_ms);
     s.set(zmq::sockopt::sndhwm, options_.send_hwm);
     s.set(zmq::sockopt::rcvhwm, options_.recv_hwm);
+    if (options_.kernel_buffer_bytes > 0) {
+      s.set(zmq::sockopt::sndbuf, options_.kernel_buffer_bytes);
+      s.set(zmq::sockopt::rcvbuf, options_.kernel_buffer_bytes);
+    }
     s.set(zmq::sockopt::maxmsgsize, ZmqMaxMessageSize(options_));
     if (type_ == zmq::socket_type::pub || type_ == zmq::socket_type::sub) {
       // Before binding or connecting: each queue keeps only the latest message. On the PUB side

@@ -61,6 +61,9 @@ struct SocketOptions {
   /// hwm x message size. A PUSH with full queues blocks (Send times out); a PUB drops.
   int send_hwm = 64;
   int recv_hwm = 64;
+  /// The kernel's socket buffers (ZMQ_SNDBUF / ZMQ_RCVBUF) in bytes; 0 leaves the OS default,
+  /// which can hold several large messages beyond the high-water marks.
+  int kernel_buffer_bytes = 0;
   /// ZMQ_LINGER: how long closing a socket (and so destroying the zmq::context_t) waits to deliver
   /// the messages still queued: a Pusher's last rollouts. Send succeeding means queued, not
   /// delivered; with 0, closing right after a Send can lose it. -1 waits forever.
