@@ -118,19 +118,7 @@ struct DeviceExecutor::Impl {
 
   StatusOr<at::Tensor> Leaf(NodeId id) {
     if (id < leaves.size() && leaves[id].defined()) return leaves[id];
-    const Node& leaf = graph.node(id);
-    HostTensorPtr data;
-    if (leaf.op == OpType::kInput) {
-      data = inputs.at(leaf.name);
-    } else {
-      data = MaterializeData(leaf);
-      if (data == nullptr) return Internal("node '" + leaf.name + "' has no data");
-      if (data->type != leaf.outputs.at(0)) {
-        return Internal("node '" + leaf.name + "' holds " + data->type.ToString() +
-                        " but the graph declares " + leaf.outputs.at(0).ToString());
-      }
-    }
-    at::Tensor t = exec::ToAten(data);
+    ASSIGN_OR_RETURN(at::Tensor t, exec::HostLeaf(graph, inputs, id));
     if (device.is_cuda()) t = t.to(device);
     if (leaves.size() <= id) leaves.resize(graph.id_bound());
     leaves[id] = t;

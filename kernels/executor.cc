@@ -181,11 +181,6 @@ StatusOr<Tensors> RunGraphTensors(const Graph& graph, const LeafFn& leaf,
   return results;
 }
 
-}  // namespace exec
-
-namespace {
-
-/// The data of a leaf as an ATen tensor on the CPU (a view of the graph's or the caller's bytes).
 StatusOr<at::Tensor> HostLeaf(const Graph& graph, const TensorMap& inputs, NodeId id) {
   const Node& leaf = graph.node(id);
   HostTensorPtr data;
@@ -206,10 +201,14 @@ StatusOr<at::Tensor> HostLeaf(const Graph& graph, const TensorMap& inputs, NodeI
   }
 }
 
+}  // namespace exec
+
+namespace {
+
 StatusOr<TensorMap> Run(const Graph& graph, const TensorMap& inputs) {
   ASSIGN_OR_RETURN(Tensors outs,
                    exec::RunGraphTensors(
-                       graph, [&](NodeId id) { return HostLeaf(graph, inputs, id); }, at::kCPU));
+                       graph, [&](NodeId id) { return exec::HostLeaf(graph, inputs, id); }, at::kCPU));
   TensorMap results;
   for (size_t i = 0; i < outs.size(); ++i) {
     const GraphOutput& out = graph.outputs()[i];

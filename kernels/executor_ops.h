@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "kernels/executor.h"
 
 namespace rewire::exec {
 
@@ -46,6 +47,11 @@ using LeafFn = std::function<StatusOr<at::Tensor>(NodeId)>;
 /// the CPU (inputs copied to the host, outputs back): the ONNX long tail has CPU kernels only.
 /// Errors name the node; may throw c10::Error from a leaf or a copy.
 StatusOr<Tensors> RunGraphTensors(const Graph& graph, const LeafFn& leaf, const at::Device& device);
+
+/// The data of leaf `id` (an Input from `inputs`, else the node's weight or constant) as an ATen
+/// tensor on the CPU, viewing the graph's or the caller's bytes. Errors: no data, a dtype or shape
+/// other than the graph declares.
+StatusOr<at::Tensor> HostLeaf(const Graph& graph, const TensorMap& inputs, NodeId id);
 
 // ---------------------------------------------------------------- conversions
 

@@ -3,6 +3,7 @@
 // device-versus-reference check; on a GPU (CUDA LibTorch and a device), every zoo model's GPU
 // outputs against the CPU reference, CUDA Graph replays, and Opaque ops on the CPU fallback.
 
+#include "tests/graph/test_util.h"
 #include "kernels/device_executor.h"
 
 #include <gtest/gtest.h>
@@ -15,14 +16,7 @@
 namespace rewire {
 namespace {
 
-template <typename T>
-T Must(StatusOr<T> v) {
-  if (!v.ok()) {
-    ADD_FAILURE() << v.status().message();
-    throw std::runtime_error(v.status().message());
-  }
-  return std::move(v).value();
-}
+using testing::Must;
 
 TensorType F32(Shape s) { return TensorType{DType::kFloat32, std::move(s)}; }
 bool Contains(const std::string& s, const std::string& part) {

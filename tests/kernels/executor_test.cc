@@ -1,6 +1,7 @@
 // The reference executor as a whole: graph walk, input validation, lazy weights, freeing of
 // intermediates, RandomInputs and Compare. Per-op semantics are in executor_ops_test.cc.
 
+#include "tests/graph/test_util.h"
 #include "kernels/executor.h"
 
 #include <gtest/gtest.h>
@@ -15,14 +16,7 @@
 namespace rewire {
 namespace {
 
-template <typename T>
-T Must(StatusOr<T> v) {
-  if (!v.ok()) {
-    ADD_FAILURE() << v.status().message();
-    throw std::runtime_error(v.status().message());
-  }
-  return std::move(v).value();
-}
+using testing::Must;
 
 ValueRef V(NodeId id, uint32_t index = 0) { return ValueRef{id, index}; }
 TensorType F32(Shape s) { return TensorType{DType::kFloat32, std::move(s)}; }
