@@ -10,10 +10,12 @@ packages=(
   # actors: ZeroMQ (+ what libzmq5 loads), cppzmq, libsodium, cereal
   libzmq5 libzmq3-dev cppzmq-dev libsodium23 libsodium-dev libpgm-5.3-0 libnorm1 libbsd0 libmd0
   libcereal-dev
+  # LibTorch's c10d headers include gloo's
+  libgloo-dev libgloo0
   # configs, CLI, cost cache, compression
   libtomlplusplus-dev libcli11-dev libsqlite3-dev libsqlite3-0 zlib1g-dev
   # ONNX import/export
-  libonnx-dev libonnx1 libprotobuf-dev libprotobuf32 libprotobuf-lite32 protobuf-compiler libprotoc32
+  libonnx-dev libonnx1 libonnxifi libprotobuf-dev libprotobuf32 libprotobuf-lite32 protobuf-compiler libprotoc32
   # tests
   libgtest-dev libgmock-dev googletest
 )
