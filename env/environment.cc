@@ -74,6 +74,22 @@ StatusOr<Observation> Environment::Reset(const Graph& graph) {
   return Observe();
 }
 
+StatusOr<Observation> Environment::ResetAt(const Graph& graph, double initial_cost_ms, int steps) {
+  if (!(initial_cost_ms > 0)) return InvalidArgument("the episode's initial cost must be positive");
+  if (steps < 0 || steps >= options_.horizon) {
+    return InvalidArgument("step " + std::to_string(steps) + " is outside the horizon of " +
+                           std::to_string(options_.horizon));
+  }
+  graph_ = graph;
+  ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost_, graph_));
+  table_ = std::move(table);
+  initial_cost_ms_ = initial_cost_ms;
+  steps_ = steps;
+  done_ = false;
+  RETURN_IF_ERROR(Expand());
+  return Observe();
+}
+
 StatusOr<StepResult> Environment::Step(size_t action) {
   if (done_) return InvalidArgument("the episode is over (or never started): call Reset");
   if (action > candidates_.size()) {

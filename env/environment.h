@@ -61,6 +61,11 @@ class Environment {
 
   /// Starts an episode on `graph`. Errors: the cost model cannot cost the graph.
   StatusOr<Observation> Reset(const Graph& graph);
+  /// Starts at `graph` as step `steps` of an episode whose first graph cost `initial_cost_ms`
+  /// (rewards and cost features are relative to it; the horizon counts from that episode's
+  /// start): what a search over many states of one episode needs. Errors: as Reset, a
+  /// non-positive initial cost, a negative step or one at or past the horizon.
+  StatusOr<Observation> ResetAt(const Graph& graph, double initial_cost_ms, int steps);
   /// Takes action `action` (an index below num_actions(); noop_action() stops). Errors: no
   /// episode, an episode that is done, an action out of range or masked.
   StatusOr<StepResult> Step(size_t action);

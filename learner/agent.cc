@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <unordered_set>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -325,6 +327,175 @@ StatusOr<AgentSearchResult> Agent::Optimize(const Graph& graph, const std::vecto
   best.reason = StopReason::kSaturated;
   best.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
+}
+
+// ---------------------------------------------------------------------------- guided search
+
+const std::vector<std::string>& AgentSearchAlgorithms() {
+  static const std::vector<std::string> names = {"rl", "guided"};
+  return names;
+}
+
+namespace {
+
+/// A graph of the beam or a child proposed for it.
+struct BeamNode {
+  Graph graph;
+  double cost_ms = 0;
+  std::vector<SearchStep> path;  // rewrites from the input
+  double score = 0;              // estimated final cost (ms)
+  uint64_t hash = 0;
+};
+
+Status CheckGuidedOptions(const GuidedSearchOptions& o) {
+  if (o.budget < 1) return InvalidArgument("the guided search needs a budget of at least 1 graph (got " +
+                                           std::to_string(o.budget) + ")");
+  if (o.beam_width < 1) return InvalidArgument("the beam width must be at least 1 (got " + std::to_string(o.beam_width) + ")");
+  if (o.expand < 1) return InvalidArgument("--expand must be at least 1 (got " + std::to_string(o.expand) + ")");
+  if (o.horizon < 1) return InvalidArgument("the horizon must be at least 1 (got " + std::to_string(o.horizon) + ")");
+  if (o.patience < 1) return InvalidArgument("the patience must be at least 1 (got " + std::to_string(o.patience) + ")");
+  if (!(o.value_weight >= 0)) return InvalidArgument("the value weight must be >= 0");
+  if (!(o.time_limit_s >= 0)) return InvalidArgument("the time limit must be >= 0 seconds");
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
+                                           const GuidedSearchOptions& options) {
+  RETURN_IF_ERROR(CheckGuidedOptions(options));
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  torch::NoGradGuard no_grad;
+  GnnPolicy& policy = impl_->policy;
+  const int hops = policy->shape().layers;
+  EnvOptions eo;
+  eo.horizon = options.horizon;
+  eo.max_candidates = options.max_candidates;
+  Environment env(rules, cost, eo);
+
+  ASSIGN_OR_RETURN(CostTable root_table, CostTable::Build(cost, graph));
+  const double initial = root_table.total_ms();
+  if (!(initial > 0)) return InvalidArgument("the graph costs nothing under " + cost.Name());
+
+  SearchResult result;
+  result.initial_cost_ms = initial;
+  result.final_cost_ms = initial;
+  result.best = graph;
+  result.reason = StopReason::kSaturated;
+
+  std::vector<BeamNode> beam(1);
+  beam[0].graph = graph;
+  beam[0].cost_ms = initial;
+  beam[0].hash = graph.Hash();
+  std::unordered_set<uint64_t> seen{beam[0].hash};
+  int expansions = 0, stale_depths = 0;
+  bool out_of_budget = false;
+
+  for (int depth = 0; depth < options.horizon && !beam.empty() && !out_of_budget; ++depth) {
+    // --- expand the beam: the policy proposes, the cost model adds its cheapest rewrite
+    std::vector<BeamNode> children;
+    for (const BeamNode& node : beam) {
+      if (expansions >= options.budget) {
+        result.reason = StopReason::kBudget;
+        out_of_budget = true;
+        break;
+      }
+      if (options.time_limit_s > 0 && elapsed() >= options.time_limit_s) {
+        result.reason = StopReason::kTimeLimit;
+        out_of_budget = true;
+        break;
+      }
+      ++expansions;
+      RETURN_IF_ERROR(env.ResetAt(node.graph, initial, depth).status());
+      const std::vector<EnvCandidate>& cands = env.candidates();
+      result.candidates_evaluated += static_cast<int64_t>(cands.size());
+      if (cands.empty()) continue;
+      const ObservationFeatures f = EncodeObservation(env, hops);
+      const ObservationBatch batch = MakeBatch({&f});
+      const PolicyOutput out = policy->Forward(batch);
+      const auto logp = out.logp.contiguous();
+      const float* lp = logp.data_ptr<float>();
+      std::vector<size_t> order(cands.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      const size_t k = std::min(order.size(), static_cast<size_t>(options.expand));
+      std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](size_t a, size_t b) {
+        const float la = lp[batch.FlatAction(0, a)], lb = lp[batch.FlatAction(0, b)];
+        return la != lb ? la > lb : a < b;
+      });
+      order.resize(k);
+      size_t cheapest = 0;
+      for (size_t i = 1; i < cands.size(); ++i) {
+        if (cands[i].cost_ms < cands[cheapest].cost_ms) cheapest = i;
+      }
+      if (std::find(order.begin(), order.end(), cheapest) == order.end()) order.push_back(cheapest);
+      for (size_t i : order) {
+        const EnvCandidate& c = cands[i];
+        const uint64_t h = c.result.Hash();
+        if (!seen.insert(h).second) continue;
+        BeamNode child;
+        child.graph = c.result;
+        child.cost_ms = c.cost_ms;
+        child.hash = h;
+        child.path = node.path;
+        child.path.push_back(SearchStep{rules[c.rule].name, c.cost_ms});
+        if (c.cost_ms < result.final_cost_ms) {
+          result.final_cost_ms = c.cost_ms;
+          result.best = child.graph;
+          result.steps = child.path;
+          stale_depths = -1;
+        }
+        children.push_back(std::move(child));
+      }
+    }
+    if (children.empty()) break;
+
+    // --- score the children: cost now minus the value's return-to-go, one batched forward
+    if (options.value_weight > 0) {
+      std::vector<ObservationFeatures> feats;
+      feats.reserve(children.size());
+      for (const BeamNode& c : children) {
+        ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost, c.graph));
+        ObservationFeatures f = EncodeGraph(c.graph, table, initial);
+        f.step_fraction = static_cast<float>(depth + 1) / options.horizon;
+        feats.push_back(std::move(f));
+      }
+      std::vector<const ObservationFeatures*> ptrs;
+      for (const ObservationFeatures& f : feats) ptrs.push_back(&f);
+      const PolicyOutput out = policy->Forward(MakeBatch(ptrs));
+      const auto value = out.value.contiguous();
+      const float* v = value.data_ptr<float>();
+      for (size_t i = 0; i < children.size(); ++i) {
+        children[i].score = children[i].cost_ms - options.value_weight * std::max(0.0f, v[i]) / 100.0 * initial;
+      }
+    } else {
+      for (BeamNode& c : children) c.score = c.cost_ms;
+    }
+    const size_t keep = std::min(children.size(), static_cast<size_t>(options.beam_width));
+    std::partial_sort(children.begin(), children.begin() + keep, children.end(), [](const BeamNode& a, const BeamNode& b) {
+      if (a.score != b.score) return a.score < b.score;
+      if (a.cost_ms != b.cost_ms) return a.cost_ms < b.cost_ms;
+      return a.hash < b.hash;
+    });
+    children.resize(keep);
+    beam = std::move(children);
+
+    ++stale_depths;
+    if (options.progress) {
+      SearchProgress p;
+      p.iteration = expansions;
+      p.budget = options.budget;
+      p.best_cost_ms = result.final_cost_ms;
+      p.initial_cost_ms = initial;
+      p.queue_size = beam.size();
+      options.progress(p);
+    }
+    if (stale_depths >= options.patience) break;  // saturated
+  }
+  result.iterations = expansions;
+  result.seconds = elapsed();
+  return result;
 }
 
 }  // namespace rewire

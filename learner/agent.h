@@ -3,6 +3,7 @@
 // graph, keep the cheapest graph seen. No LibTorch in this header (the CLI includes it).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,32 @@ struct AgentSearchOptions {
   int samples = 0;
   uint64_t seed = 0;
 };
+
+/// Policy-guided beam search (`rewire optimize --search guided`). Each depth expands the beam:
+/// every beam graph's candidates are enumerated and scored by the policy, its `expand` most
+/// likely rewrites and the cost model's cheapest one become children; children are deduplicated
+/// by hash and scored by the estimated final cost, cost - value_weight * value / 100 * RT_0 (the
+/// value head's return-to-go, in percent of the input's cost), one batched forward for all of
+/// them; the `beam_width` best form the next beam. The cheapest graph seen is the result.
+struct GuidedSearchOptions {
+  int beam_width = 8;
+  int expand = 4;
+  /// Graphs expanded (candidates enumerated and scored by the policy) at most: comparable with
+  /// backtracking's budget of popped graphs.
+  int budget = 400;
+  double time_limit_s = 0;  // 0: none
+  /// Weight of the value's return-to-go in a child's score (0: children ranked by cost alone).
+  double value_weight = 1.0;
+  /// Depths without a cheaper graph before the search stops (saturated).
+  int patience = 12;
+  int horizon = 100;  // depth at most
+  size_t max_candidates = 500;
+  /// Called after every depth (may be empty).
+  std::function<void(const SearchProgress&)> progress;
+};
+
+/// The names `rewire optimize --search` accepts for the agent: "rl" (rollouts) and "guided".
+const std::vector<std::string>& AgentSearchAlgorithms();
 
 /// What an agent's rollouts found, by kind.
 struct AgentSearchResult {
@@ -45,6 +72,13 @@ class Agent {
   /// `samples` sampled ones; each rollout's best graph (not only its last) counts.
   StatusOr<AgentSearchResult> Optimize(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
                                        const AgentSearchOptions& options);
+
+  /// Beam search guided by the policy and the value (GuidedSearchOptions). Errors: a budget,
+  /// beam width, expansion count or horizon below 1, a negative value weight or time limit, or
+  /// a cost model that cannot cost the graph. Stopping is data: the result's reason says whether
+  /// the budget, the time limit or `patience` depths without progress ended it.
+  StatusOr<SearchResult> GuidedSearch(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
+                                      const GuidedSearchOptions& options);
 
   struct Impl;
 

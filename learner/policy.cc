@@ -298,7 +298,7 @@ PolicyOutput GnnPolicyImpl::Forward(const ObservationBatch& b) {
   auto mean = enc.graph_sum / b.obs_nodes.unsqueeze(1);
   auto ctx = torch::cat({mean, b.step_fraction.unsqueeze(1)}, 1);
   PolicyOutput out;
-  out.value = value_->forward(ctx).squeeze(1);
+  out.value = value_->forward(ctx).squeeze(1) * kValueScale;
   auto delta = enc.cand_sum - enc.graph_sum.index_select(0, b.cand_obs);
   auto cand_mean = enc.cand_sum / b.cand_nodes.unsqueeze(1);
   auto cand_in = torch::cat({delta, cand_mean, mean.index_select(0, b.cand_obs), b.cand_reward.unsqueeze(1),

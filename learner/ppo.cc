@@ -100,16 +100,18 @@ StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& o
       auto pg2 = -a * torch::clamp(ratio, 1 - ppo.clip_coef, 1 + ppo.clip_coef);
       auto pg_loss = torch::max(pg1, pg2).mean();
 
-      // Value loss
-      auto r = torch::tensor(mb_ret);
+      // Value loss, in the value head's units (kValueScale percent of the runtime): the
+      // returns are tens, the head's outputs and this loss of order one.
+      auto r = torch::tensor(mb_ret) / kValueScale;
+      auto v = out.value / kValueScale;
       auto v_loss = torch::Tensor();
       if (ppo.clip_vloss) {
-        auto ov = torch::tensor(old_value);
-        auto v_unclipped = (out.value - r).pow(2);
-        auto v_clipped = ov + torch::clamp(out.value - ov, -ppo.clip_coef, ppo.clip_coef);
+        auto ov = torch::tensor(old_value) / kValueScale;
+        auto v_unclipped = (v - r).pow(2);
+        auto v_clipped = ov + torch::clamp(v - ov, -ppo.clip_coef, ppo.clip_coef);
         v_loss = 0.5 * torch::max(v_unclipped, (v_clipped - r).pow(2)).mean();
       } else {
-        v_loss = 0.5 * (out.value - r).pow(2).mean();
+        v_loss = 0.5 * (v - r).pow(2).mean();
       }
 
       auto entropy_loss = out.entropy.mean();
