@@ -157,7 +157,7 @@ StatusOr<GenerateResult> GenerateRules(const GenerateOptions& options) {
     st.pairs += pairs.size();
     t0 = Clock::now();
     for (const CandidatePair& p : pairs) {
-      if (rules::gen::SharesSubgraph(e, p)) {
+      if (rules::gen::SharesSubgraph(e, p) || rules::gen::SharesRoot(e, p, term_fp, var_fp)) {
         ++st.common_subgraph;
         continue;
       }

@@ -373,6 +373,22 @@ std::vector<CandidatePair> FingerprintPairs(const Enumeration& e, const std::vec
     for (const Ref& s : e.graphs[gi].sinks) key.push_back(fp(s));
     std::sort(key.begin(), key.end());
     if (std::adjacent_find(key.begin(), key.end()) != key.end()) continue;
+    // A value read inside the graph that equals a variable or another of its values is a
+    // detour (Split(Concat(a, b)) read as a): the graph only specialises a smaller one.
+    std::vector<uint64_t> values(var_fp.begin(), var_fp.end());
+    std::vector<uint64_t> interior;
+    for (int t : e.graphs[gi].terms) {
+      for (int o = 0; o < e.terms[t].num_outputs; ++o) {
+        const Ref r{t, o};
+        values.push_back(fp(r));
+        if (std::find(e.graphs[gi].sinks.begin(), e.graphs[gi].sinks.end(), r) == e.graphs[gi].sinks.end()) {
+          interior.push_back(fp(r));
+        }
+      }
+    }
+    bool detour = false;
+    for (uint64_t f : interior) detour = detour || std::count(values.begin(), values.end(), f) > 1;
+    if (detour) continue;
     buckets[key].push_back(gi);
   }
   std::vector<CandidatePair> pairs;
@@ -406,6 +422,26 @@ bool SharesSubgraph(const Enumeration& e, const CandidatePair& p) {
   std::vector<int> common;
   std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(common));
   return !common.empty();
+}
+
+bool SharesRoot(const Enumeration& e, const CandidatePair& p, const std::vector<std::vector<uint64_t>>& term_fp,
+                const std::vector<uint64_t>& var_fp) {
+  auto fp = [&](const Ref& r) { return r.term < 0 ? var_fp[-1 - r.term] : term_fp[r.term][r.out]; };
+  for (const auto& [a, b] : p.outputs) {
+    if (a.term < 0 || b.term < 0 || a.out != b.out) return false;
+    const Term& x = e.terms[a.term];
+    const Term& y = e.terms[b.term];
+    if (x.variant != y.variant || x.split_u != y.split_u || x.split_v != y.split_v) return false;
+    std::vector<uint64_t> fx, fy;
+    for (const Ref& r : x.inputs) fx.push_back(fp(r));
+    for (const Ref& r : y.inputs) fy.push_back(fp(r));
+    if (e.vocab[x.variant].commutative) {
+      std::sort(fx.begin(), fx.end());
+      std::sort(fy.begin(), fy.end());
+    }
+    if (fx != fy) return false;
+  }
+  return true;
 }
 
 std::string RenamingKey(const Enumeration& e, const CandidatePair& p) {

@@ -121,6 +121,12 @@ std::vector<CandidatePair> FingerprintPairs(const Enumeration& e,
 /// specialisation of a smaller one (TASO's common-subgraph pruning).
 bool SharesSubgraph(const Enumeration& e, const CandidatePair& p);
 
+/// Every mapped output pair has the same operator at its root on inputs with equal fingerprints
+/// (Mul(a, X) -> Mul(a, Y) with X == Y): the rule is a smaller rule applied under a common op
+/// (TASO's common-subgraph pruning at the outputs).
+bool SharesRoot(const Enumeration& e, const CandidatePair& p, const std::vector<std::vector<uint64_t>>& term_fp,
+                const std::vector<uint64_t>& var_fp);
+
 /// Key of the rule with variables renamed canonically (minimum over permutations): rules equal
 /// up to renaming have equal keys, also across domains.
 std::string RenamingKey(const Enumeration& e, const CandidatePair& p);
