@@ -1,4 +1,4 @@
-// `rewire rules list|verify`.
+// `rewire rules list|verify|generate`.
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -7,8 +7,11 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <sstream>
 
 #include "graph/rules/rule.h"
+#include "graph/rules/generate.h"
+#include "kernels/rule_generate.h"
 #include "kernels/rule_verify.h"
 #include "launch/commands.h"
 
@@ -70,6 +73,53 @@ void RegisterRules(CLI::App& app) {
     std::printf("%zu rules verified, %d failed (%d check lines, worst relative error %.2e, %.1f s)\n",
                 loaded.size(), failed, checks, worst, secs);
     if (failed) throw CommandError(std::to_string(failed) + " rule(s) failed verification");
+  });
+
+  auto* generate = rules->add_subcommand(
+      "generate", "Enumerate small graphs, pair equal ones by fingerprint, verify and write rule files");
+  auto gen = std::make_shared<GenerateOptions>();
+  auto ops = std::make_shared<std::string>();
+  auto no_hand = std::make_shared<bool>(false);
+  auto dump_rejected = std::make_shared<std::string>();
+  gen->out_dir = "configs/rules/generated";
+  generate->add_option("--max-ops", gen->max_ops, "Operators per enumerated graph")->capture_default_str();
+  generate->add_option("--ops", *ops, "Comma-separated op names (default: all the generator knows)");
+  generate->add_option("--out", gen->out_dir, "Folder for the <class>.rules files")->capture_default_str();
+  generate->add_option("--hand-rules", gen->hand_rules,
+                       "Hand rules whose structure generated rules must not repeat (default: configs/rules)");
+  generate->add_flag("--no-hand-check", *no_hand, "Keep generated rules that repeat a hand rule's structure");
+  generate->add_option("--rejected", *dump_rejected, "Also write the candidates the verifier rejected to this file");
+  generate->callback([gen, ops, no_hand, dump_rejected]() {
+    gen->ops.clear();
+    std::stringstream ss(*ops);
+    for (std::string op; std::getline(ss, op, ',');) {
+      if (!op.empty()) gen->ops.push_back(op);
+    }
+    if (!ops->empty() && gen->ops.empty()) throw CommandError("--ops is empty; give op names such as MatMul,Add");
+    if (*no_hand) {
+      gen->hand_rules.clear();
+    } else if (gen->hand_rules.empty()) {
+      gen->hand_rules = DefaultRulesPath();
+    }
+    const GenerateResult r = Take(GenerateRules(*gen));
+    const GenerateStats& s = r.stats;
+    std::printf("enumerated graphs:      %8zu  (%zu distinct values type-checked and executed)  %.2f s\n", s.graphs,
+                s.terms, s.enumerate_s);
+    std::printf("fingerprint pairs:      %8zu  (%zu shared fingerprints)  %.2f s\n", s.pairs, s.buckets,
+                s.fingerprint_s);
+    std::printf("pruned:                 %8zu  common subgraph, %zu renamed duplicates, %zu hand-rule structures  %.2f s\n",
+                s.common_subgraph, s.renamed, s.hand, s.prune_s);
+    std::printf("candidates to verify:   %8zu\n", s.candidates);
+    std::printf("verified (written):     %8zu  (%zu rejected by the verifier)  %.2f s\n", s.verified, s.rejected,
+                s.verify_s);
+    for (const auto& f : r.files) std::printf("wrote %s\n", f.c_str());
+    if (!dump_rejected->empty()) {
+      std::FILE* f = std::fopen(dump_rejected->c_str(), "w");
+      if (!f) throw CommandError("cannot write " + *dump_rejected + "; pass a writable --rejected");
+      for (const auto& t : r.rejected_texts) std::fprintf(f, "%s\n", t.c_str());
+      std::fclose(f);
+    }
+    std::printf("total %.2f s\n", s.total_s);
   });
 }
 

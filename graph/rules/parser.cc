@@ -746,16 +746,29 @@ StatusOr<std::vector<Rule>> LoadRules(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   std::vector<std::string> files;
-  if (fs::is_directory(path, ec)) {
-    for (const auto& e : fs::directory_iterator(path, ec)) {
-      if (e.path().extension() == ".rules") files.push_back(e.path().string());
+  // A comma-separated list loads each path in turn (e.g. hand rules, then generated rules).
+  std::vector<std::string> paths;
+  for (size_t start = 0;;) {
+    const size_t comma = path.find(',', start);
+    paths.push_back(path.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  for (const std::string& p : paths) {
+    if (p.empty()) return InvalidArgument("empty entry in the rules path list '" + path + "'");
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> in_dir;
+      for (const auto& e : fs::directory_iterator(p, ec)) {
+        if (e.path().extension() == ".rules") in_dir.push_back(e.path().string());
+      }
+      std::sort(in_dir.begin(), in_dir.end());
+      if (in_dir.empty()) return NotFound("no .rules files in " + p);
+      files.insert(files.end(), in_dir.begin(), in_dir.end());
+    } else if (fs::exists(p, ec)) {
+      files.push_back(p);
+    } else {
+      return NotFound("rules path " + p + " does not exist");
     }
-    std::sort(files.begin(), files.end());
-    if (files.empty()) return NotFound("no .rules files in " + path);
-  } else if (fs::exists(path, ec)) {
-    files.push_back(path);
-  } else {
-    return NotFound("rules path " + path + " does not exist");
   }
   std::vector<Rule> all;
   std::set<std::string> names;

@@ -69,7 +69,9 @@ struct Rule {
 /// Parses rules from text. Every malformed rule is an InvalidArgument "file:line: reason"
 /// (unknown op, unbound variable, arity, unknown attribute, type error, ...).
 StatusOr<std::vector<Rule>> ParseRules(const std::string& text, const std::string& file);
-/// Reads a .rules file, or every *.rules file (sorted by name) of a directory.
+/// Reads a .rules file, or every *.rules file (sorted by name) of a directory (not its
+/// subdirectories), or a comma-separated list of such paths loaded in the order given (rule
+/// names must stay unique across all of them).
 StatusOr<std::vector<Rule>> LoadRules(const std::string& path);
 
 /// Attribute names an op accepts (the same names shape inference reads); Opaque: none.
