@@ -133,7 +133,7 @@ void RegisterOptimize(CLI::App& app) {
   cmd->add_option("--search", o->search.algorithm, "greedy | backtrack | random | rl (needs --policy)")
       ->check(CLI::IsMember(searches))
       ->capture_default_str();
-  cmd->add_option("--cost", o->cost.kind, "analytic | cpu | cuda")->capture_default_str();
+  cmd->add_option("--cost", o->cost.kind, "analytic | cpu | cuda | ort (each op timed in ONNX Runtime)")->capture_default_str();
   cmd->add_option("--device", o->cost.device, "Device profile name (configs/devices) or path");
   cmd->add_option("--cost-cache", o->cost.cache_path, "SQLite cache of measured op costs");
   cmd->add_option("--budget", o->search.budget, "Graphs explored at most")->capture_default_str();
@@ -208,6 +208,8 @@ void RegisterOptimize(CLI::App& app) {
     const Graph original = LoadModel(o->model);
     const auto rules = Take(LoadVerifiedRules(o->rules.empty() ? DefaultRulesPath() : o->rules));
     if (o->cost.devices_dir.empty()) o->cost.devices_dir = DefaultDevicesDir();
+    // The ort cost model times ops with the threads the ort judge uses.
+    if (o->cost.kind == "ort" && o->cost.num_threads == 0) o->cost.num_threads = o->judge.threads;
     auto cost = Take(MakeCostModel(o->cost));
     SearchOptions search = o->search;
     if (!o->quiet) {

@@ -132,6 +132,11 @@ def write(path, rows, latency_rows, budget, seconds):
         lines.append(f"| {r['name']} | {r['cost_model']} | {r['speedup']:.3f}x | {before:.2f} | {after:.2f} | "
                      f"{before / after if after else 0:.3f}x |")
     lines += ["", f"Total time to produce this page: {seconds / 60:.1f} minutes.", ""]
+    # scripts/ort_results.py owns the section between its markers: keep it.
+    begin, end = "<!-- ort-results:begin -->", "<!-- ort-results:end -->"
+    old = open(path).read() if os.path.exists(path) else ""
+    if begin in old and end in old:
+        lines += [old[old.index(begin):old.index(end) + len(end)], ""]
     with open(path, "w") as f:
         f.write("\n".join(lines))
     print(f"wrote {path}", file=sys.stderr)

@@ -16,7 +16,7 @@ namespace rewire {
 namespace {
 
 using testing::EveryOp;
-using testing::Op;
+using namespace rewire::testing;  // NOLINT: Op, Must, V, F32
 
 onnx::ModelProto Parse(const std::string& bytes) {
   onnx::ModelProto m;

@@ -188,8 +188,9 @@ TEST(OrtBadInput, ModelOrtCannotLoad) {
   SKIP_WITHOUT_ORT();
   TempDir dir;
   const std::string custom = dir / "custom.onnx";
-  // ai.rewire ops: rewire reads the file, ONNX Runtime does not know the domain.
-  auto exp = Rewire("export --model squeezenet --onnx-custom-ops --out " + Quote(custom));
+  // ai.rewire ops (fused activations): rewire reads the file, ONNX Runtime does not know them.
+  auto exp = Rewire("optimize --model squeezenet --search greedy --budget 8 -q --onnx-custom-ops --out " +
+                    Quote(custom));
   ASSERT_EQ(exp.exit_code, 0) << exp.output;
   TempDir out;
   auto run = Rewire("run --model " + Quote(custom) + " --runtime ort --random-inputs --output-dir " +
