@@ -4,16 +4,18 @@
 #include "kernels/cost_cache.h"
 #include "kernels/cpu_cost.h"
 #include "kernels/cuda/cuda_cost.h"
+#include "kernels/ort_cost.h"
 
 namespace rewire {
 
 const std::vector<std::string>& CostModelKinds() {
-  static const std::vector<std::string> kinds = {"analytic", "cpu", "cuda"};
+  static const std::vector<std::string> kinds = {"analytic", "cpu", "cuda", "ort"};
   return kinds;
 }
 
 StatusOr<std::unique_ptr<CostModel>> MakeCostModel(const CostModelOptions& options) {
-  const bool known = options.kind == "analytic" || options.kind == "cpu" || options.kind == "cuda";
+  const bool known = options.kind == "analytic" || options.kind == "cpu" || options.kind == "cuda" ||
+                     options.kind == "ort";
   if (!known) {
     std::string list;
     for (const auto& k : CostModelKinds()) list += (list.empty() ? "" : ", ") + k;
@@ -30,6 +32,13 @@ StatusOr<std::unique_ptr<CostModel>> MakeCostModel(const CostModelOptions& optio
   std::shared_ptr<CostCache> cache;
   if (!options.cache_path.empty()) {
     ASSIGN_OR_RETURN(cache, CostCache::Open(options.cache_path));
+  }
+  if (options.kind == "ort") {
+    OrtCostOptions ort;
+    ort.num_threads = options.num_threads;
+    ort.timing = options.timing;
+    ASSIGN_OR_RETURN(std::unique_ptr<OrtCostModel> model, OrtCostModel::Create(ort, std::move(cache)));
+    return std::unique_ptr<CostModel>(std::move(model));
   }
   if (options.kind == "cpu") {
     CpuCostOptions cpu;

@@ -1,6 +1,6 @@
 #pragma once
 // Builds a cost model by name - the one place that knows every backend (`rewire optimize
-// --cost analytic|cpu|cuda --device PROFILE`).
+// --cost analytic|cpu|cuda|ort --device PROFILE`).
 
 #include <memory>
 #include <string>
@@ -13,7 +13,7 @@
 namespace rewire {
 
 struct CostModelOptions {
-  /// "analytic", "cpu" or "cuda".
+  /// "analytic", "cpu", "cuda" or "ort" (ONNX Runtime, kernels/ort_cost.h).
   std::string kind = "analytic";
   /// Device profile name or path; empty: "h100" for analytic and cuda, "cpu_dev" for cpu.
   std::string device;
@@ -23,7 +23,7 @@ struct CostModelOptions {
   std::string cache_path;
   /// Timing of the measured backends.
   TimingOptions timing;
-  /// LibTorch threads for the cpu backend; 0 = LibTorch's default.
+  /// LibTorch threads for the cpu backend, ONNX Runtime intra-op threads for ort; 0 = default.
   int num_threads = 0;
 };
 

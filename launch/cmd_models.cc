@@ -145,10 +145,16 @@ void RegisterExport(CLI::App& app) {
   auto opts = std::make_shared<ModelOptions>();
   auto out = std::make_shared<std::string>();
   AddModelOptions(*cmd, *opts);
+  auto custom = std::make_shared<bool>(false);
   cmd->add_option("-o,--out", *out, "Output .onnx path")->required();
-  cmd->callback([opts, out]() {
+  cmd->add_flag("--onnx-custom-ops", *custom,
+                "Keep rewire's fused ops in the ai.rewire domain (re-imports to the same graph; "
+                "loads in rewire only) instead of lowering them to standard ONNX");
+  cmd->callback([opts, out, custom]() {
     const Graph g = LoadModel(*opts);
-    Check(ExportOnnxFile(g, *out));
+    OnnxExportOptions eo;
+    eo.custom_ops = *custom;
+    Check(ExportOnnxFile(g, *out, eo));
     std::printf("wrote %s (%d operators, %s parameters, hash %s)\n", out->c_str(), g.NumOperators(),
                 HumanCount(g.NumParameters()).c_str(), HashString(g.Hash()).c_str());
   });

@@ -19,6 +19,7 @@
 #include "kernels/fold.h"
 #include "kernels/rule_verify.h"
 #include "launch/commands.h"
+#include "launch/runtime_judge.h"
 #include "learner/agent.h"
 
 namespace rewire::cli {
@@ -41,7 +42,25 @@ struct OptimizeOptions {
   bool cuda_graph = false;
   double device_rtol = 1e-3;
   std::vector<std::string> also_cost;  // KIND or KIND:PROFILE
+  bool onnx_custom_ops = false;        // write ai.rewire ops instead of standard ONNX
+  std::string runtime;                 // "", "ort" or "reference": the judge of the result
+  RuntimeJudgeOptions judge;
 };
+
+/// Writes `bytes` to `path` through a temporary file renamed into place: never half a file.
+void WriteAtomically(const std::string& path, const std::string& bytes) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!f.flush()) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw CommandError("cannot write " + path);
+    }
+  }
+  std::filesystem::rename(tmp, path);
+}
 
 /// What another cost model predicts for the input and the result.
 struct Prediction {
@@ -114,7 +133,7 @@ void RegisterOptimize(CLI::App& app) {
   cmd->add_option("--search", o->search.algorithm, "greedy | backtrack | random | rl (needs --policy)")
       ->check(CLI::IsMember(searches))
       ->capture_default_str();
-  cmd->add_option("--cost", o->cost.kind, "analytic | cpu | cuda")->capture_default_str();
+  cmd->add_option("--cost", o->cost.kind, "analytic | cpu | cuda | ort (each op timed in ONNX Runtime)")->capture_default_str();
   cmd->add_option("--device", o->cost.device, "Device profile name (configs/devices) or path");
   cmd->add_option("--cost-cache", o->cost.cache_path, "SQLite cache of measured op costs");
   cmd->add_option("--budget", o->search.budget, "Graphs explored at most")->capture_default_str();
@@ -152,13 +171,45 @@ void RegisterOptimize(CLI::App& app) {
   cmd->add_option("--also-cost", o->also_cost,
                   "Also report what another cost model predicts: KIND or KIND:PROFILE, e.g. "
                   "analytic:h100 or cuda (repeatable)");
+  cmd->add_flag("--onnx-custom-ops", o->onnx_custom_ops,
+                "Write rewire's fused ops (ai.rewire domain) instead of standard ONNX; such a file "
+                "loads in rewire only");
+  cmd->add_option("--runtime", o->runtime,
+                  "Judge the result in this runtime: ort (ONNX Runtime, tools/ort) or reference; "
+                  "both graphs are checked and timed there, and the result is written only if it "
+                  "measures faster (else the input is written unchanged)")
+      ->check(CLI::IsMember({"ort", "reference"}));
+  cmd->add_option("--runtime-rounds", o->judge.rounds, "Alternating timing rounds of --runtime")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--runtime-repeats", o->judge.repeats, "Timed runs of each graph per round")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--runtime-threads", o->judge.threads, "Intra-op threads of --runtime (0: its default)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--runtime-min-gain", o->judge.min_gain,
+                  "Fraction by which the result must measure faster to be written")
+      ->capture_default_str();
+  cmd->add_option("--runtime-rtol", o->judge.rtol,
+                  "Tolerance of the runtime's outputs against the reference executor")
+      ->capture_default_str();
   cmd->callback([o]() {
     const auto wall = std::chrono::steady_clock::now();
+    if (!o->runtime.empty() && o->onnx_custom_ops && o->runtime == "ort") {
+      throw CommandError("--onnx-custom-ops files do not load in ONNX Runtime; drop one of --onnx-custom-ops, --runtime ort");
+    }
+    // The runtime must be usable before the search starts, not after it.
+    o->judge.runtime = o->runtime;
+    std::unique_ptr<OrtRunner> ort;
+    if (!o->runtime.empty()) ort = Take(StartRuntime(o->judge));
     // A latency device that cannot be used is an error before the search, not after it.
     if (o->latency_repeats > 0) Check(CheckExecDevice(Take(ParseExecDevice(o->latency_device))));
     const Graph original = LoadModel(o->model);
     const auto rules = Take(LoadVerifiedRules(o->rules.empty() ? DefaultRulesPath() : o->rules));
     if (o->cost.devices_dir.empty()) o->cost.devices_dir = DefaultDevicesDir();
+    // The ort cost model times ops with the threads the ort judge uses.
+    if (o->cost.kind == "ort" && o->cost.num_threads == 0) o->cost.num_threads = o->judge.threads;
     auto cost = Take(MakeCostModel(o->cost));
     SearchOptions search = o->search;
     if (!o->quiet) {
@@ -201,6 +252,19 @@ void RegisterOptimize(CLI::App& app) {
       predictions.push_back(
           {model->Name(), Take(GraphCostMs(*model, original)), Take(GraphCostMs(*model, best))});
     }
+    OnnxExportOptions export_options;
+    export_options.custom_ops = o->onnx_custom_ops;
+    std::string written;  // the bytes --out gets
+    RuntimeVerdict verdict;
+    if (v.verified && (!o->out.empty() || !o->runtime.empty())) {
+      written = Take(ExportOnnxBytes(best, export_options));
+      if (!o->runtime.empty()) {
+        const std::string input_bytes = Take(ExportOnnxBytes(original, export_options));
+        if (!o->quiet) std::fprintf(stderr, "judging in %s\n", o->runtime.c_str());
+        verdict = Take(JudgeInRuntime(original, best, input_bytes, written, ort.get(), o->judge));
+        if (verdict.decision == "input") written = input_bytes;
+      }
+    }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
 
     std::printf("model            %s\n", o->model.model.c_str());
@@ -239,6 +303,13 @@ void RegisterOptimize(CLI::App& app) {
             latency.check_rel_before, latency.check_rel_after, o->device_rtol,
             latency.check_message.empty() ? "" : ": ", latency.check_message.c_str());
       }
+    }
+    if (!verdict.decision.empty()) {
+      std::printf("runtime          %s: %.3f ms -> %.3f ms measured (%.3fx); outputs match the "
+                  "reference (max rel error %.3g input, %.3g result)\n",
+                  verdict.runtime.c_str(), verdict.before_ms, verdict.after_ms, verdict.speedup,
+                  verdict.max_rel_before, verdict.max_rel_after);
+      std::printf("decision         %s: %s\n", verdict.decision.c_str(), verdict.reason.c_str());
     }
     std::printf("time             %.2f s\n", seconds);
 
@@ -285,7 +356,19 @@ void RegisterOptimize(CLI::App& app) {
       }
       js << (predictions.empty() ? "" : "\n  ") << "]"
          << ",\n  \"nodes_before\": " << original.num_nodes()
-         << ",\n  \"nodes_after\": " << best.num_nodes() << "\n}\n";
+         << ",\n  \"nodes_after\": " << best.num_nodes();
+      if (!verdict.decision.empty()) {
+        js << ",\n  \"runtime\": " << JsonString(verdict.runtime)
+           << ",\n  \"runtime_before_ms\": " << JsonNumber(verdict.before_ms)
+           << ",\n  \"runtime_after_ms\": " << JsonNumber(verdict.after_ms)
+           << ",\n  \"runtime_speedup\": " << JsonNumber(verdict.speedup)
+           << ",\n  \"runtime_max_rel_error_input\": " << JsonNumber(verdict.max_rel_before)
+           << ",\n  \"runtime_max_rel_error_result\": " << JsonNumber(verdict.max_rel_after)
+           << ",\n  \"runtime_test_slowdown\": " << JsonNumber(verdict.test_slowdown)
+           << ",\n  \"decision\": " << JsonString(verdict.decision)
+           << ",\n  \"decision_reason\": " << JsonString(verdict.reason);
+      }
+      js << ",\n  \"onnx_custom_ops\": " << (o->onnx_custom_ops ? "true" : "false") << "\n}\n";
       const std::string tmp = o->report + ".tmp";
       {
         std::ofstream f(tmp);
@@ -302,8 +385,9 @@ void RegisterOptimize(CLI::App& app) {
                          " outputs differ from the CPU reference (" + latency.check_message + ")");
     }
     if (!o->out.empty()) {
-      Check(ExportOnnxFile(best, o->out));
-      std::printf("wrote            %s\n", o->out.c_str());
+      WriteAtomically(o->out, written);
+      std::printf("wrote            %s%s\n", o->out.c_str(),
+                  verdict.decision == "input" ? " (the input, unchanged)" : "");
     }
   });
 }

@@ -8,7 +8,9 @@
 
 #include "graph/npy.h"
 #include "kernels/device_executor.h"
+#include "graph/onnx/onnx_io.h"
 #include "kernels/executor.h"
+#include "kernels/ort_runner.h"
 #include "launch/commands.h"
 
 namespace rewire::cli {
@@ -22,7 +24,30 @@ struct RunOptions {
   uint64_t input_seed = 0;
   int threads = 0;
   std::string device = "cpu";
+  std::string runtime = "reference";
 };
+
+/// Runs the model in ONNX Runtime: an .onnx path as the file itself, a zoo model exported as
+/// standard ONNX first.
+TensorMap RunInOrt(const RunOptions& o, const Graph& g, const TensorMap& inputs) {
+  OrtRunnerOptions ro;
+  ro.threads = o.threads;
+  auto ort = Take(OrtRunner::Start(ro));
+  std::string path = o.model.model;
+  const bool is_file = path.size() > 5 && path.substr(path.size() - 5) == ".onnx";
+  if (!is_file) {
+    path = (std::filesystem::path(o.output_dir) / ".model.onnx").string();
+    Check(ExportOnnxFile(g, path));
+  }
+  const Status loaded = ort->Load("model", path);
+  if (!is_file) std::filesystem::remove(path);
+  Check(loaded);
+  NamedTensors feed;
+  for (const auto& [name, t] : inputs) feed.emplace_back(name, *t);
+  TensorMap out;
+  for (auto& [name, t] : Take(ort->Run("model", feed))) out[name] = std::make_shared<const HostTensor>(std::move(t));
+  return out;
+}
 
 }  // namespace
 
@@ -41,6 +66,11 @@ void RegisterRun(CLI::App& app) {
   cmd->add_option("--input-seed", o->input_seed, "Seed for --random-inputs");
   cmd->add_option("--threads", o->threads, "CPU threads (0 = LibTorch's default)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--device", o->device, "cpu, cuda or cuda:N (a GPU needs a CUDA LibTorch)")
+      ->capture_default_str();
+  cmd->add_option("--runtime", o->runtime,
+                  "reference (rewire's executor) or ort (ONNX Runtime via tools/ort; an .onnx "
+                  "model runs as the file itself)")
+      ->check(CLI::IsMember({"reference", "ort"}))
       ->capture_default_str();
   cmd->callback([o]() {
     const Graph g = LoadModel(o->model);
@@ -68,7 +98,9 @@ void RegisterRun(CLI::App& app) {
     std::fprintf(stderr, "running %s: %d operators...\n", o->model.model.c_str(), g.NumOperators());
     const auto start = std::chrono::steady_clock::now();
     TensorMap outputs;
-    if (o->device == "cpu") {
+    if (o->runtime == "ort") {
+      outputs = RunInOrt(*o, g, inputs);
+    } else if (o->device == "cpu") {
       ExecutorOptions exec;
       exec.num_threads = o->threads;
       outputs = Take(RunGraph(g, inputs, exec));
@@ -86,7 +118,9 @@ void RegisterRun(CLI::App& app) {
         if (c == '/' || c == '\\') c = '_';
       }
       const std::string path = (fs::path(o->output_dir) / (file + ".npy")).string();
-      Check(WriteNpy(path, *outputs.at(out.name)));
+      auto found = outputs.find(out.name);
+      if (found == outputs.end()) throw CommandError("the runtime gave no output '" + out.name + "'");
+      Check(WriteNpy(path, *found->second));
       std::printf("%-24s %-20s -> %s\n", out.name.c_str(), outputs.at(out.name)->type.ToString().c_str(),
                   path.c_str());
     }

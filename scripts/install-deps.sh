@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package rewire needs to build, test and run.
+# Installs every Debian 12 package rewire needs to build, test and run, and ONNX Runtime (the
+# npm package onnxruntime-node, CPU only, pinned by tools/ort/package-lock.json) into
+# tools/ort/node_modules for `rewire optimize --runtime ort`.
 # Idempotent: safe to run again; packages already present are left alone.
 set -euo pipefail
 
@@ -12,13 +14,18 @@ packages=(
   libtorch-dev libgloo-dev libopenblas0-pthread
   libonnx-dev libprotobuf-dev protobuf-compiler
   libzmq3-dev cppzmq-dev libcereal-dev libtomlplusplus-dev libsodium-dev
-  libsqlite3-dev libcli11-dev libfmt-dev zlib1g-dev
+  libsqlite3-dev libcli11-dev libfmt-dev zlib1g-dev rapidjson-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   # test-time reference models and checkers (for /usr/bin/python3)
   python3 python3-numpy python3-torch python3-torchvision python3-onnx
   # DOT -> PNG
   graphviz
 )
+
+# Node.js runs ONNX Runtime (tools/ort/runner.js); Debian's nodejs/npm unless a node is on PATH.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -29,12 +36,26 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages already installed"
-  exit 0
+else
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
-$SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+# ONNX Runtime: the CPU library ships inside the npm package; the CUDA download of its
+# postinstall script is skipped. `npm ci` installs exactly what package-lock.json pins.
+ort_dir="$(cd "$(dirname "$0")/.." && pwd)/tools/ort"
+want=$(node -p "require('$ort_dir/package-lock.json').packages['node_modules/onnxruntime-node'].version")
+have=$(node -p "try { require('$ort_dir/node_modules/onnxruntime-node/package.json').version } catch (e) { '' }")
+if [ "$have" = "$want" ]; then
+  echo "install-deps: onnxruntime-node $have already installed in tools/ort"
+else
+  echo "install-deps: installing onnxruntime-node $want into tools/ort"
+  (cd "$ort_dir" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip ONNXRUNTIME_NODE_INSTALL=skip \
+     npm ci --no-audit --no-fund --loglevel=error)
+fi
+node -e "require('$ort_dir/node_modules/onnxruntime-node')" ||
+  { echo "install-deps: onnxruntime-node does not load" >&2; exit 1; }

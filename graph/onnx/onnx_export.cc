@@ -1,11 +1,20 @@
 // rewire Graph -> ONNX (opset 17). Weights become raw_data initializers, Constants become
 // Constant nodes, rewire's static operands (Reshape's shape, Slice's starts, ...) become constant
-// inputs as opset 17 wants them. An op whose attributes have no place in its ONNX twin (a
-// Conv2D with a fused activation) and the ops without a twin go to the "ai.rewire" domain with
-// their attributes verbatim, so that importing the file gives back the same graph.
+// inputs as opset 17 wants them.
+//
+// By default the file is standard ONNX that any runtime loads: node names are unique, only the
+// default domain is used (besides the domains of opaque ops imported from another file), and
+// rewire's fused forms are lowered: a fused activation becomes the operator followed by the
+// activation node, Gelu its Erf form, ScalarMul a Mul by a scalar initializer, Enlarge and
+// MergeGConv of a known weight a new initializer (of a computed weight: Pad / Mul + Concat).
+// With custom_ops, an op whose attributes have no place in its ONNX twin and the ops without a
+// twin go to the "ai.rewire" domain with their attributes verbatim, so that importing the file
+// gives back the same graph.
 
 #include <onnx/defs/schema.h>
 
+#include <cmath>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -90,13 +99,83 @@ void SetType(onnx::ValueInfoProto* vi, const std::string& name, const TensorType
   for (int64_t d : t.shape) shape->add_dim()->set_dim_value(d);
 }
 
+/// Enlarge's result on a known weight: zero-padded kernel, centred as the executor does.
+StatusOr<HostTensor> EnlargeWeight(const HostTensor& w, const Ints& ks) {
+  if (w.type.shape.size() != 4 || ks.size() != 2) return InvalidArgument("Enlarge needs a 4-D weight");
+  const Shape& s = w.type.shape;
+  const int64_t dh = ks[0] - s[2], dw = ks[1] - s[3];
+  if (dh < 0 || dw < 0) return InvalidArgument("Enlarge: kernel_shape is smaller than the weight's");
+  HostTensor out(w.type.dtype, {s[0], s[1], ks[0], ks[1]});
+  const size_t es = DTypeSize(w.type.dtype);
+  for (int64_t oc = 0; oc < s[0] * s[1]; ++oc) {
+    for (int64_t y = 0; y < s[2]; ++y) {
+      const int64_t src = (oc * s[2] + y) * s[3];
+      const int64_t dst = (oc * ks[0] + y + dh / 2) * ks[1] + dw / 2;
+      std::memcpy(out.bytes.data() + dst * es, w.bytes.data() + src * es, s[3] * es);
+    }
+  }
+  return out;
+}
+
+/// MergeGConv's result on a known weight (block diagonal; see graph/ops.def).
+StatusOr<HostTensor> MergeGConvWeight(const HostTensor& w, int64_t count, int64_t groups) {
+  const Shape& s = w.type.shape;
+  if (s.size() != 4 || count < 1 || groups < 1 || groups % count || s[0] % groups) {
+    return InvalidArgument("MergeGConv: weight shape and group/count do not agree");
+  }
+  const int64_t per_group = s[0] / groups, ipg = s[1], k = s[2] * s[3];
+  HostTensor out(w.type.dtype, {s[0], ipg * count, s[2], s[3]});
+  const size_t es = DTypeSize(w.type.dtype);
+  for (int64_t o = 0; o < s[0]; ++o) {
+    const int64_t block = (o / per_group) % count;
+    std::memcpy(out.bytes.data() + ((o * ipg * count) + block * ipg) * k * es,
+                w.bytes.data() + o * ipg * k * es, ipg * k * es);
+  }
+  return out;
+}
+
+/// A rank-0 tensor of `dtype` (float32 or int64) holding `v`.
+HostTensor Scalar(DType dtype, double v) {
+  HostTensor t(dtype, {});
+  if (dtype == DType::kInt64)
+    *t.data<int64_t>() = static_cast<int64_t>(v);
+  else
+    *t.data<float>() = static_cast<float>(v);
+  return t;
+}
+
 class Exporter {
  public:
-  explicit Exporter(const Graph& graph) : g_(graph) {}
+  Exporter(const Graph& graph, const OnnxExportOptions& options) : g_(graph), custom_(options.custom_ops) {}
   StatusOr<onnx::ModelProto> Run();
 
  private:
   std::string Unique(const std::string& base);
+  /// A node name not used yet (ONNX Runtime rejects duplicates).
+  std::string NodeName(const std::string& base);
+  /// Adds a node of the default domain (or `domain`); returns it.
+  onnx::NodeProto* AddNode(const std::string& op_type, const std::string& name,
+                           const std::vector<std::string>& inputs,
+                           const std::vector<std::string>& outputs, const std::string& domain = "");
+  /// Adds an initializer holding `t`, named after `base`; returns its name.
+  std::string Initializer(const HostTensor& t, const std::string& base);
+  /// Makes `t` the value `name` (already reserved): an initializer, or a Constant node when
+  /// `name` is a graph output.
+  void ConstantValue(const HostTensor& t, const std::string& name, bool graph_output);
+  /// Standard-ONNX lowering of one op (default export).
+  Status EmitLowered(const Node& node, const std::string& base, const std::vector<std::string>& inputs,
+                     const std::vector<std::string>& outputs);
+  /// The op in its ONNX twin's form: static operands as constant inputs; `attrs` without the
+  /// ones implied by default. `all_constant` marks a node that import must not fold.
+  Status EmitTwin(const Node& node, Attrs attrs, const std::string& base,
+                  std::vector<std::string> inputs, const std::vector<std::string>& outputs,
+                  bool all_constant);
+  /// y = activation(x) as standard nodes.
+  Status EmitActivation(const std::string& act, const std::string& x, const std::string& y,
+                        const std::string& base, DType dtype);
+  /// Exact GELU, x * (1 + erf(x / sqrt 2)) * 0.5, as standard nodes (the pattern that ONNX
+  /// Runtime fuses back into its Gelu kernel).
+  void EmitGelu(const std::string& x, const std::string& y, const std::string& base, DType dtype);
   /// Emits a Constant node holding `t`; returns the name of its output.
   std::string ConstantInput(const HostTensor& t, const std::string& base);
   /// True when every attribute of `node` has a place in its ONNX twin at opset 17.
@@ -106,6 +185,7 @@ class Exporter {
   Status EmitOutputs();
 
   const Graph& g_;
+  const bool custom_;
   onnx::ModelProto model_;
   onnx::GraphProto* graph_ = nullptr;
   std::unordered_set<std::string> used_;
@@ -113,7 +193,45 @@ class Exporter {
   std::map<ValueRef, std::string> preferred_;  // op outputs named after a graph output
   std::set<std::string> domains_;              // non-standard domains used
   std::unordered_set<std::string> leaf_names_;
+  std::unordered_set<std::string> node_names_;
 };
+
+std::string Exporter::NodeName(const std::string& base) {
+  std::string name = base.empty() ? "n" : base;
+  for (int i = 1; node_names_.count(name); ++i) name = base + "_" + std::to_string(i);
+  node_names_.insert(name);
+  return name;
+}
+
+onnx::NodeProto* Exporter::AddNode(const std::string& op_type, const std::string& name,
+                                   const std::vector<std::string>& inputs,
+                                   const std::vector<std::string>& outputs, const std::string& domain) {
+  onnx::NodeProto* n = graph_->add_node();
+  n->set_op_type(op_type);
+  if (!domain.empty()) n->set_domain(domain);
+  n->set_name(NodeName(name));
+  for (const std::string& in : inputs) n->add_input(in);
+  for (const std::string& out : outputs) n->add_output(out);
+  return n;
+}
+
+std::string Exporter::Initializer(const HostTensor& t, const std::string& base) {
+  const std::string name = Unique(base);
+  HostToTensor(t, name, graph_->add_initializer());
+  return name;
+}
+
+void Exporter::ConstantValue(const HostTensor& t, const std::string& name, bool graph_output) {
+  if (!graph_output) {
+    HostToTensor(t, name, graph_->add_initializer());
+    return;
+  }
+  onnx::NodeProto* c = AddNode("Constant", name, {}, {name});
+  onnx::AttributeProto* a = c->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  HostToTensor(t, "", a->mutable_t());
+}
 
 std::string Exporter::Unique(const std::string& base) {
   std::string name = base.empty() ? "v" : base;
@@ -124,10 +242,7 @@ std::string Exporter::Unique(const std::string& base) {
 
 std::string Exporter::ConstantInput(const HostTensor& t, const std::string& base) {
   const std::string name = Unique(base);
-  onnx::NodeProto* c = graph_->add_node();
-  c->set_op_type("Constant");
-  c->set_name(name);
-  c->add_output(name);
+  onnx::NodeProto* c = AddNode("Constant", name, {}, {name});
   onnx::AttributeProto* a = c->add_attribute();
   a->set_name("value");
   a->set_type(onnx::AttributeProto::TENSOR);
@@ -165,10 +280,7 @@ Status Exporter::EmitLeaf(const Node& node) {
     HostToTensor(*data, node.name, graph_->add_initializer());
     return Status::Ok();
   }
-  onnx::NodeProto* c = graph_->add_node();
-  c->set_op_type("Constant");
-  c->set_name(node.name);
-  c->add_output(node.name);
+  onnx::NodeProto* c = AddNode("Constant", node.name, {}, {node.name});
   onnx::AttributeProto* a = c->add_attribute();
   a->set_name("value");
   a->set_type(onnx::AttributeProto::TENSOR);
@@ -198,69 +310,198 @@ Status Exporter::EmitOp(const Node& node) {
     all_constant = all_constant && g_.node(in.node).op == OpType::kConstant;
   }
 
-  std::string op_type, domain;
-  Attrs attrs = node.attrs;
+  bool value_info = true;
   if (node.op == OpType::kOpaque) {
-    op_type = attrs.GetString("onnx_op");
-    domain = attrs.GetString("onnx_domain");
+    Attrs attrs = node.attrs;
+    const std::string op_type = attrs.GetString("onnx_op");
+    const std::string domain = attrs.GetString("onnx_domain");
     attrs.Erase("onnx_op");
     attrs.Erase("onnx_domain");
     if (op_type.empty()) return InvalidArgument("opaque node '" + node.name + "' has no onnx_op");
+    if (!domain.empty()) domains_.insert(domain);
+    onnx::NodeProto* n = AddNode(op_type, base, inputs, outputs, domain);
+    for (const auto& [name, value] : attrs.items()) RETURN_IF_ERROR(SetAttr(n, name, value));
+  } else if (!custom_) {
+    RETURN_IF_ERROR(EmitLowered(node, base, inputs, outputs));
+    // A weight computed at export is an initializer and carries its own type.
+    value_info = !((node.op == OpType::kEnlarge || node.op == OpType::kMergeGConv) &&
+                   g_.node(node.inputs[0].node).IsLeaf() &&
+                   g_.node(node.inputs[0].node).op != OpType::kInput);
   } else if (FitsStandard(node)) {
-    op_type = std::string(info.onnx_name);
-    // Static operands that opset 17 takes as inputs.
-    const auto& as_inputs = AttrsAsInputs(node.op);
-    std::vector<std::string> extra;
-    for (const std::string& name : as_inputs) {
-      const AttrValue* v = attrs.Find(name);
-      if (!v) {
-        extra.push_back("");
-        continue;
-      }
-      const std::string cname = outputs[0] + "/" + name;
-      if (const auto* is = std::get_if<Ints>(v)) {
-        extra.push_back(
-            ConstantInput(HostTensor::FromInt64s({static_cast<int64_t>(is->size())}, *is), cname));
-      } else if (const auto* f = std::get_if<float>(v)) {
-        const DType dt = g_.type(node.inputs[0]).dtype;  // Pad's value has the data's type
-        HostTensor t(dt, {});
-        if (dt == DType::kInt64)
-          *t.data<int64_t>() = static_cast<int64_t>(*f);
-        else if (dt == DType::kBool)
-          *t.data<uint8_t>() = *f != 0;
-        else
-          *t.data<float>() = *f;
-        extra.push_back(ConstantInput(t, cname));
-      } else {
-        return Internal("attribute '" + name + "' of " + base + " has an unexpected type");
-      }
-      attrs.Erase(name);
-    }
-    while (!extra.empty() && extra.back().empty()) extra.pop_back();
-    inputs.insert(inputs.end(), extra.begin(), extra.end());
-    for (const auto& [name, value] : node.attrs.items()) {
-      if (ImpliedDefault(node.op, name, value)) attrs.Erase(name);
-    }
+    RETURN_IF_ERROR(EmitTwin(node, node.attrs, base, inputs, outputs, all_constant));
   } else {
-    domain = std::string(kRewireDomain);
-    op_type = info.domain == kRewireDomain ? std::string(info.onnx_name) : std::string(info.name);
+    const std::string domain = std::string(kRewireDomain);
+    const std::string op_type =
+        info.domain == kRewireDomain ? std::string(info.onnx_name) : std::string(info.name);
+    domains_.insert(domain);
+    onnx::NodeProto* n = AddNode(op_type, base, inputs, outputs, domain);
+    for (const auto& [name, value] : node.attrs.items()) RETURN_IF_ERROR(SetAttr(n, name, value));
   }
-  if (!domain.empty()) domains_.insert(domain);
-
-  onnx::NodeProto* n = graph_->add_node();
-  n->set_op_type(op_type);
-  if (!domain.empty()) n->set_domain(domain);
-  n->set_name(base);
-  if (all_constant && domain.empty()) n->set_doc_string(kNoFoldDoc);
-  for (const std::string& in : inputs) n->add_input(in);
-  for (const std::string& out : outputs) n->add_output(out);
-  for (const auto& [name, value] : attrs.items()) RETURN_IF_ERROR(SetAttr(n, name, value));
-  for (uint32_t i = 0; i < node.outputs.size(); ++i) {
+  for (uint32_t i = 0; value_info && i < node.outputs.size(); ++i) {
     if (!preferred_.count({node.id, i})) {
       SetType(graph_->add_value_info(), outputs[i], node.outputs[i]);
     }
   }
   return Status::Ok();
+}
+
+Status Exporter::EmitTwin(const Node& node, Attrs attrs, const std::string& base,
+                          std::vector<std::string> inputs, const std::vector<std::string>& outputs,
+                          bool all_constant) {
+  // Static operands that opset 17 takes as inputs.
+  const auto& as_inputs = AttrsAsInputs(node.op);
+  std::vector<std::string> extra;
+  for (const std::string& name : as_inputs) {
+    const AttrValue* v = attrs.Find(name);
+    if (!v) {
+      extra.push_back("");
+      continue;
+    }
+    const std::string cname = outputs[0] + "/" + name;
+    if (const auto* is = std::get_if<Ints>(v)) {
+      extra.push_back(
+          ConstantInput(HostTensor::FromInt64s({static_cast<int64_t>(is->size())}, *is), cname));
+    } else if (const auto* f = std::get_if<float>(v)) {
+      const DType dt = g_.type(node.inputs[0]).dtype;  // Pad's value has the data's type
+      HostTensor t(dt, {});
+      if (dt == DType::kInt64)
+        *t.data<int64_t>() = static_cast<int64_t>(*f);
+      else if (dt == DType::kBool)
+        *t.data<uint8_t>() = *f != 0;
+      else
+        *t.data<float>() = *f;
+      extra.push_back(ConstantInput(t, cname));
+    } else {
+      return Internal("attribute '" + name + "' of " + base + " has an unexpected type");
+    }
+    attrs.Erase(name);
+  }
+  while (!extra.empty() && extra.back().empty()) extra.pop_back();
+  inputs.insert(inputs.end(), extra.begin(), extra.end());
+  for (const auto& [name, value] : node.attrs.items()) {
+    if (ImpliedDefault(node.op, name, value)) attrs.Erase(name);
+  }
+  onnx::NodeProto* n = AddNode(std::string(GetOpInfo(node.op).onnx_name), base, inputs, outputs);
+  if (all_constant) n->set_doc_string(kNoFoldDoc);
+  for (const auto& [name, value] : attrs.items()) RETURN_IF_ERROR(SetAttr(n, name, value));
+  return Status::Ok();
+}
+
+void Exporter::EmitGelu(const std::string& x, const std::string& y, const std::string& base,
+                        DType dtype) {
+  const std::string sqrt2 = Initializer(Scalar(dtype, std::sqrt(2.0)), y + "/sqrt2");
+  const std::string one = Initializer(Scalar(dtype, 1.0), y + "/one");
+  const std::string half = Initializer(Scalar(dtype, 0.5), y + "/half");
+  const std::string d = Unique(y + "/div"), e = Unique(y + "/erf"), a = Unique(y + "/add"),
+                    m = Unique(y + "/mul");
+  AddNode("Div", base + "/div", {x, sqrt2}, {d});
+  AddNode("Erf", base + "/erf", {d}, {e});
+  AddNode("Add", base + "/add", {e, one}, {a});
+  AddNode("Mul", base + "/mul", {x, a}, {m});
+  AddNode("Mul", base + "/half", {m, half}, {y});
+}
+
+Status Exporter::EmitActivation(const std::string& act, const std::string& x, const std::string& y,
+                                const std::string& base, DType dtype) {
+  static const std::map<std::string, std::string> simple = {
+      {"relu", "Relu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}};
+  if (auto it = simple.find(act); it != simple.end()) {
+    AddNode(it->second, base + "/" + act, {x}, {y});
+    return Status::Ok();
+  }
+  if (act == "gelu") {
+    EmitGelu(x, y, base, dtype);
+    return Status::Ok();
+  }
+  return InvalidArgument("'" + base + "': fused activation '" + act + "' has no standard ONNX form");
+}
+
+Status Exporter::EmitLowered(const Node& node, const std::string& base,
+                             const std::vector<std::string>& inputs,
+                             const std::vector<std::string>& outputs) {
+  const DType dtype = node.outputs.empty() ? DType::kFloat32 : node.outputs[0].dtype;
+  const Node* src = node.inputs.empty() ? nullptr : &g_.node(node.inputs[0].node);
+  // The weight an op transforms, when it is known at export.
+  HostTensorPtr known;
+  if (src && src->IsLeaf() && src->op != OpType::kInput) known = MaterializeData(*src);
+  const bool graph_output = preferred_.count({node.id, 0}) > 0;
+  switch (node.op) {
+    case OpType::kGelu:
+      EmitGelu(inputs[0], outputs[0], base, dtype);
+      return Status::Ok();
+    case OpType::kScalarMul: {
+      const std::string c =
+          Initializer(Scalar(dtype, node.attrs.GetFloat("scalar", 1.f)), outputs[0] + "/scalar");
+      AddNode("Mul", base, {inputs[0], c}, outputs);
+      return Status::Ok();
+    }
+    case OpType::kIdentity:
+      AddNode("Identity", base, inputs, outputs);
+      return Status::Ok();
+    case OpType::kEnlarge: {
+      const Ints ks = node.attrs.GetInts("kernel_shape");
+      if (known) {
+        ASSIGN_OR_RETURN(HostTensor w, EnlargeWeight(*known, ks));
+        ConstantValue(w, outputs[0], graph_output);
+        return Status::Ok();
+      }
+      const Shape& s = g_.type(node.inputs[0]).shape;
+      if (s.size() != 4 || ks.size() != 2) return InvalidArgument("'" + base + "': Enlarge needs a 4-D weight");
+      const int64_t dh = ks[0] - s[2], dw = ks[1] - s[3];
+      const std::string pads = ConstantInput(
+          HostTensor::FromInt64s({8}, {0, 0, dh / 2, dw / 2, 0, 0, dh - dh / 2, dw - dw / 2}),
+          outputs[0] + "/pads");
+      AddNode("Pad", base, {inputs[0], pads}, outputs);
+      return Status::Ok();
+    }
+    case OpType::kMergeGConv: {
+      const int64_t count = node.attrs.GetInt("count", 1);
+      const int64_t groups = node.attrs.GetInt("group", count);
+      if (known) {
+        ASSIGN_OR_RETURN(HostTensor w, MergeGConvWeight(*known, count, groups));
+        ConstantValue(w, outputs[0], graph_output);
+        return Status::Ok();
+      }
+      // A computed weight: block b of the result's input channels is the weight masked to the
+      // output channels whose group sits in block b.
+      const Shape& s = g_.type(node.inputs[0]).shape;
+      if (s.size() != 4 || count < 1 || groups < 1 || groups % count || s[0] % groups) {
+        return InvalidArgument("'" + base + "': MergeGConv's weight shape and group/count do not agree");
+      }
+      std::vector<std::string> blocks;
+      for (int64_t b = 0; b < count; ++b) {
+        HostTensor mask(DType::kFloat32, {s[0], 1, 1, 1});
+        for (int64_t o = 0; o < s[0]; ++o) {
+          const bool on = (o / (s[0] / groups)) % count == b;
+          mask.data<float>()[o] = on;
+        }
+        const std::string m = Initializer(mask, outputs[0] + "/mask" + std::to_string(b));
+        const std::string y = Unique(outputs[0] + "/block" + std::to_string(b));
+        AddNode("Mul", base + "/block" + std::to_string(b), {inputs[0], m}, {y});
+        blocks.push_back(y);
+      }
+      onnx::NodeProto* cat = AddNode("Concat", base, blocks, outputs);
+      RETURN_IF_ERROR(SetAttr(cat, "axis", int64_t{1}));
+      return Status::Ok();
+    }
+    default:
+      break;
+  }
+  Node plain = node;
+  const std::string act = plain.attrs.GetString("activation", "none");
+  plain.attrs.Erase("activation");
+  if (!FitsStandard(plain)) {
+    return InvalidArgument("'" + base + "' (" + std::string(node.TypeName()) +
+                           ") has no standard ONNX form at opset " + std::to_string(kExportOpset) +
+                           "; export with custom ops to keep it in the ai.rewire domain");
+  }
+  bool all_constant = !node.inputs.empty();
+  for (const ValueRef& in : node.inputs) all_constant = all_constant && g_.node(in.node).op == OpType::kConstant;
+  if (act == "none") return EmitTwin(plain, plain.attrs, base, inputs, outputs, all_constant);
+  const std::string linear = Unique(outputs[0] + "/linear");
+  RETURN_IF_ERROR(EmitTwin(plain, plain.attrs, base, inputs, {linear}, all_constant));
+  SetType(graph_->add_value_info(), linear, node.outputs[0]);
+  return EmitActivation(act, linear, outputs[0], base, dtype);
 }
 
 Status Exporter::EmitOutputs() {
@@ -272,11 +513,7 @@ Status Exporter::EmitOutputs() {
         return InvalidArgument("graph output '" + out.name +
                                "' has the name of an input, weight or constant that it is not");
       }
-      onnx::NodeProto* id = graph_->add_node();
-      id->set_op_type("Identity");
-      id->set_name(out.name);
-      id->add_input(value);
-      id->add_output(out.name);
+      AddNode("Identity", out.name, {value}, {out.name});
     }
     SetType(graph_->add_output(), out.name, g_.type(out.value));
   }
@@ -337,9 +574,9 @@ StatusOr<onnx::ModelProto> Exporter::Run() {
 }  // namespace
 }  // namespace onnx_io
 
-StatusOr<std::string> ExportOnnxBytes(const Graph& graph) {
+StatusOr<std::string> ExportOnnxBytes(const Graph& graph, const OnnxExportOptions& options) {
   try {
-    ASSIGN_OR_RETURN(onnx::ModelProto model, onnx_io::Exporter(graph).Run());
+    ASSIGN_OR_RETURN(onnx::ModelProto model, onnx_io::Exporter(graph, options).Run());
     std::string bytes;
     if (!model.SerializeToString(&bytes)) {
       return InvalidArgument("the ONNX model could not be serialised (protobuf's 2 GiB limit?)");
@@ -350,8 +587,8 @@ StatusOr<std::string> ExportOnnxBytes(const Graph& graph) {
   }
 }
 
-Status ExportOnnxFile(const Graph& graph, const std::string& path) {
-  ASSIGN_OR_RETURN(std::string bytes, ExportOnnxBytes(graph));
+Status ExportOnnxFile(const Graph& graph, const std::string& path, const OnnxExportOptions& options) {
+  ASSIGN_OR_RETURN(std::string bytes, ExportOnnxBytes(graph, options));
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return NotFound(path + ": cannot open the file for writing");
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));

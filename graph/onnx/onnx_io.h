@@ -15,10 +15,22 @@ namespace rewire {
 StatusOr<Graph> ImportOnnxFile(const std::string& path);
 StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& source = "<memory>");
 
-/// Writes the graph as an ONNX model (opset 17; weights as initialisers). Ops without an ONNX
-/// twin use the "ai.rewire" domain. The result passes onnx's checker and re-imports to a graph
-/// with the same Hash().
-Status ExportOnnxFile(const Graph& graph, const std::string& path);
-StatusOr<std::string> ExportOnnxBytes(const Graph& graph);
+/// How ExportOnnxFile writes rewire's own op forms.
+struct OnnxExportOptions {
+  /// false (default): standard ONNX only, loadable by any runtime. Fused activations become
+  /// the operator followed by the activation node, Gelu its Erf form, ScalarMul a Mul by a
+  /// scalar initializer, Enlarge / MergeGConv of a known weight a computed initializer (Pad,
+  /// Mul + Concat otherwise). Node names are unique; the only domains are the default one and
+  /// those of opaque ops imported from another file.
+  /// true: ops without an exact ONNX twin go to the "ai.rewire" domain with their attributes,
+  /// so that re-importing the file gives a graph with the same Hash().
+  bool custom_ops = false;
+};
+
+/// Writes the graph as an ONNX model (opset 17; weights as initialisers), in the form chosen by
+/// `options`. The result passes onnx's checker. An op with no standard form (only possible
+/// without custom_ops) is an InvalidArgument naming it; nothing is written then.
+Status ExportOnnxFile(const Graph& graph, const std::string& path, const OnnxExportOptions& options = {});
+StatusOr<std::string> ExportOnnxBytes(const Graph& graph, const OnnxExportOptions& options = {});
 
 }  // namespace rewire

@@ -165,8 +165,12 @@ std::string Model(const GraphPb& g, int opset = 17) {
 
 // ---------------------------------------------------------------------------- helpers
 
+/// Export with rewire's own ops kept (ai.rewire domain), the form that re-imports to the same
+/// graph, and import again.
 Graph RoundTrip(const Graph& g) {
-  auto bytes = ExportOnnxBytes(g);
+  OnnxExportOptions custom;
+  custom.custom_ops = true;
+  auto bytes = ExportOnnxBytes(g, custom);
   EXPECT_TRUE(bytes.ok()) << bytes.status().message();
   if (!bytes.ok()) return Graph();
   auto back = ImportOnnxBytes(*bytes, "roundtrip");
@@ -266,7 +270,9 @@ TEST(OnnxRoundTrip, FileApiWritesAndReads) {
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("rewire-onnx-test-" + std::to_string(::getpid()) + ".onnx"))
                                .string();
-  ASSERT_TRUE(ExportOnnxFile(g, path).ok());
+  OnnxExportOptions custom;
+  custom.custom_ops = true;
+  ASSERT_TRUE(ExportOnnxFile(g, path, custom).ok());
   auto back = ImportOnnxFile(path);
   std::filesystem::remove(path);
   ASSERT_TRUE(back.ok()) << back.status().message();

@@ -1,6 +1,7 @@
 // Every zoo model survives an ONNX round trip through the real binary: `rewire export` writes a
-// file that onnx.checker.check_model accepts (REWIRE_PYTHON's onnx), and `rewire show` on that
-// file prints the same structural hash as on the zoo model.
+// file that onnx.checker.check_model accepts (REWIRE_PYTHON's onnx), standard by default and
+// with --onnx-custom-ops, and `rewire show` on the --onnx-custom-ops file prints the same
+// structural hash as on the zoo model.
 
 #include <gtest/gtest.h>
 
@@ -41,14 +42,19 @@ TEST_P(ZooOnnx, ExportPassesCheckerAndReimportsWithSameHash) {
   TempDir dir;
   const std::string path = dir / (model + ".onnx");
 
-  auto exported = Rewire("export --model " + model + " --out " + Quote(path));
+  const std::string standard = dir / (model + ".standard.onnx");
+  auto exported = Rewire("export --model " + model + " --onnx-custom-ops --out " + Quote(path));
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  exported = Rewire("export --model " + model + " --out " + Quote(standard));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
 
   if (PythonHasOnnx()) {
-    auto checked =
-        RunCommand(Quote(REWIRE_PYTHON) +
-                   " -c 'import sys, onnx; onnx.checker.check_model(sys.argv[1])' " + Quote(path));
-    EXPECT_EQ(checked.exit_code, 0) << "onnx.checker rejected " << model << ":\n" << checked.output;
+    for (const std::string& p : {path, standard}) {
+      auto checked =
+          RunCommand(Quote(REWIRE_PYTHON) +
+                     " -c 'import sys, onnx; onnx.checker.check_model(sys.argv[1])' " + Quote(p));
+      EXPECT_EQ(checked.exit_code, 0) << "onnx.checker rejected " << p << ":\n" << checked.output;
+    }
   } else {
     ADD_FAILURE() << REWIRE_PYTHON << " cannot import onnx; the checker step did not run";
   }
@@ -70,13 +76,19 @@ TEST(OnnxExport, EveryOpGraphPassesTheChecker) {
   if (!PythonHasOnnx()) GTEST_SKIP() << REWIRE_PYTHON << " cannot import onnx";
   TempDir dir;
   const std::string path = dir / "every_op.onnx";
+  const std::string standard = dir / "every_op.standard.onnx";
   const Graph g = testing::EveryOp();
-  ASSERT_TRUE(ExportOnnxFile(g, path).ok());
-  auto checked =
-      RunCommand(Quote(REWIRE_PYTHON) +
-                 " -c 'import sys, onnx; onnx.checker.check_model(sys.argv[1], full_check=True)' " +
-                 Quote(path));
-  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+  OnnxExportOptions custom;
+  custom.custom_ops = true;
+  ASSERT_TRUE(ExportOnnxFile(g, path, custom).ok());
+  ASSERT_TRUE(ExportOnnxFile(g, standard).ok());
+  for (const std::string& p : {path, standard}) {
+    auto checked =
+        RunCommand(Quote(REWIRE_PYTHON) +
+                   " -c 'import sys, onnx; onnx.checker.check_model(sys.argv[1], full_check=True)' " +
+                   Quote(p));
+    EXPECT_EQ(checked.exit_code, 0) << p << ": " << checked.output;
+  }
   auto back = ImportOnnxFile(path);
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->Hash(), g.Hash());

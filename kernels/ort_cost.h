@@ -1,0 +1,48 @@
+#pragma once
+// The ort cost model: times each operator in ONNX Runtime (tools/ort/runner.js) as a one-node
+// model, with every ORT graph optimisation on: the node's weight inputs become initializers
+// (so ORT can pre-pack them), constants stay constants, the rest are random graph inputs. The
+// runner's fixed cost of one run (measured once on a one-element Identity model) is subtracted.
+// Memoised by op signature, optionally in the persistent cost cache under
+// "ort:<version>:threads=<n>".
+//
+// What it cannot see: ORT fuses across nodes in a whole graph (Conv + Relu, MatMul + Add, Gelu's
+// Erf form), so an activation timed alone costs something here that it may not in the graph.
+
+#include <memory>
+#include <string>
+
+#include "kernels/measured_cost.h"
+#include "kernels/ort_runner.h"
+
+namespace rewire {
+
+struct OrtCostOptions {
+  /// ONNX Runtime intra-op threads (0: its default).
+  int num_threads = 0;
+  TimingOptions timing;
+};
+
+class OrtCostModel : public MeasuredCostModel {
+ public:
+  /// Starts ONNX Runtime. Errors: invalid timing options, ORT not installed (NotFound).
+  static StatusOr<std::unique_ptr<OrtCostModel>> Create(const OrtCostOptions& options,
+                                                        std::shared_ptr<CostCache> cache = nullptr);
+  std::string Name() const override;
+
+ protected:
+  StatusOr<double> MeasureMs(const Graph& graph, const Node& node) override;
+
+ private:
+  OrtCostModel(const OrtCostOptions& options, std::unique_ptr<OrtRunner> runner, std::string key,
+               std::shared_ptr<CostCache> cache);
+  /// Median ms of one run of `g` in ORT (with the runner's fixed cost included).
+  StatusOr<double> TimeGraph(const Graph& g);
+
+  OrtCostOptions options_;
+  std::unique_ptr<OrtRunner> runner_;
+  double overhead_ms_ = -1;  // the fixed cost of one run; measured on first use
+  int models_ = 0;
+};
+
+}  // namespace rewire

@@ -1,0 +1,287 @@
+#include "kernels/ort_runner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <rapidjson/document.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "graph/json.h"
+#include "graph/npy.h"
+
+namespace rewire {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char kInstallHint[] = "install it with scripts/install-deps.sh (npm ci in tools/ort)";
+
+/// `name` if it contains a slash, else the first executable `name` on PATH; "" when none.
+std::string FindExecutable(const std::string& name) {
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    const std::string p = (dir.empty() ? "." : dir) + "/" + name;
+    if (access(p.c_str(), X_OK) == 0) return p;
+  }
+  return "";
+}
+
+/// The last `max_chars` characters of a file, on one line.
+std::string Tail(const std::string& path, size_t max_chars = 600) {
+  std::ifstream in(path);
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (s.size() > max_chars) s = "..." + s.substr(s.size() - max_chars);
+  for (char& c : s) {
+    if (c == '\n') c = ' ';
+  }
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+std::string ErrorOf(const rapidjson::Document& d) {
+  if (d.HasMember("error") && d["error"].IsString()) return d["error"].GetString();
+  return "the runner failed without a message";
+}
+
+}  // namespace
+
+std::string DefaultOrtRunnerPath() {
+  if (const char* env = std::getenv("REWIRE_ORT_RUNNER")) return env;
+  std::error_code ec;
+  if (fs::is_regular_file("tools/ort/runner.js", ec)) return "tools/ort/runner.js";
+#ifdef REWIRE_SOURCE_DIR
+  return std::string(REWIRE_SOURCE_DIR) + "/tools/ort/runner.js";
+#else
+  return "tools/ort/runner.js";
+#endif
+}
+
+StatusOr<std::unique_ptr<OrtRunner>> OrtRunner::Start(const OrtRunnerOptions& options) {
+  std::string node_name = options.node;
+  if (node_name.empty()) {
+    const char* env = std::getenv("REWIRE_NODE");
+    node_name = env && *env ? env : "node";
+  }
+  const std::string node = FindExecutable(node_name);
+  if (node.empty()) {
+    return NotFound("ONNX Runtime needs Node.js, but '" + node_name + "' was not found; " + kInstallHint);
+  }
+  const std::string runner = options.runner.empty() ? DefaultOrtRunnerPath() : options.runner;
+  std::error_code ec;
+  if (!fs::is_regular_file(runner, ec)) {
+    return NotFound("ONNX Runtime runner " + runner + " not found (set REWIRE_ORT_RUNNER); " + kInstallHint);
+  }
+
+  std::unique_ptr<OrtRunner> r(new OrtRunner());
+  r->timeout_s_ = options.timeout_s;
+  std::string tmpl = (fs::temp_directory_path(ec) / "rewire-ort-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) return Internal(std::string("cannot create a temporary folder: ") + std::strerror(errno));
+  r->dir_ = tmpl;
+  r->stderr_path_ = r->dir_ + "/runner.stderr";
+
+  int in[2], out[2];
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+    return Internal(std::string("pipe: ") + std::strerror(errno));
+  }
+  // A runner that dies while we write to it must be an error, not a SIGPIPE.
+  signal(SIGPIPE, SIG_IGN);
+  const int err = open(r->stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const pid_t pid = fork();
+  if (pid < 0) return Internal(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    if (err >= 0) dup2(err, 2);
+    execl(node.c_str(), node.c_str(), runner.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  if (err >= 0) close(err);
+  close(in[0]);
+  close(out[1]);
+  r->pid_ = pid;
+  r->to_child_ = in[1];
+  r->from_child_ = out[0];
+
+  auto hello = r->Call("{\"op\":\"hello\"}");
+  if (!hello.ok()) {
+    return NotFound("ONNX Runtime did not start (" + hello.status().message() + "); " + kInstallHint);
+  }
+  rapidjson::Document d;
+  d.Parse(hello->c_str());
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("ok") || !d["ok"].IsBool()) {
+    return Internal("ONNX Runtime runner " + runner + " answered something else than its protocol: " + *hello);
+  }
+  if (!d["ok"].GetBool()) return NotFound(ErrorOf(d));
+  if (d.HasMember("ort") && d["ort"].IsString()) r->version_ = d["ort"].GetString();
+  r->threads_ = options.threads;
+  return r;
+}
+
+OrtRunner::~OrtRunner() {
+  if (pid_ > 0 && to_child_ >= 0) {
+    const char quit[] = "{\"op\":\"quit\"}\n";
+    (void)!write(to_child_, quit, sizeof(quit) - 1);
+  }
+  Stop();
+  std::error_code ec;
+  if (!dir_.empty()) fs::remove_all(dir_, ec);
+}
+
+void OrtRunner::Stop() {
+  if (to_child_ >= 0) close(to_child_);
+  if (from_child_ >= 0) close(from_child_);
+  to_child_ = from_child_ = -1;
+  if (pid_ > 0) {
+    // Give a quitting child a moment, then kill it.
+    int status = 0;
+    for (int i = 0; i < 50; ++i) {
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return;
+      }
+      usleep(10000);
+    }
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+}
+
+StatusOr<std::string> OrtRunner::Call(const std::string& request) {
+  if (pid_ <= 0) return Internal("the ONNX Runtime runner is not running (it failed earlier)");
+  const std::string line = request + "\n";
+  size_t sent = 0;
+  while (sent < line.size()) {
+    const ssize_t n = write(to_child_, line.data() + sent, line.size() - sent);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    sent += static_cast<size_t>(n);
+  }
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_s_ * 1000));
+  std::string problem;
+  while (sent == line.size()) {
+    const size_t nl = buffer_.find('\n');
+    if (nl != std::string::npos) {
+      std::string reply = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      return reply;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      problem = "no reply within " + JsonNumber(timeout_s_, 4) + " s";
+      break;
+    }
+    pollfd p{from_child_, POLLIN, 0};
+    const int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1 << 30)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    char chunk[65536];
+    const ssize_t n = read(from_child_, chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the child closed its stdout: it died
+    buffer_.append(chunk, static_cast<size_t>(n));
+  }
+  // The child is dead, hung or unwritable: reap it and report how it ended.
+  const bool timed_out = !problem.empty();
+  if (timed_out) kill(pid_, SIGKILL);
+  int status = 0;
+  close(to_child_);
+  close(from_child_);
+  to_child_ = from_child_ = -1;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  if (!timed_out) {
+    problem = WIFEXITED(status)     ? "it exited with status " + std::to_string(WEXITSTATUS(status))
+              : WIFSIGNALED(status) ? "it was killed by signal " + std::to_string(WTERMSIG(status))
+                                    : "it stopped";
+  }
+  // A runner that could not load onnxruntime-node says so on stdout before exiting.
+  if (!buffer_.empty()) {
+    rapidjson::Document d;
+    d.Parse(buffer_.c_str());
+    if (!d.HasParseError() && d.IsObject() && d.HasMember("error")) return NotFound(ErrorOf(d));
+  }
+  const std::string err = Tail(stderr_path_);
+  return Internal("the ONNX Runtime runner died: " + problem + (err.empty() ? "" : " (stderr: " + err + ")"));
+}
+
+StatusOr<std::string> OrtRunner::InputsJson(const NamedTensors& inputs) {
+  std::string js = "{";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string path = dir_ + "/in" + std::to_string(files_++) + ".npy";
+    RETURN_IF_ERROR(WriteNpy(path, inputs[i].second));
+    js += (i ? "," : "") + JsonString(inputs[i].first) + ":" + JsonString(path);
+  }
+  return js + "}";
+}
+
+Status OrtRunner::Load(const std::string& id, const std::string& model_path) {
+  std::error_code ec;
+  const std::string abs = fs::absolute(model_path, ec).string();
+  ASSIGN_OR_RETURN(std::string reply, Call("{\"op\":\"load\",\"id\":" + JsonString(id) + ",\"path\":" +
+                                           JsonString(abs) + ",\"threads\":" + std::to_string(threads_) + "}"));
+  rapidjson::Document d;
+  d.Parse(reply.c_str());
+  if (d.HasParseError() || !d.IsObject()) return Internal("unreadable reply from the ONNX Runtime runner: " + reply);
+  if (!d["ok"].GetBool()) return InvalidArgument(model_path + ": ONNX Runtime cannot load it: " + ErrorOf(d));
+  return Status::Ok();
+}
+
+StatusOr<NamedTensors> OrtRunner::Run(const std::string& id, const NamedTensors& inputs) {
+  ASSIGN_OR_RETURN(std::string in, InputsJson(inputs));
+  const std::string out_dir = dir_ + "/out" + std::to_string(files_++);
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  ASSIGN_OR_RETURN(std::string reply, Call("{\"op\":\"run\",\"id\":" + JsonString(id) + ",\"inputs\":" + in +
+                                           ",\"out_dir\":" + JsonString(out_dir) + "}"));
+  rapidjson::Document d;
+  d.Parse(reply.c_str());
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("ok")) {
+    return Internal("unreadable reply from the ONNX Runtime runner: " + reply);
+  }
+  if (!d["ok"].GetBool()) return InvalidArgument("ONNX Runtime failed to run '" + id + "': " + ErrorOf(d));
+  NamedTensors out;
+  for (auto it = d["outputs"].MemberBegin(); it != d["outputs"].MemberEnd(); ++it) {
+    ASSIGN_OR_RETURN(HostTensor t, ReadNpy(it->value.GetString()));
+    out.emplace_back(it->name.GetString(), std::move(t));
+  }
+  fs::remove_all(out_dir, ec);
+  return out;
+}
+
+StatusOr<OrtTiming> OrtRunner::Time(const std::string& id, const NamedTensors& inputs, int warmups, int repeats) {
+  ASSIGN_OR_RETURN(std::string in, InputsJson(inputs));
+  ASSIGN_OR_RETURN(std::string reply,
+                   Call("{\"op\":\"time\",\"id\":" + JsonString(id) + ",\"inputs\":" + in +
+                        ",\"warmups\":" + std::to_string(warmups) + ",\"repeats\":" + std::to_string(repeats) + "}"));
+  rapidjson::Document d;
+  d.Parse(reply.c_str());
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("ok")) {
+    return Internal("unreadable reply from the ONNX Runtime runner: " + reply);
+  }
+  if (!d["ok"].GetBool()) return InvalidArgument("ONNX Runtime failed to time '" + id + "': " + ErrorOf(d));
+  OrtTiming t;
+  t.median_ms = d["median_ms"].GetDouble();
+  for (const auto& v : d["times_ms"].GetArray()) t.times_ms.push_back(v.GetDouble());
+  return t;
+}
+
+Status OrtRunner::Unload(const std::string& id) {
+  ASSIGN_OR_RETURN(std::string reply, Call("{\"op\":\"unload\",\"id\":" + JsonString(id) + "}"));
+  return Status::Ok();
+}
+
+}  // namespace rewire

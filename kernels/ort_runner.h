@@ -1,0 +1,87 @@
+#pragma once
+// ONNX Runtime as a child process: tools/ort/runner.js (Node.js with the onnxruntime-node
+// package, installed by scripts/install-deps.sh) loads, runs and times ONNX files for rewire.
+// One JSON request per line on the child's stdin, one JSON reply per line on its stdout;
+// tensors travel as .npy files in a temporary folder that the client owns.
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/status.h"
+#include "graph/types.h"
+
+namespace rewire {
+
+/// Where the runner is and how it runs.
+struct OrtRunnerOptions {
+  /// Node.js binary; empty: $REWIRE_NODE, else `node` on PATH.
+  std::string node;
+  /// runner.js; empty: $REWIRE_ORT_RUNNER, else tools/ort/runner.js under the current folder or
+  /// the source tree.
+  std::string runner;
+  /// ONNX Runtime intra-op threads (0: its default).
+  int threads = 0;
+  /// A reply that takes longer than this is an error, and the child is killed.
+  double timeout_s = 600;
+};
+
+/// Named tensors, in the model's input or output order.
+using NamedTensors = std::vector<std::pair<std::string, HostTensor>>;
+
+/// Timings of one model from OrtRunner::Time.
+struct OrtTiming {
+  double median_ms = 0;
+  std::vector<double> times_ms;
+};
+
+/// The runner path that OrtRunnerOptions{} resolves to (for messages and tests).
+std::string DefaultOrtRunnerPath();
+
+/// A running tools/ort/runner.js. Not thread-safe; one request at a time.
+class OrtRunner {
+ public:
+  /// Starts the runner and checks that ONNX Runtime loads in it. A missing node binary, a
+  /// missing runner.js or a missing onnxruntime-node package is a NotFound whose message says
+  /// how to install it.
+  static StatusOr<std::unique_ptr<OrtRunner>> Start(const OrtRunnerOptions& options = {});
+  ~OrtRunner();
+  OrtRunner(const OrtRunner&) = delete;
+  OrtRunner& operator=(const OrtRunner&) = delete;
+
+  /// The onnxruntime-node version the runner reported.
+  const std::string& version() const { return version_; }
+
+  /// Loads `model_path` as session `id` (replacing one of that id). ONNX Runtime's load error
+  /// is an InvalidArgument naming the file.
+  Status Load(const std::string& id, const std::string& model_path);
+  /// Runs session `id` once; outputs in the model's output order.
+  StatusOr<NamedTensors> Run(const std::string& id, const NamedTensors& inputs);
+  /// `warmups` untimed runs, then `repeats` timed ones (wall time of each run in the runner).
+  StatusOr<OrtTiming> Time(const std::string& id, const NamedTensors& inputs, int warmups,
+                           int repeats);
+  /// Frees session `id`.
+  Status Unload(const std::string& id);
+
+ private:
+  OrtRunner() = default;
+  /// Sends one request line and waits for its reply line (an error once the child is dead).
+  StatusOr<std::string> Call(const std::string& request);
+  /// Writes `inputs` as .npy files; returns the "inputs" JSON object of a request.
+  StatusOr<std::string> InputsJson(const NamedTensors& inputs);
+  /// Kills and reaps the child; idempotent.
+  void Stop();
+
+  int pid_ = -1;
+  int to_child_ = -1, from_child_ = -1;
+  double timeout_s_ = 600;
+  int threads_ = 0;
+  std::string buffer_;  // bytes read past the last reply line
+  std::string dir_;     // temporary folder for tensors
+  std::string version_;
+  std::string stderr_path_;  // the child's stderr, quoted in errors
+  int files_ = 0;
+};
+
+}  // namespace rewire

@@ -1,0 +1,124 @@
+// The default ONNX export is standard ONNX that any runtime loads: unique node names, the
+// default domain only, rewire's fused forms lowered at opset 17. The ai.rewire form is kept
+// behind OnnxExportOptions::custom_ops. (That the lowered forms compute the same is checked by
+// tests/kernels/onnx_lowering_test.cc on the reference executor.)
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <set>
+
+#include "graph/onnx/onnx_io.h"
+#include "tests/graph/onnx_test_graphs.h"
+#include "tests/graph/test_util.h"
+
+namespace rewire {
+namespace {
+
+using testing::EveryOp;
+using namespace rewire::testing;  // NOLINT: Op, Must, V, F32
+
+onnx::ModelProto Parse(const std::string& bytes) {
+  onnx::ModelProto m;
+  EXPECT_TRUE(m.ParseFromString(bytes));
+  return m;
+}
+
+/// Every node name is non-empty and unique; every node and opset is in the default domain.
+void ExpectStandard(const onnx::ModelProto& m) {
+  std::set<std::string> names;
+  for (const auto& n : m.graph().node()) {
+    EXPECT_FALSE(n.name().empty()) << n.op_type();
+    EXPECT_TRUE(names.insert(n.name()).second) << "two nodes named " << n.name();
+    EXPECT_EQ(n.domain(), "") << n.name() << " (" << n.op_type() << ")";
+    for (const char* rewire_only : {"Gelu", "ScalarMul", "Enlarge", "MergeGConv", "Conv2D"}) {
+      EXPECT_NE(n.op_type(), rewire_only) << n.name();
+    }
+    for (const auto& a : n.attribute()) EXPECT_NE(a.name(), "activation") << n.name();
+  }
+  ASSERT_EQ(m.opset_import_size(), 1);
+  EXPECT_EQ(m.opset_import(0).domain(), "");
+  EXPECT_EQ(m.opset_import(0).version(), 17);
+}
+
+int Count(const onnx::ModelProto& m, const std::string& op_type) {
+  int n = 0;
+  for (const auto& node : m.graph().node()) n += node.op_type() == op_type;
+  return n;
+}
+
+TEST(OnnxStandardExport, EveryOpHasUniqueNamesAndTheDefaultDomainOnly) {
+  auto bytes = ExportOnnxBytes(EveryOp());
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  const onnx::ModelProto m = Parse(*bytes);
+  ExpectStandard(m);
+  EXPECT_GE(Count(m, "Erf"), 2);  // the Erf op and Gelu's Erf form
+  EXPECT_GE(Count(m, "Relu"), 2);  // the Relu op and the fused conv's
+  EXPECT_GE(Count(m, "Tanh"), 2);
+}
+
+TEST(OnnxStandardExport, OpsSharingANameGetDistinctNodeNames) {
+  Graph g;
+  const NodeId x = Must(g.AddInput("x", F32({1, 2, 4, 4})));
+  const NodeId w = Must(g.AddWeight("w", {2, 2, 1, 1}, {-0.5f, 0.5f, 1}));
+  NodeId y = x;
+  for (int i = 0; i < 3; ++i) {
+    y = Op(g, OpType::kConv2D, {V(y), V(w)}, {{"activation", std::string("relu")}}, "Conv2D");
+  }
+  ASSERT_TRUE(g.AddOutput("y", V(y)).ok());
+  auto bytes = ExportOnnxBytes(g);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  const onnx::ModelProto m = Parse(*bytes);
+  ExpectStandard(m);
+  EXPECT_EQ(Count(m, "Conv"), 3);
+  EXPECT_EQ(Count(m, "Relu"), 3);
+}
+
+TEST(OnnxStandardExport, KnownWeightsAreTransformedAtExport) {
+  // EveryOp's Enlarge and MergeGConv take weights: their results are initializers.
+  const onnx::ModelProto m = Parse(*ExportOnnxBytes(EveryOp()));
+  EXPECT_EQ(Count(m, "Pad"), 1);  // EveryOp's own Pad only
+  EXPECT_EQ(Count(m, "Concat"), 1);
+  bool enlarged = false;
+  for (const auto& t : m.graph().initializer()) {
+    enlarged = enlarged || (t.dims_size() == 4 && t.dims(2) == 5 && t.dims(3) == 5);
+  }
+  EXPECT_TRUE(enlarged) << "no 5x5 initializer for Enlarge's result";
+}
+
+TEST(OnnxStandardExport, ComputedWeightsUseStandardOps) {
+  Graph g;
+  const NodeId x = Must(g.AddInput("x", F32({1, 4, 6, 6})));
+  const NodeId wi = Must(g.AddInput("w", F32({4, 2, 3, 3})));  // a weight known only at run time
+  const NodeId enl = Op(g, OpType::kEnlarge, {V(wi)}, {{"kernel_shape", Ints{5, 5}}});
+  const NodeId merged = Op(g, OpType::kMergeGConv, {V(wi)}, {{"group", int64_t{2}}, {"count", int64_t{2}}});
+  const NodeId a = Op(g, OpType::kConv2D, {V(x), V(enl)}, {{"pads", Ints{2, 2, 2, 2}}, {"group", int64_t{2}}});
+  const NodeId b = Op(g, OpType::kConv2D, {V(x), V(merged)}, {{"pads", Ints{1, 1, 1, 1}}});
+  ASSERT_TRUE(g.AddOutput("a", V(a)).ok());
+  ASSERT_TRUE(g.AddOutput("b", V(b)).ok());
+  auto bytes = ExportOnnxBytes(g);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  const onnx::ModelProto m = Parse(*bytes);
+  ExpectStandard(m);
+  EXPECT_EQ(Count(m, "Pad"), 1);
+  EXPECT_EQ(Count(m, "Concat"), 1);
+  EXPECT_EQ(Count(m, "Mul"), 2);
+}
+
+TEST(OnnxCustomExport, KeepsTheRewireDomainAndTheGraph) {
+  OnnxExportOptions custom;
+  custom.custom_ops = true;
+  const Graph g = EveryOp();
+  auto bytes = ExportOnnxBytes(g, custom);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  const onnx::ModelProto m = Parse(*bytes);
+  bool rewire_domain = false;
+  for (const auto& n : m.graph().node()) rewire_domain = rewire_domain || n.domain() == "ai.rewire";
+  EXPECT_TRUE(rewire_domain);
+  auto back = ImportOnnxBytes(*bytes, "custom.onnx");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->Hash(), g.Hash());
+}
+
+}  // namespace
+}  // namespace rewire

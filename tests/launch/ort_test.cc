@@ -1,0 +1,251 @@
+// ONNX Runtime as the judge (`rewire optimize --runtime ort`) and as a runtime (`rewire run
+// --runtime ort`), end to end through the real binary and tools/ort/runner.js:
+// - every zoo model and a set of torchvision exports, optimised, gives a file that loads in ONNX
+//   Runtime and whose outputs there match the reference executor's within 1e-3;
+// - the never-slower guard, forced with the REWIRE_TEST_RUNTIME_SLOWDOWN test hook, writes the
+//   input and reports the figures and the decision;
+// - a model ONNX Runtime cannot load, a runner that dies mid-measurement and a missing runtime
+//   are one clear error each, with nothing written.
+// Skipped only when tools/ort has no onnxruntime-node (scripts/install-deps.sh installs it).
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "graph/npy.h"
+#include "tests/launch/run_util.h"
+
+namespace rewire {
+namespace {
+
+using testing::Quote;
+using testing::ReadFile;
+using testing::Rewire;
+using testing::RunCommand;
+using testing::TempDir;
+
+namespace fs = std::filesystem;
+
+constexpr double kTolerance = 1e-3;
+// Quick judging: the figures are not the point here.
+const std::string kQuickJudge = " --runtime ort --runtime-rounds 1 --runtime-repeats 2 --runtime-threads 1";
+
+bool OrtInstalled() {
+  return fs::exists(std::string(REWIRE_SOURCE_DIR) + "/tools/ort/node_modules/onnxruntime-node/package.json") &&
+         RunCommand("node --version").exit_code == 0;
+}
+
+#define SKIP_WITHOUT_ORT()                                                                  \
+  if (!OrtInstalled())                                                                      \
+  GTEST_SKIP() << "ONNX Runtime is not installed in tools/ort (run scripts/install-deps.sh)"
+
+/// The value of a number field in a flat JSON report; NAN when absent.
+double JsonField(const std::string& json, const std::string& key) {
+  const size_t at = json.find("\"" + key + "\": ");
+  if (at == std::string::npos) return NAN;
+  return std::strtod(json.c_str() + at + key.size() + 4, nullptr);
+}
+std::string JsonStringField(const std::string& json, const std::string& key) {
+  const size_t at = json.find("\"" + key + "\": \"");
+  if (at == std::string::npos) return "";
+  const size_t start = at + key.size() + 5;
+  return json.substr(start, json.find('"', start) - start);
+}
+
+/// max |a-b| / max |b| over every output file the two folders share; fails on a missing one.
+void ExpectSameOutputs(const std::string& got_dir, const std::string& want_dir) {
+  int compared = 0;
+  for (const auto& entry : fs::directory_iterator(want_dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("input.", 0) == 0 || entry.path().extension() != ".npy") continue;
+    auto want = ReadNpy(entry.path().string());
+    auto got = ReadNpy(got_dir + "/" + name);
+    ASSERT_TRUE(want.ok()) << want.status().message();
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    ASSERT_EQ(got->type, want->type) << name;
+    ++compared;
+    if (want->type.dtype != DType::kFloat32) {
+      EXPECT_EQ(got->bytes, want->bytes) << name;
+      continue;
+    }
+    double max_abs = 0, max_ref = 0;
+    for (int64_t i = 0; i < want->numel(); ++i) {
+      max_abs = std::max(max_abs, double(std::fabs(want->data<float>()[i] - got->data<float>()[i])));
+      max_ref = std::max(max_ref, double(std::fabs(want->data<float>()[i])));
+    }
+    const double rel = max_abs / (max_ref + 1e-6);
+    std::printf("  %s: max |ort - reference| / max |reference| = %.3g\n", name.c_str(), rel);
+    EXPECT_LE(rel, kTolerance) << name;
+  }
+  EXPECT_GT(compared, 0) << "no outputs in " << want_dir;
+}
+
+/// Optimises `model` (greedy, analytic cost) judged in ONNX Runtime, then runs the written file
+/// in ONNX Runtime and on the reference executor on the same inputs.
+void OptimiseLoadAndMatch(const std::string& model, const std::string& shape_args = "") {
+  TempDir dir;
+  const std::string out = dir / "opt.onnx", report = dir / "report.json";
+  auto opt = Rewire("optimize --model " + Quote(model) + shape_args + " --search greedy --budget 8 -q" +
+                    kQuickJudge + " --out " + Quote(out) + " --report " + Quote(report));
+  ASSERT_EQ(opt.exit_code, 0) << opt.output;
+  const std::string js = ReadFile(report);
+  const std::string decision = JsonStringField(js, "decision");
+  EXPECT_TRUE(decision == "optimised" || decision == "input") << js;
+  EXPECT_GT(JsonField(js, "runtime_before_ms"), 0) << js;
+  EXPECT_LE(JsonField(js, "runtime_max_rel_error_result"), kTolerance) << js;
+  std::printf("%s: ort %.3f ms -> %.3f ms, decision %s\n", model.c_str(), JsonField(js, "runtime_before_ms"),
+              JsonField(js, "runtime_after_ms"), decision.c_str());
+
+  auto ort = Rewire("run --model " + Quote(out) + " --runtime ort --random-inputs --input-seed 3 --output-dir " +
+                    Quote(dir / "ort"));
+  ASSERT_EQ(ort.exit_code, 0) << ort.output;
+  std::string inputs;
+  for (const auto& entry : fs::directory_iterator(dir / "ort")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("input.", 0) != 0) continue;
+    inputs += " --input " + Quote(name.substr(6, name.size() - 10) + "=" + entry.path().string());
+  }
+  auto ref = Rewire("run --model " + Quote(out) + inputs + " --output-dir " + Quote(dir / "ref"));
+  ASSERT_EQ(ref.exit_code, 0) << ref.output;
+  ExpectSameOutputs(dir / "ort", dir / "ref");
+}
+
+class OrtZoo : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(OrtZoo, OptimisedFileLoadsInOrtAndMatchesTheReference) {
+  SKIP_WITHOUT_ORT();
+  // VGG-19 at 224x224 takes a minute on 2 cores; its ops are the same at 64x64.
+  OptimiseLoadAndMatch(GetParam(), std::string(GetParam()) == "vgg19" ? " --image 64" : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModels, OrtZoo,
+                         ::testing::Values("inceptionv3", "resnext50", "squeezenet", "bert", "vit", "dalle", "tt",
+                                           "resnet50", "nasrnn", "nasneta", "vgg19"),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
+
+class OrtTorchvision : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(OrtTorchvision, OptimisedExportLoadsInOrtAndMatchesTheReference) {
+  SKIP_WITHOUT_ORT();
+  if (RunCommand(Quote(REWIRE_PYTHON) + " -c 'import torch, torchvision, onnx'").exit_code != 0) {
+    GTEST_SKIP() << REWIRE_PYTHON << " lacks torch, torchvision or onnx";
+  }
+  TempDir dir;
+  auto exported = RunCommand(Quote(REWIRE_PYTHON) + " " +
+                             Quote(std::string(REWIRE_SOURCE_DIR) + "/tests/python/torch_reference.py") +
+                             " --model " + GetParam() + " --opset 17 --out-dir " + Quote(dir.path()));
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  OptimiseLoadAndMatch(dir / "model.onnx");
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, OrtTorchvision,
+                         ::testing::Values("resnet18", "squeezenet1_1", "mobilenet_v3_small", "transformer"),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
+
+TEST(OrtJudge, ForcedSlowerResultWritesTheInputAndSaysSo) {
+  SKIP_WITHOUT_ORT();
+  TempDir dir;
+  const std::string out = dir / "opt.onnx", report = dir / "report.json", input = dir / "input.onnx";
+  auto opt = RunCommand("REWIRE_TEST_RUNTIME_SLOWDOWN=1000 " + Quote(REWIRE_BINARY) +
+                        " optimize --model squeezenet --search greedy --budget 8 -q" + kQuickJudge + " --out " +
+                        Quote(out) + " --report " + Quote(report) + " 2>&1");
+  ASSERT_EQ(opt.exit_code, 0) << opt.output;
+  EXPECT_NE(opt.output.find("not measurably faster"), std::string::npos) << opt.output;
+  EXPECT_NE(opt.output.find("(the input, unchanged)"), std::string::npos) << opt.output;
+  const std::string js = ReadFile(report);
+  EXPECT_EQ(JsonStringField(js, "decision"), "input") << js;
+  EXPECT_EQ(JsonField(js, "runtime_test_slowdown"), 1000) << js;
+  EXPECT_GT(JsonField(js, "runtime_after_ms"), JsonField(js, "runtime_before_ms")) << js;
+  EXPECT_LT(JsonField(js, "runtime_speedup"), 1) << js;
+  // The file is the input through the same standard exporter.
+  auto exp = Rewire("export --model squeezenet --out " + Quote(input));
+  ASSERT_EQ(exp.exit_code, 0) << exp.output;
+  EXPECT_EQ(ReadFile(out), ReadFile(input));
+}
+
+TEST(OrtJudge, ReferenceRuntimeJudgesToo) {
+  TempDir dir;
+  const std::string report = dir / "report.json";
+  auto opt = RunCommand("REWIRE_TEST_RUNTIME_SLOWDOWN=1000 " + Quote(REWIRE_BINARY) +
+                        " optimize --model squeezenet --search greedy --budget 8 -q --runtime reference "
+                        "--runtime-rounds 1 --runtime-repeats 1 --out " +
+                        Quote(dir / "o.onnx") + " --report " + Quote(report) + " 2>&1");
+  ASSERT_EQ(opt.exit_code, 0) << opt.output;
+  const std::string js = ReadFile(report);
+  EXPECT_EQ(JsonStringField(js, "runtime"), "reference") << js;
+  EXPECT_EQ(JsonStringField(js, "decision"), "input") << js;
+}
+
+/// Nothing but what the test itself put in `dir`.
+void ExpectNothingWritten(const TempDir& dir) {
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    ADD_FAILURE() << "left behind: " << entry.path();
+  }
+}
+
+TEST(OrtBadInput, ModelOrtCannotLoad) {
+  SKIP_WITHOUT_ORT();
+  TempDir dir;
+  const std::string custom = dir / "custom.onnx";
+  // ai.rewire ops (fused activations): rewire reads the file, ONNX Runtime does not know them.
+  auto exp = Rewire("optimize --model squeezenet --search greedy --budget 8 -q --onnx-custom-ops --out " +
+                    Quote(custom));
+  ASSERT_EQ(exp.exit_code, 0) << exp.output;
+  TempDir out;
+  auto run = Rewire("run --model " + Quote(custom) + " --runtime ort --random-inputs --output-dir " +
+                    Quote(out / "o"));
+  ASSERT_NE(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("ONNX Runtime cannot load it"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("custom.onnx"), std::string::npos) << run.output;
+  EXPECT_FALSE(fs::exists(out / "o/output.npy"));
+  // And --onnx-custom-ops cannot be judged by ONNX Runtime at all.
+  auto opt = Rewire("optimize --model squeezenet --onnx-custom-ops --runtime ort -q --out " + Quote(out / "x.onnx"));
+  EXPECT_NE(opt.exit_code, 0);
+  EXPECT_FALSE(fs::exists(out / "x.onnx"));
+}
+
+TEST(OrtBadInput, RunnerDyingMidMeasurementWritesNothing) {
+  SKIP_WITHOUT_ORT();
+  TempDir dir;
+  // The runner exits during its 4th inference run: after the output checks, while timing.
+  auto opt = RunCommand("REWIRE_ORT_RUNNER_EXIT_AFTER=3 " + Quote(REWIRE_BINARY) +
+                        " optimize --model squeezenet --search greedy --budget 8 -q" + kQuickJudge + " --out " +
+                        Quote(dir / "opt.onnx") + " --report " + Quote(dir / "report.json") + " 2>&1");
+  ASSERT_NE(opt.exit_code, 0) << opt.output;
+  EXPECT_NE(opt.output.find("the ONNX Runtime runner died: it exited with status 3"), std::string::npos)
+      << opt.output;
+  EXPECT_EQ(testing::CountLines(opt.output), 1) << opt.output;
+  ExpectNothingWritten(dir);
+}
+
+TEST(OrtBadInput, MissingRuntimeIsOneClearErrorBeforeTheSearch) {
+  TempDir dir;
+  for (const std::string& env :
+       {std::string("REWIRE_ORT_RUNNER=/nonexistent/runner.js"), std::string("REWIRE_NODE=/nonexistent/node")}) {
+    auto opt = RunCommand(env + " " + Quote(REWIRE_BINARY) + " optimize --model squeezenet -q --runtime ort --out " +
+                          Quote(dir / "opt.onnx") + " --report " + Quote(dir / "report.json") + " 2>&1");
+    ASSERT_NE(opt.exit_code, 0) << opt.output;
+    EXPECT_NE(opt.output.find("not found"), std::string::npos) << opt.output;
+    EXPECT_NE(opt.output.find("install-deps.sh"), std::string::npos) << opt.output;
+    EXPECT_EQ(testing::CountLines(opt.output), 1) << opt.output;
+    EXPECT_EQ(opt.output.find("search"), std::string::npos) << "the search ran:\n" << opt.output;
+  }
+  ExpectNothingWritten(dir);
+}
+
+TEST(OrtBadInput, RunnerWithoutThePackage) {
+  TempDir dir;
+  // A copy of runner.js with no node_modules beside it.
+  fs::copy_file(std::string(REWIRE_SOURCE_DIR) + "/tools/ort/runner.js", dir / "runner.js");
+  TempDir out;
+  auto opt = RunCommand("REWIRE_ORT_RUNNER=" + Quote(dir / "runner.js") + " " + Quote(REWIRE_BINARY) +
+                        " optimize --model squeezenet -q --runtime ort --out " + Quote(out / "opt.onnx") + " 2>&1");
+  ASSERT_NE(opt.exit_code, 0) << opt.output;
+  EXPECT_NE(opt.output.find("onnxruntime-node is not installed"), std::string::npos) << opt.output;
+  ExpectNothingWritten(out);
+}
+
+}  // namespace
+}  // namespace rewire

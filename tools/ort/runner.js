@@ -1,0 +1,175 @@
+#!/usr/bin/env node
+// ONNX Runtime (CPU) runner for rewire (kernels/ort_runner.h is its client).
+//
+// Protocol: one JSON request per line on stdin, one JSON reply per line on stdout, in order.
+// Tensors travel as .npy files (float32, float64, int64, int32, bool) in a folder the client owns.
+//   {"op":"hello"}                                   -> {"ok":true,"ort":"1.20.1"}
+//   {"op":"load","id":"a","path":"m.onnx","threads":2}
+//                                                    -> {"ok":true,"inputs":[..],"outputs":[..]}
+//   {"op":"run","id":"a","inputs":{"x":"x.npy"},"out_dir":"d"}
+//                                                    -> {"ok":true,"outputs":{"y":"d/0.npy"}}
+//   {"op":"time","id":"a","inputs":{..},"warmups":2,"repeats":10}
+//                                                    -> {"ok":true,"times_ms":[..],"median_ms":m}
+//   {"op":"unload","id":"a"}                          -> {"ok":true}
+//   {"op":"quit"}                                     -> {"ok":true}, then exit 0
+// A failed request replies {"ok":false,"error":"..."} and the runner goes on.
+// Sessions use every ONNX Runtime graph optimisation ("all"), sequential execution and the
+// given intra-op thread count.
+//
+// Test hook: REWIRE_ORT_RUNNER_EXIT_AFTER=N makes the runner exit (status 3) in the middle of
+// its N+1-th inference run, as a runner that dies mid-measurement would.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const readline = require('readline');
+
+let ort;
+try {
+  ort = require('onnxruntime-node');
+} catch (e) {
+  process.stdout.write(JSON.stringify({ ok: false, fatal: true,
+    error: 'onnxruntime-node is not installed next to ' + __filename +
+           ' (run scripts/install-deps.sh): ' + e.message }) + '\n');
+  process.exit(2);
+}
+
+const exitAfter = process.env.REWIRE_ORT_RUNNER_EXIT_AFTER
+  ? parseInt(process.env.REWIRE_ORT_RUNNER_EXIT_AFTER, 10) : -1;
+let runs = 0;
+const sessions = new Map();
+
+const NPY_TYPES = {
+  '<f4': ['float32', Float32Array, 4], '<f8': ['float64', Float64Array, 8],
+  '<i8': ['int64', BigInt64Array, 8], '<i4': ['int32', Int32Array, 4], '|b1': ['bool', Uint8Array, 1],
+};
+
+function readNpy(file) {
+  const buf = fs.readFileSync(file);
+  if (buf.toString('latin1', 1, 6) !== 'NUMPY') throw new Error(file + ': not an .npy file');
+  const major = buf[6];
+  const hlen = major >= 2 ? buf.readUInt32LE(8) : buf.readUInt16LE(8);
+  const start = major >= 2 ? 12 : 10;
+  const header = buf.toString('latin1', start, start + hlen);
+  const descr = /'descr':\s*'([^']+)'/.exec(header);
+  const shape = /'shape':\s*\(([^)]*)\)/.exec(header);
+  if (!descr || !shape || /'fortran_order':\s*True/.test(header)) {
+    throw new Error(file + ': unsupported .npy header ' + header);
+  }
+  const t = NPY_TYPES[descr[1]];
+  if (!t) throw new Error(file + ': unsupported dtype ' + descr[1]);
+  const dims = shape[1].split(',').map(s => s.trim()).filter(s => s.length).map(Number);
+  const off = start + hlen;
+  const bytes = Buffer.from(buf.subarray(off));  // copy: aligned
+  const data = new t[1](bytes.buffer, bytes.byteOffset, (buf.length - off) / t[2]);
+  if (t[0] === 'bool') return new ort.Tensor('bool', Uint8Array.from(data), dims);
+  return new ort.Tensor(t[0], data, dims);
+}
+
+function writeNpy(file, tensor) {
+  const descr = { float32: '<f4', float64: '<f8', int64: '<i8', int32: '<i4', bool: '|b1' }[tensor.type];
+  if (!descr) throw new Error('output of unsupported type ' + tensor.type);
+  const dims = tensor.dims.join(', ') + (tensor.dims.length === 1 ? ',' : '');
+  let header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + '), }';
+  const pad = 64 - ((10 + header.length + 1) % 64);
+  header = header + ' '.repeat(pad % 64) + '\n';
+  const head = Buffer.alloc(10);
+  head.write('\x93NUMPY', 0, 'latin1');
+  head[6] = 1; head[7] = 0;
+  head.writeUInt16LE(header.length, 8);
+  const data = tensor.type === 'bool' ? Buffer.from(Uint8Array.from(tensor.data, v => (v ? 1 : 0)))
+    : Buffer.from(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength);
+  fs.writeFileSync(file, Buffer.concat([head, Buffer.from(header, 'latin1'), data]));
+}
+
+function feeds(req) {
+  const f = {};
+  for (const [name, file] of Object.entries(req.inputs || {})) f[name] = readNpy(file);
+  return f;
+}
+
+function session(req) {
+  const s = sessions.get(req.id);
+  if (!s) throw new Error('no model loaded as "' + req.id + '"');
+  return s;
+}
+
+async function runOnce(s, f) {
+  if (exitAfter >= 0 && runs >= exitAfter) {
+    process.stderr.write('runner: exiting after ' + runs + ' runs (REWIRE_ORT_RUNNER_EXIT_AFTER)\n');
+    process.exit(3);
+  }
+  ++runs;
+  return s.run(f);
+}
+
+async function handle(req) {
+  switch (req.op) {
+    case 'hello':
+      return { ok: true, ort: ort.env.versions ? ort.env.versions.node : '' };
+    case 'load': {
+      const opts = { graphOptimizationLevel: 'all', executionMode: 'sequential',
+                     interOpNumThreads: 1, logSeverityLevel: 3 };
+      if (req.threads > 0) opts.intraOpNumThreads = req.threads;
+      const s = await ort.InferenceSession.create(req.path, opts);
+      const old = sessions.get(req.id);
+      if (old) await old.release();
+      sessions.set(req.id, s);
+      return { ok: true, inputs: s.inputNames, outputs: s.outputNames };
+    }
+    case 'run': {
+      const s = session(req);
+      const out = await runOnce(s, feeds(req));
+      const files = {};
+      s.outputNames.forEach((name, i) => {
+        const file = path.join(req.out_dir, i + '.npy');
+        writeNpy(file, out[name]);
+        files[name] = file;
+      });
+      return { ok: true, outputs: files };
+    }
+    case 'time': {
+      const s = session(req);
+      const f = feeds(req);
+      for (let i = 0; i < (req.warmups || 0); ++i) await runOnce(s, f);
+      const times = [];
+      for (let i = 0; i < Math.max(1, req.repeats || 1); ++i) {
+        const t0 = process.hrtime.bigint();
+        await runOnce(s, f);
+        times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+      const sorted = [...times].sort((a, b) => a - b);
+      const m = sorted.length;
+      const median = m % 2 ? sorted[(m - 1) / 2] : (sorted[m / 2 - 1] + sorted[m / 2]) / 2;
+      return { ok: true, times_ms: times, median_ms: median };
+    }
+    case 'unload': {
+      const s = sessions.get(req.id);
+      if (s) await s.release();
+      sessions.delete(req.id);
+      return { ok: true };
+    }
+    case 'quit':
+      return { ok: true, quit: true };
+    default:
+      throw new Error('unknown op ' + JSON.stringify(req.op));
+  }
+}
+
+async function main() {
+  const rl = readline.createInterface({ input: process.stdin, terminal: false });
+  for await (const line of rl) {
+    if (!line.trim()) continue;
+    let reply;
+    try {
+      reply = await handle(JSON.parse(line));
+    } catch (e) {
+      reply = { ok: false, error: String(e && e.message ? e.message : e).split('\n').join(' ') };
+    }
+    process.stdout.write(JSON.stringify(reply) + '\n');
+    if (reply.quit) process.exit(0);
+  }
+  process.exit(0);
+}
+
+main();
