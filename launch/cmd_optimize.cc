@@ -36,6 +36,7 @@ struct OptimizeOptions {
   double rtol = 1e-3;
   std::string policy;
   AgentSearchOptions agent;
+  GuidedSearchOptions guided;
   bool quiet = false;
   int latency_repeats = 0;
   std::string latency_device = "cpu";
@@ -129,8 +130,10 @@ void RegisterOptimize(CLI::App& app) {
   auto o = std::make_shared<OptimizeOptions>();
   AddModelOptions(*cmd, o->model);
   std::vector<std::string> searches = SearchAlgorithms();
-  searches.push_back("rl");
-  cmd->add_option("--search", o->search.algorithm, "greedy | backtrack | random | rl (needs --policy)")
+  for (const std::string& name : AgentSearchAlgorithms()) searches.push_back(name);
+  cmd->add_option("--search", o->search.algorithm,
+                  "greedy | backtrack | random | rl (policy rollouts) | guided (beam search guided by the "
+                  "policy and its value); rl and guided need --policy")
       ->check(CLI::IsMember(searches))
       ->capture_default_str();
   cmd->add_option("--cost", o->cost.kind, "analytic | cpu | cuda | ort (each op timed in ONNX Runtime)")->capture_default_str();
@@ -150,7 +153,18 @@ void RegisterOptimize(CLI::App& app) {
   cmd->add_option("--samples", o->agent.samples, "rl: sampled rollouts besides the greedy-policy one")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--horizon", o->agent.horizon, "rl: steps per rollout at most")->capture_default_str();
+  cmd->add_option("--horizon", o->agent.horizon, "rl, guided: steps per rollout / depth of the search at most")
+      ->capture_default_str();
+  cmd->add_option("--beam-width", o->guided.beam_width, "guided: graphs kept at each depth")->capture_default_str();
+  cmd->add_option("--expand", o->guided.expand,
+                  "guided: the policy's most likely rewrites tried from each beam graph (the cost model's "
+                  "cheapest is tried too)")
+      ->capture_default_str();
+  cmd->add_option("--value-weight", o->guided.value_weight,
+                  "guided: weight of the value's predicted return-to-go in a graph's score (0: cost alone)")
+      ->capture_default_str();
+  cmd->add_option("--patience", o->guided.patience, "guided: depths without a cheaper graph before stopping")
+      ->capture_default_str();
   cmd->add_option("--rules", o->rules, "Rules file or directory (default: configs/rules)");
   cmd->add_option("--out", o->out, "Write the optimised graph as ONNX");
   cmd->add_option("--report", o->report, "Write a JSON report");
@@ -202,6 +216,15 @@ void RegisterOptimize(CLI::App& app) {
     // The runtime must be usable before the search starts, not after it.
     o->judge.runtime = o->runtime;
     std::unique_ptr<OrtRunner> ort;
+    const bool agent_search = o->search.algorithm == "rl" || o->search.algorithm == "guided";
+    if (agent_search && o->policy.empty()) {
+      throw CommandError("--search " + o->search.algorithm + " needs --policy CHECKPOINT (from `rewire train`)");
+    }
+    if (!agent_search && !o->policy.empty()) throw CommandError("--policy applies to --search rl and guided only");
+    if (o->search.algorithm == "guided" && o->search.budget < 1) {
+      throw CommandError("--budget must be at least 1 graph for the guided search (got " +
+                         std::to_string(o->search.budget) + ")");
+    }
     if (!o->runtime.empty()) ort = Take(StartRuntime(o->judge));
     // A latency device that cannot be used is an error before the search, not after it.
     if (o->latency_repeats > 0) Check(CheckExecDevice(Take(ParseExecDevice(o->latency_device))));
@@ -222,14 +245,21 @@ void RegisterOptimize(CLI::App& app) {
     }
     SearchResult r;
     if (search.algorithm == "rl") {
-      if (o->policy.empty()) throw CommandError("--search rl needs --policy CHECKPOINT (from `rewire train`)");
       auto agent = Take(Agent::Load(o->policy));
       AgentSearchOptions ao = o->agent;
       ao.max_candidates = search.max_candidates;
       ao.seed = search.seed;
       r = Take(agent->Optimize(original, rules, *cost, ao)).best;
+    } else if (search.algorithm == "guided") {
+      auto agent = Take(Agent::Load(o->policy));
+      GuidedSearchOptions go = o->guided;
+      go.budget = search.budget;
+      go.time_limit_s = search.time_limit_s;
+      go.horizon = o->agent.horizon;
+      go.max_candidates = search.max_candidates;
+      go.progress = search.progress;
+      r = Take(agent->GuidedSearch(original, rules, *cost, go));
     } else {
-      if (!o->policy.empty()) throw CommandError("--policy applies to --search rl only");
       r = Take(RunSearch(original, rules, *cost, search));
     }
     if (!o->quiet) std::fprintf(stderr, "\n");

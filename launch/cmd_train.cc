@@ -52,7 +52,8 @@ void RegisterTrain(CLI::App& app) {
   });
 
   auto* eval = app.add_subcommand(
-      "eval", "Evaluate a policy: greedy-policy and best-of-N sampled rollouts against greedy/backtrack search");
+      "eval", "Evaluate a policy: greedy-policy and best-of-N sampled rollouts and the policy-guided beam search "
+      "against greedy/backtrack search");
   auto e = std::make_shared<TrainCliOptions>();
   AddConfigOptions(*eval, *e);
   eval->add_option("-p,--policy", e->policy, "Policy checkpoint (default: RUN_DIR/checkpoints/latest.pt)");
@@ -61,16 +62,21 @@ void RegisterTrain(CLI::App& app) {
     const TrainConfig config = Take(LoadTrainConfig(e->config, e->overrides));
     const std::string policy = e->policy.empty() ? config.run.dir + "/checkpoints/latest.pt" : e->policy;
     const auto results = Take(Evaluate(config, DefaultPaths(), policy, Printer(e->quiet)));
-    std::printf("%-28s %10s %10s %10s", "model", "initial ms", "rl greedy", "rl best");
+    std::printf("%-28s %10s %10s %10s %10s", "model", "initial ms", "rl greedy", "rl best", "guided");
     for (const auto& b : config.eval.baselines) std::printf(" %10s", b.c_str());
-    std::printf(" %8s %s\n", "rl s", "verified");
+    std::printf(" %8s %8s %s\n", "rl s", "guided s", "verified");
     for (const EvalResult& r : results) {
       const double best = r.sampled_best_cost_ms > 0 ? std::min(r.sampled_best_cost_ms, r.greedy_policy_cost_ms)
                                                      : r.greedy_policy_cost_ms;
       std::printf("%-28s %10.4f %9.3fx %9.3fx", r.model.c_str(), r.initial_cost_ms,
                   r.initial_cost_ms / r.greedy_policy_cost_ms, r.initial_cost_ms / best);
+      if (r.guided_cost_ms > 0) {
+        std::printf(" %9.3fx", r.initial_cost_ms / r.guided_cost_ms);
+      } else {
+        std::printf(" %10s", "-");
+      }
       for (const auto& [name, ms] : r.baselines) std::printf(" %9.3fx", r.initial_cost_ms / ms);
-      std::printf(" %8.1f %s\n", r.rl_seconds, r.verified ? "yes" : "NO");
+      std::printf(" %8.1f %8.1f %s\n", r.rl_seconds, r.guided_seconds, r.verified ? "yes" : "NO");
     }
     std::printf("wrote %s/eval.json\n", config.run.dir.c_str());
   });

@@ -123,6 +123,9 @@ void ForEachField(Config& c, Visit&& visit) {
   visit("eval", "samples", c.eval.samples);
   visit("eval", "baselines", c.eval.baselines);
   visit("eval", "budget", c.eval.budget);
+  visit("eval", "guided_budget", c.eval.guided_budget);
+  visit("eval", "beam_width", c.eval.beam_width);
+  visit("eval", "expand", c.eval.expand);
   visit("distributed", "learners", c.distributed.learners);
   visit("distributed", "actors", c.distributed.actors);
   visit("distributed", "bind", c.distributed.bind);
@@ -613,6 +616,9 @@ Status Validate(const TrainConfig& c, const Locations& at) {
                   path, "eval.baselines lists '" + name + "' twice");
   }
   check.AtLeast("eval.budget", c.eval.budget, 1);
+  check.AtLeast("eval.guided_budget", c.eval.guided_budget, 0);
+  check.AtLeast("eval.beam_width", c.eval.beam_width, 1);
+  check.AtLeast("eval.expand", c.eval.expand, 1);
 
   const DistributedSection& d = c.distributed;
   check.AtLeast("distributed.learners", d.learners, 1);

@@ -107,6 +107,11 @@ struct EvalSection {
   /// Non-learned searches to compare against, each one of greedy|backtrack|random.
   std::vector<std::string> baselines = {"greedy", "backtrack"};
   int budget = 100;  // budget of the baseline searches (>= 1)
+  /// Graphs the policy-guided beam search expands per model (learner/agent.h GuidedSearch;
+  /// >= 0, 0 = no guided search).
+  int guided_budget = 400;
+  int beam_width = 8;  // the guided search's beam (>= 1)
+  int expand = 4;      // the policy's most likely rewrites tried per beam graph (>= 1)
 };
 
 /// [distributed]: the multi-process run of `rewire launch` (DESIGN.md "Actors"). Each node (the

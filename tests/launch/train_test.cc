@@ -20,7 +20,7 @@ std::string TinyConfig(const std::string& dir) {
   return "[run]\ndir = \"" + dir +
          "\"\nseed = 3\nmax_updates = 2\n\n[env]\nmodels = [\"squeezenet\"]\nhorizon = 4\nmax_candidates = 40\n\n"
          "[gnn]\nhidden = 8\nlayers = 1\nheads = 2\n\n[ppo]\nepisodes_per_update = 2\nminibatch_size = 4\n"
-         "update_epochs = 2\n\n[eval]\nsamples = 1\nbaselines = [\"greedy\"]\nbudget = 5\n";
+         "update_epochs = 2\n\n[eval]\nsamples = 1\nbaselines = [\"greedy\"]\nbudget = 5\nguided_budget = 6\nbeam_width = 2\n";
 }
 
 /// The value of "key": in the metrics line of update `update`.
@@ -101,6 +101,7 @@ TEST(TrainCli, TrainsResumesExactlyAndEvaluates) {
   EXPECT_NE(eval.find("\"model\": \"squeezenet\""), std::string::npos) << eval;
   EXPECT_NE(eval.find("\"verified\": true"), std::string::npos) << eval;
   EXPECT_NE(eval.find("\"greedy\": "), std::string::npos) << eval;
+  EXPECT_NE(eval.find("\"guided_expansions\": 6"), std::string::npos) << eval;
   EXPECT_TRUE(std::ifstream(tmp / "straight/optimized/squeezenet.onnx").good());
 
   // The policy as a search in `rewire optimize`.
@@ -108,6 +109,12 @@ TEST(TrainCli, TrainsResumesExactlyAndEvaluates) {
              " --samples 1 --horizon 4");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("verified         yes"), std::string::npos) << r.output;
+  // The policy guiding a beam search: a budget of graphs, the stop reason in the output.
+  r = Rewire("optimize -q --model squeezenet --search guided --policy " +
+             Quote(tmp / "straight/checkpoints/latest.pt") + " --budget 6 --beam-width 2 --expand 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("verified         yes"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("budget"), std::string::npos) << r.output;
 
   // And the report of the run.
   r = Rewire("report --run " + Quote(tmp / "straight"));
@@ -144,6 +151,22 @@ TEST(TrainCli, MissingAndIncompatibleCheckpointsAreClearErrors) {
   r = Rewire("optimize -q --model squeezenet --search rl");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("--search rl needs --policy"), std::string::npos) << r.output;
+
+  // The guided search: no policy, a zero budget, a policy of another shape (eval runs it).
+  r = Rewire("optimize -q --model squeezenet --search guided");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--search guided needs --policy CHECKPOINT"), std::string::npos) << r.output;
+  r = Rewire("optimize -q --model squeezenet --search guided --budget 0 --policy " +
+             Quote(tmp / "run/checkpoints/latest.pt"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--budget must be at least 1 graph for the guided search (got 0)"), std::string::npos)
+      << r.output;
+  r = Rewire("eval -q --config " + Quote(tmp / "c.toml") + " --set gnn.heads=4 --set eval.guided_budget=10");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("has gnn.heads = 2, the config asks for 4"), std::string::npos) << r.output;
+  r = Rewire("eval -q --config " + Quote(tmp / "c.toml") + " --set eval.beam_width=0");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("eval.beam_width must be >= 1, got 0"), std::string::npos) << r.output;
 }
 
 TEST(TrainCli, TrainsOnAnOnnxFileAndAModelSet) {

@@ -160,7 +160,7 @@ TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
   for (size_t pos = text.find(" = "); pos != std::string::npos; pos = text.find(" = ", pos + 1)) {
     ++keys;
   }
-  EXPECT_EQ(keys, 50u);  // 7 run + 7 env + 3 gnn + 15 ppo + 4 eval + 14 distributed
+  EXPECT_EQ(keys, 53u);  // 7 run + 7 env + 3 gnn + 15 ppo + 7 eval + 14 distributed
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Regenerates the results section of docs/rl.md: for each model, the final cost reached by greedy
+search, backtracking at budget 100 and 1000 (alpha 1.05), the plain policy (its greedy rollout)
+and the policy-guided beam search, each with its wall time, all through `rewire optimize` on the
+same rules and cost model (every result is verified against the input by rewire before it is
+reported).
+
+usage: /usr/bin/python3 scripts/rl_results.py --policy CKPT [--models "bert vit"] [--cost analytic]
+           [--device h100] [--rules PATH] [--title TEXT] [--doc docs/rl.md] [--section NAME]
+The section between <!-- rl-results:NAME:begin --> and <!-- rl-results:NAME:end --> is replaced
+(appended when missing).
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REWIRE = os.path.join(ROOT, "build", "launch", "rewire")
+MODELS = "inceptionv3 resnext50 squeezenet bert vit dalle tt"
+
+
+def optimize(model, extra, common, tmp):
+    report = os.path.join(tmp, "r.json")
+    cmd = [REWIRE, "optimize", "-q", "--model", model, "--report", report] + common + extra
+    start = time.monotonic()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.monotonic() - start
+    if done.returncode != 0:
+        print(f"{model} {' '.join(extra)}: {done.stderr.strip()[-300:]}", file=sys.stderr)
+        return None
+    with open(report) as f:
+        r = json.load(f)
+    if not r.get("verified"):
+        print(f"{model} {' '.join(extra)}: result not verified", file=sys.stderr)
+        return None
+    return {"initial": r["initial_cost_ms"], "final": r["final_cost_ms"], "search_s": r.get("search_seconds", wall),
+            "wall_s": wall}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--policy", required=True)
+    ap.add_argument("--models", default=MODELS)
+    ap.add_argument("--cost", default="analytic")
+    ap.add_argument("--device", default="h100")
+    ap.add_argument("--rules", default="")
+    ap.add_argument("--horizon", type=int, default=128)
+    ap.add_argument("--guided-budget", type=int, default=400)
+    ap.add_argument("--beam-width", type=int, default=8)
+    ap.add_argument("--expand", type=int, default=4)
+    ap.add_argument("--title", default="")
+    ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "rl.md"))
+    ap.add_argument("--section", default="analytic-h100")
+    a = ap.parse_args()
+
+    common = ["--cost", a.cost] + (["--device", a.device] if a.device else []) + (["--rules", a.rules] if a.rules else [])
+    searches = [
+        ("greedy", ["--search", "greedy", "--budget", "1000"]),
+        ("backtrack 100", ["--search", "backtrack", "--budget", "100", "--alpha", "1.05"]),
+        ("backtrack 1000", ["--search", "backtrack", "--budget", "1000", "--alpha", "1.05"]),
+        ("policy", ["--search", "rl", "--policy", a.policy, "--samples", "0", "--horizon", str(a.horizon)]),
+        ("guided", ["--search", "guided", "--policy", a.policy, "--budget", str(a.guided_budget), "--beam-width",
+                    str(a.beam_width), "--expand", str(a.expand), "--horizon", str(a.horizon)]),
+    ]
+    start = time.monotonic()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for m in a.models.split():
+            row = {"model": m}
+            for name, extra in searches:
+                row[name] = optimize(m, extra, common, tmp)
+                print(f"{m:12s} {name:15s} {row[name]}", file=sys.stderr)
+            rows.append(row)
+    minutes = (time.monotonic() - start) / 60
+
+    names = [n for n, _ in searches]
+    cmd = "/usr/bin/python3 scripts/rl_results.py " + " ".join(
+        f"--{k.replace('_', '-')} {v}" for k, v in [("policy", a.policy), ("cost", a.cost), ("device", a.device),
+                                                     ("section", a.section)] if v)
+    lines = [f"<!-- rl-results:{a.section}:begin -->", f"### {a.title or 'Cost model ' + a.cost + ' ' + a.device}", "",
+             f"Produced by `{cmd}` in {minutes:.1f} minutes (do not edit by hand). Final cost in ms "
+             "(speedup over the input, seconds of the search itself); best of each row in bold; guided: "
+             f"budget {a.guided_budget} graphs, beam {a.beam_width}, {a.expand} proposals per graph; "
+             f"policy and guided horizon {a.horizon}.", "",
+             "| model | initial ms | " + " | ".join(names) + " | guided vs best baseline |",
+             "|---|---:|" + "---:|" * len(names) + "---:|"]
+    wins, within = 0, 0
+    for row in rows:
+        ok = [row[n] for n in names if row[n]]
+        if not ok:
+            continue
+        init = ok[0]["initial"]
+        best = min(r["final"] for r in ok)
+        cells = []
+        for n in names:
+            r = row[n]
+            if not r:
+                cells.append("failed")
+                continue
+            cell = f"{r['final']:.4f} ({init / r['final']:.3f}x, {r['search_s']:.1f} s)"
+            cells.append(f"**{cell}**" if r["final"] <= best * (1 + 1e-9) else cell)
+        base = [row[n]["final"] for n in names[:3] if row[n]]
+        g = row["guided"]
+        vs = "-"
+        if g and base:
+            diff = (min(base) - g["final"]) / min(base) * 100
+            vs = f"{diff:+.1f}% lower cost" if diff >= 0 else f"{-diff:.1f}% higher cost"
+            wins += g["final"] <= min(base) * (1 + 1e-9)
+        lines.append(f"| {row['model']} | {init:.4f} | " + " | ".join(cells) + f" | {vs} |")
+    lines += ["", f"Guided search at least as good as the best baseline on {wins} of {len(rows)} models.",
+              f"<!-- rl-results:{a.section}:end -->"]
+    section = "\n".join(lines) + "\n"
+
+    text = open(a.doc).read() if os.path.exists(a.doc) else ""
+    begin, end = f"<!-- rl-results:{a.section}:begin -->", f"<!-- rl-results:{a.section}:end -->"
+    if begin in text and end in text:
+        text = text[:text.index(begin)] + section.rstrip("\n") + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    with open(a.doc, "w") as f:
+        f.write(text)
+    print(f"wrote {a.doc} ({minutes:.1f} minutes)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
