@@ -385,12 +385,32 @@ StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph, const std::vector
   result.best = graph;
   result.reason = StopReason::kSaturated;
 
+  // --- phase 1: the policy's own rollout (most likely action each step) is the incumbent; its
+  // steps count against the budget, one expanded graph each.
+  int expansions = 0;
+  {
+    std::mt19937_64 rng(0);
+    EnvOptions ro = eo;
+    ro.horizon = std::min(options.horizon, options.budget);
+    Environment rollout_env(rules, cost, ro);
+    ASSIGN_OR_RETURN(EpisodeOutcome rollout, RunEpisode(policy, rollout_env, graph, /*sample=*/false, rng, false));
+    expansions = static_cast<int>(rollout.episode.steps.size());
+    if (rollout.episode.best_cost_ms < result.final_cost_ms) {
+      result.final_cost_ms = rollout.episode.best_cost_ms;
+      result.best = std::move(rollout.best_graph);
+      result.steps = std::move(rollout.best_steps);
+    }
+  }
+
+  // --- phase 2: the beam, from the rollout's best graph, with what is left of the budget:
+  // children that cost more now are kept when the value expects them to pay off.
   std::vector<BeamNode> beam(1);
-  beam[0].graph = graph;
-  beam[0].cost_ms = initial;
-  beam[0].hash = graph.Hash();
-  std::unordered_set<uint64_t> seen{beam[0].hash};
-  int expansions = 0, stale_depths = 0;
+  beam[0].graph = result.best;
+  beam[0].cost_ms = result.final_cost_ms;
+  beam[0].path = result.steps;
+  beam[0].hash = result.best.Hash();
+  std::unordered_set<uint64_t> seen{graph.Hash(), beam[0].hash};
+  int stale_depths = 0;
   bool out_of_budget = false;
 
   for (int depth = 0; depth < options.horizon && !beam.empty() && !out_of_budget; ++depth) {

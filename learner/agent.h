@@ -24,7 +24,10 @@ struct AgentSearchOptions {
   uint64_t seed = 0;
 };
 
-/// Policy-guided beam search (`rewire optimize --search guided`). Each depth expands the beam:
+/// Policy-guided search (`rewire optimize --search guided`). First the policy's own rollout
+/// (its most likely rewrite at each step) gives the incumbent, so the search ends no worse than
+/// the plain policy; then a beam search starts from the rollout's best graph with the rest of
+/// the budget, looking past where the rollout stopped. Each depth expands the beam:
 /// every beam graph's candidates are enumerated and scored by the policy, its `expand` most
 /// likely rewrites and the cost model's cheapest one become children; children are deduplicated
 /// by hash and scored by the estimated final cost, cost - value_weight * value / 100 * RT_0 (the
@@ -33,8 +36,8 @@ struct AgentSearchOptions {
 struct GuidedSearchOptions {
   int beam_width = 8;
   int expand = 4;
-  /// Graphs expanded (candidates enumerated and scored by the policy) at most: comparable with
-  /// backtracking's budget of popped graphs.
+  /// Graphs expanded (candidates enumerated and scored by the policy; the rollout's steps
+  /// included) at most: comparable with backtracking's budget of popped graphs.
   int budget = 400;
   double time_limit_s = 0;  // 0: none
   /// Weight of the value's return-to-go in a child's score (0: children ranked by cost alone).

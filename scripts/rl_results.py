@@ -49,6 +49,7 @@ def main():
     ap.add_argument("--cost", default="analytic")
     ap.add_argument("--device", default="h100")
     ap.add_argument("--rules", default="")
+    ap.add_argument("--cost-cache", default="", help="SQLite cache of measured op costs (cpu, ort)")
     ap.add_argument("--horizon", type=int, default=128)
     ap.add_argument("--guided-budget", type=int, default=400)
     ap.add_argument("--beam-width", type=int, default=8)
@@ -58,7 +59,8 @@ def main():
     ap.add_argument("--section", default="analytic-h100")
     a = ap.parse_args()
 
-    common = ["--cost", a.cost] + (["--device", a.device] if a.device else []) + (["--rules", a.rules] if a.rules else [])
+    common = ["--cost", a.cost] + (["--device", a.device] if a.device else []) + (["--rules", a.rules] if a.rules else []) + \
+        (["--cost-cache", a.cost_cache] if a.cost_cache else [])
     searches = [
         ("greedy", ["--search", "greedy", "--budget", "1000"]),
         ("backtrack 100", ["--search", "backtrack", "--budget", "100", "--alpha", "1.05"]),
