@@ -1,5 +1,5 @@
 #pragma once
-// The typed messages that actors exchange (DESIGN.md "Actors"), and their wire encoding.
+// The typed messages that actors exchange (docs/cluster.md), and their wire encoding.
 //
 // A message is a plain struct with a type tag and a schema version. On the wire it is an
 // envelope followed by a cereal portable-binary payload:

@@ -1,5 +1,5 @@
 #pragma once
-// The processes of a distributed training run (DESIGN.md "Actors"), each a function that runs
+// The processes of a distributed training run (docs/cluster.md), each a function that runs
 // until its work is done or it is asked to stop:
 //
 //   RunLearnerService  one learner rank: PULLs rollouts from the env actors (dropping those acted

@@ -1,5 +1,5 @@
 #pragma once
-// The supervisor's process management (DESIGN.md "Actors"): start the run's processes, watch them
+// The supervisor's process management (docs/cluster.md): start the run's processes, watch them
 // (exits and heartbeats), restart a dead one with exponential backoff, and stop everything cleanly
 // on request (SIGINT/SIGTERM).
 //

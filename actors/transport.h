@@ -1,6 +1,6 @@
 #pragma once
 // Authenticated, size-checked ZeroMQ sockets for the typed messages of actors/messages.h
-// (DESIGN.md "Actors": rollouts over PUSH/PULL, weights over PUB/SUB with CONFLATE, a late
+// (docs/cluster.md: rollouts over PUSH/PULL, weights over PUB/SUB with CONFLATE, a late
 // joiner's fetch over REQ/REP).
 //
 // Every frame is [HMAC-SHA256(run secret, body)] (32 bytes) followed by the body (an encoded
@@ -68,7 +68,7 @@ struct SocketOptions {
   /// the messages still queued: a Pusher's last rollouts. Send succeeding means queued, not
   /// delivered; with 0, closing right after a Send can lose it. -1 waits forever.
   int linger_ms = 1000;
-  /// Bind refuses "*", 0.0.0.0 and [::] unless this is set (DESIGN.md: bind the configured
+  /// Bind refuses "*", 0.0.0.0 and [::] unless this is set (docs/cluster.md: bind the configured
   /// interface only).
   bool allow_all_interfaces = false;
   /// Puller: drop a RolloutMsg whose (actor_incarnation, sequence) is not newer than the last one

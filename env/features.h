@@ -10,7 +10,7 @@
 // what the rewrite changed), every message into those nodes, and the current-graph nodes it
 // removes. Everything outside the region keeps the current graph's embeddings, so the learner
 // computes a candidate's embedding exactly from the region and the current graph's cached
-// embeddings (DESIGN.md "Incremental encoding").
+// embeddings (docs/rl.md, "GNN policy").
 
 #include <cstdint>
 #include <vector>

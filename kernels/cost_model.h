@@ -2,7 +2,7 @@
 // Cost models: what running an operator costs, summed over a graph (TASO's model), and kept up
 // to date through graph diffs so that a candidate rewrite is costed in O(diff), not O(graph).
 //
-// One interface, several backends (DESIGN.md "Cost"):
+// One interface, several backends (README.md, "Cost models"; docs/results.md):
 //   analytic  roofline from a device profile (kernels/analytic_cost.h); deterministic
 //   cpu       times each operator with the reference executor's LibTorch kernels (cpu_cost.h)
 //   cuda      times each operator with cuDNN / cuBLAS / own kernels (cuda/cuda_cost.h)

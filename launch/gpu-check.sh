@@ -65,7 +65,7 @@ has_phase() { [[ ",$PHASES," == *",$1,"* ]]; }
 
 # ------------------------------------------------------------------------------- environment
 
-# Debian's packages travel as .debs (GPU.md): unpack them once into the sysroot.
+# Debian's packages travel as .debs (docs/gpu.md): unpack them once into the sysroot.
 if [ -d .debs ] && ls .debs/*.deb > /dev/null 2>&1; then
   if [ ! -f "$SYSROOT/.rewire-unpacked" ]; then
     log "unpacking $(ls .debs/*.deb | wc -l) .debs into $SYSROOT"

@@ -114,7 +114,7 @@ struct EvalSection {
   int expand = 4;      // the policy's most likely rewrites tried per beam graph (>= 1)
 };
 
-/// [distributed]: the multi-process run of `rewire launch` (DESIGN.md "Actors"). Each node (the
+/// [distributed]: the multi-process run of `rewire launch` (docs/cluster.md). Each node (the
 /// one machine of a local run, or each task of a Slurm job) runs a supervisor that starts
 /// `learners` learner ranks and `actors` env actors; the learner ranks of all nodes form one
 /// data-parallel group. Each learner rank learns from ppo.episodes_per_update episodes per update.

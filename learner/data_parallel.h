@@ -1,5 +1,5 @@
 #pragma once
-// Data-parallel learners (DESIGN.md "Learner"): R ranks each compute gradients on their own
+// Data-parallel learners (docs/rl.md): R ranks each compute gradients on their own
 // rollouts; the gradients are flattened into one buffer and all-reduced (mean) once per
 // minibatch, so every rank applies the same update and the weights stay identical.
 //

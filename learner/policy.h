@@ -2,7 +2,7 @@
 // The GNN policy (LibTorch): include only from learner/*.cc and tests, never from a header
 // outside learner/.
 //
-// Architecture (DESIGN.md "Learner"):
+// Architecture (docs/rl.md):
 //   h0 = relu(W_in x)                                  x: op one-hot, activation, flags, cost
 //   per layer l (multi-head GAT with edge features, self-messages included):
 //     m_uv  = W_h h_u + W_s shape_uv + E_kind[k_uv] + E_operand[o_uv]      message into v

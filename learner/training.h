@@ -1,6 +1,6 @@
 #pragma once
-// The two halves of training as objects, so that they can live in different processes (DESIGN.md
-// "Actors" and "Learner"). No LibTorch in this header: actors/ and launch/ include it.
+// The two halves of training as objects, so that they can live in different processes
+// (docs/cluster.md, docs/rl.md). No LibTorch in this header: actors/ and launch/ include it.
 //
 //   LearnerRank   one data-parallel learner rank: the policy, Adam, the all-reduce group, the run
 //                 directory (config, metrics, checkpoints, per-rank weight checksums). Update()

@@ -16,7 +16,7 @@ struct ZooEntry {
   BuildFn build;
 };
 
-// X-RLflow's workloads first, then TASO's, in the order of DESIGN.md.
+// X-RLflow's workloads first, then TASO's, in the order `rewire models` lists them.
 const std::vector<ZooEntry>& Entries() {
   static const std::vector<ZooEntry> entries = {
       {{"inceptionv3",

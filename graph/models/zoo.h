@@ -9,7 +9,7 @@
 
 namespace rewire {
 
-/// Shape parameters. Zero means "the model's default" (DESIGN.md gives the defaults); a
+/// Shape parameters. Zero means "the model's default" (zoo.cc gives the defaults); a
 /// parameter a model does not use is ignored.
 struct ModelParams {
   int64_t batch = 0;       // batch size (default 1)
