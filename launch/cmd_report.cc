@@ -565,9 +565,9 @@ std::string EvalSection(const JsonValue& eval) {
     }
   }
   md << "Costs in ms; speedup over the initial graph in parentheses.\n\n";
-  md << "| model | initial | RL greedy | RL best of samples |";
+  md << "| model | initial | RL greedy | RL best of samples | guided search |";
   for (const std::string& b : baselines) md << " " << Cell(b) << " |";
-  md << " RL time (s) | verified |\n|---|---:|---:|---:|";
+  md << " RL time (s) | verified |\n|---|---:|---:|---:|---:|";
   for (size_t i = 0; i < baselines.size(); ++i) md << "---:|";
   md << "---:|---|\n";
   for (const JsonValue& r : results->array) {
@@ -579,6 +579,10 @@ std::string EvalSection(const JsonValue& eval) {
     md << "| " << (model ? Cell(model->string) : "-") << " | " << CostCell(initial, nullptr)
        << " | " << CostCell(Member(r, "greedy_policy_cost_ms", K::kNumber), initial) << " | "
        << CostCell(Member(r, "sampled_best_cost_ms", K::kNumber), initial, note) << " |";
+    const JsonValue* expansions = Member(r, "guided_expansions", K::kNumber);
+    md << " " << CostCell(Member(r, "guided_cost_ms", K::kNumber), initial,
+                          expansions ? Num(expansions->number) + " graphs" : "")
+       << " |";
     const JsonValue* b = Member(r, "baselines", K::kObject);
     for (const std::string& name : baselines) {
       md << " " << CostCell(b ? Member(*b, name, K::kNumber) : nullptr, initial) << " |";
@@ -644,7 +648,9 @@ void RunReport(const ReportOptions& o) {
               x,
               "return",
               {MetricSeries(updates, "charts/episodic_return", "charts/episodic_return"),
-               MetricSeries(updates, "charts/episodic_return_max", "charts/episodic_return_max")}}},
+               MetricSeries(updates, "charts/episodic_return_max", "charts/episodic_return_max"),
+               plot::TrailingMean(MetricSeries(updates, "charts/episodic_return", ""), 5,
+                                  "mean of the last 5 updates")}}},
             {});
   plot_file("speedup.png",
             {{"Speedup over the input graph",

@@ -655,4 +655,21 @@ Status WriteChartsPng(const std::vector<Chart>& charts, const RenderOptions& opt
   return WritePng(image, path);
 }
 
+Series TrailingMean(const Series& series, size_t window, const std::string& label) {
+  Series out{label, {}, {}};
+  const size_t n = series.x.empty() ? series.y.size() : std::min(series.x.size(), series.y.size());
+  std::vector<double> recent;
+  for (size_t i = 0; i < n; ++i) {
+    const double x = series.x.empty() ? static_cast<double>(i) : series.x[i];
+    if (!std::isfinite(x) || !std::isfinite(series.y[i])) continue;
+    recent.push_back(series.y[i]);
+    if (window > 0 && recent.size() > window) recent.erase(recent.begin());
+    double sum = 0;
+    for (double v : recent) sum += v;
+    out.x.push_back(x);
+    out.y.push_back(window <= 1 ? series.y[i] : sum / recent.size());
+  }
+  return out;
+}
+
 }  // namespace rewire::plot

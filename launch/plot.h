@@ -65,6 +65,11 @@ struct RenderOptions {
   int columns = 0;   ///< Panels per row; 0 picks ceil(sqrt(number of charts)).
 };
 
+/// `series` with each y replaced by the mean of the last `window` points up to it (fewer at the
+/// start; non-finite points are skipped): the trend through a noisy training curve. A window of
+/// 0 or 1 returns the points unchanged. The label is `label`.
+Series TrailingMean(const Series& series, size_t window, const std::string& label);
+
 /// The colour of series `index` (a 10-colour palette, repeating).
 Rgb SeriesColour(size_t index);
 /// White, the background.

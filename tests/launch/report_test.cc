@@ -184,6 +184,19 @@ TEST(PlotSeries, EachSeriesIsDrawnInItsOwnColour) {
   EXPECT_GT(d.Count(c1), 200);
 }
 
+TEST(PlotSeries, TrailingMeanAveragesTheLastPointsAndSkipsGaps) {
+  const Series noisy{"r", {1, 2, 3, 4, 5}, {10, 20, std::nan(""), 40, 0}};
+  const Series mean = plot::TrailingMean(noisy, 2, "trend");
+  EXPECT_EQ(mean.label, "trend");
+  ASSERT_EQ(mean.y.size(), 4u);  // the NaN point is skipped
+  EXPECT_EQ(mean.x, (std::vector<double>{1, 2, 4, 5}));
+  EXPECT_DOUBLE_EQ(mean.y[0], 10);  // fewer points than the window at the start
+  EXPECT_DOUBLE_EQ(mean.y[1], 15);
+  EXPECT_DOUBLE_EQ(mean.y[2], 30);  // 20 and 40: the window counts points, not x
+  EXPECT_DOUBLE_EQ(mean.y[3], 20);
+  EXPECT_EQ(plot::TrailingMean(noisy, 1, "").y, (std::vector<double>{10, 20, 40, 0}));
+}
+
 TEST(PlotSeries, PaletteColoursAreDistinct) {
   for (size_t i = 0; i < 10; ++i) {
     for (size_t j = i + 1; j < 10; ++j)
@@ -514,7 +527,8 @@ TEST(ReportEval, ResultsBecomeATableOfCostsAndSpeedups) {
   WriteFile(run / "metrics.jsonl", Metrics(2));
   WriteFile(run / "eval.json", R"({"policy": "ckpt/policy_40.pt", "results": [
     {"model": "bert", "initial_cost_ms": 1.0, "greedy_policy_cost_ms": 0.8, "sampled_best_cost_ms": 0.75,
-     "samples": 8, "baselines": {"greedy": 0.82, "backtrack": 0.79}, "rl_seconds": 3.2, "verified": true},
+     "samples": 8, "baselines": {"greedy": 0.82, "backtrack": 0.79}, "rl_seconds": 3.2, "verified": true,
+     "guided_cost_ms": 0.7, "guided_expansions": 400},
     {"model": "squeezenet", "greedy_policy_cost_ms": 2.0, "verified": false}
   ]})");
   auto r = Rewire("report --run " + Quote(run.path()));
@@ -522,17 +536,18 @@ TEST(ReportEval, ResultsBecomeATableOfCostsAndSpeedups) {
   const std::string md = ReadFile(run / "report/summary.md");
   EXPECT_NE(md.find("## Evaluation"), std::string::npos) << md;
   EXPECT_NE(md.find("`ckpt/policy_40.pt`"), std::string::npos) << md;
-  EXPECT_NE(md.find("| model | initial | RL greedy | RL best of samples | greedy | backtrack | RL "
+  EXPECT_NE(md.find("| model | initial | RL greedy | RL best of samples | guided search | greedy | backtrack | RL "
                     "time (s) | verified |"),
             std::string::npos)
       << md;
   EXPECT_NE(
-      md.find("| bert | 1.0000 | 0.8000 (1.250x) | 0.7500 (1.333x, 8 samples) | 0.8200 (1.220x) | "
+      md.find("| bert | 1.0000 | 0.8000 (1.250x) | 0.7500 (1.333x, 8 samples) | 0.7000 (1.429x, 400 graphs) | "
+              "0.8200 (1.220x) | "
               "0.7900 (1.266x) | 3.2 | yes |"),
       std::string::npos)
       << md;
   // Missing fields are dashes; no speedup without the initial cost.
-  EXPECT_NE(md.find("| squeezenet | - | 2.0000 | - | - | - | - | **NO** |"), std::string::npos)
+  EXPECT_NE(md.find("| squeezenet | - | 2.0000 | - | - | - | - | - | **NO** |"), std::string::npos)
       << md;
 }
 
