@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Final cost of greedy and backtracking search with the hand rules and with hand + generated rules
-# for the zoo models (analytic cost, h100 profile), as a markdown table for docs/results.md.
+# for the zoo models, as a markdown table for docs/results.md. The cost model is COST's options
+# (default: the analytic model with the h100 profile; e.g. COST="--cost cpu --cost-cache F").
 # Usage: scripts/rules_table.sh [OUT_DIR] [BUDGETS...]   (default budgets: 100 1000)
 # Env: MODELS (subset), TIME_LIMIT (seconds per run, default 300), GREEDY=0 (reuse greedy
 # reports already in OUT_DIR), REWIRE (binary).
@@ -12,16 +13,17 @@ shift || true
 BUDGETS=${*:-100 1000}
 MODELS=${MODELS:-"inceptionv3 resnext50 squeezenet bert vit dalle tt resnet50 nasrnn nasneta vgg19"}
 TIME_LIMIT=${TIME_LIMIT:-300}
+read -r -a COST_ARGS <<< "${COST:---cost analytic --device h100}"
 mkdir -p "$OUT"
 declare -A RULES=([hand]=configs/rules [gen]=configs/rules,configs/rules/generated)
 for m in $MODELS; do
   for r in hand gen; do
     if [[ ${GREEDY:-1} == 1 ]]; then
-      "$REWIRE" optimize --model "$m" --search greedy --cost analytic --device h100 --rules "${RULES[$r]}" \
+      "$REWIRE" optimize --model "$m" --search greedy "${COST_ARGS[@]}" --rules "${RULES[$r]}" \
         --time-limit "$TIME_LIMIT" -q --report "$OUT/$m.$r.greedy.json" > /dev/null
     fi
     for b in $BUDGETS; do
-      "$REWIRE" optimize --model "$m" --search backtrack --budget "$b" --alpha 1.05 --cost analytic --device h100 \
+      "$REWIRE" optimize --model "$m" --search backtrack --budget "$b" --alpha 1.05 "${COST_ARGS[@]}" \
         --rules "${RULES[$r]}" --time-limit "$TIME_LIMIT" -q --report "$OUT/$m.$r.bt$b.json" > /dev/null
     done
   done
