@@ -1,6 +1,7 @@
 // `rewire optimize`: search for a faster equivalent graph, fold weights, verify, write.
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -216,7 +217,9 @@ void RegisterOptimize(CLI::App& app) {
     // The runtime must be usable before the search starts, not after it.
     o->judge.runtime = o->runtime;
     std::unique_ptr<OrtRunner> ort;
-    const bool agent_search = o->search.algorithm == "rl" || o->search.algorithm == "guided";
+    const std::vector<std::string>& agent_searches = AgentSearchAlgorithms();
+    const bool agent_search =
+        std::find(agent_searches.begin(), agent_searches.end(), o->search.algorithm) != agent_searches.end();
     if (agent_search && o->policy.empty()) {
       throw CommandError("--search " + o->search.algorithm + " needs --policy CHECKPOINT (from `rewire train`)");
     }

@@ -416,6 +416,7 @@ StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph, const std::vector
   for (int depth = 0; depth < options.horizon && !beam.empty() && !out_of_budget; ++depth) {
     // --- expand the beam: the policy proposes, the cost model adds its cheapest rewrite
     std::vector<BeamNode> children;
+    bool improved = false;
     for (const BeamNode& node : beam) {
       if (expansions >= options.budget) {
         result.reason = StopReason::kBudget;
@@ -464,7 +465,7 @@ StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph, const std::vector
           result.final_cost_ms = c.cost_ms;
           result.best = child.graph;
           result.steps = child.path;
-          stale_depths = -1;
+          improved = true;
         }
         children.push_back(std::move(child));
       }
@@ -501,7 +502,7 @@ StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph, const std::vector
     children.resize(keep);
     beam = std::move(children);
 
-    ++stale_depths;
+    stale_depths = improved ? 0 : stale_depths + 1;
     if (options.progress) {
       SearchProgress p;
       p.iteration = expansions;

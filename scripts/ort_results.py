@@ -17,13 +17,12 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results import TORCHVISION, ZOO, run  # noqa: E402
+from results import TORCHVISION, ZOO, export_torchvision, run, write_section  # noqa: E402
 
 BEGIN = "<!-- ort-results:begin -->"
 END = "<!-- ort-results:end -->"
@@ -125,7 +124,6 @@ def main():
     args = ap.parse_args()
     command = " ".join(["/usr/bin/python3 scripts/ort_results.py"] + sys.argv[1:])
     rewire = os.path.abspath(args.rewire)
-    here = os.path.dirname(os.path.abspath(__file__))
     started = time.time()
     rows = []
     with tempfile.TemporaryDirectory(prefix="rewire-ort-results-") as tmp:
@@ -133,13 +131,9 @@ def main():
         for name in TORCHVISION:
             if args.models and name not in args.models:
                 continue
-            d = os.path.join(tmp, name)
-            rc, out = run([sys.executable, os.path.join(os.path.dirname(here), "tests", "python",
-                                                         "torch_reference.py"), "--model", name, "--out-dir", d])
-            if rc != 0:
-                print(f"skipping torchvision {name}: export failed\n{out}", file=sys.stderr)
-                continue
-            models.append((name, os.path.join(d, "model.onnx"), "torchvision"))
+            path = export_torchvision(name, tmp)
+            if path:
+                models.append((name, path, "torchvision"))
         if args.models:
             models = [m for m in models if m[0] in args.models]
         for cost in args.costs:
@@ -151,14 +145,7 @@ def main():
                 print(f"{name:20s} {cost:8s} predicted {r['speedup']:.3f}x  ort {r['runtime_before_ms']:.3f} -> "
                       f"{r['runtime_after_ms']:.3f} ms ({r['runtime_speedup']:.3f}x) {r['decision']}  "
                       f"[{r['wall_s']:.0f} s]", file=sys.stderr)
-    text = section(rows, args, time.time() - started, command)
-    old = open(args.out).read() if os.path.exists(args.out) else ""
-    if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + text + old[old.index(END) + len(END):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text + "\n"
-    with open(args.out, "w") as f:
-        f.write(new)
+    write_section(args.out, BEGIN, END, section(rows, args, time.time() - started, command))
     print(f"wrote {args.out}", file=sys.stderr)
 
 

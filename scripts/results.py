@@ -31,6 +31,31 @@ def run(cmd):
     return p.returncode, p.stdout + p.stderr
 
 
+def export_torchvision(name, workdir):
+    """Exports torchvision model `name` to ONNX under workdir/name; returns the file, or None (with
+    the reason on stderr) when the export fails."""
+    d = os.path.join(workdir, name)
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "python",
+                          "torch_reference.py")
+    rc, out = run([sys.executable, script, "--model", name, "--out-dir", d])
+    if rc != 0:
+        print(f"skipping torchvision {name}: export failed\n{out}", file=sys.stderr)
+        return None
+    return os.path.join(d, "model.onnx")
+
+
+def write_section(path, begin, end, body):
+    """Writes `body` (which starts with `begin` and ends with `end`) into the file at `path` in place
+    of the text between those markers, or appends it when the markers are not there yet."""
+    old = open(path).read() if os.path.exists(path) else ""
+    if begin in old and end in old:
+        new = old[:old.index(begin)] + body + old[old.index(end) + len(end):]
+    else:
+        new = old.rstrip("\n") + "\n\n" + body + "\n"
+    with open(path, "w") as f:
+        f.write(new)
+
+
 def optimize(rewire, model, search, cost, budget, workdir, latency=0, extra=()):
     report = os.path.join(workdir, "report.json")
     if os.path.exists(report):
@@ -56,7 +81,6 @@ def main():
     ap.add_argument("--models", nargs="*", help="only these models (zoo names or torchvision names)")
     args = ap.parse_args()
     rewire = os.path.abspath(args.rewire)
-    here = os.path.dirname(os.path.abspath(__file__))
     started = time.time()
     rows, latency_rows = [], []
     with tempfile.TemporaryDirectory(prefix="rewire-results-") as tmp:
@@ -64,14 +88,9 @@ def main():
         for name in ZOO:
             models.append((name, name, "zoo"))
         for name in TORCHVISION:
-            d = os.path.join(tmp, name)
-            rc, out = run([sys.executable, os.path.join(os.path.dirname(here), "tests", "python",
-                                                         "torch_reference.py"), "--model", name,
-                           "--out-dir", d])
-            if rc != 0:
-                print(f"skipping torchvision {name}: export failed\n{out}", file=sys.stderr)
-                continue
-            models.append((name, os.path.join(d, "model.onnx"), "torchvision"))
+            path = export_torchvision(name, tmp)
+            if path:
+                models.append((name, path, "torchvision"))
         if args.models:
             models = [m for m in models if m[0] in args.models]
         for name, path, source in models:

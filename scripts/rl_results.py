@@ -12,12 +12,14 @@ The section between <!-- rl-results:NAME:begin --> and <!-- rl-results:NAME:end 
 """
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results import write_section  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REWIRE = os.path.join(ROOT, "build", "launch", "rewire")
@@ -91,7 +93,7 @@ def main():
              f"policy and guided horizon {a.horizon}.", "",
              "| model | initial ms | " + " | ".join(names) + " | guided vs best baseline |",
              "|---|---:|" + "---:|" * len(names) + "---:|"]
-    wins, within = 0, 0
+    wins = 0
     for row in rows:
         ok = [row[n] for n in names if row[n]]
         if not ok:
@@ -118,14 +120,8 @@ def main():
               f"<!-- rl-results:{a.section}:end -->"]
     section = "\n".join(lines) + "\n"
 
-    text = open(a.doc).read() if os.path.exists(a.doc) else ""
-    begin, end = f"<!-- rl-results:{a.section}:begin -->", f"<!-- rl-results:{a.section}:end -->"
-    if begin in text and end in text:
-        text = text[:text.index(begin)] + section.rstrip("\n") + text[text.index(end) + len(end):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    with open(a.doc, "w") as f:
-        f.write(text)
+    write_section(a.doc, f"<!-- rl-results:{a.section}:begin -->", f"<!-- rl-results:{a.section}:end -->",
+                  section.rstrip("\n"))
     print(f"wrote {a.doc} ({minutes:.1f} minutes)", file=sys.stderr)
 
 

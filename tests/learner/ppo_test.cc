@@ -23,6 +23,18 @@ std::vector<float> LogProbs(GnnPolicy& policy, const RolloutBuffer& buffer) {
   return out;
 }
 
+/// `n` episodes of `policy` sampling its actions on `graph`, with every step recorded.
+std::vector<Episode> SampledEpisodes(GnnPolicy& policy, Environment& env, const Graph& graph, std::mt19937_64& rng,
+                                     int n) {
+  std::vector<Episode> out;
+  for (int e = 0; e < n; ++e) {
+    auto run = RunEpisode(policy, env, graph, /*sample=*/true, rng, /*record=*/true);
+    EXPECT_TRUE(run.ok()) << run.status().message();
+    if (run.ok()) out.push_back(std::move(run->episode));
+  }
+  return out;
+}
+
 TEST(Ppo, AnUpdateFavoursActionsWithPositiveAdvantage) {
   torch::manual_seed(5);
   auto cost = testing::AnalyticCost();
@@ -33,12 +45,12 @@ TEST(Ppo, AnUpdateFavoursActionsWithPositiveAdvantage) {
   GnnPolicy policy(GnnShape{16, 1, 2});
   std::mt19937_64 rng(1);
   RolloutBuffer buffer;
-  for (int e = 0; e < 4; ++e) {
-    auto out = RunEpisode(policy, env, graph, /*sample=*/true, rng, /*record=*/true);
-    ASSERT_TRUE(out.ok()) << out.status().message();
+  std::vector<Episode> episodes = SampledEpisodes(policy, env, graph, rng, 4);
+  ASSERT_EQ(episodes.size(), 4u);
+  for (Episode& episode : episodes) {
     // Rewards that depend on the action only: even action numbers pay, odd ones cost.
-    for (RolloutStep& s : out->episode.steps) s.reward = s.action % 2 == 0 ? 10.0f : -10.0f;
-    buffer.Add(std::move(out->episode));
+    for (RolloutStep& s : episode.steps) s.reward = s.action % 2 == 0 ? 10.0f : -10.0f;
+    buffer.Add(std::move(episode));
   }
   const std::vector<float> before = LogProbs(policy, buffer);
 
@@ -107,11 +119,9 @@ TEST(Ppo, TheValueFitsReturnsInPercentOfTheRuntimeWithinAFewUpdates) {
   GnnPolicy policy(GnnShape{32, 2, 4});
   std::mt19937_64 rng(1);
   RolloutBuffer buffer;
-  for (int e = 0; e < 4; ++e) {
-    auto out = RunEpisode(policy, env, graph, /*sample=*/true, rng, /*record=*/true);
-    ASSERT_TRUE(out.ok()) << out.status().message();
-    buffer.Add(std::move(out->episode));
-  }
+  std::vector<Episode> episodes = SampledEpisodes(policy, env, graph, rng, 4);
+  ASSERT_EQ(episodes.size(), 4u);
+  for (Episode& episode : episodes) buffer.Add(std::move(episode));
   PpoSection ppo;  // X-RLflow's defaults
   ppo.clip_vloss = false;  // as every shipped config
   torch::optim::Adam opt(policy->parameters(), torch::optim::AdamOptions(ppo.learning_rate).eps(ppo.adam_eps));
