@@ -39,6 +39,7 @@ struct OptimizeOptions {
   AgentSearchOptions agent;
   GuidedSearchOptions guided;
   bool quiet = false;
+  bool no_greedy_seed = false;  // guided: beam from the policy's rollout only
   int latency_repeats = 0;
   std::string latency_device = "cpu";
   bool cuda_graph = false;
@@ -164,6 +165,8 @@ void RegisterOptimize(CLI::App& app) {
   cmd->add_option("--value-weight", o->guided.value_weight,
                   "guided: weight of the value's predicted return-to-go in a graph's score (0: cost alone)")
       ->capture_default_str();
+  cmd->add_flag("--no-greedy-seed", o->no_greedy_seed,
+               "guided: start the beam from the policy's rollout only, not also from greedy search's result");
   cmd->add_option("--patience", o->guided.patience, "guided: depths without a cheaper graph before stopping")
       ->capture_default_str();
   cmd->add_option("--rules", o->rules, "Rules file or directory (default: configs/rules)");
@@ -261,6 +264,7 @@ void RegisterOptimize(CLI::App& app) {
       go.horizon = o->agent.horizon;
       go.max_candidates = search.max_candidates;
       go.progress = search.progress;
+      go.greedy_seed = !o->no_greedy_seed;
       r = Take(agent->GuidedSearch(original, rules, *cost, go));
     } else {
       r = Take(RunSearch(original, rules, *cost, search));

@@ -7,10 +7,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <unordered_set>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
+#include <unordered_set>
 
 #include "learner/policy.h"
 
@@ -18,8 +18,8 @@ namespace rewire {
 
 // ---------------------------------------------------------------------------- rollouts
 
-StatusOr<EpisodeOutcome> RunEpisode(GnnPolicy& policy, Environment& env, const Graph& graph, bool sample,
-                                    std::mt19937_64& rng, bool record) {
+StatusOr<EpisodeOutcome> RunEpisode(GnnPolicy& policy, Environment& env, const Graph& graph,
+                                    bool sample, std::mt19937_64& rng, bool record) {
   torch::NoGradGuard no_grad;
   ASSIGN_OR_RETURN(Observation first, env.Reset(graph));
   (void)first;
@@ -113,26 +113,38 @@ StatusOr<CheckpointMeta> ParseMeta(const std::string& path, const std::string& t
   int node_features = -1, shape_features = -1;
   while (std::getline(is, line)) {
     const size_t sp = line.find(' ');
-    const std::string key = line.substr(0, sp), value = sp == std::string::npos ? "" : line.substr(sp + 1);
+    const std::string key = line.substr(0, sp),
+                      value = sp == std::string::npos ? "" : line.substr(sp + 1);
     try {
-      if (key == "policy_version") m.policy_version = std::stoll(value);
-      else if (key == "global_step") m.global_step = std::stoll(value);
-      else if (key == "wall_time") m.wall_time = std::stod(value);
-      else if (key == "best_speedup") m.best_speedup = std::stod(value);
-      else if (key == "hidden") m.shape.hidden = std::stoi(value);
-      else if (key == "layers") m.shape.layers = std::stoi(value);
-      else if (key == "heads") m.shape.heads = std::stoi(value);
-      else if (key == "node_features") node_features = std::stoi(value);
-      else if (key == "shape_features") shape_features = std::stoi(value);
-      else if (key == "rng") m.rng_state = value;
+      if (key == "policy_version")
+        m.policy_version = std::stoll(value);
+      else if (key == "global_step")
+        m.global_step = std::stoll(value);
+      else if (key == "wall_time")
+        m.wall_time = std::stod(value);
+      else if (key == "best_speedup")
+        m.best_speedup = std::stod(value);
+      else if (key == "hidden")
+        m.shape.hidden = std::stoi(value);
+      else if (key == "layers")
+        m.shape.layers = std::stoi(value);
+      else if (key == "heads")
+        m.shape.heads = std::stoi(value);
+      else if (key == "node_features")
+        node_features = std::stoi(value);
+      else if (key == "shape_features")
+        shape_features = std::stoi(value);
+      else if (key == "rng")
+        m.rng_state = value;
     } catch (const std::exception&) {
       return InvalidArgument(path + ": corrupt checkpoint metadata at '" + line + "'");
     }
   }
   if (node_features != kNodeFeatures || shape_features != kShapeFeatures) {
-    return InvalidArgument(path + " was written for " + std::to_string(node_features) + " node and " +
-                           std::to_string(shape_features) + " shape features; this build uses " +
-                           std::to_string(kNodeFeatures) + " and " + std::to_string(kShapeFeatures) +
+    return InvalidArgument(path + " was written for " + std::to_string(node_features) +
+                           " node and " + std::to_string(shape_features) +
+                           " shape features; this build uses " + std::to_string(kNodeFeatures) +
+                           " and " + std::to_string(kShapeFeatures) +
                            " (an incompatible version of rewire)");
   }
   return m;
@@ -151,7 +163,8 @@ Status FlushFile(const std::string& path) {
 namespace {
 /// Module::load replaces each parameter with whatever tensor the archive holds, shape included;
 /// this loads and then insists every shape is unchanged, restoring the old weights otherwise.
-Status LoadSameShape(GnnPolicy& policy, torch::serialize::InputArchive& archive, const std::string& what) {
+Status LoadSameShape(GnnPolicy& policy, torch::serialize::InputArchive& archive,
+                     const std::string& what) {
   std::vector<torch::Tensor> saved;
   for (const torch::Tensor& p : policy->parameters()) saved.push_back(p.detach().clone());
   policy->load(archive);
@@ -167,8 +180,8 @@ Status LoadSameShape(GnnPolicy& policy, torch::serialize::InputArchive& archive,
 }
 }  // namespace
 
-Status SaveCheckpoint(const std::string& path, GnnPolicy& policy, torch::optim::Optimizer* optimizer,
-                      const CheckpointMeta& meta) {
+Status SaveCheckpoint(const std::string& path, GnnPolicy& policy,
+                      torch::optim::Optimizer* optimizer, const CheckpointMeta& meta) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path target(path);
@@ -219,11 +232,13 @@ StatusOr<CheckpointMeta> LoadCheckpoint(const std::string& path, GnnPolicy& poli
     RETURN_IF_ERROR(LoadSameShape(policy, weights, path));
     if (optimizer) {
       torch::serialize::InputArchive opt;
-      if (!archive.try_read("optimizer", opt)) return InvalidArgument(path + " holds no optimizer state to resume from");
+      if (!archive.try_read("optimizer", opt))
+        return InvalidArgument(path + " holds no optimizer state to resume from");
       optimizer->load(opt);
     }
   } catch (const c10::Error& e) {
-    return InvalidArgument("cannot load " + path + ": " + std::string(e.what_without_backtrace()).substr(0, 200));
+    return InvalidArgument("cannot load " + path + ": " +
+                           std::string(e.what_without_backtrace()).substr(0, 200));
   }
   return meta;
 }
@@ -257,7 +272,8 @@ Status CheckShape(const std::string& path, const GnnShape& have, const GnnShape&
   auto differs = [&](const char* key, int a, int b) -> Status {
     if (a == b) return Status::Ok();
     return InvalidArgument("checkpoint " + path + " has gnn." + key + " = " + std::to_string(a) +
-                           ", the config asks for " + std::to_string(b) + " (an incompatible policy)");
+                           ", the config asks for " + std::to_string(b) +
+                           " (an incompatible policy)");
   };
   RETURN_IF_ERROR(differs("hidden", have.hidden, want.hidden));
   RETURN_IF_ERROR(differs("layers", have.layers, want.layers));
@@ -276,7 +292,8 @@ Agent::~Agent() = default;
 
 StatusOr<std::unique_ptr<Agent>> Agent::Load(const std::string& path, const GnnSection* expected) {
   auto impl = std::make_unique<Impl>();
-  if (expected) impl->policy = GnnPolicy(GnnShape{expected->hidden, expected->layers, expected->heads});
+  if (expected)
+    impl->policy = GnnPolicy(GnnShape{expected->hidden, expected->layers, expected->heads});
   ASSIGN_OR_RETURN(impl->meta, LoadCheckpoint(path, impl->policy, nullptr));
   impl->policy->eval();
   return std::unique_ptr<Agent>(new Agent(std::move(impl)));
@@ -292,7 +309,8 @@ GnnSection Agent::gnn() const {
   return g;
 }
 
-StatusOr<AgentSearchResult> Agent::Optimize(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
+StatusOr<AgentSearchResult> Agent::Optimize(const Graph& graph,
+                                            const std::vector<rules::Rule>& rules, CostModel& cost,
                                             const AgentSearchOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   EnvOptions eo;
@@ -304,7 +322,8 @@ StatusOr<AgentSearchResult> Agent::Optimize(const Graph& graph, const std::vecto
   SearchResult& best = out.best;
   int64_t steps = 0;
   for (int k = 0; k <= options.samples; ++k) {
-    ASSIGN_OR_RETURN(EpisodeOutcome e, RunEpisode(impl_->policy, env, graph, /*sample=*/k > 0, rng, false));
+    ASSIGN_OR_RETURN(EpisodeOutcome e,
+                     RunEpisode(impl_->policy, env, graph, /*sample=*/k > 0, rng, false));
     steps += static_cast<int64_t>(e.episode.steps.size());
     if (k == 0) {
       best.initial_cost_ms = e.episode.initial_cost_ms;
@@ -348,12 +367,20 @@ struct BeamNode {
 };
 
 Status CheckGuidedOptions(const GuidedSearchOptions& o) {
-  if (o.budget < 1) return InvalidArgument("the guided search needs a budget of at least 1 graph (got " +
-                                           std::to_string(o.budget) + ")");
-  if (o.beam_width < 1) return InvalidArgument("the beam width must be at least 1 (got " + std::to_string(o.beam_width) + ")");
-  if (o.expand < 1) return InvalidArgument("--expand must be at least 1 (got " + std::to_string(o.expand) + ")");
-  if (o.horizon < 1) return InvalidArgument("the horizon must be at least 1 (got " + std::to_string(o.horizon) + ")");
-  if (o.patience < 1) return InvalidArgument("the patience must be at least 1 (got " + std::to_string(o.patience) + ")");
+  if (o.budget < 1)
+    return InvalidArgument("the guided search needs a budget of at least 1 graph (got " +
+                           std::to_string(o.budget) + ")");
+  if (o.beam_width < 1)
+    return InvalidArgument("the beam width must be at least 1 (got " +
+                           std::to_string(o.beam_width) + ")");
+  if (o.expand < 1)
+    return InvalidArgument("--expand must be at least 1 (got " + std::to_string(o.expand) + ")");
+  if (o.horizon < 1)
+    return InvalidArgument("the horizon must be at least 1 (got " + std::to_string(o.horizon) +
+                           ")");
+  if (o.patience < 1)
+    return InvalidArgument("the patience must be at least 1 (got " + std::to_string(o.patience) +
+                           ")");
   if (!(o.value_weight >= 0)) return InvalidArgument("the value weight must be >= 0");
   if (!(o.time_limit_s >= 0)) return InvalidArgument("the time limit must be >= 0 seconds");
   return Status::Ok();
@@ -361,7 +388,8 @@ Status CheckGuidedOptions(const GuidedSearchOptions& o) {
 
 }  // namespace
 
-StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
+StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph,
+                                           const std::vector<rules::Rule>& rules, CostModel& cost,
                                            const GuidedSearchOptions& options) {
   RETURN_IF_ERROR(CheckGuidedOptions(options));
   using Clock = std::chrono::steady_clock;
@@ -393,7 +421,8 @@ StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph, const std::vector
     EnvOptions ro = eo;
     ro.horizon = std::min(options.horizon, options.budget);
     Environment rollout_env(rules, cost, ro);
-    ASSIGN_OR_RETURN(EpisodeOutcome rollout, RunEpisode(policy, rollout_env, graph, /*sample=*/false, rng, false));
+    ASSIGN_OR_RETURN(EpisodeOutcome rollout,
+                     RunEpisode(policy, rollout_env, graph, /*sample=*/false, rng, false));
     expansions = static_cast<int>(rollout.episode.steps.size());
     if (rollout.episode.best_cost_ms < result.final_cost_ms) {
       result.final_cost_ms = rollout.episode.best_cost_ms;
@@ -402,14 +431,43 @@ StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph, const std::vector
     }
   }
 
-  // --- phase 2: the beam, from the rollout's best graph, with what is left of the budget:
-  // children that cost more now are kept when the value expects them to pay off.
   std::vector<BeamNode> beam(1);
   beam[0].graph = result.best;
   beam[0].cost_ms = result.final_cost_ms;
   beam[0].path = result.steps;
   beam[0].hash = result.best.Hash();
   std::unordered_set<uint64_t> seen{graph.Hash(), beam[0].hash};
+
+  // --- the cost model's greedy descent, a second seed where the policy's rollout stopped short
+  // or went elsewhere; each of its steps is one expanded graph.
+  if (options.greedy_seed && expansions < options.budget) {
+    SearchOptions so;
+    so.algorithm = "greedy";
+    so.budget = options.budget - expansions;
+    so.max_candidates = options.max_candidates;
+    if (options.time_limit_s > 0)
+      so.time_limit_s = std::max(1e-3, options.time_limit_s - elapsed());
+    ASSIGN_OR_RETURN(SearchResult greedy, RunSearch(graph, rules, cost, so));
+    expansions += std::max(1, greedy.iterations);
+    result.candidates_evaluated += greedy.candidates_evaluated;
+    const uint64_t h = greedy.best.Hash();
+    if (seen.insert(h).second) {
+      BeamNode node;
+      node.graph = greedy.best;
+      node.cost_ms = greedy.final_cost_ms;
+      node.path = greedy.steps;
+      node.hash = h;
+      beam.push_back(std::move(node));
+    }
+    if (greedy.final_cost_ms < result.final_cost_ms) {
+      result.final_cost_ms = greedy.final_cost_ms;
+      result.best = std::move(greedy.best);
+      result.steps = std::move(greedy.steps);
+    }
+  }
+
+  // --- phase 2: the beam, from the seeds' best graphs, with what is left of the budget:
+  // children that cost more now are kept when the value expects them to pay off.
   int stale_depths = 0;
   bool out_of_budget = false;
 
@@ -488,17 +546,19 @@ StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph, const std::vector
       const auto value = out.value.contiguous();
       const float* v = value.data_ptr<float>();
       for (size_t i = 0; i < children.size(); ++i) {
-        children[i].score = children[i].cost_ms - options.value_weight * std::max(0.0f, v[i]) / 100.0 * initial;
+        children[i].score =
+            children[i].cost_ms - options.value_weight * std::max(0.0f, v[i]) / 100.0 * initial;
       }
     } else {
       for (BeamNode& c : children) c.score = c.cost_ms;
     }
     const size_t keep = std::min(children.size(), static_cast<size_t>(options.beam_width));
-    std::partial_sort(children.begin(), children.begin() + keep, children.end(), [](const BeamNode& a, const BeamNode& b) {
-      if (a.score != b.score) return a.score < b.score;
-      if (a.cost_ms != b.cost_ms) return a.cost_ms < b.cost_ms;
-      return a.hash < b.hash;
-    });
+    std::partial_sort(children.begin(), children.begin() + keep, children.end(),
+                      [](const BeamNode& a, const BeamNode& b) {
+                        if (a.score != b.score) return a.score < b.score;
+                        if (a.cost_ms != b.cost_ms) return a.cost_ms < b.cost_ms;
+                        return a.hash < b.hash;
+                      });
     children.resize(keep);
     beam = std::move(children);
 

@@ -25,14 +25,15 @@ struct AgentSearchOptions {
 };
 
 /// Policy-guided search (`rewire optimize --search guided`). First the policy's own rollout
-/// (its most likely rewrite at each step) gives the incumbent, so the search ends no worse than
-/// the plain policy; then a beam search starts from the rollout's best graph with the rest of
-/// the budget, looking past where the rollout stopped. Each depth expands the beam:
-/// every beam graph's candidates are enumerated and scored by the policy, its `expand` most
-/// likely rewrites and the cost model's cheapest one become children; children are deduplicated
-/// by hash and scored by the estimated final cost, cost - value_weight * value / 100 * RT_0 (the
-/// value head's return-to-go, in percent of the input's cost), one batched forward for all of
-/// them; the `beam_width` best form the next beam. The cheapest graph seen is the result.
+/// (its most likely rewrite at each step) and, with `greedy_seed`, the cost model's greedy
+/// descent give the incumbents, so the search ends no worse than either; then a beam search
+/// starts from their best graphs with the rest of the budget, looking past where they stopped. Each
+/// depth expands the beam: every beam graph's candidates are enumerated and scored by the policy,
+/// its `expand` most likely rewrites and the cost model's cheapest one become children; children
+/// are deduplicated by hash and scored by the estimated final cost, cost - value_weight * value /
+/// 100 * RT_0 (the value head's return-to-go, in percent of the input's cost), one batched forward
+/// for all of them; the `beam_width` best form the next beam. The cheapest graph seen is the
+/// result.
 struct GuidedSearchOptions {
   int beam_width = 8;
   int expand = 4;
@@ -44,6 +45,9 @@ struct GuidedSearchOptions {
   double value_weight = 1.0;
   /// Depths without a cheaper graph before the search stops (saturated).
   int patience = 12;
+  /// Also seed the beam with greedy search's result (its steps count against the budget): the
+  /// policy's rollout and greedy descent end in different places, and the beam continues both.
+  bool greedy_seed = true;
   int horizon = 100;  // depth at most
   size_t max_candidates = 500;
   /// Called after every depth (may be empty).
@@ -66,22 +70,23 @@ class Agent {
   /// Loads a policy checkpoint. Errors (one line, naming the path): a missing file, a file that
   /// is not a rewire checkpoint, or - when `expected` is given - a checkpoint whose GNN shape
   /// differs from it ("checkpoint X has gnn.hidden = 64, the config asks for 32").
-  static StatusOr<std::unique_ptr<Agent>> Load(const std::string& path, const GnnSection* expected = nullptr);
+  static StatusOr<std::unique_ptr<Agent>> Load(const std::string& path,
+                                               const GnnSection* expected = nullptr);
 
   int64_t policy_version() const;
   GnnSection gnn() const;
 
   /// Rollouts of the policy on `graph`: one greedy (most likely action each step), then
   /// `samples` sampled ones; each rollout's best graph (not only its last) counts.
-  StatusOr<AgentSearchResult> Optimize(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
-                                       const AgentSearchOptions& options);
+  StatusOr<AgentSearchResult> Optimize(const Graph& graph, const std::vector<rules::Rule>& rules,
+                                       CostModel& cost, const AgentSearchOptions& options);
 
   /// Beam search guided by the policy and the value (GuidedSearchOptions). Errors: a budget,
   /// beam width, expansion count or horizon below 1, a negative value weight or time limit, or
   /// a cost model that cannot cost the graph. Stopping is data: the result's reason says whether
   /// the budget, the time limit or `patience` depths without progress ended it.
-  StatusOr<SearchResult> GuidedSearch(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
-                                      const GuidedSearchOptions& options);
+  StatusOr<SearchResult> GuidedSearch(const Graph& graph, const std::vector<rules::Rule>& rules,
+                                      CostModel& cost, const GuidedSearchOptions& options);
 
   struct Impl;
 

@@ -22,7 +22,9 @@ std::unique_ptr<Agent> FreshAgent(const std::string& name) {
   torch::manual_seed(7);
   GnnPolicy policy(GnnShape{16, 2, 2});
   const std::string path = (fs::temp_directory_path() / ("rewire_guided_" + name + ".pt")).string();
-  EXPECT_TRUE(SaveCheckpoint(path, policy, nullptr, CheckpointMeta{0, 0, 0, 0, GnnShape{16, 2, 2}, ""}).ok());
+  EXPECT_TRUE(
+      SaveCheckpoint(path, policy, nullptr, CheckpointMeta{0, 0, 0, 0, GnnShape{16, 2, 2}, ""})
+          .ok());
   auto agent = Agent::Load(path);
   fs::remove(path);
   EXPECT_TRUE(agent.ok()) << agent.status().message();
@@ -56,7 +58,8 @@ TEST(GuidedSearch, StopsAtItsBudgetOfExpandedGraphs) {
   GuidedSearchOptions o;
   o.budget = 5;
   o.beam_width = 3;
-  auto r = agent->GuidedSearch(*BuildModel("squeezenet"), testing::VerifiedShippedRules(), *cost, o);
+  auto r =
+      agent->GuidedSearch(*BuildModel("squeezenet"), testing::VerifiedShippedRules(), *cost, o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->reason, StopReason::kBudget);
   EXPECT_EQ(r->iterations, 5);
@@ -91,6 +94,34 @@ TEST(GuidedSearch, EndsNoWorseThanGreedySearchAndIsDeterministic) {
     EXPECT_EQ(a->steps.size(), b->steps.size());
     EXPECT_EQ(a->best.Hash(), b->best.Hash());
   }
+}
+
+TEST(GuidedSearch, ItsGreedySeedKeepsItAtGreedySearchsResultWhereThePolicyStopsShort) {
+  auto agent = FreshAgent("seed");
+  ASSERT_TRUE(agent);
+  auto cost = testing::AnalyticCost();
+  const auto& rules = testing::VerifiedShippedRules();
+  const Graph graph = *BuildModel("squeezenet");
+  SearchOptions so;
+  so.algorithm = "greedy";
+  so.budget = 1000;
+  auto greedy = RunSearch(graph, rules, *cost, so);
+  ASSERT_TRUE(greedy.ok());
+  ASSERT_GT(greedy->steps.size(), 2u);  // greedy needs far more than the one step allowed below
+  GuidedSearchOptions o;
+  o.horizon = 1;  // the policy's rollout and the beam take one rewrite each
+  o.budget = 200;
+  o.greedy_seed = false;
+  auto alone = agent->GuidedSearch(graph, rules, *cost, o);
+  ASSERT_TRUE(alone.ok()) << alone.status().message();
+  EXPECT_GT(alone->final_cost_ms, greedy->final_cost_ms * (1 + 1e-6));
+  o.greedy_seed = true;
+  auto seeded = agent->GuidedSearch(graph, rules, *cost, o);
+  ASSERT_TRUE(seeded.ok()) << seeded.status().message();
+  EXPECT_LE(seeded->final_cost_ms, greedy->final_cost_ms * (1 + 1e-9));
+  EXPECT_LE(seeded->iterations, o.budget);
+  EXPECT_GE(seeded->iterations,
+            static_cast<int>(greedy->steps.size()));  // greedy's steps were counted
 }
 
 }  // namespace
