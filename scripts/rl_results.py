@@ -22,13 +22,29 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results import write_section  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-REWIRE = os.path.join(ROOT, "build", "launch", "rewire")
+REWIRE = os.environ.get("REWIRE", os.path.join(ROOT, "build", "launch", "rewire"))  # the binary to run
 MODELS = "inceptionv3 resnext50 squeezenet bert vit dalle tt"
+
+
+def model_args(spec):
+    """A model of --models: a zoo name, or NAME:KEY=VALUE,... with shape options, e.g.
+    bert:seq_len=128 (rewire optimize --model bert --seq-len 128)."""
+    name, _, shape = spec.partition(":")
+    args = ["--model", name]
+    for kv in filter(None, shape.split(",")):
+        key, _, value = kv.partition("=")
+        args += ["--" + key.replace("_", "-"), value]
+    return args
+
+
+def label(spec):
+    name, _, shape = spec.partition(":")
+    return f"{name} ({shape.replace('=', ' ').replace(',', ', ')})" if shape else name
 
 
 def optimize(model, extra, common, tmp):
     report = os.path.join(tmp, "r.json")
-    cmd = [REWIRE, "optimize", "-q", "--model", model, "--report", report] + common + extra
+    cmd = [REWIRE, "optimize", "-q", "--report", report] + model_args(model) + common + extra
     start = time.monotonic()
     done = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.monotonic() - start
@@ -75,7 +91,7 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for m in a.models.split():
-            row = {"model": m}
+            row = {"model": label(m)}
             for name, extra in searches:
                 row[name] = optimize(m, extra, common, tmp)
                 print(f"{m:12s} {name:15s} {row[name]}", file=sys.stderr)
@@ -86,6 +102,8 @@ def main():
     cmd = "/usr/bin/python3 scripts/rl_results.py " + " ".join(
         f"--{k.replace('_', '-')} {v}" for k, v in [("policy", a.policy), ("cost", a.cost), ("device", a.device),
                                                      ("section", a.section)] if v)
+    if a.models != MODELS:
+        cmd += f" --models '{a.models}'"
     lines = [f"<!-- rl-results:{a.section}:begin -->", f"### {a.title or 'Cost model ' + a.cost + ' ' + a.device}", "",
              f"Produced by `{cmd}` in {minutes:.1f} minutes (do not edit by hand). Final cost in ms "
              "(speedup over the input, seconds of the search itself); best of each row in bold; guided: "
@@ -93,7 +111,7 @@ def main():
              f"policy and guided horizon {a.horizon}.", "",
              "| model | initial ms | " + " | ".join(names) + " | guided vs best baseline |",
              "|---|---:|" + "---:|" * len(names) + "---:|"]
-    wins = 0
+    wins = within2 = ten = faster = 0
     for row in rows:
         ok = [row[n] for n in names if row[n]]
         if not ok:
@@ -115,8 +133,16 @@ def main():
             diff = (min(base) - g["final"]) / min(base) * 100
             vs = f"{diff:+.1f}% lower cost" if diff >= 0 else f"{-diff:.1f}% higher cost"
             wins += g["final"] <= min(base) * (1 + 1e-9)
+        bt = row["backtrack 1000"]
+        if g and bt:
+            within2 += g["final"] <= bt["final"] * 1.02
+            ten += g["final"] <= bt["final"] * 0.90
+            faster += g["search_s"] <= bt["search_s"]
         lines.append(f"| {row['model']} | {init:.4f} | " + " | ".join(cells) + f" | {vs} |")
-    lines += ["", f"Guided search at least as good as the best baseline on {wins} of {len(rows)} models.",
+    n = len(rows)
+    lines += ["", f"Guided search: at least as good as the best baseline on {wins} of {n} models; within 2% of "
+              f"backtracking at budget 1000 on {within2} of {n}; at least 10% lower cost than it on {ten} of {n}; "
+              f"its search no slower than backtracking at budget 1000 on {faster} of {n}.",
               f"<!-- rl-results:{a.section}:end -->"]
     section = "\n".join(lines) + "\n"
 
