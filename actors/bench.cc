@@ -4,10 +4,12 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <cstdarg>
-#include <cstdio>
+#include <iterator>
 #include <memory>
 #include <thread>
+#include <utility>
+
+#include <fmt/format.h>
 
 #include "actors/messages.h"
 #include "actors/transport.h"
@@ -23,13 +25,9 @@ double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-void Appendf(std::string& out, const char* format, ...) {
-  char buf[512];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(buf, sizeof buf, format, args);
-  va_end(args);
-  out += buf;
+template <typename... Args>
+void Appendf(std::string& out, fmt::format_string<Args...> format, Args&&... args) {
+  fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
 }
 
 /// Nearest-rank percentile of `v` (0 < q <= 1).
@@ -41,13 +39,8 @@ double Percentile(std::vector<double> v, double q) {
 }
 
 std::string Size(double bytes) {
-  char buf[64];
-  if (bytes >= 1 << 20) {
-    std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / (1 << 20));
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024);
-  }
-  return buf;
+  if (bytes >= 1 << 20) return fmt::format("{:.2f} MiB", bytes / (1 << 20));
+  return fmt::format("{:.1f} KiB", bytes / 1024);
 }
 
 /// Sockets for the benchmark: loopback, room for the largest rollout.
@@ -81,10 +74,10 @@ Status BenchRollouts(const std::string& label, const RolloutMsg& prototype, int 
     t_decode.push_back(Seconds(a, Clock::now()));
     if (!back.ok()) return back.status().WithContext("decoding the benchmark rollout");
   }
-  Appendf(out, "%s: %zu steps, %zu candidates, message %s (observations %s in memory)\n",
-          label.c_str(), steps, candidates, Size(static_cast<double>(bytes.size())).c_str(),
-          Size(static_cast<double>(memory)).c_str());
-  Appendf(out, "  encode %.2f ms, decode+validate %.2f ms (median of 5)\n",
+  Appendf(out, "{}: {} steps, {} candidates, message {} (observations {} in memory)\n", label,
+          steps, candidates, Size(static_cast<double>(bytes.size())),
+          Size(static_cast<double>(memory)));
+  Appendf(out, "  encode {:.2f} ms, decode+validate {:.2f} ms (median of 5)\n",
           Percentile(t_encode, 0.5) * 1e3, Percentile(t_decode, 0.5) * 1e3);
 
   // PUSH -> PULL: the sender validates, encodes and signs every message (a new sequence each).
@@ -119,7 +112,8 @@ Status BenchRollouts(const std::string& label, const RolloutMsg& prototype, int 
                     std::to_string(c.dropped()) + " dropped" +
                     (c.dropped() ? ": " + puller->last_drop() : std::string()) + ")");
   }
-  Appendf(out, "  PUSH/PULL: %d messages in %.2f s: %.1f messages/s, %.1f MB/s (%.0f steps/s)\n",
+  Appendf(out,
+          "  PUSH/PULL: {} messages in {:.2f} s: {:.1f} messages/s, {:.1f} MB/s ({:.0f} steps/s)\n",
           count, seconds, count / seconds,
           count * static_cast<double>(bytes.size()) / seconds / 1e6, count * steps / seconds);
   return Status::Ok();
@@ -213,12 +207,12 @@ Status BenchBroadcast(const std::string& label, const std::string& blob, int num
   if (!status.ok()) return status.WithContext("publishing weights");
   if (all_received.empty()) return Internal("no broadcast reached every subscriber");
   Appendf(out,
-          "  %-24s to %2d subscriber%s: all received median %7.3f ms, p95 %7.3f ms; one "
-          "subscriber median %7.3f ms%s\n",
-          label.c_str(), num_subscribers,
-          num_subscribers == 1 ? " " : "s", Percentile(all_received, 0.5) * 1e3,
-          Percentile(all_received, 0.95) * 1e3, Percentile(each_received, 0.5) * 1e3,
-          lost ? (" (" + std::to_string(lost) + " lost)").c_str() : "");
+          "  {:<24} to {:2} subscriber{}: all received median {:7.3f} ms, p95 {:7.3f} ms; one "
+          "subscriber median {:7.3f} ms{}\n",
+          label, num_subscribers, num_subscribers == 1 ? " " : "s",
+          Percentile(all_received, 0.5) * 1e3, Percentile(all_received, 0.95) * 1e3,
+          Percentile(each_received, 0.5) * 1e3,
+          lost ? " (" + std::to_string(lost) + " lost)" : std::string());
   return Status::Ok();
 }
 
@@ -255,8 +249,8 @@ Status BenchFetch(const std::string& label, const std::string& blob, int repeats
   stop.store(true);
   server.join();
   if (!status.ok()) return status.WithContext("fetching weights");
-  Appendf(out, "  %-24s: median %7.3f ms, p95 %7.3f ms\n", label.c_str(), Percentile(latency, 0.5) * 1e3,
-          Percentile(latency, 0.95) * 1e3);
+  Appendf(out, "  {:<24}: median {:7.3f} ms, p95 {:7.3f} ms\n", label,
+          Percentile(latency, 0.5) * 1e3, Percentile(latency, 0.95) * 1e3);
   return Status::Ok();
 }
 
@@ -302,10 +296,10 @@ StatusOr<std::string> BenchTransport(const std::vector<rules::Rule>& rules, Cost
       if (!VerifyFrame(secret, frame)) return Internal("a signed frame does not verify");
       t.push_back(Seconds(a, Clock::now()) / 2);
     }
-    Appendf(out, "frame MAC (HMAC-SHA256, libsodium): %.0f MB/s to sign or verify\n",
+    Appendf(out, "frame MAC (HMAC-SHA256, libsodium): {:.0f} MB/s to sign or verify\n",
             body.size() / Percentile(t, 0.5) / 1e6);
   }
-  Appendf(out, "rollouts over loopback PUSH/PULL (episodes of %d random rewrites, %d hops)\n",
+  Appendf(out, "rollouts over loopback PUSH/PULL (episodes of {} random rewrites, {} hops)\n",
           options.episode_steps, options.hops);
   for (const std::string& name : options.models) {
     ASSIGN_OR_RETURN(Graph graph, BuildModel(name));
@@ -321,7 +315,7 @@ StatusOr<std::string> BenchTransport(const std::vector<rules::Rule>& rules, Cost
     RETURN_IF_ERROR(BenchRollouts(name, msg, options.rollouts, out).WithContext(name));
   }
   Appendf(out,
-          "weight broadcast over loopback PUB/SUB (CONFLATE), publish -> received and decoded, %d "
+          "weight broadcast over loopback PUB/SUB (CONFLATE), publish -> received and decoded, {} "
           "repeats\n",
           options.repeats);
   // The blobs: the real GNN's weights when given, else filler of the asked sizes.
@@ -335,7 +329,7 @@ StatusOr<std::string> BenchTransport(const std::vector<rules::Rule>& rules, Cost
     for (int n : options.subscribers) RETURN_IF_ERROR(BenchBroadcast(label, blob, n, options.repeats, out));
   }
   Appendf(out,
-          "late joiner's fetch over loopback REQ/REP (request -> weights decoded), %d repeats\n",
+          "late joiner's fetch over loopback REQ/REP (request -> weights decoded), {} repeats\n",
           options.repeats);
   for (const auto& [label, blob] : blobs) RETURN_IF_ERROR(BenchFetch(label, blob, options.repeats, out));
   return out;

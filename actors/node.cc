@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "actors/runtime.h"
 #include "actors/runtime_util.h"
 #include "actors/supervisor.h"
@@ -182,13 +184,12 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
     used += JsonField(f, "episodes_used", 0);
     version = std::max(version, JsonField(f, "policy_version", 0));
   }
-  char line[512];
-  std::snprintf(line, sizeof line,
-                "launch: %s at policy version %.0f (run.max_updates %d) | episodes learned from %.0f | restarts: "
-                "learner group %d, env actors %d | rollouts dropped: stale %.0f, bad %.0f | checkpoint %s",
-                done ? "done" : ("stopped (" + sum.stop_reason + ")").c_str(), version, c.run.max_updates, used,
-                learner_restarts, env_restarts, stale, bad, ckpt.c_str());
-  std::printf("%s\n", line);
+  fmt::print(
+      "launch: {} at policy version {:.0f} (run.max_updates {}) | episodes learned from {:.0f} | "
+      "restarts: learner group {}, env actors {} | rollouts dropped: stale {:.0f}, bad {:.0f} | "
+      "checkpoint {}\n",
+      done ? "done" : "stopped (" + sum.stop_reason + ")", version, c.run.max_updates, used,
+      learner_restarts, env_restarts, stale, bad, ckpt);
   std::fflush(stdout);
   return run;
 }

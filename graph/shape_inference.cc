@@ -192,8 +192,7 @@ Status InferConv(OpType op, AttrReader& r, const Types& in, Types* out) {
   }
   if (w.shape[1] * group != c) {
     return Error(op, "weight " + Str(w.shape) + " expects " + std::to_string(w.shape[1] * group) +
-                         " input channels, input X " + Str(x.shape) + " has " +
-                         std::to_string(c));
+                         " input channels, input X " + Str(x.shape) + " has " + std::to_string(c));
   }
   if (in.size() == 3) {
     RETURN_IF_ERROR(RequireDType(op, in[2], DType::kFloat32, "bias B"));
@@ -205,7 +204,8 @@ Status InferConv(OpType op, AttrReader& r, const Types& in, Types* out) {
   for (int i = 0; i < 2; ++i) {
     if (strides[i] <= 0 || dil[i] <= 0) return Error(op, "strides and dilations must be positive");
     if (pads[i] < 0 || pads[i + 2] < 0) return Error(op, "pads must be non-negative");
-    if (strides[i] > kMaxAttr || dil[i] > kMaxAttr || pads[i] > kMaxAttr || pads[i + 2] > kMaxAttr) {
+    if (strides[i] > kMaxAttr || dil[i] > kMaxAttr || pads[i] > kMaxAttr ||
+        pads[i + 2] > kMaxAttr) {
       return Error(op, "strides, dilations and pads must be below 2^31");
     }
   }
@@ -266,8 +266,8 @@ Status InferMatMul(OpType op, AttrReader& r, const Types& in, Types* out) {
   if (a.back() != b[b.size() - 2]) {
     return Error(op, "inner dimensions differ: " + Str(in[0].shape) + " @ " + Str(in[1].shape));
   }
-  ASSIGN_OR_RETURN(Shape batch, Broadcast(op, Shape(a.begin(), a.end() - 2),
-                                          Shape(b.begin(), b.end() - 2)));
+  ASSIGN_OR_RETURN(Shape batch,
+                   Broadcast(op, Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2)));
   Shape s = batch;
   if (!a_vec) s.push_back(a[a.size() - 2]);
   if (!b_vec) s.push_back(b.back());
@@ -297,7 +297,8 @@ Status InferGemm(OpType op, AttrReader& r, const Types& in, Types* out) {
   }
   if (in.size() == 3) {
     ASSIGN_OR_RETURN(Shape bc, Broadcast(op, in[2].shape, Shape{m, n}));
-    if (bc != Shape{m, n}) return Error(op, "C " + Str(in[2].shape) + " must broadcast to " + Str({m, n}));
+    if (bc != Shape{m, n})
+      return Error(op, "C " + Str(in[2].shape) + " must broadcast to " + Str({m, n}));
   }
   out->push_back({DType::kFloat32, {m, n}});
   return Status::Ok();
@@ -311,7 +312,8 @@ Status InferSlice(OpType op, AttrReader& r, const TensorType& x, Types* out, Att
   for (size_t i = 0; i < def_axes.size(); ++i) def_axes[i] = static_cast<int64_t>(i);
   ASSIGN_OR_RETURN(Ints axes, r.IntList("axes", -1, def_axes));
   ASSIGN_OR_RETURN(Ints steps, r.IntList("steps", -1, Ints(starts.size(), 1)));
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size()) {
     return Error(op, "starts, ends, axes and steps must have the same length");
   }
   // Canonical form: one entry per sliced axis, sorted by axis, starts/ends clamped as ONNX
@@ -324,7 +326,8 @@ Status InferSlice(OpType op, AttrReader& r, const TensorType& x, Types* out, Att
     if (!seen.insert(axis).second) return Error(op, "repeated axis in axes");
     const int64_t dim = x.shape[axis];
     const int64_t step = steps[i];
-    if (step == 0 || step == std::numeric_limits<int64_t>::min()) return Error(op, "steps must be non-zero and finite");
+    if (step == 0 || step == std::numeric_limits<int64_t>::min())
+      return Error(op, "steps must be non-zero and finite");
     int64_t start = starts[i], end = ends[i];
     if (start < 0) start += dim;
     if (end < 0 && end > std::numeric_limits<int64_t>::min() + dim) end += dim;
@@ -370,14 +373,17 @@ Status InferReshape(OpType op, AttrReader& r, const TensorType& x, Types* out, A
       continue;
     }
     if (shape[i] == 0) {
-      if (i >= x.shape.size()) return Error(op, "shape copies dimension " + std::to_string(i) + " that input " + Str(x.shape) + " lacks");
+      if (i >= x.shape.size())
+        return Error(op, "shape copies dimension " + std::to_string(i) + " that input " +
+                             Str(x.shape) + " lacks");
       s[i] = x.shape[i];
     } else if (shape[i] < 0) {
       return Error(op, "shape has invalid dimension " + std::to_string(shape[i]));
     } else {
       s[i] = shape[i];
     }
-    if (__builtin_mul_overflow(known, s[i], &known)) return Error(op, "shape " + Str(shape) + " is too large");
+    if (__builtin_mul_overflow(known, s[i], &known))
+      return Error(op, "shape " + Str(shape) + " is too large");
   }
   const int64_t total = NumElements(x.shape);
   if (infer_at >= 0) {
@@ -409,20 +415,290 @@ Status InferReduce(OpType op, AttrReader& r, const TensorType& x, Types* out, At
   Shape s;
   for (int64_t i = 0; i < rank; ++i) {
     const bool reduced = std::binary_search(axes.begin(), axes.end(), i);
-    if (!reduced) s.push_back(x.shape[i]);
-    else if (keepdims) s.push_back(1);
+    if (!reduced)
+      s.push_back(x.shape[i]);
+    else if (keepdims)
+      s.push_back(1);
   }
   out->push_back({DType::kFloat32, s});
   return Status::Ok();
 }
 
+/// A float32 element-wise op: the output type is the input's.
+Status FloatUnary(OpType op, const Types& in, Types* out) {
+  RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input"));
+  out->push_back(in[0]);
+  return Status::Ok();
+}
+
+Status InferGlobalAvgPool(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input"));
+  if (in[0].shape.size() < 3)
+    return Error(op, "input must have rank >= 3, got " + Str(in[0].shape));
+  Shape s = in[0].shape;
+  for (size_t i = 2; i < s.size(); ++i) s[i] = 1;
+  out->push_back({DType::kFloat32, s});
+  return Status::Ok();
+}
+
+Status InferClip(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  ASSIGN_OR_RETURN(float lo, r.Float("min", std::numeric_limits<float>::lowest()));
+  ASSIGN_OR_RETURN(float hi, r.Float("max", std::numeric_limits<float>::max()));
+  if (lo > hi) return Error(op, "min must not exceed max");
+  RETURN_IF_ERROR(FloatUnary(op, in, out));
+  return Status::Ok();
+}
+
+Status InferCast(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  ASSIGN_OR_RETURN(int64_t to, r.Int("to"));
+  ASSIGN_OR_RETURN(DType dt, DTypeFromOnnx(static_cast<int32_t>(to)));
+  out->push_back({dt, in[0].shape});
+  return Status::Ok();
+}
+
+Status InferBatchNorm(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  RETURN_IF_ERROR(r.Float("epsilon", 1e-5f).status());
+  RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input X"));
+  if (in[0].shape.size() < 2) return Error(op, "input X must have rank >= 2");
+  const int64_t c = in[0].shape[1];
+  static const char* names[] = {"X", "scale", "B", "mean", "var"};
+  for (int i = 1; i < 5; ++i) {
+    if (in[i].shape != Shape{c} || in[i].dtype != DType::kFloat32) {
+      return Error(op,
+                   std::string(names[i]) + " must be f32" + Str({c}) + ", got " + in[i].ToString());
+    }
+  }
+  out->push_back(in[0]);
+  return Status::Ok();
+}
+
+Status InferLayerNorm(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  RETURN_IF_ERROR(r.Float("epsilon", 1e-5f).status());
+  RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input X"));
+  const int64_t rank = static_cast<int64_t>(in[0].shape.size());
+  ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", -1));
+  ASSIGN_OR_RETURN(axis, NormAxis(op, axis, rank));
+  attrs->Set("axis", axis);
+  const Shape norm(in[0].shape.begin() + axis, in[0].shape.end());
+  for (size_t i = 1; i < in.size(); ++i) {
+    if (in[i].shape != norm || in[i].dtype != DType::kFloat32) {
+      return Error(op, std::string(i == 1 ? "scale" : "bias") + " must be f32" + Str(norm) +
+                           ", got " + in[i].ToString());
+    }
+  }
+  out->push_back(in[0]);
+  return Status::Ok();
+}
+
+Status InferSoftmax(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input"));
+  ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", -1));
+  ASSIGN_OR_RETURN(axis, NormAxis(op, axis, static_cast<int64_t>(in[0].shape.size())));
+  attrs->Set("axis", axis);
+  out->push_back(in[0]);
+  return Status::Ok();
+}
+
+/// Add, Sub, Mul, Div, Pow: one element type, broadcast shapes.
+Status InferElementwiseBinary(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  if (in[0].dtype != in[1].dtype) {
+    return Error(op, "input types differ: " + in[0].ToString() + " and " + in[1].ToString());
+  }
+  if (in[0].dtype == DType::kBool || (op == OpType::kPow && in[0].dtype != DType::kFloat32)) {
+    return Error(op, "unsupported element type " + in[0].ToString());
+  }
+  ASSIGN_OR_RETURN(Shape s, Broadcast(op, in[0].shape, in[1].shape));
+  out->push_back({in[0].dtype, s});
+  return Status::Ok();
+}
+
+Status InferWhere(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  RETURN_IF_ERROR(RequireDType(op, in[0], DType::kBool, "condition"));
+  if (in[1].dtype != in[2].dtype) {
+    return Error(op, "X and Y types differ: " + in[1].ToString() + " and " + in[2].ToString());
+  }
+  ASSIGN_OR_RETURN(Shape s, Broadcast(op, in[0].shape, in[1].shape));
+  ASSIGN_OR_RETURN(s, Broadcast(op, s, in[2].shape));
+  out->push_back({in[1].dtype, s});
+  return Status::Ok();
+}
+
+Status InferConcat(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  ASSIGN_OR_RETURN(int64_t axis, r.Int("axis"));
+  const int64_t rank = static_cast<int64_t>(in[0].shape.size());
+  ASSIGN_OR_RETURN(axis, NormAxis(op, axis, rank));
+  attrs->Set("axis", axis);
+  Shape s = in[0].shape;
+  for (size_t i = 1; i < in.size(); ++i) {
+    bool ok = in[i].dtype == in[0].dtype && in[i].shape.size() == s.size();
+    for (int64_t d = 0; ok && d < rank; ++d) ok = d == axis || in[i].shape[d] == s[d];
+    if (!ok) {
+      return Error(op, "input " + std::to_string(i) + " " + in[i].ToString() + " does not match " +
+                           in[0].ToString() + " outside axis " + std::to_string(axis));
+    }
+    s[axis] += in[i].shape[axis];
+  }
+  out->push_back({in[0].dtype, s});
+  return Status::Ok();
+}
+
+Status InferSplit(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  const int64_t rank = static_cast<int64_t>(in[0].shape.size());
+  ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", 0));
+  ASSIGN_OR_RETURN(axis, NormAxis(op, axis, rank));
+  attrs->Set("axis", axis);
+  ASSIGN_OR_RETURN(Ints split, r.IntList("split", -1));
+  if (split.empty()) return Error(op, "split must list at least one size");
+  int64_t sum = 0;
+  for (int64_t v : split) {
+    if (v <= 0) return Error(op, "split sizes must be positive");
+    sum += v;
+  }
+  if (sum != in[0].shape[axis]) {
+    return Error(op, "split sizes sum to " + std::to_string(sum) + " but axis " +
+                         std::to_string(axis) + " of " + Str(in[0].shape) + " has " +
+                         std::to_string(in[0].shape[axis]));
+  }
+  for (int64_t v : split) {
+    Shape s = in[0].shape;
+    s[axis] = v;
+    out->push_back({in[0].dtype, s});
+  }
+  return Status::Ok();
+}
+
+Status InferTranspose(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  const int64_t rank = static_cast<int64_t>(in[0].shape.size());
+  Ints rev(rank);
+  for (int64_t i = 0; i < rank; ++i) rev[i] = rank - 1 - i;
+  ASSIGN_OR_RETURN(Ints perm, r.IntList("perm", static_cast<int>(rank), rev));
+  Ints sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t i = 0; i < rank; ++i) {
+    if (sorted[i] != i)
+      return Error(op, "perm is not a permutation of 0.." + std::to_string(rank - 1));
+  }
+  Shape s(rank);
+  for (int64_t i = 0; i < rank; ++i) s[i] = in[0].shape[perm[i]];
+  out->push_back({in[0].dtype, s});
+  return Status::Ok();
+}
+
+Status InferFlatten(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  const int64_t rank = static_cast<int64_t>(in[0].shape.size());
+  ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", 1));
+  if (axis < -rank || axis > rank) return Error(op, "axis out of range");
+  if (axis < 0) axis += rank;
+  attrs->Set("axis", axis);
+  int64_t a = 1, b = 1;
+  for (int64_t i = 0; i < rank; ++i) (i < axis ? a : b) *= in[0].shape[i];
+  out->push_back({in[0].dtype, {a, b}});
+  return Status::Ok();
+}
+
+Status InferSqueeze(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  const int64_t rank = static_cast<int64_t>(in[0].shape.size());
+  Ints ones;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (in[0].shape[i] == 1) ones.push_back(i);
+  }
+  ASSIGN_OR_RETURN(Ints axes, r.IntList("axes", -1, ones));
+  ASSIGN_OR_RETURN(axes, NormAxes(op, axes, rank));
+  attrs->Set("axes", axes);
+  Shape s;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (std::binary_search(axes.begin(), axes.end(), i)) {
+      if (in[0].shape[i] != 1) {
+        return Error(op, "cannot squeeze axis " + std::to_string(i) + " of " + Str(in[0].shape));
+      }
+    } else {
+      s.push_back(in[0].shape[i]);
+    }
+  }
+  out->push_back({in[0].dtype, s});
+  return Status::Ok();
+}
+
+Status InferUnsqueeze(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  ASSIGN_OR_RETURN(Ints axes, r.IntList("axes", -1));
+  const int64_t rank = static_cast<int64_t>(in[0].shape.size() + axes.size());
+  ASSIGN_OR_RETURN(axes, NormAxes(op, axes, rank));
+  attrs->Set("axes", axes);
+  Shape s;
+  size_t j = 0;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (std::binary_search(axes.begin(), axes.end(), i))
+      s.push_back(1);
+    else
+      s.push_back(in[0].shape[j++]);
+  }
+  out->push_back({in[0].dtype, s});
+  return Status::Ok();
+}
+
+Status InferPad(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  const size_t rank = in[0].shape.size();
+  ASSIGN_OR_RETURN(Ints pads, r.IntList("pads", static_cast<int>(2 * rank)));
+  ASSIGN_OR_RETURN(float value, r.Float("value", 0.f));
+  (void)value;
+  Shape s = in[0].shape;
+  for (size_t i = 0; i < rank; ++i) s[i] += pads[i] + pads[i + rank];
+  RETURN_IF_ERROR(RequirePositiveDims(op, s));
+  out->push_back({in[0].dtype, s});
+  return Status::Ok();
+}
+
+Status InferGather(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  RETURN_IF_ERROR(RequireDType(op, in[1], DType::kInt64, "indices"));
+  const int64_t rank = static_cast<int64_t>(in[0].shape.size());
+  if (rank == 0) return Error(op, "data must have rank >= 1");
+  ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", 0));
+  ASSIGN_OR_RETURN(axis, NormAxis(op, axis, rank));
+  attrs->Set("axis", axis);
+  Shape s(in[0].shape.begin(), in[0].shape.begin() + axis);
+  s.insert(s.end(), in[1].shape.begin(), in[1].shape.end());
+  s.insert(s.end(), in[0].shape.begin() + axis + 1, in[0].shape.end());
+  out->push_back({in[0].dtype, s});
+  return Status::Ok();
+}
+
+Status InferEnlarge(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "weight"));
+  RETURN_IF_ERROR(RequireRank(op, in[0], 4, "weight"));
+  ASSIGN_OR_RETURN(Ints k, r.IntList("kernel_shape", 2));
+  Shape s = in[0].shape;
+  for (int i = 0; i < 2; ++i) {
+    const int64_t diff = k[i] - s[2 + i];
+    if (diff < 0 || diff % 2 != 0) {
+      return Error(op, "kernel_shape " + Str(k) + " must be at least the weight's kernel " +
+                           Str({s[2], s[3]}) + " and differ from it by an even amount");
+    }
+    s[2 + i] = k[i];
+  }
+  out->push_back({DType::kFloat32, s});
+  return Status::Ok();
+}
+
+Status InferMergeGConv(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
+  RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "weight"));
+  RETURN_IF_ERROR(RequireRank(op, in[0], 4, "weight"));
+  ASSIGN_OR_RETURN(int64_t group, r.Int("group"));
+  ASSIGN_OR_RETURN(int64_t count, r.Int("count"));
+  if (group <= 0 || count <= 0 || group % count != 0 || in[0].shape[0] % group != 0) {
+    return Error(op, "count " + std::to_string(count) + " must divide group " +
+                         std::to_string(group) + ", which must divide the " +
+                         std::to_string(in[0].shape[0]) + " output channels");
+  }
+  Shape s = in[0].shape;
+  s[1] *= count;
+  out->push_back({DType::kFloat32, s});
+  return Status::Ok();
+}
+
+/// Checks `in` and `attrs` for `op`, canonicalises `attrs` and appends the output types: one
+/// case per op, each calling its Infer* function above (or a line or two for the simplest).
 Status Infer(OpType op, Attrs* attrs, const Types& in, Types* out) {
   AttrReader r(op, attrs);
-  const auto float_unary = [&]() -> Status {
-    RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input"));
-    out->push_back(in[0]);
-    return Status::Ok();
-  };
   switch (op) {
     case OpType::kInput:
     case OpType::kWeight:
@@ -437,14 +713,9 @@ Status Infer(OpType op, Attrs* attrs, const Types& in, Types* out) {
     case OpType::kAvgPool2D:
       RETURN_IF_ERROR(InferPool(op, r, in, out));
       break;
-    case OpType::kGlobalAvgPool: {
-      RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input"));
-      if (in[0].shape.size() < 3) return Error(op, "input must have rank >= 3, got " + Str(in[0].shape));
-      Shape s = in[0].shape;
-      for (size_t i = 2; i < s.size(); ++i) s[i] = 1;
-      out->push_back({DType::kFloat32, s});
+    case OpType::kGlobalAvgPool:
+      RETURN_IF_ERROR(InferGlobalAvgPool(op, r, in, out, attrs));
       break;
-    }
 
     case OpType::kRelu:
     case OpType::kSigmoid:
@@ -453,102 +724,50 @@ Status Infer(OpType op, Attrs* attrs, const Types& in, Types* out) {
     case OpType::kSqrt:
     case OpType::kErf:
     case OpType::kGelu:
-      RETURN_IF_ERROR(float_unary());
+      RETURN_IF_ERROR(FloatUnary(op, in, out));
       break;
     case OpType::kLeakyRelu:
       RETURN_IF_ERROR(r.Float("alpha", 0.01f).status());
-      RETURN_IF_ERROR(float_unary());
+      RETURN_IF_ERROR(FloatUnary(op, in, out));
       break;
-    case OpType::kClip: {
-      ASSIGN_OR_RETURN(float lo, r.Float("min", std::numeric_limits<float>::lowest()));
-      ASSIGN_OR_RETURN(float hi, r.Float("max", std::numeric_limits<float>::max()));
-      if (lo > hi) return Error(op, "min must not exceed max");
-      RETURN_IF_ERROR(float_unary());
+    case OpType::kClip:
+      RETURN_IF_ERROR(InferClip(op, r, in, out, attrs));
       break;
-    }
     case OpType::kDropout:
       r.Drop("ratio");  // inference: identity whatever the ratio
-      RETURN_IF_ERROR(float_unary());
+      RETURN_IF_ERROR(FloatUnary(op, in, out));
       break;
     case OpType::kIdentity:
       out->push_back(in[0]);
       break;
     case OpType::kScalarMul:
       RETURN_IF_ERROR(r.Float("scalar").status());
-      RETURN_IF_ERROR(float_unary());
+      RETURN_IF_ERROR(FloatUnary(op, in, out));
       break;
-    case OpType::kCast: {
-      ASSIGN_OR_RETURN(int64_t to, r.Int("to"));
-      ASSIGN_OR_RETURN(DType dt, DTypeFromOnnx(static_cast<int32_t>(to)));
-      out->push_back({dt, in[0].shape});
+    case OpType::kCast:
+      RETURN_IF_ERROR(InferCast(op, r, in, out, attrs));
       break;
-    }
 
-    case OpType::kBatchNorm: {
-      RETURN_IF_ERROR(r.Float("epsilon", 1e-5f).status());
-      RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input X"));
-      if (in[0].shape.size() < 2) return Error(op, "input X must have rank >= 2");
-      const int64_t c = in[0].shape[1];
-      static const char* names[] = {"X", "scale", "B", "mean", "var"};
-      for (int i = 1; i < 5; ++i) {
-        if (in[i].shape != Shape{c} || in[i].dtype != DType::kFloat32) {
-          return Error(op, std::string(names[i]) + " must be f32" + Str({c}) + ", got " + in[i].ToString());
-        }
-      }
-      out->push_back(in[0]);
+    case OpType::kBatchNorm:
+      RETURN_IF_ERROR(InferBatchNorm(op, r, in, out, attrs));
       break;
-    }
-    case OpType::kLayerNorm: {
-      RETURN_IF_ERROR(r.Float("epsilon", 1e-5f).status());
-      RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input X"));
-      const int64_t rank = static_cast<int64_t>(in[0].shape.size());
-      ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", -1));
-      ASSIGN_OR_RETURN(axis, NormAxis(op, axis, rank));
-      attrs->Set("axis", axis);
-      const Shape norm(in[0].shape.begin() + axis, in[0].shape.end());
-      for (size_t i = 1; i < in.size(); ++i) {
-        if (in[i].shape != norm || in[i].dtype != DType::kFloat32) {
-          return Error(op, std::string(i == 1 ? "scale" : "bias") + " must be f32" + Str(norm) +
-                               ", got " + in[i].ToString());
-        }
-      }
-      out->push_back(in[0]);
+    case OpType::kLayerNorm:
+      RETURN_IF_ERROR(InferLayerNorm(op, r, in, out, attrs));
       break;
-    }
-    case OpType::kSoftmax: {
-      RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input"));
-      ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", -1));
-      ASSIGN_OR_RETURN(axis, NormAxis(op, axis, static_cast<int64_t>(in[0].shape.size())));
-      attrs->Set("axis", axis);
-      out->push_back(in[0]);
+    case OpType::kSoftmax:
+      RETURN_IF_ERROR(InferSoftmax(op, r, in, out, attrs));
       break;
-    }
 
     case OpType::kAdd:
     case OpType::kSub:
     case OpType::kMul:
     case OpType::kDiv:
-    case OpType::kPow: {
-      if (in[0].dtype != in[1].dtype) {
-        return Error(op, "input types differ: " + in[0].ToString() + " and " + in[1].ToString());
-      }
-      if (in[0].dtype == DType::kBool || (op == OpType::kPow && in[0].dtype != DType::kFloat32)) {
-        return Error(op, "unsupported element type " + in[0].ToString());
-      }
-      ASSIGN_OR_RETURN(Shape s, Broadcast(op, in[0].shape, in[1].shape));
-      out->push_back({in[0].dtype, s});
+    case OpType::kPow:
+      RETURN_IF_ERROR(InferElementwiseBinary(op, r, in, out, attrs));
       break;
-    }
-    case OpType::kWhere: {
-      RETURN_IF_ERROR(RequireDType(op, in[0], DType::kBool, "condition"));
-      if (in[1].dtype != in[2].dtype) {
-        return Error(op, "X and Y types differ: " + in[1].ToString() + " and " + in[2].ToString());
-      }
-      ASSIGN_OR_RETURN(Shape s, Broadcast(op, in[0].shape, in[1].shape));
-      ASSIGN_OR_RETURN(s, Broadcast(op, s, in[2].shape));
-      out->push_back({in[1].dtype, s});
+    case OpType::kWhere:
+      RETURN_IF_ERROR(InferWhere(op, r, in, out, attrs));
       break;
-    }
 
     case OpType::kMatMul:
       RETURN_IF_ERROR(InferMatMul(op, r, in, out));
@@ -557,141 +776,36 @@ Status Infer(OpType op, Attrs* attrs, const Types& in, Types* out) {
       RETURN_IF_ERROR(InferGemm(op, r, in, out));
       break;
 
-    case OpType::kConcat: {
-      ASSIGN_OR_RETURN(int64_t axis, r.Int("axis"));
-      const int64_t rank = static_cast<int64_t>(in[0].shape.size());
-      ASSIGN_OR_RETURN(axis, NormAxis(op, axis, rank));
-      attrs->Set("axis", axis);
-      Shape s = in[0].shape;
-      for (size_t i = 1; i < in.size(); ++i) {
-        bool ok = in[i].dtype == in[0].dtype && in[i].shape.size() == s.size();
-        for (int64_t d = 0; ok && d < rank; ++d) ok = d == axis || in[i].shape[d] == s[d];
-        if (!ok) {
-          return Error(op, "input " + std::to_string(i) + " " + in[i].ToString() +
-                               " does not match " + in[0].ToString() + " outside axis " +
-                               std::to_string(axis));
-        }
-        s[axis] += in[i].shape[axis];
-      }
-      out->push_back({in[0].dtype, s});
+    case OpType::kConcat:
+      RETURN_IF_ERROR(InferConcat(op, r, in, out, attrs));
       break;
-    }
-    case OpType::kSplit: {
-      const int64_t rank = static_cast<int64_t>(in[0].shape.size());
-      ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", 0));
-      ASSIGN_OR_RETURN(axis, NormAxis(op, axis, rank));
-      attrs->Set("axis", axis);
-      ASSIGN_OR_RETURN(Ints split, r.IntList("split", -1));
-      if (split.empty()) return Error(op, "split must list at least one size");
-      int64_t sum = 0;
-      for (int64_t v : split) {
-        if (v <= 0) return Error(op, "split sizes must be positive");
-        sum += v;
-      }
-      if (sum != in[0].shape[axis]) {
-        return Error(op, "split sizes sum to " + std::to_string(sum) + " but axis " +
-                             std::to_string(axis) + " of " + Str(in[0].shape) + " has " +
-                             std::to_string(in[0].shape[axis]));
-      }
-      for (int64_t v : split) {
-        Shape s = in[0].shape;
-        s[axis] = v;
-        out->push_back({in[0].dtype, s});
-      }
+    case OpType::kSplit:
+      RETURN_IF_ERROR(InferSplit(op, r, in, out, attrs));
       break;
-    }
     case OpType::kReshape:
       RETURN_IF_ERROR(InferReshape(op, r, in[0], out, attrs));
       break;
-    case OpType::kTranspose: {
-      const int64_t rank = static_cast<int64_t>(in[0].shape.size());
-      Ints rev(rank);
-      for (int64_t i = 0; i < rank; ++i) rev[i] = rank - 1 - i;
-      ASSIGN_OR_RETURN(Ints perm, r.IntList("perm", static_cast<int>(rank), rev));
-      Ints sorted = perm;
-      std::sort(sorted.begin(), sorted.end());
-      for (int64_t i = 0; i < rank; ++i) {
-        if (sorted[i] != i) return Error(op, "perm is not a permutation of 0.." + std::to_string(rank - 1));
-      }
-      Shape s(rank);
-      for (int64_t i = 0; i < rank; ++i) s[i] = in[0].shape[perm[i]];
-      out->push_back({in[0].dtype, s});
+    case OpType::kTranspose:
+      RETURN_IF_ERROR(InferTranspose(op, r, in, out, attrs));
       break;
-    }
-    case OpType::kFlatten: {
-      const int64_t rank = static_cast<int64_t>(in[0].shape.size());
-      ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", 1));
-      if (axis < -rank || axis > rank) return Error(op, "axis out of range");
-      if (axis < 0) axis += rank;
-      attrs->Set("axis", axis);
-      int64_t a = 1, b = 1;
-      for (int64_t i = 0; i < rank; ++i) (i < axis ? a : b) *= in[0].shape[i];
-      out->push_back({in[0].dtype, {a, b}});
+    case OpType::kFlatten:
+      RETURN_IF_ERROR(InferFlatten(op, r, in, out, attrs));
       break;
-    }
-    case OpType::kSqueeze: {
-      const int64_t rank = static_cast<int64_t>(in[0].shape.size());
-      Ints ones;
-      for (int64_t i = 0; i < rank; ++i) {
-        if (in[0].shape[i] == 1) ones.push_back(i);
-      }
-      ASSIGN_OR_RETURN(Ints axes, r.IntList("axes", -1, ones));
-      ASSIGN_OR_RETURN(axes, NormAxes(op, axes, rank));
-      attrs->Set("axes", axes);
-      Shape s;
-      for (int64_t i = 0; i < rank; ++i) {
-        if (std::binary_search(axes.begin(), axes.end(), i)) {
-          if (in[0].shape[i] != 1) {
-            return Error(op, "cannot squeeze axis " + std::to_string(i) + " of " + Str(in[0].shape));
-          }
-        } else {
-          s.push_back(in[0].shape[i]);
-        }
-      }
-      out->push_back({in[0].dtype, s});
+    case OpType::kSqueeze:
+      RETURN_IF_ERROR(InferSqueeze(op, r, in, out, attrs));
       break;
-    }
-    case OpType::kUnsqueeze: {
-      ASSIGN_OR_RETURN(Ints axes, r.IntList("axes", -1));
-      const int64_t rank = static_cast<int64_t>(in[0].shape.size() + axes.size());
-      ASSIGN_OR_RETURN(axes, NormAxes(op, axes, rank));
-      attrs->Set("axes", axes);
-      Shape s;
-      size_t j = 0;
-      for (int64_t i = 0; i < rank; ++i) {
-        if (std::binary_search(axes.begin(), axes.end(), i)) s.push_back(1);
-        else s.push_back(in[0].shape[j++]);
-      }
-      out->push_back({in[0].dtype, s});
+    case OpType::kUnsqueeze:
+      RETURN_IF_ERROR(InferUnsqueeze(op, r, in, out, attrs));
       break;
-    }
-    case OpType::kPad: {
-      const size_t rank = in[0].shape.size();
-      ASSIGN_OR_RETURN(Ints pads, r.IntList("pads", static_cast<int>(2 * rank)));
-      ASSIGN_OR_RETURN(float value, r.Float("value", 0.f));
-      (void)value;
-      Shape s = in[0].shape;
-      for (size_t i = 0; i < rank; ++i) s[i] += pads[i] + pads[i + rank];
-      RETURN_IF_ERROR(RequirePositiveDims(op, s));
-      out->push_back({in[0].dtype, s});
+    case OpType::kPad:
+      RETURN_IF_ERROR(InferPad(op, r, in, out, attrs));
       break;
-    }
     case OpType::kSlice:
       RETURN_IF_ERROR(InferSlice(op, r, in[0], out, attrs));
       break;
-    case OpType::kGather: {
-      RETURN_IF_ERROR(RequireDType(op, in[1], DType::kInt64, "indices"));
-      const int64_t rank = static_cast<int64_t>(in[0].shape.size());
-      if (rank == 0) return Error(op, "data must have rank >= 1");
-      ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", 0));
-      ASSIGN_OR_RETURN(axis, NormAxis(op, axis, rank));
-      attrs->Set("axis", axis);
-      Shape s(in[0].shape.begin(), in[0].shape.begin() + axis);
-      s.insert(s.end(), in[1].shape.begin(), in[1].shape.end());
-      s.insert(s.end(), in[0].shape.begin() + axis + 1, in[0].shape.end());
-      out->push_back({in[0].dtype, s});
+    case OpType::kGather:
+      RETURN_IF_ERROR(InferGather(op, r, in, out, attrs));
       break;
-    }
 
     case OpType::kReduceMean:
     case OpType::kReduceSum:
@@ -699,37 +813,12 @@ Status Infer(OpType op, Attrs* attrs, const Types& in, Types* out) {
       RETURN_IF_ERROR(InferReduce(op, r, in[0], out, attrs));
       break;
 
-    case OpType::kEnlarge: {
-      RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "weight"));
-      RETURN_IF_ERROR(RequireRank(op, in[0], 4, "weight"));
-      ASSIGN_OR_RETURN(Ints k, r.IntList("kernel_shape", 2));
-      Shape s = in[0].shape;
-      for (int i = 0; i < 2; ++i) {
-        const int64_t diff = k[i] - s[2 + i];
-        if (diff < 0 || diff % 2 != 0) {
-          return Error(op, "kernel_shape " + Str(k) + " must be at least the weight's kernel " +
-                               Str({s[2], s[3]}) + " and differ from it by an even amount");
-        }
-        s[2 + i] = k[i];
-      }
-      out->push_back({DType::kFloat32, s});
+    case OpType::kEnlarge:
+      RETURN_IF_ERROR(InferEnlarge(op, r, in, out, attrs));
       break;
-    }
-    case OpType::kMergeGConv: {
-      RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "weight"));
-      RETURN_IF_ERROR(RequireRank(op, in[0], 4, "weight"));
-      ASSIGN_OR_RETURN(int64_t group, r.Int("group"));
-      ASSIGN_OR_RETURN(int64_t count, r.Int("count"));
-      if (group <= 0 || count <= 0 || group % count != 0 || in[0].shape[0] % group != 0) {
-        return Error(op, "count " + std::to_string(count) + " must divide group " +
-                             std::to_string(group) + ", which must divide the " +
-                             std::to_string(in[0].shape[0]) + " output channels");
-      }
-      Shape s = in[0].shape;
-      s[1] *= count;
-      out->push_back({DType::kFloat32, s});
+    case OpType::kMergeGConv:
+      RETURN_IF_ERROR(InferMergeGConv(op, r, in, out, attrs));
       break;
-    }
   }
   RETURN_IF_ERROR(r.CheckNoUnknown());
   return Status::Ok();

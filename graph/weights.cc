@@ -12,19 +12,14 @@ uint64_t HashCombine(uint64_t a, uint64_t b) {
   return z ^ (z >> 31);
 }
 
-uint64_t HashBytes(const void* data, size_t size, uint64_t seed) {
+uint64_t Fnv1a64(const void* data, size_t size, uint64_t state) {
   const auto* p = static_cast<const unsigned char*>(data);
-  uint64_t h = 0xcbf29ce484222325ULL ^ seed;
-  // Eight bytes at a time, then the tail; FNV-style multiply keeps it simple and stable.
-  size_t i = 0;
-  for (; i + 8 <= size; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    h = (h ^ w) * 0x100000001b3ULL;
-    h ^= h >> 29;
-  }
-  for (; i < size; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
-  return HashCombine(h, size);
+  for (size_t i = 0; i < size; ++i) state = (state ^ p[i]) * 0x100000001b3ULL;
+  return state;
+}
+
+uint64_t HashBytes(const void* data, size_t size, uint64_t seed) {
+  return HashCombine(Fnv1a64(data, size, kFnv1a64Basis ^ seed), size);
 }
 
 WeightInit GetWeightInit(const Node& node) {

@@ -1,9 +1,9 @@
 #include "kernels/cost_model.h"
 
-#include <cinttypes>
-#include <cstdio>
 #include <functional>
 #include <unordered_map>
+
+#include <fmt/format.h>
 
 #include "graph/rules/matcher.h"
 #include "graph/weights.h"
@@ -29,17 +29,9 @@ bool IsViewOp(OpType op) {
 
 namespace {
 
-std::string Hex(uint64_t v) {
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
-  return buf;
-}
+std::string Hex(uint64_t v) { return fmt::format("{:016x}", v); }
 
-std::string FloatText(float f) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(f));
-  return buf;
-}
+std::string FloatText(float f) { return fmt::format("{:.9g}", static_cast<double>(f)); }
 
 uint64_t TensorHash(const HostTensor& t) {
   return HashCombine(HashBytes(t.bytes.data(), t.bytes.size()),

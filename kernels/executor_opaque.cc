@@ -359,7 +359,7 @@ OpResult ArgExtreme(const Node& node, const Tensors& in, bool is_max) {
   return One(idx);
 }
 
-// ---------------------------------------------------------------- the table
+// ------------------------------------------------ the table, built from one function per op family
 
 OpResult ReduceOp(const Node& node, const Tensors& in, ReduceKind kind) {
   NeedInputs(in, 1, 2);
@@ -367,9 +367,11 @@ OpResult ReduceOp(const Node& node, const Tensors& in, ReduceKind kind) {
                         node.attrs.GetInt("noop_with_empty_axes", 0) != 0, kind));
 }
 
-const std::unordered_map<std::string, Handler>& Handlers() {
-  static const auto* table = new std::unordered_map<std::string, Handler>{
-      // ---- element-wise unary
+using HandlerTable = std::unordered_map<std::string, Handler>;
+
+/// Element-wise unary ops and activations.
+HandlerTable UnaryOps() {
+  return {
       {"Neg", UnaryOp(at::neg)},
       {"Abs", UnaryOp(at::abs)},
       {"Log", UnaryOp(at::log)},
@@ -393,7 +395,8 @@ const std::unordered_map<std::string, Handler>& Handlers() {
       {"IsNaN", UnaryOp(at::isnan)},
       {"BitwiseNot", UnaryOp(at::bitwise_not)},
       {"Det", UnaryOp(at::det)},
-      {"IsInf", [](auto& n, auto& in) {
+      {"IsInf",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          const bool pos = n.attrs.GetInt("detect_positive", 1) != 0;
          const bool neg = n.attrs.GetInt("detect_negative", 1) != 0;
@@ -402,58 +405,69 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          if (!neg) inf = inf & (in[0] > 0);
          return One(inf);
        }},
-      {"Softsign", [](auto&, auto& in) {
+      {"Softsign",
+       [](auto&, auto& in) {
          NeedInputs(in, 1, 1);
          return One(in[0] / (1 + at::abs(in[0])));
        }},
-      {"Softplus", [](auto&, auto& in) {
+      {"Softplus",
+       [](auto&, auto& in) {
          NeedInputs(in, 1, 1);
          return One(at::softplus(in[0], 1, 20));
        }},
-      {"Mish", [](auto&, auto& in) {
+      {"Mish",
+       [](auto&, auto& in) {
          NeedInputs(in, 1, 1);
          return One(in[0] * at::tanh(at::softplus(in[0], 1, 20)));
        }},
-      {"HardSigmoid", [](auto& n, auto& in) {
+      {"HardSigmoid",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          const double alpha = n.attrs.GetFloat("alpha", 0.2f);
          const double beta = n.attrs.GetFloat("beta", 0.5f);
          return One(at::clamp(in[0] * alpha + beta, 0, 1));
        }},
-      {"HardSwish", [](auto&, auto& in) {
+      {"HardSwish",
+       [](auto&, auto& in) {
          NeedInputs(in, 1, 1);
          return One(in[0] * at::clamp(in[0] / 6 + 0.5, 0, 1));
        }},
-      {"Elu", [](auto& n, auto& in) {
+      {"Elu",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          const double alpha = n.attrs.GetFloat("alpha", 1.f);
          return One(at::where(in[0] > 0, in[0], (at::exp(in[0]) - 1) * alpha));
        }},
-      {"Selu", [](auto& n, auto& in) {
+      {"Selu",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          const double alpha = n.attrs.GetFloat("alpha", 1.67326319217681884765625f);
          const double gamma = n.attrs.GetFloat("gamma", 1.05070102214813232421875f);
          return One(at::where(in[0] > 0, in[0], (at::exp(in[0]) - 1) * alpha) * gamma);
        }},
-      {"Celu", [](auto& n, auto& in) {
+      {"Celu",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          const double alpha = n.attrs.GetFloat("alpha", 1.f);
          const at::Tensor negative = (at::exp(in[0] / alpha) - 1) * alpha;
          return One(at::clamp_min(in[0], 0) + at::clamp_max(negative, 0));
        }},
-      {"ThresholdedRelu", [](auto& n, auto& in) {
+      {"ThresholdedRelu",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          const double alpha = n.attrs.GetFloat("alpha", 1.f);
          return One(at::where(in[0] > alpha, in[0], at::zeros_like(in[0])));
        }},
-      {"Shrink", [](auto& n, auto& in) {
+      {"Shrink",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          const double bias = n.attrs.GetFloat("bias", 0.f), lambd = n.attrs.GetFloat("lambd", 0.5f);
          const at::Tensor& x = in[0];
          const at::Tensor upper = at::where(x > lambd, x - bias, at::zeros_like(x));
          return One(at::where(x < -lambd, x + bias, upper));
        }},
-      {"Gelu", [](auto& n, auto& in) {
+      {"Gelu",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          const at::Tensor& x = in[0];
          if (n.attrs.GetString("approximate", "none") == "tanh") {
@@ -461,11 +475,17 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          }
          return One(0.5 * x * (1 + at::erf(x * M_SQRT1_2)));
        }},
-      {"PRelu", [](auto&, auto& in) {
+      {"PRelu",
+       [](auto&, auto& in) {
          NeedInputs(in, 2, 2);
          return One(at::where(in[0] < 0, in[0] * in[1], in[0]));
        }},
-      // ---- element-wise binary and variadic
+  };
+}
+
+/// Element-wise binary and variadic ops, CastLike.
+HandlerTable BinaryAndVariadicOps() {
+  return {
       {"Equal", BinaryOp(at::eq)},
       {"Less", BinaryOp(at::lt)},
       {"LessOrEqual", BinaryOp(at::le)},
@@ -477,7 +497,8 @@ const std::unordered_map<std::string, Handler>& Handlers() {
       {"BitwiseAnd", BinaryOp(at::bitwise_and)},
       {"BitwiseOr", BinaryOp(at::bitwise_or)},
       {"BitwiseXor", BinaryOp(at::bitwise_xor)},
-      {"Mod", [](auto& n, auto& in) {
+      {"Mod",
+       [](auto& n, auto& in) {
          NeedInputs(in, 2, 2);
          // fmod=0: the result takes the divisor's sign (integers); fmod=1: C fmod.
          if (n.attrs.GetInt("fmod", 0)) return One(at::fmod(in[0], in[1]));
@@ -486,15 +507,21 @@ const std::unordered_map<std::string, Handler>& Handlers() {
       {"Min", [](auto&, auto& in) { return One(Fold(in, at::minimum)); }},
       {"Max", [](auto&, auto& in) { return One(Fold(in, at::maximum)); }},
       {"Sum", [](auto&, auto& in) { return One(Fold(in, Add2)); }},
-      {"Mean", [](auto&, auto& in) {
-         return One(Fold(in, Add2) / static_cast<double>(in.size()));
-       }},
-      {"CastLike", [](auto&, auto& in) {
+      {"Mean",
+       [](auto&, auto& in) { return One(Fold(in, Add2) / static_cast<double>(in.size())); }},
+      {"CastLike",
+       [](auto&, auto& in) {
          NeedInputs(in, 2, 2);
          return One(in[0].to(in[1].scalar_type()));
        }},
-      // ---- shapes and generators
-      {"Shape", [](auto& n, auto& in) {
+  };
+}
+
+/// Shapes and generators (Shape, Expand, Constant, Range, OneHot, ...).
+HandlerTable ShapeAndGeneratorOps() {
+  return {
+      {"Shape",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          const int64_t r = in[0].dim();
          int64_t start = n.attrs.GetInt("start", 0), end = n.attrs.GetInt("end", r);
@@ -505,19 +532,23 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          std::vector<int64_t> dims(in[0].sizes().begin() + start, in[0].sizes().begin() + end);
          return One(at::tensor(dims, at::kLong));
        }},
-      {"Size", [](auto&, auto& in) {
+      {"Size",
+       [](auto&, auto& in) {
          NeedInputs(in, 1, 1);
          return One(at::scalar_tensor(in[0].numel(), at::kLong));
        }},
-      {"Expand", [](auto&, auto& in) {
+      {"Expand",
+       [](auto&, auto& in) {
          NeedInputs(in, 2, 2);
          return One(in[0].expand(BroadcastShapes(in[0].sizes(), ReadInts(in[1]))));
        }},
-      {"Tile", [](auto&, auto& in) {
+      {"Tile",
+       [](auto&, auto& in) {
          NeedInputs(in, 2, 2);
          return One(in[0].repeat(ReadInts(in[1])));
        }},
-      {"ConstantOfShape", [](auto& n, auto& in) {
+      {"ConstantOfShape",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          HostTensorPtr value = n.attrs.GetTensor("value");
          const std::vector<int64_t> shape = ReadInts(in[0]);
@@ -526,7 +557,8 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          TORCH_CHECK(v.numel() == 1, "ConstantOfShape value must hold one element");
          return One(v.reshape({}).expand(shape).clone());
        }},
-      {"Constant", [](auto& n, auto& in) {
+      {"Constant",
+       [](auto& n, auto& in) {
          NeedInputs(in, 0, 0);
          const Attrs& a = n.attrs;
          if (HostTensorPtr v = a.GetTensor("value")) return One(ToAten(v).clone());
@@ -538,7 +570,8 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          if (a.Has("value_ints")) return One(at::tensor(a.GetInts("value_ints"), at::kLong));
          TORCH_CHECK(false, "Constant without a supported value attribute");
        }},
-      {"Range", [](auto&, auto& in) {
+      {"Range",
+       [](auto&, auto& in) {
          NeedInputs(in, 3, 3);
          const double start = ReadScalar(in[0]), limit = ReadScalar(in[1]);
          const double delta = ReadScalar(in[2]);
@@ -548,7 +581,8 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          at::Tensor i = at::arange(count, in[0].scalar_type());
          return One(i * in[2].reshape({}) + in[0].reshape({}));
        }},
-      {"EyeLike", [](auto& n, auto& in) {
+      {"EyeLike",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          TORCH_CHECK(in[0].dim() == 2, "EyeLike needs a 2-D input");
          const int64_t k = n.attrs.GetInt("k", 0);
@@ -556,17 +590,24 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          at::Tensor cols = at::arange(in[0].size(1), at::kLong).unsqueeze(0);
          return One((cols - rows == k).to(in[0].scalar_type()));
        }},
-      {"NonZero", [](auto&, auto& in) {
+      {"NonZero",
+       [](auto&, auto& in) {
          NeedInputs(in, 1, 1);
          return One(at::nonzero(in[0]).t().contiguous());
        }},
       {"OneHot", OneHot},
-      {"Trilu", [](auto& n, auto& in) {
+      {"Trilu",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 2);
          const int64_t k = in.size() > 1 ? static_cast<int64_t>(ReadScalar(in[1])) : 0;
          return One(n.attrs.GetInt("upper", 1) ? at::triu(in[0], k) : at::tril(in[0], k));
        }},
-      // ---- reductions, arg-reductions, normalisation
+  };
+}
+
+/// Reductions, arg-reductions, TopK, CumSum, softmax forms and normalisations.
+HandlerTable ReductionAndNormalizationOps() {
+  return {
       {"ReduceMean", [](auto& n, auto& in) { return ReduceOp(n, in, ReduceKind::kMean); }},
       {"ReduceSum", [](auto& n, auto& in) { return ReduceOp(n, in, ReduceKind::kSum); }},
       {"ReduceMax", [](auto& n, auto& in) { return ReduceOp(n, in, ReduceKind::kMax); }},
@@ -575,22 +616,22 @@ const std::unordered_map<std::string, Handler>& Handlers() {
       {"ReduceL1", [](auto& n, auto& in) { return ReduceOp(n, in, ReduceKind::kL1); }},
       {"ReduceL2", [](auto& n, auto& in) { return ReduceOp(n, in, ReduceKind::kL2); }},
       {"ReduceLogSum", [](auto& n, auto& in) { return ReduceOp(n, in, ReduceKind::kLogSum); }},
-      {"ReduceLogSumExp", [](auto& n, auto& in) {
-         return ReduceOp(n, in, ReduceKind::kLogSumExp);
-       }},
-      {"ReduceSumSquare", [](auto& n, auto& in) {
-         return ReduceOp(n, in, ReduceKind::kSumSquare);
-       }},
+      {"ReduceLogSumExp",
+       [](auto& n, auto& in) { return ReduceOp(n, in, ReduceKind::kLogSumExp); }},
+      {"ReduceSumSquare",
+       [](auto& n, auto& in) { return ReduceOp(n, in, ReduceKind::kSumSquare); }},
       {"ArgMax", [](auto& n, auto& in) { return ArgExtreme(n, in, true); }},
       {"ArgMin", [](auto& n, auto& in) { return ArgExtreme(n, in, false); }},
-      {"TopK", [](auto& n, auto& in) {
+      {"TopK",
+       [](auto& n, auto& in) {
          NeedInputs(in, 2, 2);
          const int64_t axis = NormalizeAxis(n.attrs.GetInt("axis", -1), in[0].dim());
          auto [values, indices] = at::topk(in[0], static_cast<int64_t>(ReadScalar(in[1])), axis,
                                            n.attrs.GetInt("largest", 1) != 0, true);
          return OpResult(Tensors{values, indices});
        }},
-      {"CumSum", [](auto& n, auto& in) {
+      {"CumSum",
+       [](auto& n, auto& in) {
          NeedInputs(in, 2, 2);
          const int64_t axis = NormalizeAxis(static_cast<int64_t>(ReadScalar(in[1])), in[0].dim());
          const bool reverse = n.attrs.GetInt("reverse", 0) != 0;
@@ -599,16 +640,19 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          if (n.attrs.GetInt("exclusive", 0)) y = y - x;
          return One(reverse ? y.flip(axis) : y);
        }},
-      {"LogSoftmax", [](auto& n, auto& in) {
+      {"LogSoftmax",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          return One(at::log_softmax(in[0], NormalizeAxis(n.attrs.GetInt("axis", -1), in[0].dim())));
        }},
-      {"Hardmax", [](auto& n, auto& in) {
+      {"Hardmax",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          const int64_t axis = NormalizeAxis(n.attrs.GetInt("axis", -1), in[0].dim());
          return One(at::zeros_like(in[0]).scatter(axis, at::argmax(in[0], axis, true), 1.0));
        }},
-      {"InstanceNormalization", [](auto& n, auto& in) {
+      {"InstanceNormalization",
+       [](auto& n, auto& in) {
          NeedInputs(in, 3, 3);
          const at::Tensor& x = in[0];
          std::vector<int64_t> dims(x.dim() - 2);
@@ -618,14 +662,16 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          at::Tensor y = c / at::sqrt(at::mean(c * c, dims, true) + eps);
          return One(y * AlongAxis(in[1], 1, x.dim()) + AlongAxis(in[2], 1, x.dim()));
        }},
-      {"MeanVarianceNormalization", [](auto& n, auto& in) {
+      {"MeanVarianceNormalization",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          Ints axes = n.attrs.GetInts("axes", {0, 2, 3});
          for (auto& a : axes) a = NormalizeAxis(a, in[0].dim());
          at::Tensor c = in[0] - at::mean(in[0], axes, true);
          return One(c / at::sqrt(at::mean(c * c, axes, true) + 1e-9));
        }},
-      {"LpNormalization", [](auto& n, auto& in) {
+      {"LpNormalization",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          const int64_t axis = NormalizeAxis(n.attrs.GetInt("axis", -1), in[0].dim());
          const int64_t p = n.attrs.GetInt("p", 2);
@@ -635,7 +681,8 @@ const std::unordered_map<std::string, Handler>& Handlers() {
                                   : at::sqrt(at::sum(in[0] * in[0], dims, true));
          return One(in[0] / norm);
        }},
-      {"LayerNormalization", [](auto& n, auto& in) {
+      {"LayerNormalization",
+       [](auto& n, auto& in) {
          NeedInputs(in, 2, 3);
          const at::Tensor& x = in[0];
          const int64_t axis = NormalizeAxis(n.attrs.GetInt("axis", -1), x.dim());
@@ -650,27 +697,36 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          outs.resize(std::max<size_t>(1, n.outputs.size()));
          return OpResult(outs);
        }},
-      {"GlobalMaxPool", [](auto&, auto& in) {
+      {"GlobalMaxPool",
+       [](auto&, auto& in) {
          NeedInputs(in, 1, 1);
          std::vector<int64_t> dims(in[0].dim() - 2);
          std::iota(dims.begin(), dims.end(), 2);
          return One(at::amax(in[0], dims, true));
        }},
       {"LRN", Lrn},
-      // ---- convolution, pooling, resampling
-      {"Conv", [](auto& n, auto& in) {
+  };
+}
+
+/// Convolution, pooling, resampling, Einsum.
+HandlerTable ConvPoolResizeOps() {
+  return {
+      {"Conv",
+       [](auto& n, auto& in) {
          NeedInputs(in, 2, 3);
          return One(OnnxConv(in[0], in[1], Arg(in, 2), n.attrs));
        }},
       {"ConvTranspose", ConvTranspose},
-      {"MaxPool", [](auto& n, auto& in) {
+      {"MaxPool",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          TORCH_CHECK(n.outputs.size() <= 1, "MaxPool's Indices output is not supported");
          TORCH_CHECK(n.attrs.GetInt("storage_order", 0) == 0,
                      "MaxPool storage_order=1 is not supported");
          return One(OnnxPool(in[0], n.attrs, true));
        }},
-      {"AveragePool", [](auto& n, auto& in) {
+      {"AveragePool",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 1);
          return One(OnnxPool(in[0], n.attrs, false));
        }},
@@ -678,11 +734,16 @@ const std::unordered_map<std::string, Handler>& Handlers() {
       {"Upsample", [](auto& n, auto& in) { return Resize(n, in, true); }},
       {"DepthToSpace", [](auto& n, auto& in) { return DepthSpace(n, in, true); }},
       {"SpaceToDepth", [](auto& n, auto& in) { return DepthSpace(n, in, false); }},
-      {"Einsum", [](auto& n, auto& in) {
-         return One(at::einsum(n.attrs.GetString("equation"), in));
-       }},
-      // ---- indexing
-      {"GatherElements", [](auto& n, auto& in) {
+      {"Einsum",
+       [](auto& n, auto& in) { return One(at::einsum(n.attrs.GetString("equation"), in)); }},
+  };
+}
+
+/// Gathers and scatters.
+HandlerTable IndexingOps() {
+  return {
+      {"GatherElements",
+       [](auto& n, auto& in) {
          NeedInputs(in, 2, 2);
          const int64_t axis = NormalizeAxis(n.attrs.GetInt("axis", 0), in[0].dim());
          return One(at::gather(in[0], axis, WrapIndices(in[1], in[0].size(axis))));
@@ -691,38 +752,50 @@ const std::unordered_map<std::string, Handler>& Handlers() {
       {"ScatterND", ScatterNd},
       {"ScatterElements", ScatterElements},
       {"Scatter", ScatterElements},
-      // ---- ONNX forms of vocabulary ops whose operands became inputs in later opsets
-      {"Reshape", [](auto& n, auto& in) {
+  };
+}
+
+/// ONNX forms of vocabulary ops whose operands became inputs in later opsets.
+HandlerTable OpsetFormsOfVocabularyOps() {
+  return {
+      {"Reshape",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 2);
          return One(OnnxReshape(in[0], IntsArg(n, in, 1, "shape"), n.attrs.GetInt("allowzero", 0)));
        }},
-      {"Squeeze", [](auto& n, auto& in) {
+      {"Squeeze",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 2);
          return One(OnnxSqueeze(in[0], IntsArg(n, in, 1, "axes")));
        }},
-      {"Unsqueeze", [](auto& n, auto& in) {
+      {"Unsqueeze",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 2);
          return One(OnnxUnsqueeze(in[0], IntsArg(n, in, 1, "axes")));
        }},
-      {"Split", [](auto& n, auto& in) {
+      {"Split",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 2);
          return OpResult(OnnxSplit(in[0], n.attrs.GetInt("axis", 0), IntsArg(n, in, 1, "split"),
                                    n.outputs.size()));
        }},
-      {"Slice", [](auto& n, auto& in) {
+      {"Slice",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 5);
          return One(OnnxSlice(in[0], IntsArg(n, in, 1, "starts"), IntsArg(n, in, 2, "ends"),
                               IntsArg(n, in, 3, "axes"), IntsArg(n, in, 4, "steps")));
        }},
-      {"Pad", [](auto& n, auto& in) {
+      {"Pad",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 4);
          double value = n.attrs.GetFloat("value", 0.f);  // Pad-2: the value as an attribute
          if (in.size() > 2 && in[2].numel() > 0) value = ReadScalar(in[2]);
          const std::string mode = n.attrs.GetString("mode", "constant");
-         return One(OnnxPad(in[0], IntsArg(n, in, 1, "pads"), value, mode,
-                            IntsArg(n, in, 3, "axes")));
+         return One(
+             OnnxPad(in[0], IntsArg(n, in, 1, "pads"), value, mode, IntsArg(n, in, 3, "axes")));
        }},
-      {"Clip", [](auto& n, auto& in) {
+      {"Clip",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 3);
          at::Tensor lo = Arg(in, 1), hi = Arg(in, 2);
          if (lo.defined() && lo.numel() == 0) lo = at::Tensor();
@@ -735,13 +808,27 @@ const std::unordered_map<std::string, Handler>& Handlers() {
          }
          return One(OnnxClip(in[0], lo, hi));
        }},
-      {"Dropout", [](auto& n, auto& in) {
+      {"Dropout",
+       [](auto& n, auto& in) {
          NeedInputs(in, 1, 3);
          Tensors outs{in[0]};
          if (n.outputs.size() > 1) outs.push_back(at::ones(in[0].sizes(), at::kBool));
          return OpResult(outs);
        }},
   };
+}
+
+/// Every opaque op the executor runs, by ONNX op type, from the op families above.
+const HandlerTable& Handlers() {
+  static const auto* table = [] {
+    auto* all = new HandlerTable;
+    for (HandlerTable family : {UnaryOps(), BinaryAndVariadicOps(), ShapeAndGeneratorOps(),
+                                ReductionAndNormalizationOps(), ConvPoolResizeOps(), IndexingOps(),
+                                OpsetFormsOfVocabularyOps()}) {
+      for (auto& [op, handler] : family) REWIRE_CHECK(all->emplace(op, std::move(handler)).second);
+    }
+    return all;
+  }();
   return *table;
 }
 

@@ -1,8 +1,8 @@
 #include "kernels/fold.h"
 
-#include <cinttypes>
-#include <cstdio>
 #include <map>
+
+#include <fmt/format.h>
 
 #include "graph/rules/matcher.h"
 #include "graph/weights.h"
@@ -77,10 +77,12 @@ StatusOr<FoldResult> FoldWeightSubgraphs(Graph& graph, RewriteListener* listener
     const HostTensorPtr data = values.at("f" + std::to_string(i));
     const Node& producer = graph.node(frontier[i].node);
     // A name derived from what was folded, unique in this graph.
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%016" PRIx64, HashCombine(graph.Hash(), i));
-    std::string name = "folded." + (producer.name.empty() ? std::string(OpName(producer.op)) : producer.name) + "." + buf;
-    StatusOr<NodeId> w = data->type.dtype == DType::kFloat32 ? rw.AddWeightData(name, data) : rw.AddConstant(name, data);
+    std::string name =
+        fmt::format("folded.{}.{:016x}",
+                    producer.name.empty() ? std::string(OpName(producer.op)) : producer.name,
+                    HashCombine(graph.Hash(), i));
+    StatusOr<NodeId> w = data->type.dtype == DType::kFloat32 ? rw.AddWeightData(name, data)
+                                                             : rw.AddConstant(name, data);
     if (!w.ok()) return w.status().WithContext("folding weights");
     RETURN_IF_ERROR(rw.ReplaceAllUses(frontier[i], ValueRef{*w, 0}, /*check_cycles=*/false));
     ++result.new_weights;

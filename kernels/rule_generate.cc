@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "graph/rules/generate.h"
 #include "graph/weights.h"
 #include "kernels/executor_ops.h"
@@ -208,10 +210,9 @@ StatusOr<GenerateResult> GenerateRules(const GenerateOptions& options) {
       continue;
     }
     ++st.verified;
-    char name[64];
-    std::snprintf(name, sizeof(name), "gen_%s_%04d", p.rule_class.c_str(), ++per_class[p.rule_class]);
+    const std::string name = fmt::format("gen_{}_{:04}", p.rule_class, ++per_class[p.rule_class]);
     std::string text = p.text;
-    text.replace(0, first_line.size(), std::string("rule ") + name);
+    text.replace(0, first_line.size(), "rule " + name);
     result.rules.push_back({name, p.rule_class, std::move(text)});
   }
   st.verify_s = Since(t0);

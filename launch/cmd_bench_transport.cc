@@ -13,6 +13,8 @@
 #include <sstream>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "actors/bench.h"
 #include "kernels/cost_backends.h"
 #include "kernels/rule_verify.h"
@@ -145,9 +147,8 @@ void RegisterBenchTransport(CLI::App& bench) {
         throw CommandError("--gnn expects LAYERSxHIDDEN (e.g. 3x64), got '" + g + "'");
       }
       std::string blob = Take(InitialPolicyWeights(shape, t->bench.seed));
-      char label[64];
-      std::snprintf(label, sizeof label, "GNN %s (%.0f KiB)", g.c_str(), blob.size() / 1024.0);
-      t->bench.weights.emplace_back(label, std::move(blob));
+      std::string label = fmt::format("GNN {} ({:.0f} KiB)", g, blob.size() / 1024.0);
+      t->bench.weights.emplace_back(std::move(label), std::move(blob));
     }
     const auto rules = Take(LoadVerifiedRules(t->rules.empty() ? DefaultRulesPath() : t->rules));
     if (t->cost.devices_dir.empty()) t->cost.devices_dir = DefaultDevicesDir();

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "graph/onnx/onnx_io.h"
 #include "graph/text.h"
 #include "launch/commands.h"
@@ -15,19 +17,13 @@ namespace rewire::cli {
 namespace {
 
 std::string HumanCount(int64_t n) {
-  char buf[32];
-  if (n >= 1000000000) std::snprintf(buf, sizeof buf, "%.2fG", n / 1e9);
-  else if (n >= 1000000) std::snprintf(buf, sizeof buf, "%.2fM", n / 1e6);
-  else if (n >= 1000) std::snprintf(buf, sizeof buf, "%.1fK", n / 1e3);
-  else std::snprintf(buf, sizeof buf, "%" PRId64, n);
-  return buf;
+  if (n >= 1000000000) return fmt::format("{:.2f}G", n / 1e9);
+  if (n >= 1000000) return fmt::format("{:.2f}M", n / 1e6);
+  if (n >= 1000) return fmt::format("{:.1f}K", n / 1e3);
+  return std::to_string(n);
 }
 
-std::string HashString(uint64_t h) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%016" PRIx64, h);
-  return buf;
-}
+std::string HashString(uint64_t h) { return fmt::format("0x{:016x}", h); }
 
 std::string InputShapes(const Graph& g) {
   // Identical types are counted rather than repeated ("5 x f32[1x512]").

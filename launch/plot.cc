@@ -1,4 +1,4 @@
-// Line charts into an RGB image, written as PNG with zlib. See plot.h.
+// Line charts into an RGB image, written as PNG with libpng. See plot.h.
 //
 // Layout of one panel, top to bottom: title, legend (wrapped rows, always outside the plot area
 // so it never hides a line), plot area with grid, x tick labels, x label; the y label (rotated)
@@ -8,22 +8,27 @@
 
 #include "launch/plot.h"
 
-#include <zlib.h>
+#include <png.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+
+#include <fmt/format.h>
 
 namespace rewire::plot {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// Font: 5x7 glyphs for printable ASCII. `drop` moves a glyph down by that many rows (descenders
-// of g, j, p, q, y and the comma/underscore), so a text line is 9 rows tall at scale 1.
+// Font: 5x7 glyphs for printable ASCII, drawn as whole pixels. A bitmap font rather than
+// FreeType and a font file: the binary needs no font package at run time, and the same text
+// gives the same pixels on every machine (no hinting or anti-aliasing that changes between
+// FreeType versions), so tests can check exact pixel colours. Chart labels are ASCII.
+// `drop` moves a glyph down by that many rows (descenders of g, j, p, q, y and the
+// comma/underscore), so a text line is 9 rows tall at scale 1.
 // ---------------------------------------------------------------------------------------------
 
 constexpr int kGlyphWidth = 5;
@@ -469,19 +474,6 @@ void DrawPanel(Image& img, const Chart& chart, Rect panel) {
   }
 }
 
-void AppendBigEndian(std::string& out, uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((v >> shift) & 0xff);
-}
-
-void AppendChunk(std::string& out, const char type[4], const std::string& data) {
-  AppendBigEndian(out, static_cast<uint32_t>(data.size()));
-  out.append(type, 4);
-  out += data;
-  uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(type), 4);
-  crc = crc32(crc, reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(data.size()));
-  AppendBigEndian(out, static_cast<uint32_t>(crc));
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -546,18 +538,15 @@ Ticks NiceTicks(double lo, double hi, int max_ticks) {
 
 std::string FormatTick(double value, double step) {
   if (value == 0 || !std::isfinite(value)) return value == 0 ? "0" : std::to_string(value);
-  char buf[64];
   const double a = std::fabs(value);
   if (step >= 1e-4 && a < 1e7) {
     const int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(step) - 1e-9)));
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
-    return buf;
+    return fmt::format("{:.{}f}", value, decimals);
   }
   // Scientific: enough digits to tell neighbouring ticks apart; "1e-05" becomes "1e-5".
   const int digits = std::clamp(
       static_cast<int>(std::floor(std::log10(a)) - std::floor(std::log10(step))) + 1, 1, 15);
-  std::snprintf(buf, sizeof buf, "%.*g", digits, value);
-  std::string s = buf;
+  std::string s = fmt::format("{:.{}g}", value, digits);
   const size_t e = s.find('e');
   if (e != std::string::npos) {
     size_t d = e + 1;
@@ -597,32 +586,24 @@ StatusOr<Image> RenderCharts(const std::vector<Chart>& charts, const RenderOptio
 
 StatusOr<std::string> EncodePng(const Image& image) {
   if (image.width() <= 0 || image.height() <= 0) return InvalidArgument("empty image");
-  const size_t row = static_cast<size_t>(image.width()) * 3;
-  std::string raw;
-  raw.reserve((row + 1) * image.height());
-  for (int y = 0; y < image.height(); ++y) {
-    raw += '\0';  // filter type 0: none
-    raw.append(reinterpret_cast<const char*>(image.pixels().data()) + y * row, row);
+  // libpng's simplified API: errors come back as a return value and png.message.
+  png_image png;
+  std::memset(&png, 0, sizeof png);
+  png.version = PNG_IMAGE_VERSION;
+  png.width = static_cast<png_uint_32>(image.width());
+  png.height = static_cast<png_uint_32>(image.height());
+  png.format = PNG_FORMAT_RGB;
+  png_alloc_size_t size = 0;
+  const void* pixels = image.pixels().data();
+  if (!png_image_write_to_memory(&png, nullptr, &size, 0, pixels, 0, nullptr)) {
+    return Internal(std::string("libpng cannot encode the image: ") + png.message);
   }
-  uLongf size = compressBound(static_cast<uLong>(raw.size()));
-  std::string z(size, '\0');
-  const int rc =
-      compress2(reinterpret_cast<Bytef*>(&z[0]), &size, reinterpret_cast<const Bytef*>(raw.data()),
-                static_cast<uLong>(raw.size()), Z_BEST_COMPRESSION);
-  if (rc != Z_OK) return Internal("zlib compress failed with code " + std::to_string(rc));
-  z.resize(size);
-
-  std::string ihdr;
-  AppendBigEndian(ihdr, static_cast<uint32_t>(image.width()));
-  AppendBigEndian(ihdr, static_cast<uint32_t>(image.height()));
-  ihdr +=
-      std::string("\x08\x02\x00\x00\x00", 5);  // 8-bit, RGB, deflate, no filter set, no interlace
-
-  std::string png("\x89PNG\r\n\x1a\n", 8);
-  AppendChunk(png, "IHDR", ihdr);
-  AppendChunk(png, "IDAT", z);
-  AppendChunk(png, "IEND", "");
-  return png;
+  std::string out(size, '\0');
+  if (!png_image_write_to_memory(&png, out.data(), &size, 0, pixels, 0, nullptr)) {
+    return Internal(std::string("libpng cannot encode the image: ") + png.message);
+  }
+  out.resize(size);
+  return out;
 }
 
 Status WritePng(const Image& image, const std::string& path) {

@@ -1,6 +1,7 @@
 #pragma once
 // A small line-chart renderer for `rewire report`: charts drawn into an RGB image with an
-// embedded bitmap font, written as PNG through zlib. No plotting program, no LibTorch.
+// embedded bitmap font (plot.cc says why), written as PNG through libpng. No plotting program,
+// no LibTorch.
 
 #include <cstdint>
 #include <string>
@@ -90,7 +91,7 @@ std::string FormatTick(double value, double step);
 /// or a size too small for the panels (each needs at least 200 x 150) or larger than 16384.
 StatusOr<Image> RenderCharts(const std::vector<Chart>& charts, const RenderOptions& options);
 
-/// The PNG encoding of `image` (8-bit RGB, no interlace, one zlib-compressed IDAT).
+/// The PNG encoding of `image` (8-bit RGB, no interlace), by libpng.
 StatusOr<std::string> EncodePng(const Image& image);
 /// Writes `image` as a PNG file (through a temporary file and a rename).
 Status WritePng(const Image& image, const std::string& path);

@@ -3,8 +3,9 @@
 #include <torch/cuda.h>
 
 #include <chrono>
-#include <cstdio>
 #include <random>
+
+#include <fmt/format.h>
 
 #include "learner/policy.h"
 
@@ -13,12 +14,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-std::string Format(const char* fmt, double a, double b = 0, double c = 0, double d = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, fmt, a, b, c, d);
-  return buf;
-}
 
 GnnShape ShapeOf(const GnnSection& g) { return GnnShape{g.hidden, g.layers, g.heads}; }
 
@@ -98,14 +93,15 @@ StatusOr<std::string> BenchEnvSteps(const Graph& graph, const std::vector<rules:
   // env.Step's time is the expansion of the next state plus applying the action.
   const double env_other = c.step_s - t.enumerate_s - t.apply_s;
   std::string s;
-  s += Format("environment steps/s   %.1f   (%.0f steps, %.2f s; %.0f candidates per step)\n", c.steps / total,
-              static_cast<double>(c.steps), total, t.expansions ? static_cast<double>(t.candidates) / t.expansions : 0);
+  s += fmt::format(
+      "environment steps/s   {:.1f}   ({} steps, {:.2f} s; {:.0f} candidates per step)\n",
+      c.steps / total, c.steps, total,
+      t.expansions ? static_cast<double>(t.candidates) / t.expansions : 0.0);
   s += "policy on " + device.str() + "\n";
   s += "where a step's time goes:\n";
   auto row = [&](const char* name, double sec) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "  %-44s %8.2f ms  %5.1f%%\n", name, 1e3 * sec / c.steps, 100 * sec / total);
-    s += buf;
+    s += fmt::format("  {:<44} {:8.2f} ms  {:5.1f}%\n", name, 1e3 * sec / c.steps,
+                     100 * sec / total);
   };
   row("enumerate candidates (match rules)", t.enumerate_s);
   row("apply each candidate to a copy, cost its diff", t.apply_s);
@@ -161,12 +157,13 @@ StatusOr<std::string> BenchLearner(const Graph& graph, const std::vector<rules::
     }
   }
   const double total = Since(start);
-  std::string s = Format("learner samples/s     %.1f   (%.0f samples in minibatches of %.0f, %.2f s)\n",
-                         samples / total, static_cast<double>(samples), o.minibatch_size, total);
+  std::string s =
+      fmt::format("learner samples/s     {:.1f}   ({} samples in minibatches of {}, {:.2f} s)\n",
+                  samples / total, samples, o.minibatch_size, total);
   s += "  policy and Adam on " + device.str() + "\n";
-  s += Format("  build the tensor batch   %6.1f%%\n  forward                  %6.1f%%\n", 100 * batch_s / total,
-              100 * forward_s / total);
-  s += Format("  backward + Adam step     %6.1f%%\n", 100 * backward_s / total);
+  s += fmt::format("  build the tensor batch   {:6.1f}%\n  forward                  {:6.1f}%\n",
+                   100 * batch_s / total, 100 * forward_s / total);
+  s += fmt::format("  backward + Adam step     {:6.1f}%\n", 100 * backward_s / total);
   return s;
 }
 
@@ -206,16 +203,21 @@ StatusOr<std::string> BenchEncoding(const Graph& graph, const std::vector<rules:
     ++observations;
     RETURN_IF_ERROR(env.Step(rng() % env.candidates().size()).status());
   }
-  std::string s = Format("encoding %.0f candidates over %.0f observations (%.0f nodes, %.0f layers)\n",
-                         static_cast<double>(candidates), static_cast<double>(observations),
-                         static_cast<double>(graph.num_nodes()), o.gnn.layers);
-  s += Format("  incremental (regions + cached embeddings)  %8.2f ms per observation, %8.1f us per candidate\n",
-              1e3 * inc_s / observations, 1e6 * inc_s / candidates);
-  s += Format("  full (every candidate graph encoded)       %8.2f ms per observation, %8.1f us per candidate\n",
-              1e3 * full_s / observations, 1e6 * full_s / candidates);
-  s += Format("    of which building the full features      %8.2f ms per observation\n",
-              1e3 * full_features_s / observations);
-  s += Format("  speedup %.1fx; max relative difference of the candidate embeddings %.2e\n", full_s / inc_s, max_rel);
+  std::string s = fmt::format("encoding {} candidates over {} observations ({} nodes, {} layers)\n",
+                              candidates, observations, graph.num_nodes(), o.gnn.layers);
+  s += fmt::format(
+      "  incremental (regions + cached embeddings)  {:8.2f} ms per observation, {:8.1f} us per "
+      "candidate\n",
+      1e3 * inc_s / observations, 1e6 * inc_s / candidates);
+  s += fmt::format(
+      "  full (every candidate graph encoded)       {:8.2f} ms per observation, {:8.1f} us per "
+      "candidate\n",
+      1e3 * full_s / observations, 1e6 * full_s / candidates);
+  s += fmt::format("    of which building the full features      {:8.2f} ms per observation\n",
+                   1e3 * full_features_s / observations);
+  s +=
+      fmt::format("  speedup {:.1f}x; max relative difference of the candidate embeddings {:.2e}\n",
+                  full_s / inc_s, max_rel);
   return s;
 }
 

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -14,6 +12,9 @@
 #include <optional>
 #include <sstream>
 #include <type_traits>
+#include <utility>
+
+#include <fmt/format.h>
 
 #include "graph/models/load.h"
 #include "graph/text.h"
@@ -48,34 +49,9 @@ std::string TypeName(const toml::node& node) {
 
 /// Shortest decimal text that reads back as exactly `value`, always recognisable as a float.
 std::string FormatDouble(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  char buffer[40];
-  for (int precision = 15; precision <= 17; ++precision) {
-    std::snprintf(buffer, sizeof buffer, "%.*g", precision, value);
-    if (std::strtod(buffer, nullptr) == value) break;
-  }
-  std::string text = buffer;
-  if (text.find_first_of(".eE") == std::string::npos) text += ".0";
+  std::string text = fmt::format("{}", value);
+  if (std::isfinite(value) && text.find_first_of(".eE") == std::string::npos) text += ".0";
   return text;
-}
-
-/// A TOML basic string: quoted, with escapes.
-std::string QuoteString(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      char escape[8];
-      std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(c));
-      out += escape;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -646,31 +622,52 @@ Status Validate(const TrainConfig& c, const Locations& at) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Writing TOML values
+// Writing TOML values (toml++ formats them; `put` receives each value as a toml++ value)
 // ---------------------------------------------------------------------------------------------
 
-std::string TomlValue(const std::string& v) { return QuoteString(v); }
-std::string TomlValue(bool v) { return v ? "true" : "false"; }
-std::string TomlValue(int v) { return std::to_string(v); }
-std::string TomlValue(uint64_t v) { return std::to_string(v); }
-std::string TomlValue(double v) { return FormatDouble(v); }
-
-/// A spec string when that reads back as the same spec, else an inline table.
-std::string TomlValue(const ModelSpec& m) {
-  StatusOr<ModelSpec> as_string = ParseModelSpec(m.name);
-  if (as_string.ok() && *as_string == m) return QuoteString(m.name);
-  std::string out = "{ name = " + QuoteString(m.name);
-  ForEachParam(m.params, [&](const char* name, const auto& value) {
-    if (value != 0) out += ", " + std::string(name) + " = " + std::to_string(value);
-  });
-  return out + " }";
+template <typename Put>
+void PutValue(const std::string& v, Put&& put) {
+  put(v);
+}
+template <typename Put>
+void PutValue(bool v, Put&& put) {
+  put(v);
+}
+template <typename Put>
+void PutValue(int v, Put&& put) {
+  put(int64_t{v});
+}
+/// TOML integers are signed 64-bit; larger values would not read back (ReadScalar rejects them).
+template <typename Put>
+void PutValue(uint64_t v, Put&& put) {
+  put(static_cast<int64_t>(v));
+}
+template <typename Put>
+void PutValue(double v, Put&& put) {
+  put(v);
 }
 
-template <typename T>
-std::string TomlValue(const std::vector<T>& items) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + TomlValue(items[i]);
-  return out + "]";
+/// A spec string when that reads back as the same spec, else an inline table.
+template <typename Put>
+void PutValue(const ModelSpec& m, Put&& put) {
+  StatusOr<ModelSpec> as_string = ParseModelSpec(m.name);
+  if (as_string.ok() && *as_string == m) return put(m.name);
+  toml::table table;
+  table.is_inline(true);
+  table.insert("name", m.name);
+  ForEachParam(m.params, [&](const char* name, const auto& value) {
+    if (value != 0) table.insert(name, static_cast<int64_t>(value));
+  });
+  put(std::move(table));
+}
+
+template <typename T, typename Put>
+void PutValue(const std::vector<T>& items, Put&& put) {
+  toml::array array;
+  for (const T& item : items) {
+    PutValue(item, [&](auto&& value) { array.push_back(std::forward<decltype(value)>(value)); });
+  }
+  put(std::move(array));
 }
 
 }  // namespace
@@ -721,16 +718,26 @@ StatusOr<TrainConfig> LoadTrainConfig(const std::string& path,
 Status ValidateTrainConfig(const TrainConfig& config) { return Validate(config, Locations{}); }
 
 std::string ToToml(const TrainConfig& config) {
-  std::string out = "# rewire training config, resolved: every key as the run used it.\n";
+  // toml++ writes every key and value; the keys go out one at a time because a toml::table
+  // sorts its keys, and the file reads best in struct order (ForEachField).
+  std::ostringstream out;
+  out << "# rewire training config, resolved: every key as the run used it.\n";
   std::string current_section;
   ForEachField(config, [&](const char* section, const char* key, const auto& field) {
     if (section != current_section) {
-      out += "\n[" + std::string(section) + "]\n";
+      out << "\n[" << section << "]\n";
       current_section = section;
     }
-    out += std::string(key) + " = " + TomlValue(field) + "\n";
+    toml::table line;
+    PutValue(field, [&](auto&& value) { line.insert(key, std::forward<decltype(value)>(value)); });
+    // Basic strings only ("...", escapes inside): one line per key, whatever the value holds.
+    constexpr auto kFlags = toml::toml_formatter::default_flags &
+                            ~(toml::format_flags::allow_literal_strings |
+                              toml::format_flags::allow_multi_line_strings |
+                              toml::format_flags::allow_real_tabs_in_strings);
+    out << toml::toml_formatter(line, kFlags) << "\n";
   });
-  return out;
+  return out.str();
 }
 
 }  // namespace rewire

@@ -5,11 +5,12 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include "env/search.h"
 #include "graph/json.h"
@@ -240,24 +241,23 @@ StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& c, const RunPaths&
       r.baseline_seconds.emplace_back(b, sr.seconds);
     }
     if (log) {
-      char line[400];
-      const double rl_best = r.sampled_best_cost_ms > 0 ? std::min(r.sampled_best_cost_ms, r.greedy_policy_cost_ms)
-                                                        : r.greedy_policy_cost_ms;
+      const double rl_best = r.sampled_best_cost_ms > 0
+                                 ? std::min(r.sampled_best_cost_ms, r.greedy_policy_cost_ms)
+                                 : r.greedy_policy_cost_ms;
       std::string base;
       for (const auto& [name, ms] : r.baselines) {
-        char b[80];
-        std::snprintf(b, sizeof b, "  %s %.3fx", name.c_str(), r.initial_cost_ms / ms);
-        base += b;
+        base += fmt::format("  {} {:.3f}x", name, r.initial_cost_ms / ms);
       }
-      char guided[96] = "";
+      std::string guided;
       if (r.guided_cost_ms > 0) {
-        std::snprintf(guided, sizeof guided, "  guided %.3fx (%d graphs, %.1fs)", r.initial_cost_ms / r.guided_cost_ms,
-                      r.guided_expansions, r.guided_seconds);
+        guided = fmt::format("  guided {:.3f}x ({} graphs, {:.1f}s)",
+                             r.initial_cost_ms / r.guided_cost_ms, r.guided_expansions,
+                             r.guided_seconds);
       }
-      std::snprintf(line, sizeof line, "%-28s rl %.3fx (greedy policy %.3fx, best of %d samples, %.1fs)%s%s  verified %s",
-                    label.c_str(), r.initial_cost_ms / rl_best, r.initial_cost_ms / r.greedy_policy_cost_ms, r.samples,
-                    r.rl_seconds, guided, base.c_str(), r.verified ? "yes" : ("NO: " + eq.message).c_str());
-      log(line);
+      log(fmt::format(
+          "{:<28} rl {:.3f}x (greedy policy {:.3f}x, best of {} samples, {:.1f}s){}{}  verified {}",
+          label, r.initial_cost_ms / rl_best, r.initial_cost_ms / r.greedy_policy_cost_ms,
+          r.samples, r.rl_seconds, guided, base, r.verified ? "yes" : "NO: " + eq.message));
     }
     results.push_back(std::move(r));
   }

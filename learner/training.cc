@@ -13,8 +13,11 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "graph/json.h"
 #include "graph/models/load.h"
+#include "graph/weights.h"
 #include "kernels/cost_backends.h"
 #include "kernels/rule_verify.h"
 #include "learner/data_parallel.h"
@@ -67,15 +70,12 @@ Status TrimMetrics(const std::string& path, int64_t last) {
 
 /// FNV-1a over the bytes of every parameter: equal on every rank when the weights are.
 std::string WeightsChecksum(GnnPolicy& policy) {
-  uint64_t h = 1469598103934665603ULL;
+  uint64_t h = kFnv1a64Basis;
   for (const torch::Tensor& p : policy->parameters()) {
     const auto t = p.detach().to(torch::kCPU).contiguous();
-    const auto* b = static_cast<const uint8_t*>(t.data_ptr());
-    for (size_t i = 0, n = t.numel() * t.element_size(); i < n; ++i) h = (h ^ b[i]) * 1099511628211ULL;
+    h = Fnv1a64(t.data_ptr(), t.numel() * t.element_size(), h);
   }
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  return fmt::format("{:016x}", h);
 }
 
 /// `name` ("cpu", "cuda", "cuda:N") resolved on this machine; plain "cuda" with several processes
@@ -373,14 +373,12 @@ Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
              << WeightsChecksum(s.policy) << "\", \"local_steps\": " << local_steps << "}\n";
   s.rank_log.flush();
 
-  char line[320];
-  std::snprintf(line, sizeof line,
-                "update %lld/%d  return %.2f (max %.2f)  length %.1f  speedup %.3fx (best %.3fx)  "
-                "value_loss %.3f  entropy %.2f  kl %.4f  SPS %.1f  %.1fs",
-                static_cast<long long>(update), c.run.max_updates, return_mean, return_max, length_mean,
-                speedup_mean, s.meta.best_speedup, st.value_loss, st.entropy, st.approx_kl, all_steps / update_s,
-                update_s);
-  Log(line);
+  Log(fmt::format(
+      "update {}/{}  return {:.2f} (max {:.2f})  length {:.1f}  speedup {:.3f}x (best {:.3f}x)  "
+      "value_loss {:.3f}  entropy {:.2f}  kl {:.4f}  SPS {:.1f}  {:.1f}s",
+      update, c.run.max_updates, return_mean, return_max, length_mean, speedup_mean,
+      s.meta.best_speedup, st.value_loss, st.entropy, st.approx_kl, all_steps / update_s,
+      update_s));
   if (finished()) {
     Log("done: " + std::to_string(s.meta.policy_version) + " updates, " + std::to_string(s.meta.global_step) +
         " steps, checkpoint " + s.ckpt);

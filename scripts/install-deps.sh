@@ -13,6 +13,7 @@ packages=(
   # libraries
   libtorch-dev libgloo-dev libopenblas0-pthread
   libonnx-dev libprotobuf-dev protobuf-compiler
+  libpng-dev
   libzmq3-dev cppzmq-dev libcereal-dev libtomlplusplus-dev libsodium-dev
   libsqlite3-dev libcli11-dev libfmt-dev zlib1g-dev rapidjson-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev

@@ -1,4 +1,5 @@
-// The standard ONNX ops that rewire models: attribute and operand conversion, one case per op.
+// The standard ONNX ops that rewire models: attribute and operand conversion, one function per
+// op (or op family), found through the table in ImportStandard.
 // Operands that newer opsets turned into inputs (Reshape's shape, Slice's starts, ...) must be
 // constants and become attributes. A case rewire does not model (Conv1d, MaxPool with
 // dilations, Pad in reflect mode, ...) returns false and the node becomes Opaque.
@@ -97,7 +98,9 @@ StatusOr<bool> Importer::ImportConv(const NodeProto& node) {
   return true;
 }
 
-StatusOr<bool> Importer::ImportPool(const NodeProto& node, OpType op) {
+/// MaxPool and AveragePool in 2-D without dilations (and without MaxPool's indices output).
+StatusOr<bool> Importer::ImportPool(const NodeProto& node) {
+  const OpType op = node.op_type() == "MaxPool" ? OpType::kMaxPool2D : OpType::kAvgPool2D;
   if (!Present(node, 0)) return FailAt(node, "needs an input");
   ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
   if (x.size() != 4) return false;
@@ -119,371 +122,462 @@ StatusOr<bool> Importer::ImportPool(const NodeProto& node, OpType op) {
   return true;
 }
 
-StatusOr<bool> Importer::ImportStandard(const NodeProto& node) {
-  const std::string& op = node.op_type();
-  const int n_in = node.input_size();
-  auto need_inputs = [&](int lo, int hi) -> Status {
-    int present = n_in;
-    while (present > 0 && node.input(present - 1).empty()) --present;
-    if (present < lo || present > hi) {
-      return FailAt(node, "expects " + std::to_string(lo) +
-                              (hi != lo ? " to " + std::to_string(hi) : std::string()) +
-                              " inputs, got " + std::to_string(present));
-    }
-    for (int i = 0; i < lo; ++i) {
-      if (node.input(i).empty()) return FailAt(node, "input " + std::to_string(i) + " is required");
-    }
-    return Status::Ok();
-  };
-  auto dtype_of = [&](int i) -> StatusOr<DType> {
-    ASSIGN_OR_RETURN(TensorType t, TypeOf(node.input(i)));
-    return t.dtype;
-  };
+Status Importer::NeedInputs(const NodeProto& node, int lo, int hi) const {
+  int present = node.input_size();
+  while (present > 0 && node.input(present - 1).empty()) --present;
+  if (present < lo || present > hi) {
+    return FailAt(node, "expects " + std::to_string(lo) +
+                            (hi != lo ? " to " + std::to_string(hi) : std::string()) +
+                            " inputs, got " + std::to_string(present));
+  }
+  for (int i = 0; i < lo; ++i) {
+    if (node.input(i).empty()) return FailAt(node, "input " + std::to_string(i) + " is required");
+  }
+  return Status::Ok();
+}
 
-  if (auto it = FloatUnaryOps().find(op); it != FloatUnaryOps().end()) {
-    RETURN_IF_ERROR(need_inputs(1, 1));
-    ASSIGN_OR_RETURN(DType dt, dtype_of(0));
-    if (dt != DType::kFloat32) return false;
-    RETURN_IF_ERROR(Emit(node, it->second, {node.input(0)}, {}));
-    return true;
-  }
-  if (auto it = BinaryOps().find(op); it != BinaryOps().end()) {
-    RETURN_IF_ERROR(need_inputs(2, 2));
-    ASSIGN_OR_RETURN(DType a, dtype_of(0));
-    ASSIGN_OR_RETURN(DType b, dtype_of(1));
-    if (a != b || a == DType::kBool || (op == "Pow" && a != DType::kFloat32)) return false;
-    RETURN_IF_ERROR(Emit(node, it->second, Inputs(node), {}));
-    return true;
-  }
-  if (op == "Conv") return ImportConv(node);
-  if (op == "MaxPool") return ImportPool(node, OpType::kMaxPool2D);
-  if (op == "AveragePool") return ImportPool(node, OpType::kAvgPool2D);
-  if (op == "GlobalAveragePool") {
-    RETURN_IF_ERROR(need_inputs(1, 1));
-    RETURN_IF_ERROR(Emit(node, OpType::kGlobalAvgPool, {node.input(0)}, {}));
-    return true;
-  }
-  if (op == "LeakyRelu") {
-    RETURN_IF_ERROR(need_inputs(1, 1));
-    ASSIGN_OR_RETURN(float alpha, AttrFloat(node, "alpha", 0.01f));
-    RETURN_IF_ERROR(Emit(node, OpType::kLeakyRelu, {node.input(0)}, {{"alpha", alpha}}));
-    return true;
-  }
-  if (op == "Clip") {
-    RETURN_IF_ERROR(need_inputs(1, 3));
-    ASSIGN_OR_RETURN(DType dt, dtype_of(0));
-    if (dt != DType::kFloat32) return false;
-    Attrs attrs;
-    if (opset_ < 11) {
-      for (const char* name : {"min", "max"}) {
-        if (!FindAttr(node, name)) continue;
-        ASSIGN_OR_RETURN(float v, AttrFloat(node, name, 0.f));
-        attrs.Set(name, v);
-      }
-    } else {
-      const char* names[] = {"min", "max"};
-      for (int i = 1; i <= 2; ++i) {
-        if (!Present(node, i)) continue;
-        ASSIGN_OR_RETURN(Literal v, StaticInput(node, i, names[i - 1]));
-        if (v.numel() != 1) return FailAt(node, std::string(names[i - 1]) + " must be a scalar");
-        attrs.Set(names[i - 1], static_cast<float>(v.Real(0)));
-      }
+StatusOr<DType> Importer::InputDType(const NodeProto& node, int i) {
+  ASSIGN_OR_RETURN(TensorType t, TypeOf(node.input(i)));
+  return t.dtype;
+}
+
+StatusOr<bool> Importer::ImportStandard(const NodeProto& node) {
+  using OpImporter = StatusOr<bool> (Importer::*)(const NodeProto&);
+  static const std::map<std::string, OpImporter>* importers = [] {
+    auto* m = new std::map<std::string, OpImporter>{
+        {"Conv", &Importer::ImportConv},
+        {"MaxPool", &Importer::ImportPool},
+        {"AveragePool", &Importer::ImportPool},
+        {"GlobalAveragePool", &Importer::ImportGlobalAveragePool},
+        {"LeakyRelu", &Importer::ImportLeakyRelu},
+        {"Clip", &Importer::ImportClip},
+        {"Dropout", &Importer::ImportDropout},
+        {"Cast", &Importer::ImportCast},
+        {"BatchNormalization", &Importer::ImportBatchNormalization},
+        {"LayerNormalization", &Importer::ImportLayerNormalization},
+        {"Softmax", &Importer::ImportSoftmax},
+        {"Where", &Importer::ImportWhere},
+        {"MatMul", &Importer::ImportMatMul},
+        {"Gemm", &Importer::ImportGemm},
+        {"Concat", &Importer::ImportConcat},
+        {"Split", &Importer::ImportSplit},
+        {"Reshape", &Importer::ImportReshape},
+        {"Transpose", &Importer::ImportTranspose},
+        {"Flatten", &Importer::ImportFlatten},
+        {"Pad", &Importer::ImportPad},
+        {"Slice", &Importer::ImportSlice},
+        {"Gather", &Importer::ImportGather},
+        {"Squeeze", &Importer::ImportSqueeze},
+        {"Unsqueeze", &Importer::ImportSqueeze},
+        {"ReduceMean", &Importer::ImportReduce},
+        {"ReduceSum", &Importer::ImportReduce},
+        {"ReduceMax", &Importer::ImportReduce},
+    };
+    for (const auto& [op, type] : FloatUnaryOps()) m->emplace(op, &Importer::ImportFloatUnary);
+    for (const auto& [op, type] : BinaryOps()) m->emplace(op, &Importer::ImportBinary);
+    return m;
+  }();
+  const auto it = importers->find(node.op_type());
+  if (it == importers->end()) return false;
+  return (this->*it->second)(node);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element-wise ops and activations
+// ---------------------------------------------------------------------------------------------
+
+/// Relu, Sigmoid, Tanh, Exp, Sqrt, Erf on float32 (FloatUnaryOps).
+StatusOr<bool> Importer::ImportFloatUnary(const NodeProto& node) {
+  const auto it = FloatUnaryOps().find(node.op_type());
+  RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+  ASSIGN_OR_RETURN(DType dt, InputDType(node, 0));
+  if (dt != DType::kFloat32) return false;
+  RETURN_IF_ERROR(Emit(node, it->second, {node.input(0)}, {}));
+  return true;
+}
+
+/// Add, Sub, Mul, Div, Pow on operands of one non-bool type (BinaryOps).
+StatusOr<bool> Importer::ImportBinary(const NodeProto& node) {
+  const std::string& op = node.op_type();
+  const auto it = BinaryOps().find(node.op_type());
+  RETURN_IF_ERROR(NeedInputs(node, 2, 2));
+  ASSIGN_OR_RETURN(DType a, InputDType(node, 0));
+  ASSIGN_OR_RETURN(DType b, InputDType(node, 1));
+  if (a != b || a == DType::kBool || (op == "Pow" && a != DType::kFloat32)) return false;
+  RETURN_IF_ERROR(Emit(node, it->second, Inputs(node), {}));
+  return true;
+}
+
+StatusOr<bool> Importer::ImportLeakyRelu(const NodeProto& node) {
+  RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+  ASSIGN_OR_RETURN(float alpha, AttrFloat(node, "alpha", 0.01f));
+  RETURN_IF_ERROR(Emit(node, OpType::kLeakyRelu, {node.input(0)}, {{"alpha", alpha}}));
+  return true;
+}
+
+/// Clip of float32; bounds are attributes before opset 11, constant inputs after.
+StatusOr<bool> Importer::ImportClip(const NodeProto& node) {
+  RETURN_IF_ERROR(NeedInputs(node, 1, 3));
+  ASSIGN_OR_RETURN(DType dt, InputDType(node, 0));
+  if (dt != DType::kFloat32) return false;
+  Attrs attrs;
+  if (opset_ < 11) {
+    for (const char* name : {"min", "max"}) {
+      if (!FindAttr(node, name)) continue;
+      ASSIGN_OR_RETURN(float v, AttrFloat(node, name, 0.f));
+      attrs.Set(name, v);
     }
-    RETURN_IF_ERROR(Emit(node, OpType::kClip, {node.input(0)}, std::move(attrs)));
+  } else {
+    const char* names[] = {"min", "max"};
+    for (int i = 1; i <= 2; ++i) {
+      if (!Present(node, i)) continue;
+      ASSIGN_OR_RETURN(Literal v, StaticInput(node, i, names[i - 1]));
+      if (v.numel() != 1) return FailAt(node, std::string(names[i - 1]) + " must be a scalar");
+      attrs.Set(names[i - 1], static_cast<float>(v.Real(0)));
+    }
+  }
+  RETURN_IF_ERROR(Emit(node, OpType::kClip, {node.input(0)}, std::move(attrs)));
+  return true;
+}
+
+/// Dropout as the identity; training mode only with ratio 0.
+StatusOr<bool> Importer::ImportDropout(const NodeProto& node) {
+  RETURN_IF_ERROR(NeedInputs(node, 1, 3));
+  if (Present(node, 2)) {
+    ASSIGN_OR_RETURN(Literal training, StaticInput(node, 2, "training_mode"));
+    if (training.numel() != 1) return FailAt(node, "training_mode must be a scalar");
+    double ratio = 0.5;  // ONNX's default
+    if (Present(node, 1)) {
+      ASSIGN_OR_RETURN(Literal r, StaticInput(node, 1, "ratio"));
+      if (r.numel() != 1) return FailAt(node, "ratio must be a scalar");
+      ratio = r.Real(0);
+    }
+    // In training mode only a ratio of 0 (what torchvision's Swin exports) is the identity.
+    if (training.Real(0) != 0 && ratio != 0) {
+      return FailAt(
+          node, "Dropout in training mode (ratio " + std::to_string(ratio) + ") is not supported");
+    }
+  }
+  RETURN_IF_ERROR(Emit(node, OpType::kDropout, {node.input(0)}, {}));
+  return true;
+}
+
+StatusOr<bool> Importer::ImportCast(const NodeProto& node) {
+  RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+  ASSIGN_OR_RETURN(int64_t to, AttrInt(node, "to", 0));
+  if (!DTypeFromOnnx(static_cast<int32_t>(to)).ok()) {
+    return FailAt(node, std::string("casts a run-time value to ") +
+                            OnnxTypeName(static_cast<int32_t>(to)) +
+                            ", which rewire does not carry (float32, int64 and bool only)");
+  }
+  RETURN_IF_ERROR(Emit(node, OpType::kCast, {node.input(0)}, {{"to", to}}));
+  return true;
+}
+
+StatusOr<bool> Importer::ImportWhere(const NodeProto& node) {
+  RETURN_IF_ERROR(NeedInputs(node, 3, 3));
+  RETURN_IF_ERROR(Emit(node, OpType::kWhere, Inputs(node), {}));
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pooling, normalisation, softmax
+// ---------------------------------------------------------------------------------------------
+
+StatusOr<bool> Importer::ImportGlobalAveragePool(const NodeProto& node) {
+  RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+  RETURN_IF_ERROR(Emit(node, OpType::kGlobalAvgPool, {node.input(0)}, {}));
+  return true;
+}
+
+/// Inference-mode BatchNormalization.
+StatusOr<bool> Importer::ImportBatchNormalization(const NodeProto& node) {
+  RETURN_IF_ERROR(NeedInputs(node, 5, 5));
+  ASSIGN_OR_RETURN(int64_t training, AttrInt(node, "training_mode", 0));
+  if (training) return FailAt(node, "BatchNormalization in training mode is not supported");
+  ASSIGN_OR_RETURN(float eps, AttrFloat(node, "epsilon", 1e-5f));
+  RETURN_IF_ERROR(Emit(node, OpType::kBatchNorm, Inputs(node), {{"epsilon", eps}}));
+  return true;
+}
+
+StatusOr<bool> Importer::ImportLayerNormalization(const NodeProto& node) {
+  RETURN_IF_ERROR(NeedInputs(node, 2, 3));
+  ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", -1));
+  ASSIGN_OR_RETURN(float eps, AttrFloat(node, "epsilon", 1e-5f));
+  std::vector<std::string> in{node.input(0), node.input(1)};
+  if (Present(node, 2)) in.push_back(node.input(2));
+  RETURN_IF_ERROR(Emit(node, OpType::kLayerNorm, in, {{"axis", axis}, {"epsilon", eps}}));
+  return true;
+}
+
+/// Softmax; before opset 13 over the flattened axes from `axis` on (reshape, softmax, reshape).
+StatusOr<bool> Importer::ImportSoftmax(const NodeProto& node) {
+  RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+  ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
+  const int64_t rank = static_cast<int64_t>(x.size());
+  ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", opset_ < 13 ? 1 : -1));
+  if (axis < -rank || axis >= rank) return FailAt(node, "axis out of range");
+  if (axis < 0) axis += rank;
+  if (opset_ >= 13 || axis == rank - 1) {
+    RETURN_IF_ERROR(Emit(node, OpType::kSoftmax, {node.input(0)}, {{"axis", axis}}));
     return true;
   }
-  if (op == "Dropout") {
-    RETURN_IF_ERROR(need_inputs(1, 3));
+  // Before opset 13, Softmax normalises over all axes from `axis` on (as one flattened axis).
+  ASSIGN_OR_RETURN(ValueRef in, Runtime(node.input(0)));
+  int64_t inner = 1;
+  for (int64_t i = axis; i < rank; ++i) inner *= x[i];
+  const std::string base = NodeName(node);
+  auto flat = graph_.AddOp(OpType::kReshape, {in}, {{"shape", Ints{-1, inner}}}, base + "/flatten");
+  if (!flat.ok()) return AtNode(node, flat.status());
+  auto soft = graph_.AddOp(OpType::kSoftmax, {{*flat, 0}}, {{"axis", int64_t{1}}}, base);
+  if (!soft.ok()) return AtNode(node, soft.status());
+  auto back = graph_.AddOp(OpType::kReshape, {{*soft, 0}}, {{"shape", Ints(x.begin(), x.end())}},
+                           base + "/unflatten");
+  if (!back.ok()) return AtNode(node, back.status());
+  RETURN_IF_ERROR(DefineOutputs(node, *back, 1));
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matrix products
+// ---------------------------------------------------------------------------------------------
+
+StatusOr<bool> Importer::ImportMatMul(const NodeProto& node) {
+  RETURN_IF_ERROR(NeedInputs(node, 2, 2));
+  RETURN_IF_ERROR(Emit(node, OpType::kMatMul, Inputs(node), {}));
+  return true;
+}
+
+StatusOr<bool> Importer::ImportGemm(const NodeProto& node) {
+  RETURN_IF_ERROR(NeedInputs(node, 2, 3));
+  Attrs attrs;
+  ASSIGN_OR_RETURN(float alpha, AttrFloat(node, "alpha", 1.f));
+  ASSIGN_OR_RETURN(float beta, AttrFloat(node, "beta", 1.f));
+  ASSIGN_OR_RETURN(int64_t ta, AttrInt(node, "transA", 0));
+  ASSIGN_OR_RETURN(int64_t tb, AttrInt(node, "transB", 0));
+  std::vector<std::string> in{node.input(0), node.input(1)};
+  if (Present(node, 2)) in.push_back(node.input(2));
+  RETURN_IF_ERROR(Emit(node, OpType::kGemm, in,
+                       {{"alpha", alpha}, {"beta", beta}, {"transA", ta}, {"transB", tb}}));
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shapes and indexing
+// ---------------------------------------------------------------------------------------------
+
+StatusOr<bool> Importer::ImportConcat(const NodeProto& node) {
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (node.input(i).empty()) return FailAt(node, "Concat inputs cannot be empty");
+  }
+  if (node.input_size() == 0) return FailAt(node, "Concat needs at least one input");
+  if (!FindAttr(node, "axis")) return FailAt(node, "attribute 'axis' is required");
+  ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
+  RETURN_IF_ERROR(Emit(node, OpType::kConcat, Inputs(node), {{"axis", axis}}));
+  return true;
+}
+
+/// Split; sizes from the attribute (before opset 13), a constant input, or num_outputs.
+StatusOr<bool> Importer::ImportSplit(const NodeProto& node) {
+  RETURN_IF_ERROR(NeedInputs(node, 1, 2));
+  ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
+  ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
+  const int64_t rank = static_cast<int64_t>(x.size());
+  if (axis < -rank || axis >= rank) return FailAt(node, "axis out of range");
+  std::optional<Ints> split;
+  if (opset_ >= 13) {
+    if (Present(node, 1)) {
+      ASSIGN_OR_RETURN(Literal s, StaticInput(node, 1, "split"));
+      split = s.AsInts();
+    }
+  } else {
+    ASSIGN_OR_RETURN(split, AttrInts(node, "split"));
+  }
+  if (!split) {
+    ASSIGN_OR_RETURN(int64_t parts, AttrInt(node, "num_outputs", node.output_size()));
+    if (parts <= 0) return FailAt(node, "has no outputs");
+    const int64_t dim = x[axis < 0 ? axis + rank : axis];
+    const int64_t chunk = (dim + parts - 1) / parts;
+    split = Ints();
+    for (int64_t i = 0, left = dim; i < parts; ++i, left -= chunk) {
+      split->push_back(std::min(chunk, left));
+    }
+  }
+  if (static_cast<int>(split->size()) != node.output_size()) {
+    return FailAt(node, "split has " + std::to_string(split->size()) + " sizes but the node has " +
+                            std::to_string(node.output_size()) + " outputs");
+  }
+  RETURN_IF_ERROR(Emit(node, OpType::kSplit, {node.input(0)}, {{"axis", axis}, {"split", *split}}));
+  return true;
+}
+
+/// Reshape to a constant shape (attribute before opset 5).
+StatusOr<bool> Importer::ImportReshape(const NodeProto& node) {
+  Ints shape;
+  if (opset_ < 5) {
+    RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+    ASSIGN_OR_RETURN(std::optional<Ints> s, AttrInts(node, "shape"));
+    if (!s) return FailAt(node, "attribute 'shape' is required");
+    shape = *s;
+  } else {
+    RETURN_IF_ERROR(NeedInputs(node, 2, 2));
+    ASSIGN_OR_RETURN(Literal s, StaticInput(node, 1, "shape"));
+    shape = s.AsInts();
+  }
+  ASSIGN_OR_RETURN(int64_t allowzero, AttrInt(node, "allowzero", 0));
+  if (allowzero && std::count(shape.begin(), shape.end(), 0) > 0) {
+    return FailAt(node, "Reshape to a zero-sized dimension (allowzero) is not supported");
+  }
+  RETURN_IF_ERROR(Emit(node, OpType::kReshape, {node.input(0)}, {{"shape", shape}}));
+  return true;
+}
+
+StatusOr<bool> Importer::ImportTranspose(const NodeProto& node) {
+  RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+  Attrs attrs;
+  ASSIGN_OR_RETURN(std::optional<Ints> perm, AttrInts(node, "perm"));
+  if (perm) attrs.Set("perm", *perm);
+  RETURN_IF_ERROR(Emit(node, OpType::kTranspose, {node.input(0)}, std::move(attrs)));
+  return true;
+}
+
+StatusOr<bool> Importer::ImportFlatten(const NodeProto& node) {
+  RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+  ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 1));
+  RETURN_IF_ERROR(Emit(node, OpType::kFlatten, {node.input(0)}, {{"axis", axis}}));
+  return true;
+}
+
+/// Squeeze and Unsqueeze; axes are a constant input from opset 13 on.
+StatusOr<bool> Importer::ImportSqueeze(const NodeProto& node) {
+  const std::string& op = node.op_type();
+  const bool as_input = opset_ >= 13;
+  RETURN_IF_ERROR(NeedInputs(node, op == "Unsqueeze" && as_input ? 2 : 1, as_input ? 2 : 1));
+  std::optional<Ints> axes;
+  if (as_input) {
+    if (Present(node, 1)) {
+      ASSIGN_OR_RETURN(Literal a, StaticInput(node, 1, "axes"));
+      axes = a.AsInts();
+    }
+  } else {
+    ASSIGN_OR_RETURN(axes, AttrInts(node, "axes"));
+  }
+  Attrs attrs;
+  if (axes)
+    attrs.Set("axes", *axes);
+  else if (op == "Unsqueeze")
+    return FailAt(node, "axes are required");
+  RETURN_IF_ERROR(Emit(node, op == "Squeeze" ? OpType::kSqueeze : OpType::kUnsqueeze,
+                       {node.input(0)}, std::move(attrs)));
+  return true;
+}
+
+/// Constant-mode Pad (other modes stay opaque); opset 18 pads only some axes.
+StatusOr<bool> Importer::ImportPad(const NodeProto& node) {
+  ASSIGN_OR_RETURN(std::string mode, AttrString(node, "mode", "constant"));
+  if (mode != "constant") return false;
+  Ints pads;
+  float value = 0;
+  if (opset_ < 11) {
+    RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+    ASSIGN_OR_RETURN(std::optional<Ints> p, AttrInts(node, "pads"));
+    if (!p) return FailAt(node, "attribute 'pads' is required");
+    pads = *p;
+    ASSIGN_OR_RETURN(value, AttrFloat(node, "value", 0.f));
+  } else {
+    RETURN_IF_ERROR(NeedInputs(node, 2, 4));
+    ASSIGN_OR_RETURN(Literal p, StaticInput(node, 1, "pads"));
+    pads = p.AsInts();
     if (Present(node, 2)) {
-      ASSIGN_OR_RETURN(Literal training, StaticInput(node, 2, "training_mode"));
-      if (training.numel() != 1) return FailAt(node, "training_mode must be a scalar");
-      double ratio = 0.5;  // ONNX's default
-      if (Present(node, 1)) {
-        ASSIGN_OR_RETURN(Literal r, StaticInput(node, 1, "ratio"));
-        if (r.numel() != 1) return FailAt(node, "ratio must be a scalar");
-        ratio = r.Real(0);
+      ASSIGN_OR_RETURN(Literal v, StaticInput(node, 2, "constant_value"));
+      if (v.numel() != 1) return FailAt(node, "constant_value must be a scalar");
+      value = static_cast<float>(v.Real(0));
+    }
+    if (Present(node, 3)) {  // opset 18: pads only for some axes
+      ASSIGN_OR_RETURN(Literal a, StaticInput(node, 3, "axes"));
+      ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
+      const int64_t rank = static_cast<int64_t>(x.size());
+      const Ints axes = a.AsInts();
+      if (pads.size() != 2 * axes.size())
+        return FailAt(node, "pads must have two entries per axis");
+      Ints full(2 * rank, 0);
+      for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t ax = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (ax < 0 || ax >= rank) return FailAt(node, "axis out of range");
+        full[ax] = pads[i];
+        full[ax + rank] = pads[i + axes.size()];
       }
-      // In training mode only a ratio of 0 (what torchvision's Swin exports) is the identity.
-      if (training.Real(0) != 0 && ratio != 0) {
-        return FailAt(node, "Dropout in training mode (ratio " + std::to_string(ratio) +
-                                ") is not supported");
-      }
+      pads = full;
     }
-    RETURN_IF_ERROR(Emit(node, OpType::kDropout, {node.input(0)}, {}));
-    return true;
   }
-  if (op == "Cast") {
-    RETURN_IF_ERROR(need_inputs(1, 1));
-    ASSIGN_OR_RETURN(int64_t to, AttrInt(node, "to", 0));
-    if (!DTypeFromOnnx(static_cast<int32_t>(to)).ok()) {
-      return FailAt(node, std::string("casts a run-time value to ") +
-                              OnnxTypeName(static_cast<int32_t>(to)) +
-                              ", which rewire does not carry (float32, int64 and bool only)");
+  RETURN_IF_ERROR(Emit(node, OpType::kPad, {node.input(0)}, {{"pads", pads}, {"value", value}}));
+  return true;
+}
+
+/// Slice with constant starts/ends/axes/steps (attributes before opset 10).
+StatusOr<bool> Importer::ImportSlice(const NodeProto& node) {
+  Attrs attrs;
+  if (opset_ < 10) {
+    RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+    for (const char* name : {"starts", "ends", "axes"}) {
+      ASSIGN_OR_RETURN(std::optional<Ints> v, AttrInts(node, name));
+      if (v) attrs.Set(name, *v);
     }
-    RETURN_IF_ERROR(Emit(node, OpType::kCast, {node.input(0)}, {{"to", to}}));
-    return true;
-  }
-  if (op == "BatchNormalization") {
-    RETURN_IF_ERROR(need_inputs(5, 5));
-    ASSIGN_OR_RETURN(int64_t training, AttrInt(node, "training_mode", 0));
-    if (training) return FailAt(node, "BatchNormalization in training mode is not supported");
-    ASSIGN_OR_RETURN(float eps, AttrFloat(node, "epsilon", 1e-5f));
-    RETURN_IF_ERROR(Emit(node, OpType::kBatchNorm, Inputs(node), {{"epsilon", eps}}));
-    return true;
-  }
-  if (op == "LayerNormalization") {
-    RETURN_IF_ERROR(need_inputs(2, 3));
-    ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", -1));
-    ASSIGN_OR_RETURN(float eps, AttrFloat(node, "epsilon", 1e-5f));
-    std::vector<std::string> in{node.input(0), node.input(1)};
-    if (Present(node, 2)) in.push_back(node.input(2));
-    RETURN_IF_ERROR(Emit(node, OpType::kLayerNorm, in, {{"axis", axis}, {"epsilon", eps}}));
-    return true;
-  }
-  if (op == "Softmax") {
-    RETURN_IF_ERROR(need_inputs(1, 1));
-    ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
-    const int64_t rank = static_cast<int64_t>(x.size());
-    ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", opset_ < 13 ? 1 : -1));
-    if (axis < -rank || axis >= rank) return FailAt(node, "axis out of range");
-    if (axis < 0) axis += rank;
-    if (opset_ >= 13 || axis == rank - 1) {
-      RETURN_IF_ERROR(Emit(node, OpType::kSoftmax, {node.input(0)}, {{"axis", axis}}));
-      return true;
+  } else {
+    RETURN_IF_ERROR(NeedInputs(node, 3, 5));
+    const char* names[] = {"starts", "ends", "axes", "steps"};
+    for (int i = 1; i <= 4; ++i) {
+      if (!Present(node, i)) continue;
+      ASSIGN_OR_RETURN(Literal v, StaticInput(node, i, names[i - 1]));
+      attrs.Set(names[i - 1], v.AsInts());
     }
-    // Before opset 13, Softmax normalises over all axes from `axis` on (as one flattened axis).
-    ASSIGN_OR_RETURN(ValueRef in, Runtime(node.input(0)));
-    int64_t inner = 1;
-    for (int64_t i = axis; i < rank; ++i) inner *= x[i];
-    const std::string base = NodeName(node);
-    auto flat =
-        graph_.AddOp(OpType::kReshape, {in}, {{"shape", Ints{-1, inner}}}, base + "/flatten");
-    if (!flat.ok()) return AtNode(node, flat.status());
-    auto soft = graph_.AddOp(OpType::kSoftmax, {{*flat, 0}}, {{"axis", int64_t{1}}}, base);
-    if (!soft.ok()) return AtNode(node, soft.status());
-    auto back = graph_.AddOp(OpType::kReshape, {{*soft, 0}}, {{"shape", Ints(x.begin(), x.end())}},
-                             base + "/unflatten");
-    if (!back.ok()) return AtNode(node, back.status());
-    RETURN_IF_ERROR(DefineOutputs(node, *back, 1));
-    return true;
   }
-  if (op == "Where") {
-    RETURN_IF_ERROR(need_inputs(3, 3));
-    RETURN_IF_ERROR(Emit(node, OpType::kWhere, Inputs(node), {}));
-    return true;
-  }
-  if (op == "MatMul") {
-    RETURN_IF_ERROR(need_inputs(2, 2));
-    RETURN_IF_ERROR(Emit(node, OpType::kMatMul, Inputs(node), {}));
-    return true;
-  }
-  if (op == "Gemm") {
-    RETURN_IF_ERROR(need_inputs(2, 3));
-    Attrs attrs;
-    ASSIGN_OR_RETURN(float alpha, AttrFloat(node, "alpha", 1.f));
-    ASSIGN_OR_RETURN(float beta, AttrFloat(node, "beta", 1.f));
-    ASSIGN_OR_RETURN(int64_t ta, AttrInt(node, "transA", 0));
-    ASSIGN_OR_RETURN(int64_t tb, AttrInt(node, "transB", 0));
-    std::vector<std::string> in{node.input(0), node.input(1)};
-    if (Present(node, 2)) in.push_back(node.input(2));
-    RETURN_IF_ERROR(Emit(node, OpType::kGemm, in,
-                         {{"alpha", alpha}, {"beta", beta}, {"transA", ta}, {"transB", tb}}));
-    return true;
-  }
-  if (op == "Concat") {
-    for (int i = 0; i < n_in; ++i) {
-      if (node.input(i).empty()) return FailAt(node, "Concat inputs cannot be empty");
+  RETURN_IF_ERROR(Emit(node, OpType::kSlice, {node.input(0)}, std::move(attrs)));
+  return true;
+}
+
+StatusOr<bool> Importer::ImportGather(const NodeProto& node) {
+  RETURN_IF_ERROR(NeedInputs(node, 2, 2));
+  ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
+  RETURN_IF_ERROR(Emit(node, OpType::kGather, Inputs(node), {{"axis", axis}}));
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reductions
+// ---------------------------------------------------------------------------------------------
+
+/// ReduceMean, ReduceSum, ReduceMax of float32; with noop_with_empty_axes and no axes an alias of
+/// the input.
+StatusOr<bool> Importer::ImportReduce(const NodeProto& node) {
+  const std::string& op = node.op_type();
+  const bool axes_input = (op == "ReduceSum" && opset_ >= 13) || opset_ >= 18;
+  RETURN_IF_ERROR(NeedInputs(node, 1, axes_input ? 2 : 1));
+  ASSIGN_OR_RETURN(DType dt, InputDType(node, 0));
+  if (dt != DType::kFloat32) return false;
+  std::optional<Ints> axes;
+  if (axes_input) {
+    if (Present(node, 1)) {
+      ASSIGN_OR_RETURN(Literal a, StaticInput(node, 1, "axes"));
+      axes = a.AsInts();
     }
-    if (n_in == 0) return FailAt(node, "Concat needs at least one input");
-    if (!FindAttr(node, "axis")) return FailAt(node, "attribute 'axis' is required");
-    ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
-    RETURN_IF_ERROR(Emit(node, OpType::kConcat, Inputs(node), {{"axis", axis}}));
+  } else {
+    ASSIGN_OR_RETURN(axes, AttrInts(node, "axes"));
+  }
+  ASSIGN_OR_RETURN(int64_t keepdims, AttrInt(node, "keepdims", 1));
+  ASSIGN_OR_RETURN(int64_t noop, AttrInt(node, "noop_with_empty_axes", 0));
+  if (noop && (!axes || axes->empty())) {  // reduces nothing: an alias of its input
+    names_.insert(node.output(0));
+    values_[node.output(0)] = Lookup(node.input(0));
     return true;
   }
-  if (op == "Split") {
-    RETURN_IF_ERROR(need_inputs(1, 2));
-    ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
-    ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
-    const int64_t rank = static_cast<int64_t>(x.size());
-    if (axis < -rank || axis >= rank) return FailAt(node, "axis out of range");
-    std::optional<Ints> split;
-    if (opset_ >= 13) {
-      if (Present(node, 1)) {
-        ASSIGN_OR_RETURN(Literal s, StaticInput(node, 1, "split"));
-        split = s.AsInts();
-      }
-    } else {
-      ASSIGN_OR_RETURN(split, AttrInts(node, "split"));
-    }
-    if (!split) {
-      ASSIGN_OR_RETURN(int64_t parts, AttrInt(node, "num_outputs", node.output_size()));
-      if (parts <= 0) return FailAt(node, "has no outputs");
-      const int64_t dim = x[axis < 0 ? axis + rank : axis];
-      const int64_t chunk = (dim + parts - 1) / parts;
-      split = Ints();
-      for (int64_t i = 0, left = dim; i < parts; ++i, left -= chunk) {
-        split->push_back(std::min(chunk, left));
-      }
-    }
-    if (static_cast<int>(split->size()) != node.output_size()) {
-      return FailAt(node, "split has " + std::to_string(split->size()) +
-                              " sizes but the node has " + std::to_string(node.output_size()) +
-                              " outputs");
-    }
-    RETURN_IF_ERROR(
-        Emit(node, OpType::kSplit, {node.input(0)}, {{"axis", axis}, {"split", *split}}));
-    return true;
-  }
-  if (op == "Reshape") {
-    Ints shape;
-    if (opset_ < 5) {
-      RETURN_IF_ERROR(need_inputs(1, 1));
-      ASSIGN_OR_RETURN(std::optional<Ints> s, AttrInts(node, "shape"));
-      if (!s) return FailAt(node, "attribute 'shape' is required");
-      shape = *s;
-    } else {
-      RETURN_IF_ERROR(need_inputs(2, 2));
-      ASSIGN_OR_RETURN(Literal s, StaticInput(node, 1, "shape"));
-      shape = s.AsInts();
-    }
-    ASSIGN_OR_RETURN(int64_t allowzero, AttrInt(node, "allowzero", 0));
-    if (allowzero && std::count(shape.begin(), shape.end(), 0) > 0) {
-      return FailAt(node, "Reshape to a zero-sized dimension (allowzero) is not supported");
-    }
-    RETURN_IF_ERROR(Emit(node, OpType::kReshape, {node.input(0)}, {{"shape", shape}}));
-    return true;
-  }
-  if (op == "Transpose") {
-    RETURN_IF_ERROR(need_inputs(1, 1));
-    Attrs attrs;
-    ASSIGN_OR_RETURN(std::optional<Ints> perm, AttrInts(node, "perm"));
-    if (perm) attrs.Set("perm", *perm);
-    RETURN_IF_ERROR(Emit(node, OpType::kTranspose, {node.input(0)}, std::move(attrs)));
-    return true;
-  }
-  if (op == "Flatten") {
-    RETURN_IF_ERROR(need_inputs(1, 1));
-    ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 1));
-    RETURN_IF_ERROR(Emit(node, OpType::kFlatten, {node.input(0)}, {{"axis", axis}}));
-    return true;
-  }
-  if (op == "Squeeze" || op == "Unsqueeze") {
-    const bool as_input = opset_ >= 13;
-    RETURN_IF_ERROR(need_inputs(op == "Unsqueeze" && as_input ? 2 : 1, as_input ? 2 : 1));
-    std::optional<Ints> axes;
-    if (as_input) {
-      if (Present(node, 1)) {
-        ASSIGN_OR_RETURN(Literal a, StaticInput(node, 1, "axes"));
-        axes = a.AsInts();
-      }
-    } else {
-      ASSIGN_OR_RETURN(axes, AttrInts(node, "axes"));
-    }
-    Attrs attrs;
-    if (axes)
-      attrs.Set("axes", *axes);
-    else if (op == "Unsqueeze")
-      return FailAt(node, "axes are required");
-    RETURN_IF_ERROR(Emit(node, op == "Squeeze" ? OpType::kSqueeze : OpType::kUnsqueeze,
-                         {node.input(0)}, std::move(attrs)));
-    return true;
-  }
-  if (op == "Pad") {
-    ASSIGN_OR_RETURN(std::string mode, AttrString(node, "mode", "constant"));
-    if (mode != "constant") return false;
-    Ints pads;
-    float value = 0;
-    if (opset_ < 11) {
-      RETURN_IF_ERROR(need_inputs(1, 1));
-      ASSIGN_OR_RETURN(std::optional<Ints> p, AttrInts(node, "pads"));
-      if (!p) return FailAt(node, "attribute 'pads' is required");
-      pads = *p;
-      ASSIGN_OR_RETURN(value, AttrFloat(node, "value", 0.f));
-    } else {
-      RETURN_IF_ERROR(need_inputs(2, 4));
-      ASSIGN_OR_RETURN(Literal p, StaticInput(node, 1, "pads"));
-      pads = p.AsInts();
-      if (Present(node, 2)) {
-        ASSIGN_OR_RETURN(Literal v, StaticInput(node, 2, "constant_value"));
-        if (v.numel() != 1) return FailAt(node, "constant_value must be a scalar");
-        value = static_cast<float>(v.Real(0));
-      }
-      if (Present(node, 3)) {  // opset 18: pads only for some axes
-        ASSIGN_OR_RETURN(Literal a, StaticInput(node, 3, "axes"));
-        ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
-        const int64_t rank = static_cast<int64_t>(x.size());
-        const Ints axes = a.AsInts();
-        if (pads.size() != 2 * axes.size())
-          return FailAt(node, "pads must have two entries per axis");
-        Ints full(2 * rank, 0);
-        for (size_t i = 0; i < axes.size(); ++i) {
-          int64_t ax = axes[i] < 0 ? axes[i] + rank : axes[i];
-          if (ax < 0 || ax >= rank) return FailAt(node, "axis out of range");
-          full[ax] = pads[i];
-          full[ax + rank] = pads[i + axes.size()];
-        }
-        pads = full;
-      }
-    }
-    RETURN_IF_ERROR(Emit(node, OpType::kPad, {node.input(0)}, {{"pads", pads}, {"value", value}}));
-    return true;
-  }
-  if (op == "Slice") {
-    Attrs attrs;
-    if (opset_ < 10) {
-      RETURN_IF_ERROR(need_inputs(1, 1));
-      for (const char* name : {"starts", "ends", "axes"}) {
-        ASSIGN_OR_RETURN(std::optional<Ints> v, AttrInts(node, name));
-        if (v) attrs.Set(name, *v);
-      }
-    } else {
-      RETURN_IF_ERROR(need_inputs(3, 5));
-      const char* names[] = {"starts", "ends", "axes", "steps"};
-      for (int i = 1; i <= 4; ++i) {
-        if (!Present(node, i)) continue;
-        ASSIGN_OR_RETURN(Literal v, StaticInput(node, i, names[i - 1]));
-        attrs.Set(names[i - 1], v.AsInts());
-      }
-    }
-    RETURN_IF_ERROR(Emit(node, OpType::kSlice, {node.input(0)}, std::move(attrs)));
-    return true;
-  }
-  if (op == "Gather") {
-    RETURN_IF_ERROR(need_inputs(2, 2));
-    ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
-    RETURN_IF_ERROR(Emit(node, OpType::kGather, Inputs(node), {{"axis", axis}}));
-    return true;
-  }
-  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax") {
-    const bool axes_input = (op == "ReduceSum" && opset_ >= 13) || opset_ >= 18;
-    RETURN_IF_ERROR(need_inputs(1, axes_input ? 2 : 1));
-    ASSIGN_OR_RETURN(DType dt, dtype_of(0));
-    if (dt != DType::kFloat32) return false;
-    std::optional<Ints> axes;
-    if (axes_input) {
-      if (Present(node, 1)) {
-        ASSIGN_OR_RETURN(Literal a, StaticInput(node, 1, "axes"));
-        axes = a.AsInts();
-      }
-    } else {
-      ASSIGN_OR_RETURN(axes, AttrInts(node, "axes"));
-    }
-    ASSIGN_OR_RETURN(int64_t keepdims, AttrInt(node, "keepdims", 1));
-    ASSIGN_OR_RETURN(int64_t noop, AttrInt(node, "noop_with_empty_axes", 0));
-    if (noop && (!axes || axes->empty())) {  // reduces nothing: an alias of its input
-      names_.insert(node.output(0));
-      values_[node.output(0)] = Lookup(node.input(0));
-      return true;
-    }
-    Attrs attrs{{"keepdims", keepdims}};
-    if (axes) attrs.Set("axes", *axes);
-    const OpType rop = op == "ReduceMean"  ? OpType::kReduceMean
-                       : op == "ReduceSum" ? OpType::kReduceSum
-                                           : OpType::kReduceMax;
-    RETURN_IF_ERROR(Emit(node, rop, {node.input(0)}, std::move(attrs)));
-    return true;
-  }
-  return false;
+  Attrs attrs{{"keepdims", keepdims}};
+  if (axes) attrs.Set("axes", *axes);
+  const OpType rop = op == "ReduceMean"  ? OpType::kReduceMean
+                     : op == "ReduceSum" ? OpType::kReduceSum
+                                         : OpType::kReduceMax;
+  RETURN_IF_ERROR(Emit(node, rop, {node.input(0)}, std::move(attrs)));
+  return true;
 }
 
 }  // namespace rewire::onnx_io

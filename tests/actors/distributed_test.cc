@@ -200,32 +200,60 @@ TEST(Launch, TwoLearnersAndFourActorsTrainAndTheRanksHoldIdenticalWeights) {
   EXPECT_EQ(eval.exit_code, 0) << eval.output;
 }
 
-TEST(Launch, TheShippedDistributedRunRaisesTheReturnAboveTheUntrainedPolicys) {
+TEST(Launch, TheShippedDistributedRunUpdatesBothRanksIdenticallyFromEveryCountedRollout) {
   // configs/distributed-local.toml as shipped: 2 learner ranks, 4 env actors, 30 updates of
-  // 2 x 2 episodes (the quickstart's budget). The untrained policy (the same seed gives the same
-  // initial weights in one process) is measured on 80 episodes: update 1 of `rewire train`.
-  // Measured by hand on 2 cores: untrained 37.46; updates 21-30 of ten distributed runs 38.4 to
-  // 40.4 (one update's return scatters by about +-2: 40 episodes give a mean within about 0.5).
+  // 2 x 2 episodes (the quickstart's budget). What is asserted is what the learners did, which
+  // holds on any machine: every update advanced the policy version by one, used exactly
+  // ppo.episodes_per_update episodes on each rank (all counted, none more than the allowed lag
+  // old), and changed the weights identically on both ranks. Whether the return rises is not
+  // asserted: one update's return scatters by about +-2 while 30 updates gain 1 to 3, and which
+  // episodes each rank learns from depends on how the processes share the cores, so such a
+  // comparison passes or fails by machine. The learning effect is measured in docs/rl.md
+  // (scripts/rl_results.py); the returns are printed here as a figure.
   TempDir tmp;
-  const std::string config = Quote(std::string(REWIRE_SOURCE_DIR) + "/configs/distributed-local.toml");
-  const RunResult base = Rewire("train -q --config " + config + " --set run.dir=" + Quote(tmp / "untrained") +
-                                " --set run.max_updates=1 --set ppo.episodes_per_update=80");
-  ASSERT_EQ(base.exit_code, 0) << base.output;
-  const std::vector<double> untrained = Metric(ReadFile(tmp / "untrained/metrics.jsonl"), "charts/episodic_return");
-  ASSERT_EQ(untrained.size(), 1u);
-
+  const std::string config =
+      Quote(std::string(REWIRE_SOURCE_DIR) + "/configs/distributed-local.toml");
   const std::string run = tmp / "run";
   LaunchProcess launch("--config " + config + " --set run.dir=" + Quote(run), tmp / "launch.log");
   ASSERT_EQ(launch.Wait(), 0) << launch.Output();
-  const std::vector<double> returns = Metric(ReadFile(run + "/metrics.jsonl"), "charts/episodic_return");
-  ASSERT_EQ(returns.size(), 30u);
+
+  const std::string metrics = ReadFile(run + "/metrics.jsonl");
+  const std::vector<double> versions = Metric(metrics, "policy_version");
+  ASSERT_EQ(versions.size(), 30u) << metrics;
+  for (size_t i = 0; i < versions.size(); ++i) EXPECT_EQ(versions[i], i + 1.0);
+  for (double lag : Metric(metrics, "charts/policy_lag")) {
+    EXPECT_GE(lag, 0);
+    EXPECT_LE(lag, 2);
+  }
+
+  // Each rank learned from 2 episodes per update; every episode a learner received is counted
+  // (used, or dropped as too old or from a future policy), and no more arrived than were sent.
+  double received = 0, sent = 0;
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string stats = ReadFile(run + "/learners/rank" + std::to_string(rank) + ".json");
+    EXPECT_EQ(JsonNumber(stats, "policy_version"), 30) << stats;
+    EXPECT_EQ(JsonNumber(stats, "episodes_used"), 30 * 2) << stats;
+    received += JsonNumber(stats, "episodes_used") + JsonNumber(stats, "dropped_stale") +
+                JsonNumber(stats, "dropped_future");
+  }
+  for (int a = 0; a < 4; ++a)
+    sent +=
+        JsonNumber(ReadFile(run + "/actors/env" + std::to_string(a) + ".json"), "episodes_sent");
+  EXPECT_GE(sent, received);
+
+  // Every update changed the weights, the same way on both ranks.
+  const auto c0 = Checksums(ReadFile(run + "/ranks/rank0.jsonl"));
+  ASSERT_EQ(c0.size(), 30u);
+  EXPECT_EQ(c0, Checksums(ReadFile(run + "/ranks/rank1.jsonl")));
+  for (size_t i = 1; i < c0.size(); ++i) EXPECT_NE(c0[i], c0[i - 1]) << "update " << i + 1;
+
+  const std::vector<double> returns = Metric(metrics, "charts/episodic_return");
   const double first = std::accumulate(returns.begin(), returns.begin() + 10, 0.0) / 10;
   const double last = std::accumulate(returns.end() - 10, returns.end(), 0.0) / 10;
-  std::printf("[ figure ] mean episodic return: untrained policy (80 episodes) %.2f; distributed run, updates "
-              "1-10: %.2f, updates 21-30: %.2f\n",
-              untrained[0], first, last);
-  EXPECT_GT(last, untrained[0]);
-  EXPECT_EQ(Checksums(ReadFile(run + "/ranks/rank0.jsonl")), Checksums(ReadFile(run + "/ranks/rank1.jsonl")));
+  std::printf(
+      "[ figure ] mean episodic return of the distributed run: updates 1-10 %.2f, updates 21-30 "
+      "%.2f\n",
+      first, last);
 }
 
 // ---------------------------------------------------------------------------- faults

@@ -1,12 +1,13 @@
 // The line-chart renderer (launch/plot.cc, compiled into this test) and `rewire report` run as
-// the real binary on fabricated run directories. PNGs are checked by decoding them here: chunk
-// CRCs, IHDR size, the IDAT stream inflating to height * (1 + 3 * width) bytes, and pixels.
+// the real binary on fabricated run directories. PNGs are checked by decoding them here with
+// libpng: size, then pixels.
 
 #include <gtest/gtest.h>
-#include <zlib.h>
+#include <png.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,17 +29,17 @@ using testing::TempDir;
 using testing::WriteFile;
 
 // ---------------------------------------------------------------------------------------------
-// A minimal PNG decoder for 8-bit RGB images with filter type 0 (what plot.cc writes).
+// PNGs decoded by libpng (its simplified API) into 8-bit RGB.
 // ---------------------------------------------------------------------------------------------
 
 struct DecodedPng {
   std::string error;  // empty when decoding succeeded
   uint32_t width = 0, height = 0;
-  std::vector<uint8_t> raw;  // inflated IDAT: per row a filter byte then RGB
+  std::vector<uint8_t> rgb;  // rows top to bottom, 3 bytes per pixel
 
   Rgb At(uint32_t x, uint32_t y) const {
-    const size_t i = y * (1 + 3 * static_cast<size_t>(width)) + 1 + 3 * x;
-    return {raw[i], raw[i + 1], raw[i + 2]};
+    const size_t i = (y * static_cast<size_t>(width) + x) * 3;
+    return {rgb[i], rgb[i + 1], rgb[i + 2]};
   }
   /// Pixels equal to `c` in the rectangle [x0, x1) x [y0, y1).
   int Count(Rgb c, uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1) const {
@@ -51,77 +52,26 @@ struct DecodedPng {
   int Count(Rgb c) const { return Count(c, 0, 0, width, height); }
 };
 
-uint32_t BigEndian(const std::string& s, size_t at) {
-  return (uint32_t(uint8_t(s[at])) << 24) | (uint32_t(uint8_t(s[at + 1])) << 16) |
-         (uint32_t(uint8_t(s[at + 2])) << 8) | uint32_t(uint8_t(s[at + 3]));
-}
-
+/// Decodes with libpng; the header must say 8-bit RGB (what plot.cc writes).
 DecodedPng DecodePng(const std::string& png) {
   DecodedPng d;
-  if (png.compare(0, 8, std::string("\x89PNG\r\n\x1a\n", 8)) != 0) {
-    d.error = "no PNG signature";
+  png_image image;
+  std::memset(&image, 0, sizeof image);
+  image.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_memory(&image, png.data(), png.size())) {
+    d.error = std::string("libpng: ") + image.message;
     return d;
   }
-  std::string idat;
-  bool seen_ihdr = false, seen_iend = false;
-  for (size_t at = 8; at < png.size();) {
-    if (at + 12 > png.size()) {
-      d.error = "truncated chunk";
-      return d;
-    }
-    const uint32_t len = BigEndian(png, at);
-    const std::string type = png.substr(at + 4, 4);
-    if (at + 12 + len > png.size()) {
-      d.error = "truncated chunk " + type;
-      return d;
-    }
-    const std::string data = png.substr(at + 8, len);
-    uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(type.data()), 4);
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(data.size()));
-    if (BigEndian(png, at + 8 + len) != static_cast<uint32_t>(crc)) {
-      d.error = "bad CRC in " + type;
-      return d;
-    }
-    if (!seen_ihdr && type != "IHDR") {
-      d.error = "first chunk is " + type;
-      return d;
-    }
-    if (type == "IHDR") {
-      if (len != 13 || data[8] != 8 || data[9] != 2 || data[12] != 0) {
-        d.error = "not an 8-bit RGB non-interlaced IHDR";
-        return d;
-      }
-      d.width = BigEndian(data, 0);
-      d.height = BigEndian(data, 4);
-      seen_ihdr = true;
-    } else if (type == "IDAT") {
-      idat += data;
-    } else if (type == "IEND") {
-      seen_iend = true;
-      if (at + 12 + len != png.size()) d.error = "data after IEND";
-      break;
-    }
-    at += 12 + len;
-  }
-  if (!seen_iend) d.error = "no IEND";
-  if (!d.error.empty()) return d;
-  const size_t expected = static_cast<size_t>(d.height) * (1 + 3 * static_cast<size_t>(d.width));
-  d.raw.resize(expected + 64);
-  uLongf size = static_cast<uLongf>(d.raw.size());
-  const int rc = uncompress(d.raw.data(), &size, reinterpret_cast<const Bytef*>(idat.data()),
-                            static_cast<uLong>(idat.size()));
-  if (rc != Z_OK) {
-    d.error = "IDAT does not inflate (zlib " + std::to_string(rc) + ")";
+  if (image.format != PNG_FORMAT_RGB) {
+    png_image_free(&image);
+    d.error = "not an 8-bit RGB PNG (format " + std::to_string(image.format) + ")";
     return d;
   }
-  if (size != expected) {
-    d.error =
-        "IDAT inflates to " + std::to_string(size) + " bytes, expected " + std::to_string(expected);
-    return d;
-  }
-  d.raw.resize(size);
-  for (uint32_t y = 0; y < d.height; ++y) {
-    if (d.raw[y * (1 + 3 * static_cast<size_t>(d.width))] != 0) d.error = "row filter is not 0";
+  d.width = image.width;
+  d.height = image.height;
+  d.rgb.resize(PNG_IMAGE_SIZE(image));
+  if (!png_image_finish_read(&image, nullptr, d.rgb.data(), 0, nullptr)) {
+    d.error = std::string("libpng: ") + image.message;
   }
   return d;
 }
@@ -158,12 +108,40 @@ Series Ramp(const std::string& label, int n, double slope, double offset) {
 // Renderer
 // ---------------------------------------------------------------------------------------------
 
-TEST(PlotPng, HasSignatureRequestedSizeAndInflatesToRowsOfRgb) {
+TEST(PlotPng, DecodesToTheRequestedSize) {
   const DecodedPng d = Render({{"title", "x", "y", {Ramp("a", 10, 1, 0)}}}, 640, 400);
   ASSERT_EQ(d.error, "");
   EXPECT_EQ(d.width, 640u);
   EXPECT_EQ(d.height, 400u);
-  EXPECT_EQ(d.raw.size(), 400u * (1 + 3 * 640u));
+  EXPECT_EQ(d.rgb.size(), 400u * 640u * 3);
+}
+
+TEST(PlotPng, AWrittenFileDecodesWithLibpngToTheRenderedPixels) {
+  plot::RenderOptions o;
+  o.width = 420;
+  o.height = 300;
+  auto image = plot::RenderCharts({{"Return", "update", "return", {Ramp("a", 30, 1, 0)}}}, o);
+  ASSERT_TRUE(image.ok()) << image.status().message();
+  const TempDir dir;
+  const std::string path = dir / "chart.png";
+  ASSERT_TRUE(plot::WritePng(*image, path).ok());
+
+  png_image png;
+  std::memset(&png, 0, sizeof png);
+  png.version = PNG_IMAGE_VERSION;
+  ASSERT_TRUE(png_image_begin_read_from_file(&png, path.c_str())) << png.message;
+  EXPECT_EQ(png.width, 420u);
+  EXPECT_EQ(png.height, 300u);
+  png.format = PNG_FORMAT_RGB;
+  std::vector<uint8_t> rgb(PNG_IMAGE_SIZE(png));
+  ASSERT_TRUE(png_image_finish_read(&png, nullptr, rgb.data(), 0, nullptr)) << png.message;
+  ASSERT_EQ(rgb, image->pixels());
+  // Spot checks: the white corner, and some pixel of the line's colour.
+  EXPECT_EQ((Rgb{rgb[0], rgb[1], rgb[2]}), plot::kWhite);
+  bool line = false;
+  for (size_t i = 0; i + 2 < rgb.size(); i += 3)
+    line = line || Rgb{rgb[i], rgb[i + 1], rgb[i + 2]} == plot::SeriesColour(0);
+  EXPECT_TRUE(line);
 }
 
 TEST(PlotPng, IsMostlyWhiteButNotBlank) {

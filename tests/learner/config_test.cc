@@ -150,11 +150,11 @@ TEST(ConfigRoundTrip, EveryFieldSurvivesToTomlThenParse) {
 TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
   const std::string text = ToToml(TrainConfig{});
   EXPECT_NE(text.find("[run]\ndir = \"runs/default\"\nseed = 0\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("models = [\"squeezenet\"]\n"), std::string::npos);
-  EXPECT_NE(text.find("learning_rate = 0.0005\n"), std::string::npos);
+  EXPECT_NE(text.find("models = [ \"squeezenet\" ]\n"), std::string::npos);
+  EXPECT_NE(text.find("learning_rate = 5e-04\n"), std::string::npos);
   EXPECT_NE(text.find("max_grad_norm = 0.5\n"), std::string::npos);
   EXPECT_NE(
-      text.find("[eval]\nmodels = []\nsamples = 8\nbaselines = [\"greedy\", \"backtrack\"]\n"),
+      text.find("[eval]\nmodels = []\nsamples = 8\nbaselines = [ \"greedy\", \"backtrack\" ]\n"),
       std::string::npos);
   size_t keys = 0;
   for (size_t pos = text.find(" = "); pos != std::string::npos; pos = text.find(" = ", pos + 1)) {
