@@ -189,7 +189,7 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
       "restarts: learner group {}, env actors {} | rollouts dropped: stale {:.0f}, bad {:.0f} | "
       "checkpoint {}\n",
       done ? "done" : "stopped (" + sum.stop_reason + ")", version, c.run.max_updates, used,
-      learner_restarts, env_restarts, stale, bad, ckpt);
+      learner_restarts, env_restarts, stale, bad, ckpt.string());
   std::fflush(stdout);
   return run;
 }
