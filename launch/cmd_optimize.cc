@@ -159,8 +159,9 @@ void RegisterOptimize(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--beam-width", o->guided.beam_width, "guided: graphs kept at each depth")->capture_default_str();
   cmd->add_option("--expand", o->guided.expand,
-                  "guided: the policy's most likely rewrites tried from each beam graph (the cost model's "
-                  "cheapest is tried too)")
+                  "guided: the policy's most likely rewrites tried from each beam graph (and --cheapest)")
+      ->capture_default_str();
+  cmd->add_option("--cheapest", o->guided.cheapest, "guided: the cost model's cheapest rewrites also tried from each beam graph")
       ->capture_default_str();
   cmd->add_option("--value-weight", o->guided.value_weight,
                   "guided: weight of the value's predicted return-to-go in a graph's score (0: cost alone)")

@@ -375,6 +375,8 @@ Status CheckGuidedOptions(const GuidedSearchOptions& o) {
                            std::to_string(o.beam_width) + ")");
   if (o.expand < 1)
     return InvalidArgument("--expand must be at least 1 (got " + std::to_string(o.expand) + ")");
+  if (o.cheapest < 0)
+    return InvalidArgument("--cheapest must be at least 0 (got " + std::to_string(o.cheapest) + ")");
   if (o.horizon < 1)
     return InvalidArgument("the horizon must be at least 1 (got " + std::to_string(o.horizon) +
                            ")");
@@ -504,11 +506,17 @@ StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph,
         return la != lb ? la > lb : a < b;
       });
       order.resize(k);
-      size_t cheapest = 0;
-      for (size_t i = 1; i < cands.size(); ++i) {
-        if (cands[i].cost_ms < cands[cheapest].cost_ms) cheapest = i;
+      // The cost model's `cheapest` rewrites join the policy's proposals: they include the
+      // moves that keep the cost (a layout change that enables a fusion) once nothing improves.
+      std::vector<size_t> by_cost(cands.size());
+      for (size_t i = 0; i < by_cost.size(); ++i) by_cost[i] = i;
+      const size_t m = std::min(by_cost.size(), static_cast<size_t>(options.cheapest));
+      std::partial_sort(by_cost.begin(), by_cost.begin() + m, by_cost.end(), [&](size_t a, size_t b) {
+        return cands[a].cost_ms != cands[b].cost_ms ? cands[a].cost_ms < cands[b].cost_ms : a < b;
+      });
+      for (size_t j = 0; j < m; ++j) {
+        if (std::find(order.begin(), order.end(), by_cost[j]) == order.end()) order.push_back(by_cost[j]);
       }
-      if (std::find(order.begin(), order.end(), cheapest) == order.end()) order.push_back(cheapest);
       for (size_t i : order) {
         const EnvCandidate& c = cands[i];
         const uint64_t h = c.result.Hash();

@@ -37,6 +37,8 @@ struct AgentSearchOptions {
 struct GuidedSearchOptions {
   int beam_width = 8;
   int expand = 4;
+  /// The cost model's cheapest rewrites also tried from each beam graph.
+  int cheapest = 4;
   /// Graphs expanded (candidates enumerated and scored by the policy; the rollout's steps
   /// included) at most: comparable with backtracking's budget of popped graphs.
   int budget = 400;

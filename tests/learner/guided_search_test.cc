@@ -49,6 +49,11 @@ TEST(GuidedSearch, RefusesAZeroBudgetBeamOrExpansion) {
   o = GuidedSearchOptions{};
   o.expand = 0;
   EXPECT_FALSE(agent->GuidedSearch(graph, testing::VerifiedShippedRules(), *cost, o).ok());
+  o = GuidedSearchOptions{};
+  o.cheapest = -1;
+  r = agent->GuidedSearch(graph, testing::VerifiedShippedRules(), *cost, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "--cheapest must be at least 0 (got -1)");
 }
 
 TEST(GuidedSearch, StopsAtItsBudgetOfExpandedGraphs) {
