@@ -8,7 +8,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <vector>
 
 #include "actors/runtime.h"
@@ -104,11 +103,14 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
   std::error_code ec;
   fs::create_directories(fs::path(c.run.dir) / "actors", ec);
   auto write_stats = [&] {
-    std::ostringstream o;
-    o << "{\"actor\": " << JsonString(id) << ", \"pid\": " << ::getpid() << ", \"policy_version\": "
-      << policy->version() << ", \"episodes_sent\": " << sent << ", \"episodes_unsent\": " << unsent
-      << ", \"steps\": " << steps << ", \"weight_updates\": " << weight_updates << "}\n";
-    (void)WriteFileAtomic(stats_path, o.str());
+    const Json stats{{"actor", id},
+                     {"pid", ::getpid()},
+                     {"policy_version", policy->version()},
+                     {"episodes_sent", sent},
+                     {"episodes_unsent", unsent},
+                     {"steps", steps},
+                     {"weight_updates", weight_updates}};
+    (void)WriteFileAtomic(stats_path, JsonText(stats) + "\n");
   };
 
   // Newer weights: the subscription first, else (no weights yet) a request to rank 0.

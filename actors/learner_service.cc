@@ -3,15 +3,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <functional>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <memory>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <thread>
 
 #include "actors/runtime.h"
@@ -187,25 +186,29 @@ Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
   Accounting acct;
   const std::string stats_path = c.run.dir + "/learners/rank" + std::to_string(rank) + ".json";
   auto write_stats = [&] {
-    std::ostringstream o;
-    o << "{\"rank\": " << rank << ", \"pid\": " << ::getpid() << ", \"policy_version\": " << learner->policy_version()
-      << ", \"episodes_used\": " << acct.used << ", \"dropped_stale\": " << acct.stale
-      << ", \"dropped_future\": " << acct.future << ", \"max_message_bytes\": " << so.max_message_bytes
-      << ",\n \"rollouts\": " << CountersJson(rollouts.counters());
+    Json stats{{"rank", rank},
+               {"pid", ::getpid()},
+               {"policy_version", learner->policy_version()},
+               {"episodes_used", acct.used},
+               {"dropped_stale", acct.stale},
+               {"dropped_future", acct.future},
+               {"max_message_bytes", so.max_message_bytes},
+               {"rollouts", CountersJson(rollouts.counters())}};
     if (server) {
       const auto [pub, rep] = server->counters();
-      o << ",\n \"weights\": " << CountersJson(pub) << ",\n \"weights_request\": " << CountersJson(rep);
+      stats["weights"] = CountersJson(pub);
+      stats["weights_request"] = CountersJson(rep);
     }
-    o << ",\n \"actors\": {";
-    bool first = true;
+    Json actors = Json::object();
     for (const auto& [id, a] : rollouts.actors()) {
-      o << (first ? "" : ", ") << "\n  " << JsonString(id) << ": {\"messages\": " << a.messages
-        << ", \"bytes\": " << a.bytes << ", \"incarnation\": " << a.incarnation
-        << ", \"last_sequence\": " << a.last_sequence << ", \"dropped_replayed\": " << a.dropped_replayed << "}";
-      first = false;
+      actors[id] = Json{{"messages", a.messages},
+                        {"bytes", a.bytes},
+                        {"incarnation", a.incarnation},
+                        {"last_sequence", a.last_sequence},
+                        {"dropped_replayed", a.dropped_replayed}};
     }
-    o << "}}\n";
-    (void)WriteFileAtomic(stats_path, o.str());
+    stats["actors"] = std::move(actors);
+    (void)WriteFileAtomic(stats_path, JsonText(stats, 1) + "\n");
   };
 
   // --- updates: gather this rank's episodes, then one PPO update with the other ranks

@@ -9,8 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -39,17 +37,6 @@ StatusOr<int> FreeLoopbackPort() {
   ::close(fd);
   if (!ok) return Internal("cannot find a free loopback port");
   return static_cast<int>(ntohs(a.sin_port));
-}
-
-/// The value of `"key": <number>` in a small JSON file, or `fallback`.
-double JsonField(const std::string& path, const std::string& key, double fallback) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  const size_t p = text.find("\"" + key + "\": ");
-  if (p == std::string::npos) return fallback;
-  return std::atof(text.c_str() + p + key.size() + 4);
 }
 
 }  // namespace
@@ -146,12 +133,12 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
 
   const std::string status_path = (dir / ("supervisor" + std::to_string(o.node) + ".json")).string();
   auto write_status = [&] {
-    std::ostringstream s;
-    s << "{\"node\": " << o.node << ", \"pid\": " << ::getpid()
-      << ", \"heartbeat_endpoint\": " << JsonString(supervisor.heartbeat_endpoint())
-      << ", \"max_message_bytes\": " << kHeartbeatMaxMessageBytes
-      << ", \"heartbeats\": " << CountersJson(supervisor.heartbeat_counters()) << "}\n";
-    (void)WriteFileAtomic(status_path, s.str());
+    const Json status{{"node", o.node},
+                      {"pid", ::getpid()},
+                      {"heartbeat_endpoint", supervisor.heartbeat_endpoint()},
+                      {"max_message_bytes", kHeartbeatMaxMessageBytes},
+                      {"heartbeats", CountersJson(supervisor.heartbeat_counters())}};
+    (void)WriteFileAtomic(status_path, JsonText(status) + "\n");
   };
   write_status();
   auto last_status = Clock::now();
@@ -179,10 +166,15 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
   double stale = 0, bad = 0, used = 0, version = 0;
   for (int l = 0; l < d.learners; ++l) {
     const std::string f = (dir / "learners" / ("rank" + std::to_string(o.node * d.learners + l) + ".json")).string();
-    stale += JsonField(f, "dropped_stale", 0) + JsonField(f, "dropped_future", 0);
-    bad += JsonField(f, "dropped", 0);
-    used += JsonField(f, "episodes_used", 0);
-    version = std::max(version, JsonField(f, "policy_version", 0));
+    // A rank that never wrote its status file (or left a malformed one) counts as zeros.
+    StatusOr<Json> read = ReadJsonFile(f);
+    const Json status = read.ok() ? std::move(*read) : Json::object();
+    const Json* rollouts = JsonMember(status, "rollouts");
+    stale += JsonNumberAt(status, "dropped_stale").value_or(0) +
+             JsonNumberAt(status, "dropped_future").value_or(0);
+    bad += rollouts ? JsonNumberAt(*rollouts, "dropped").value_or(0) : 0;
+    used += JsonNumberAt(status, "episodes_used").value_or(0);
+    version = std::max(version, JsonNumberAt(status, "policy_version").value_or(0));
   }
   fmt::print(
       "launch: {} at policy version {:.0f} (run.max_updates {}) | episodes learned from {:.0f} | "

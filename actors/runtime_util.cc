@@ -8,9 +8,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "actors/runtime.h"
+#include "graph/json.h"
 
 namespace rewire::actors {
 
@@ -28,15 +28,18 @@ Status WriteFileAtomic(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
-std::string CountersJson(const SocketCounters& c) {
-  std::ostringstream o;
-  o << "{\"received\": " << c.received << ", \"accepted\": " << c.accepted
-    << ", \"dropped_bad_mac\": " << c.dropped_bad_mac << ", \"dropped_oversize\": " << c.dropped_oversize
-    << ", \"dropped_malformed\": " << c.dropped_malformed << ", \"dropped_wrong_type\": " << c.dropped_wrong_type
-    << ", \"dropped_replayed\": " << c.dropped_replayed << ", \"dropped\": " << c.dropped()
-    << ", \"sent\": " << c.sent << ", \"send_timeouts\": " << c.send_timeouts
-    << ", \"send_refused\": " << c.send_refused << "}";
-  return o.str();
+Json CountersJson(const SocketCounters& c) {
+  return Json{{"received", c.received},
+              {"accepted", c.accepted},
+              {"dropped_bad_mac", c.dropped_bad_mac},
+              {"dropped_oversize", c.dropped_oversize},
+              {"dropped_malformed", c.dropped_malformed},
+              {"dropped_wrong_type", c.dropped_wrong_type},
+              {"dropped_replayed", c.dropped_replayed},
+              {"dropped", c.dropped()},
+              {"sent", c.sent},
+              {"send_timeouts", c.send_timeouts},
+              {"send_refused", c.send_refused}};
 }
 
 StatusOr<int64_t> IntFromEnv(const char* name, int64_t fallback) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include <nlohmann/json_fwd.hpp>
 #include <zmq.hpp>
 
 #include "actors/transport.h"
@@ -20,7 +21,7 @@ namespace rewire::actors {
 Status WriteFileAtomic(const std::string& path, const std::string& text);
 
 /// {"received": .., "accepted": .., "dropped_bad_mac": .., ...} for one socket.
-std::string CountersJson(const SocketCounters& c);
+nlohmann::ordered_json CountersJson(const SocketCounters& c);
 
 /// An integer environment variable; `fallback` when unset or empty. InvalidArgument when set to
 /// something else than an integer.

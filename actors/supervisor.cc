@@ -153,28 +153,22 @@ struct Supervisor::Impl {
   }
 
   void WriteProcessesJson() {
-    std::ostringstream out;
-    out.precision(17);
-    out << "[\n";
-    for (size_t i = 0; i < procs.size(); ++i) {
-      const Proc& p = procs[i];
-      out << "  {\"role\": " << JsonString(p.spec.role) << ", \"rank\": " << p.spec.rank
-          << ", \"host\": " << JsonString(options.host) << ", \"pid\": " << p.pid
-          << ", \"restarts\": " << p.summary.restarts << ", \"state\": \"" << StateName(p.state)
-          << "\", \"last_heartbeat_unix\": ";
-      if (p.has_heartbeat) {
-        out << p.last_heartbeat_unix;
-      } else {
-        out << "null";
-      }
-      out << "}" << (i + 1 < procs.size() ? "," : "") << "\n";
+    Json table = Json::array();
+    for (const Proc& p : procs) {
+      table.push_back(Json{
+          {"role", p.spec.role},
+          {"rank", p.spec.rank},
+          {"host", options.host},
+          {"pid", p.pid},
+          {"restarts", p.summary.restarts},
+          {"state", StateName(p.state)},
+          {"last_heartbeat_unix", p.has_heartbeat ? Json(p.last_heartbeat_unix) : Json(nullptr)}});
     }
-    out << "]\n";
     const std::string path = options.run_dir + "/" + options.processes_file;
     const std::string tmp = path + ".tmp." + std::to_string(::getpid());
     {
       std::ofstream f(tmp, std::ios::trunc);
-      f << out.str();
+      f << JsonText(table, 2) << "\n";
       if (!f.good()) return;  // best effort: the run goes on without its status file
     }
     std::rename(tmp.c_str(), path.c_str());

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <rapidjson/document.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "graph/json.h"
@@ -50,9 +50,36 @@ std::string Tail(const std::string& path, size_t max_chars = 600) {
   return s;
 }
 
-std::string ErrorOf(const rapidjson::Document& d) {
-  if (d.HasMember("error") && d["error"].IsString()) return d["error"].GetString();
-  return "the runner failed without a message";
+std::string ErrorOf(const Json& reply) {
+  return JsonStringAt(reply, "error").value_or("the runner failed without a message");
+}
+
+/// A reply of the runner: an object with a boolean "ok"; Internal quoting it otherwise.
+StatusOr<Json> ParseReply(const std::string& reply) {
+  StatusOr<Json> d = ParseJsonObject(reply);
+  if (!d.ok() || !JsonBoolAt(*d, "ok"))
+    return Internal("unreadable reply from the ONNX Runtime runner: " + reply);
+  return d;
+}
+
+/// `v` with `digits` significant digits, for messages.
+std::string Digits(double v, int digits) {
+  std::ostringstream os;
+  os.precision(digits);
+  os << v;
+  return os.str();
+}
+
+/// Writes `inputs` as .npy files in `dir` (numbered from `files` on); returns the "inputs"
+/// object of a request: input name -> file.
+StatusOr<Json> InputsJson(const NamedTensors& inputs, const std::string& dir, int& files) {
+  Json js = Json::object();
+  for (const auto& [name, tensor] : inputs) {
+    const std::string path = dir + "/in" + std::to_string(files++) + ".npy";
+    RETURN_IF_ERROR(WriteNpy(path, tensor));
+    js[name] = path;
+  }
+  return js;
 }
 
 }  // namespace
@@ -114,25 +141,24 @@ StatusOr<std::unique_ptr<OrtRunner>> OrtRunner::Start(const OrtRunnerOptions& op
   r->to_child_ = in[1];
   r->from_child_ = out[0];
 
-  auto hello = r->Call("{\"op\":\"hello\"}");
+  auto hello = r->Call(JsonText(Json{{"op", "hello"}}));
   if (!hello.ok()) {
     return NotFound("ONNX Runtime did not start (" + hello.status().message() + "); " + kInstallHint);
   }
-  rapidjson::Document d;
-  d.Parse(hello->c_str());
-  if (d.HasParseError() || !d.IsObject() || !d.HasMember("ok") || !d["ok"].IsBool()) {
+  const StatusOr<Json> d = ParseJsonObject(*hello);
+  if (!d.ok() || !JsonBoolAt(*d, "ok")) {
     return Internal("ONNX Runtime runner " + runner + " answered something else than its protocol: " + *hello);
   }
-  if (!d["ok"].GetBool()) return NotFound(ErrorOf(d));
-  if (d.HasMember("ort") && d["ort"].IsString()) r->version_ = d["ort"].GetString();
+  if (!*JsonBoolAt(*d, "ok")) return NotFound(ErrorOf(*d));
+  r->version_ = JsonStringAt(*d, "ort").value_or("");
   r->threads_ = options.threads;
   return r;
 }
 
 OrtRunner::~OrtRunner() {
   if (pid_ > 0 && to_child_ >= 0) {
-    const char quit[] = "{\"op\":\"quit\"}\n";
-    (void)!write(to_child_, quit, sizeof(quit) - 1);
+    const std::string quit = JsonText(Json{{"op", "quit"}}) + "\n";
+    (void)!write(to_child_, quit.data(), quit.size());
   }
   Stop();
   std::error_code ec;
@@ -181,7 +207,7 @@ StatusOr<std::string> OrtRunner::Call(const std::string& request) {
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      problem = "no reply within " + JsonNumber(timeout_s_, 4) + " s";
+      problem = "no reply within " + Digits(timeout_s_, 4) + " s";
       break;
     }
     pollfd p{from_child_, POLLIN, 0};
@@ -210,77 +236,79 @@ StatusOr<std::string> OrtRunner::Call(const std::string& request) {
   }
   // A runner that could not load onnxruntime-node says so on stdout before exiting.
   if (!buffer_.empty()) {
-    rapidjson::Document d;
-    d.Parse(buffer_.c_str());
-    if (!d.HasParseError() && d.IsObject() && d.HasMember("error")) return NotFound(ErrorOf(d));
+    const StatusOr<Json> d = ParseJsonObject(buffer_);
+    if (d.ok() && JsonMember(*d, "error")) return NotFound(ErrorOf(*d));
   }
   const std::string err = Tail(stderr_path_);
   return Internal("the ONNX Runtime runner died: " + problem + (err.empty() ? "" : " (stderr: " + err + ")"));
 }
 
-StatusOr<std::string> OrtRunner::InputsJson(const NamedTensors& inputs) {
-  std::string js = "{";
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const std::string path = dir_ + "/in" + std::to_string(files_++) + ".npy";
-    RETURN_IF_ERROR(WriteNpy(path, inputs[i].second));
-    js += (i ? "," : "") + JsonString(inputs[i].first) + ":" + JsonString(path);
-  }
-  return js + "}";
-}
-
 Status OrtRunner::Load(const std::string& id, const std::string& model_path) {
   std::error_code ec;
   const std::string abs = fs::absolute(model_path, ec).string();
-  ASSIGN_OR_RETURN(std::string reply, Call("{\"op\":\"load\",\"id\":" + JsonString(id) + ",\"path\":" +
-                                           JsonString(abs) + ",\"threads\":" + std::to_string(threads_) + "}"));
-  rapidjson::Document d;
-  d.Parse(reply.c_str());
-  if (d.HasParseError() || !d.IsObject()) return Internal("unreadable reply from the ONNX Runtime runner: " + reply);
-  if (!d["ok"].GetBool()) return InvalidArgument(model_path + ": ONNX Runtime cannot load it: " + ErrorOf(d));
+  ASSIGN_OR_RETURN(
+      const std::string reply,
+      Call(JsonText(Json{{"op", "load"}, {"id", id}, {"path", abs}, {"threads", threads_}})));
+  ASSIGN_OR_RETURN(const Json d, ParseReply(reply));
+  if (!*JsonBoolAt(d, "ok"))
+    return InvalidArgument(model_path + ": ONNX Runtime cannot load it: " + ErrorOf(d));
   return Status::Ok();
 }
 
 StatusOr<NamedTensors> OrtRunner::Run(const std::string& id, const NamedTensors& inputs) {
-  ASSIGN_OR_RETURN(std::string in, InputsJson(inputs));
+  ASSIGN_OR_RETURN(Json in, InputsJson(inputs, dir_, files_));
   const std::string out_dir = dir_ + "/out" + std::to_string(files_++);
   std::error_code ec;
   fs::create_directories(out_dir, ec);
-  ASSIGN_OR_RETURN(std::string reply, Call("{\"op\":\"run\",\"id\":" + JsonString(id) + ",\"inputs\":" + in +
-                                           ",\"out_dir\":" + JsonString(out_dir) + "}"));
-  rapidjson::Document d;
-  d.Parse(reply.c_str());
-  if (d.HasParseError() || !d.IsObject() || !d.HasMember("ok")) {
-    return Internal("unreadable reply from the ONNX Runtime runner: " + reply);
+  ASSIGN_OR_RETURN(
+      const std::string reply,
+      Call(JsonText(
+          Json{{"op", "run"}, {"id", id}, {"inputs", std::move(in)}, {"out_dir", out_dir}})));
+  ASSIGN_OR_RETURN(const Json d, ParseReply(reply));
+  if (!*JsonBoolAt(d, "ok"))
+    return InvalidArgument("ONNX Runtime failed to run '" + id + "': " + ErrorOf(d));
+  const Json* outputs = JsonMember(d, "outputs");
+  if (outputs == nullptr || !outputs->is_object()) {
+    return Internal("reply of the ONNX Runtime runner without an outputs object: " + reply);
   }
-  if (!d["ok"].GetBool()) return InvalidArgument("ONNX Runtime failed to run '" + id + "': " + ErrorOf(d));
   NamedTensors out;
-  for (auto it = d["outputs"].MemberBegin(); it != d["outputs"].MemberEnd(); ++it) {
-    ASSIGN_OR_RETURN(HostTensor t, ReadNpy(it->value.GetString()));
-    out.emplace_back(it->name.GetString(), std::move(t));
+  for (const auto& [name, file] : outputs->items()) {
+    if (!file.is_string())
+      return Internal("reply of the ONNX Runtime runner with a non-string output file: " + reply);
+    ASSIGN_OR_RETURN(HostTensor t, ReadNpy(file.get<std::string>()));
+    out.emplace_back(name, std::move(t));
   }
   fs::remove_all(out_dir, ec);
   return out;
 }
 
 StatusOr<OrtTiming> OrtRunner::Time(const std::string& id, const NamedTensors& inputs, int warmups, int repeats) {
-  ASSIGN_OR_RETURN(std::string in, InputsJson(inputs));
-  ASSIGN_OR_RETURN(std::string reply,
-                   Call("{\"op\":\"time\",\"id\":" + JsonString(id) + ",\"inputs\":" + in +
-                        ",\"warmups\":" + std::to_string(warmups) + ",\"repeats\":" + std::to_string(repeats) + "}"));
-  rapidjson::Document d;
-  d.Parse(reply.c_str());
-  if (d.HasParseError() || !d.IsObject() || !d.HasMember("ok")) {
-    return Internal("unreadable reply from the ONNX Runtime runner: " + reply);
+  ASSIGN_OR_RETURN(Json in, InputsJson(inputs, dir_, files_));
+  ASSIGN_OR_RETURN(const std::string reply, Call(JsonText(Json{{"op", "time"},
+                                                               {"id", id},
+                                                               {"inputs", std::move(in)},
+                                                               {"warmups", warmups},
+                                                               {"repeats", repeats}})));
+  ASSIGN_OR_RETURN(const Json d, ParseReply(reply));
+  if (!*JsonBoolAt(d, "ok"))
+    return InvalidArgument("ONNX Runtime failed to time '" + id + "': " + ErrorOf(d));
+  const std::optional<double> median = JsonNumberAt(d, "median_ms");
+  const Json* times = JsonMember(d, "times_ms");
+  if (!median || times == nullptr || !times->is_array()) {
+    return Internal("reply of the ONNX Runtime runner without median_ms and times_ms: " + reply);
   }
-  if (!d["ok"].GetBool()) return InvalidArgument("ONNX Runtime failed to time '" + id + "': " + ErrorOf(d));
   OrtTiming t;
-  t.median_ms = d["median_ms"].GetDouble();
-  for (const auto& v : d["times_ms"].GetArray()) t.times_ms.push_back(v.GetDouble());
+  t.median_ms = *median;
+  for (const Json& v : *times) {
+    if (!v.is_number())
+      return Internal("reply of the ONNX Runtime runner with a non-number time: " + reply);
+    t.times_ms.push_back(v.get<double>());
+  }
   return t;
 }
 
 Status OrtRunner::Unload(const std::string& id) {
-  ASSIGN_OR_RETURN(std::string reply, Call("{\"op\":\"unload\",\"id\":" + JsonString(id) + "}"));
+  ASSIGN_OR_RETURN(const std::string reply, Call(JsonText(Json{{"op", "unload"}, {"id", id}})));
   return Status::Ok();
 }
 

@@ -68,8 +68,6 @@ class OrtRunner {
   OrtRunner() = default;
   /// Sends one request line and waits for its reply line (an error once the child is dead).
   StatusOr<std::string> Call(const std::string& request);
-  /// Writes `inputs` as .npy files; returns the "inputs" JSON object of a request.
-  StatusOr<std::string> InputsJson(const NamedTensors& inputs);
   /// Kills and reaps the child; idempotent.
   void Stop();
 

@@ -9,7 +9,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 
 #include "graph/json.h"
 #include "kernels/cost_backends.h"
@@ -128,33 +127,35 @@ void RegisterBenchOps(CLI::App& bench) {
     }
 
     if (!o->json.empty()) {
-      std::ostringstream js;
-      js << "{\n  \"model\": " << JsonString(o->model.model)
-         << ",\n  \"cost_model\": " << JsonString(cost->Name())
-         << ",\n  \"analytic_model\": " << JsonString(analytic->Name())
-         << ",\n  \"operators\": " << rows.size()
-         << ",\n  \"total_ms\": " << JsonNumber(table.total_ms())
-         << ",\n  \"analytic_total_ms\": " << JsonNumber(estimate.total_ms())
-         << ",\n  \"seconds\": " << JsonNumber(seconds);
+      Json js;
+      js["model"] = o->model.model;
+      js["cost_model"] = cost->Name();
+      js["analytic_model"] = analytic->Name();
+      js["operators"] = rows.size();
+      js["total_ms"] = JsonDecimal(table.total_ms());
+      js["analytic_total_ms"] = JsonDecimal(estimate.total_ms());
+      js["seconds"] = JsonDecimal(seconds);
       if (const auto* measured = dynamic_cast<const MeasuredCostModel*>(cost.get())) {
-        js << ",\n  \"device_key\": " << JsonString(measured->device_key())
-           << ",\n  \"measured\": " << measured->stats().measured;
+        js["device_key"] = measured->device_key();
+        js["measured"] = measured->stats().measured;
       }
-      js << ",\n  \"by_op\": [";
-      for (size_t i = 0; i < sorted.size(); ++i) {
-        js << (i ? "," : "") << "\n    {\"op\": " << JsonString(sorted[i].first)
-           << ", \"count\": " << sorted[i].second.count
-           << ", \"ms\": " << JsonNumber(sorted[i].second.ms)
-           << ", \"analytic_ms\": " << JsonNumber(sorted[i].second.analytic_ms) << "}";
+      Json by_op = Json::array();
+      for (const auto& [type, gr] : sorted) {
+        by_op.push_back(Json{{"op", type},
+                             {"count", gr.count},
+                             {"ms", JsonDecimal(gr.ms)},
+                             {"analytic_ms", JsonDecimal(gr.analytic_ms)}});
       }
-      js << "\n  ],\n  \"ops\": [";
-      for (size_t i = 0; i < rows.size(); ++i) {
-        js << (i ? "," : "") << "\n    {\"node\": " << JsonString(g.node(rows[i].id).name)
-           << ", \"op\": " << JsonString(rows[i].type) << ", \"ms\": " << JsonNumber(rows[i].ms)
-           << ", \"analytic_ms\": " << JsonNumber(rows[i].analytic_ms) << "}";
+      js["by_op"] = std::move(by_op);
+      Json ops = Json::array();
+      for (const OpRow& row : rows) {
+        ops.push_back(Json{{"node", g.node(row.id).name},
+                           {"op", row.type},
+                           {"ms", JsonDecimal(row.ms)},
+                           {"analytic_ms", JsonDecimal(row.analytic_ms)}});
       }
-      js << "\n  ]\n}\n";
-      WriteFileAtomically(o->json, js.str());
+      js["ops"] = std::move(ops);
+      WriteFileAtomically(o->json, JsonText(js, 2) + "\n");
       std::printf("wrote %s\n", o->json.c_str());
     }
   });

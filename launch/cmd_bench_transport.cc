@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -16,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "actors/bench.h"
+#include "graph/json.h"
 #include "kernels/cost_backends.h"
 #include "kernels/rule_verify.h"
 #include "launch/commands.h"
@@ -25,14 +27,15 @@
 namespace rewire::cli {
 namespace {
 
-/// The numbers after "key": on each line of a metrics.jsonl text.
+/// The number at `key` of each line of a metrics.jsonl text that has one.
 std::vector<double> MetricColumn(const std::string& jsonl, const std::string& key) {
   std::vector<double> out;
   std::istringstream in(jsonl);
   std::string line;
   while (std::getline(in, line)) {
-    const size_t p = line.find("\"" + key + "\": ");
-    if (p != std::string::npos) out.push_back(std::atof(line.c_str() + p + key.size() + 4));
+    const StatusOr<Json> metrics = ParseJsonObject(line);
+    if (!metrics.ok()) continue;
+    if (const std::optional<double> v = JsonNumberAt(*metrics, key)) out.push_back(*v);
   }
   return out;
 }

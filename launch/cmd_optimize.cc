@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "env/search.h"
 #include "graph/json.h"
@@ -17,11 +16,11 @@
 #include "kernels/cpu_cost.h"
 #include "kernels/device_executor.h"
 #include "kernels/executor.h"
-#include "kernels/fold.h"
 #include "kernels/rule_verify.h"
 #include "launch/commands.h"
 #include "launch/runtime_judge.h"
 #include "learner/agent.h"
+#include "learner/optimize.h"
 
 namespace rewire::cli {
 
@@ -64,12 +63,6 @@ void WriteAtomically(const std::string& path, const std::string& bytes) {
   }
   std::filesystem::rename(tmp, path);
 }
-
-/// What another cost model predicts for the input and the result.
-struct Prediction {
-  std::string cost_model;
-  double initial_ms = 0, final_ms = 0;
-};
 
 /// End-to-end figures of the input and the result on one device (--latency).
 struct LatencyReport {
@@ -241,44 +234,16 @@ void RegisterOptimize(CLI::App& app) {
     // The ort cost model times ops with the threads the ort judge uses.
     if (o->cost.kind == "ort" && o->cost.num_threads == 0) o->cost.num_threads = o->judge.threads;
     auto cost = Take(MakeCostModel(o->cost));
-    SearchOptions search = o->search;
-    if (!o->quiet) {
-      search.progress = [](const SearchProgress& p) {
-        std::fprintf(stderr, "\r  %s %d/%d  best %.4f ms (%.3fx)  queue %zu   ", "search", p.iteration, p.budget,
-                     p.best_cost_ms, p.best_cost_ms > 0 ? p.initial_cost_ms / p.best_cost_ms : 0.0, p.queue_size);
-      };
-      std::fprintf(stderr, "%s: %d operators, %zu verified rules, %s search, cost %s\n", o->model.model.c_str(),
-                   original.NumOperators(), rules.size(), search.algorithm.c_str(), cost->Name().c_str());
-    }
-    SearchResult r;
-    if (search.algorithm == "rl") {
-      auto agent = Take(Agent::Load(o->policy));
-      AgentSearchOptions ao = o->agent;
-      ao.max_candidates = search.max_candidates;
-      ao.seed = search.seed;
-      r = Take(agent->Optimize(original, rules, *cost, ao)).best;
-    } else if (search.algorithm == "guided") {
-      auto agent = Take(Agent::Load(o->policy));
-      GuidedSearchOptions go = o->guided;
-      go.budget = search.budget;
-      go.time_limit_s = search.time_limit_s;
-      go.horizon = o->agent.horizon;
-      go.max_candidates = search.max_candidates;
-      go.progress = search.progress;
-      go.greedy_seed = !o->no_greedy_seed;
-      r = Take(agent->GuidedSearch(original, rules, *cost, go));
-    } else {
-      r = Take(RunSearch(original, rules, *cost, search));
-    }
-    if (!o->quiet) std::fprintf(stderr, "\n");
-    Graph best = std::move(r.best);
-    Take(FoldWeightSubgraphs(best));
-    const double final_cost = Take(GraphCostMs(*cost, best));
-    const Equivalence v = CheckEquivalent(original, best, o->rtol);
-    LatencyReport latency;
-    if (o->latency_repeats > 0 && v.verified) latency = MeasureLatency(*o, original, best);
-    const double latency_before = latency.before_ms, latency_after = latency.after_ms;
-    std::vector<Prediction> predictions;
+
+    OptimizeRequest request;
+    request.search = o->search;
+    request.policy = o->policy;
+    request.agent = o->agent;
+    request.guided = o->guided;
+    request.guided.greedy_seed = !o->no_greedy_seed;
+    request.finish.rtol = o->rtol;
+    request.finish.export_onnx = !o->out.empty() || !o->runtime.empty();
+    request.finish.onnx.custom_ops = o->onnx_custom_ops;
     for (const std::string& spec : o->also_cost) {
       CostModelOptions other;
       const size_t colon = spec.find(':');
@@ -286,28 +251,40 @@ void RegisterOptimize(CLI::App& app) {
       if (colon != std::string::npos) other.device = spec.substr(colon + 1);
       other.devices_dir = o->cost.devices_dir;
       other.cache_path = o->cost.cache_path;
-      auto model = Take(MakeCostModel(other));
-      predictions.push_back(
-          {model->Name(), Take(GraphCostMs(*model, original)), Take(GraphCostMs(*model, best))});
+      request.finish.also_cost.push_back(other);
     }
-    OnnxExportOptions export_options;
-    export_options.custom_ops = o->onnx_custom_ops;
-    std::string written;  // the bytes --out gets
+    if (!o->quiet) {
+      request.search.progress = [](const SearchProgress& p) {
+        std::fprintf(stderr, "\r  %s %d/%d  best %.4f ms (%.3fx)  queue %zu   ", "search", p.iteration, p.budget,
+                     p.best_cost_ms, p.best_cost_ms > 0 ? p.initial_cost_ms / p.best_cost_ms : 0.0, p.queue_size);
+      };
+      std::fprintf(stderr, "%s: %d operators, %zu verified rules, %s search, cost %s\n",
+                   o->model.model.c_str(), original.NumOperators(), rules.size(),
+                   request.search.algorithm.c_str(), cost->Name().c_str());
+    }
+    OptimizeOutcome outcome = Take(OptimizeGraph(original, rules, *cost, request));
+    if (!o->quiet) std::fprintf(stderr, "\n");
+    const SearchResult& r = outcome.search;
+    const FinishedGraph& done = outcome.result;
+    const Graph& best = done.graph;
+    const double final_cost = done.final_cost_ms;
+    const Equivalence& v = done.equivalence;
+    LatencyReport latency;
+    if (o->latency_repeats > 0 && v.verified) latency = MeasureLatency(*o, original, best);
+    const double latency_before = latency.before_ms, latency_after = latency.after_ms;
+    std::string written = done.onnx;  // the bytes --out gets
     RuntimeVerdict verdict;
-    if (v.verified && (!o->out.empty() || !o->runtime.empty())) {
-      written = Take(ExportOnnxBytes(best, export_options));
-      if (!o->runtime.empty()) {
-        const std::string input_bytes = Take(ExportOnnxBytes(original, export_options));
-        if (!o->quiet) std::fprintf(stderr, "judging in %s\n", o->runtime.c_str());
-        verdict = Take(JudgeInRuntime(original, best, input_bytes, written, ort.get(), o->judge));
-        if (verdict.decision == "input") written = input_bytes;
-      }
+    if (v.verified && !o->runtime.empty()) {
+      const std::string input_bytes = Take(ExportOnnxBytes(original, request.finish.onnx));
+      if (!o->quiet) std::fprintf(stderr, "judging in %s\n", o->runtime.c_str());
+      verdict = Take(JudgeInRuntime(original, best, input_bytes, written, ort.get(), o->judge));
+      if (verdict.decision == "input") written = input_bytes;
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
 
     std::printf("model            %s\n", o->model.model.c_str());
     std::printf("search           %s (stopped: %s after %d iterations, %lld candidates costed)\n",
-                search.algorithm.c_str(), StopReasonName(r.reason), r.iterations,
+                request.search.algorithm.c_str(), StopReasonName(r.reason), r.iterations,
                 static_cast<long long>(r.candidates_evaluated));
     std::printf("cost model       %s\n", cost->Name().c_str());
     std::printf("initial cost     %.4f ms\n", r.initial_cost_ms);
@@ -318,7 +295,7 @@ void RegisterOptimize(CLI::App& app) {
     for (const SearchStep& s : r.steps) std::printf("  %-44s %.4f ms\n", s.rule.c_str(), s.cost_ms);
     std::printf("verified         %s (max abs error %.3g, max rel error %.3g, tolerance %.0e)\n",
                 v.verified ? "yes" : "NO", v.max_abs, v.max_rel, o->rtol);
-    for (const Prediction& p : predictions) {
+    for (const CostPrediction& p : done.predictions) {
       std::printf("predicted        %.4f ms -> %.4f ms (%.3fx) by %s\n", p.initial_ms, p.final_ms,
                   p.final_ms > 0 ? p.initial_ms / p.final_ms : 0.0, p.cost_model.c_str());
     }
@@ -352,68 +329,61 @@ void RegisterOptimize(CLI::App& app) {
     std::printf("time             %.2f s\n", seconds);
 
     if (!o->report.empty()) {
-      std::ostringstream js;
-      js << "{\n  \"model\": " << JsonString(o->model.model) << ",\n  \"search\": " << JsonString(search.algorithm)
-         << ",\n  \"cost_model\": " << JsonString(cost->Name())
-         << ",\n  \"initial_cost_ms\": " << JsonNumber(r.initial_cost_ms)
-         << ",\n  \"final_cost_ms\": " << JsonNumber(final_cost)
-         << ",\n  \"speedup\": " << JsonNumber(final_cost > 0 ? r.initial_cost_ms / final_cost : 0)
-         << ",\n  \"stop_reason\": " << JsonString(StopReasonName(r.reason)) << ",\n  \"steps\": [";
-      for (size_t i = 0; i < r.steps.size(); ++i) {
-        js << (i ? "," : "") << "\n    {\"rule\": " << JsonString(r.steps[i].rule)
-           << ", \"cost_ms\": " << JsonNumber(r.steps[i].cost_ms) << "}";
+      Json steps = Json::array();
+      for (const SearchStep& s : r.steps)
+        steps.push_back(Json{{"rule", s.rule}, {"cost_ms", JsonDecimal(s.cost_ms)}});
+      Json predicted = Json::array();
+      for (const CostPrediction& p : done.predictions) {
+        predicted.push_back(
+            Json{{"cost_model", p.cost_model},
+                 {"initial_ms", JsonDecimal(p.initial_ms)},
+                 {"final_ms", JsonDecimal(p.final_ms)},
+                 {"speedup", JsonDecimal(p.final_ms > 0 ? p.initial_ms / p.final_ms : 0)}});
       }
-      js << (r.steps.empty() ? "" : "\n  ")
-         << "],\n  \"verified\": " << (v.verified ? "true" : "false")
-         << ",\n  \"max_abs_error\": " << JsonNumber(v.max_abs)
-         << ",\n  \"max_rel_error\": " << JsonNumber(v.max_rel)
-         << ",\n  \"seconds\": " << JsonNumber(seconds)
-         << ",\n  \"search_seconds\": " << JsonNumber(r.seconds)
-         << ",\n  \"latency_before_ms\": " << JsonNumber(latency_before)
-         << ",\n  \"latency_after_ms\": " << JsonNumber(latency_after)
-         << ",\n  \"latency_device\": " << JsonString(latency.device)
-         << ",\n  \"measured_speedup\": "
-         << JsonNumber(latency_after > 0 ? latency_before / latency_after : 0)
-         << ",\n  \"cuda_graph\": {\"used\": " << (latency.graph_used ? "true" : "false")
-         << ", \"before_ms\": " << JsonNumber(latency.graph_before_ms)
-         << ", \"after_ms\": " << JsonNumber(latency.graph_after_ms)
-         << ", \"note\": " << JsonString(latency.graph_note)
-         << "},\n  \"device_check\": {\"checked\": " << (latency.checked ? "true" : "false")
-         << ", \"equal\": " << (latency.check_ok ? "true" : "false")
-         << ", \"max_rel_error_input\": " << JsonNumber(latency.check_rel_before)
-         << ", \"max_rel_error_result\": " << JsonNumber(latency.check_rel_after)
-         << ", \"tolerance\": " << JsonNumber(o->device_rtol)
-         << ", \"message\": " << JsonString(latency.check_message) << "},\n  \"predicted\": [";
-      for (size_t i = 0; i < predictions.size(); ++i) {
-        const Prediction& p = predictions[i];
-        js << (i ? "," : "") << "\n    {\"cost_model\": " << JsonString(p.cost_model)
-           << ", \"initial_ms\": " << JsonNumber(p.initial_ms)
-           << ", \"final_ms\": " << JsonNumber(p.final_ms)
-           << ", \"speedup\": " << JsonNumber(p.final_ms > 0 ? p.initial_ms / p.final_ms : 0)
-           << "}";
-      }
-      js << (predictions.empty() ? "" : "\n  ") << "]"
-         << ",\n  \"nodes_before\": " << original.num_nodes()
-         << ",\n  \"nodes_after\": " << best.num_nodes();
+      Json js;
+      js["model"] = o->model.model;
+      js["search"] = request.search.algorithm;
+      js["cost_model"] = cost->Name();
+      js["initial_cost_ms"] = JsonDecimal(r.initial_cost_ms);
+      js["final_cost_ms"] = JsonDecimal(final_cost);
+      js["speedup"] = JsonDecimal(final_cost > 0 ? r.initial_cost_ms / final_cost : 0);
+      js["stop_reason"] = StopReasonName(r.reason);
+      js["steps"] = std::move(steps);
+      js["verified"] = v.verified;
+      js["max_abs_error"] = JsonDecimal(v.max_abs);
+      js["max_rel_error"] = JsonDecimal(v.max_rel);
+      js["seconds"] = JsonDecimal(seconds);
+      js["search_seconds"] = JsonDecimal(r.seconds);
+      js["latency_before_ms"] = JsonDecimal(latency_before);
+      js["latency_after_ms"] = JsonDecimal(latency_after);
+      js["latency_device"] = latency.device;
+      js["measured_speedup"] = JsonDecimal(latency_after > 0 ? latency_before / latency_after : 0);
+      js["cuda_graph"] = {{"used", latency.graph_used},
+                          {"before_ms", JsonDecimal(latency.graph_before_ms)},
+                          {"after_ms", JsonDecimal(latency.graph_after_ms)},
+                          {"note", latency.graph_note}};
+      js["device_check"] = {{"checked", latency.checked},
+                            {"equal", latency.check_ok},
+                            {"max_rel_error_input", JsonDecimal(latency.check_rel_before)},
+                            {"max_rel_error_result", JsonDecimal(latency.check_rel_after)},
+                            {"tolerance", JsonDecimal(o->device_rtol)},
+                            {"message", latency.check_message}};
+      js["predicted"] = std::move(predicted);
+      js["nodes_before"] = original.num_nodes();
+      js["nodes_after"] = best.num_nodes();
       if (!verdict.decision.empty()) {
-        js << ",\n  \"runtime\": " << JsonString(verdict.runtime)
-           << ",\n  \"runtime_before_ms\": " << JsonNumber(verdict.before_ms)
-           << ",\n  \"runtime_after_ms\": " << JsonNumber(verdict.after_ms)
-           << ",\n  \"runtime_speedup\": " << JsonNumber(verdict.speedup)
-           << ",\n  \"runtime_max_rel_error_input\": " << JsonNumber(verdict.max_rel_before)
-           << ",\n  \"runtime_max_rel_error_result\": " << JsonNumber(verdict.max_rel_after)
-           << ",\n  \"runtime_test_slowdown\": " << JsonNumber(verdict.test_slowdown)
-           << ",\n  \"decision\": " << JsonString(verdict.decision)
-           << ",\n  \"decision_reason\": " << JsonString(verdict.reason);
+        js["runtime"] = verdict.runtime;
+        js["runtime_before_ms"] = JsonDecimal(verdict.before_ms);
+        js["runtime_after_ms"] = JsonDecimal(verdict.after_ms);
+        js["runtime_speedup"] = JsonDecimal(verdict.speedup);
+        js["runtime_max_rel_error_input"] = JsonDecimal(verdict.max_rel_before);
+        js["runtime_max_rel_error_result"] = JsonDecimal(verdict.max_rel_after);
+        js["runtime_test_slowdown"] = JsonDecimal(verdict.test_slowdown);
+        js["decision"] = verdict.decision;
+        js["decision_reason"] = verdict.reason;
       }
-      js << ",\n  \"onnx_custom_ops\": " << (o->onnx_custom_ops ? "true" : "false") << "\n}\n";
-      const std::string tmp = o->report + ".tmp";
-      {
-        std::ofstream f(tmp);
-        f << js.str();
-        if (!f.flush()) throw CommandError("cannot write " + o->report);
-      }
-      std::filesystem::rename(tmp, o->report);
+      js["onnx_custom_ops"] = o->onnx_custom_ops;
+      WriteAtomically(o->report, JsonText(js, 2) + "\n");
     }
     if (!v.verified) {
       throw CommandError("the optimised graph does not match the input (" + v.message + "); nothing written");

@@ -13,10 +13,12 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <utility>
 #include <vector>
 
+#include "graph/json.h"
 #include "launch/commands.h"
 #include "launch/plot.h"
 
@@ -24,305 +26,6 @@ namespace rewire::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// ---------------------------------------------------------------------------------------------
-// A small, strict JSON reader (RFC 8259, plus NaN / Infinity / -Infinity as numbers, which
-// Python's json module writes for non-finite floats).
-// ---------------------------------------------------------------------------------------------
-
-struct JsonValue {
-  enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
-  Kind kind = Kind::kNull;
-  bool boolean = false;
-  double number = 0;
-  std::string string;
-  std::vector<JsonValue> array;
-  std::vector<std::pair<std::string, JsonValue>> object;  // in file order, keys unique
-
-  /// The member `key` of an object, or null when absent or not an object.
-  const JsonValue* Find(const std::string& key) const {
-    for (const auto& [k, v] : object) {
-      if (k == key) return &v;
-    }
-    return nullptr;
-  }
-};
-
-class JsonParser {
- public:
-  explicit JsonParser(const std::string& text) : s_(text) {}
-
-  /// The one value that `text` holds (whitespace around it allowed). Errors say where, as
-  /// "column C" for single-line text and "line L column C" otherwise.
-  StatusOr<JsonValue> ParseDocument() {
-    JsonValue v;
-    Status st = ParseValue(v, 0);
-    if (st.ok()) {
-      SkipSpace();
-      if (i_ < s_.size()) st = Error("unexpected text after the JSON value");
-    }
-    if (!st.ok()) return st;
-    return v;
-  }
-
- private:
-  static constexpr int kMaxDepth = 64;
-
-  Status Error(const std::string& what) const {
-    int line = 1, col = 1;
-    for (size_t k = 0; k < i_ && k < s_.size(); ++k) {
-      if (s_[k] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    const bool multiline = s_.find('\n') != std::string::npos;
-    return InvalidArgument(
-        what + (multiline ? " at line " + std::to_string(line) + " column " : " at column ") +
-        std::to_string(col));
-  }
-
-  void SkipSpace() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
-      ++i_;
-  }
-
-  bool Literal(const char* word) {
-    const size_t n = std::char_traits<char>::length(word);
-    if (s_.compare(i_, n, word) != 0) return false;
-    i_ += n;
-    return true;
-  }
-
-  Status ParseValue(JsonValue& v, int depth) {
-    if (depth > kMaxDepth) return Error("JSON nested too deeply");
-    SkipSpace();
-    if (i_ >= s_.size()) return Error("unexpected end of input, expected a value");
-    const char c = s_[i_];
-    if (c == '{') return ParseObject(v, depth);
-    if (c == '[') return ParseArray(v, depth);
-    if (c == '"') {
-      v.kind = JsonValue::Kind::kString;
-      return ParseString(v.string);
-    }
-    if (Literal("null")) {
-      v.kind = JsonValue::Kind::kNull;
-      return Status::Ok();
-    }
-    if (Literal("true") || Literal("false")) {
-      v.kind = JsonValue::Kind::kBool;
-      v.boolean = s_[i_ - 1] == 'e' && s_[i_ - 2] == 'u';  // "true", not "false"
-      return Status::Ok();
-    }
-    v.kind = JsonValue::Kind::kNumber;
-    if (Literal("NaN")) {
-      v.number = std::nan("");
-    } else if (Literal("Infinity")) {
-      v.number = HUGE_VAL;
-    } else if (Literal("-Infinity")) {
-      v.number = -HUGE_VAL;
-    } else {
-      return ParseNumber(v.number);
-    }
-    return Status::Ok();
-  }
-
-  Status ParseNumber(double& out) {
-    const size_t start = i_;
-    auto digits = [&] {
-      const size_t from = i_;
-      while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
-      return i_ > from;
-    };
-    if (i_ < s_.size() && s_[i_] == '-') ++i_;
-    if (i_ < s_.size() && s_[i_] == '0') {
-      ++i_;
-    } else if (!digits()) {
-      i_ = start;
-      return Error("expected a value");
-    }
-    if (i_ < s_.size() && s_[i_] == '.') {
-      ++i_;
-      if (!digits()) return Error("expected digits after '.'");
-    }
-    if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
-      ++i_;
-      if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) ++i_;
-      if (!digits()) return Error("expected digits in the exponent");
-    }
-    // The text is a valid JSON number here; strtod gives +-HUGE_VAL beyond double's range and
-    // 0 or a denormal below it. (No setlocale() in this program: '.' is the decimal point.)
-    const std::string text = s_.substr(start, i_ - start);
-    out = std::strtod(text.c_str(), nullptr);
-    return Status::Ok();
-  }
-
-  static void AppendUtf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
-  Status ParseHex4(uint32_t& cp) {
-    cp = 0;
-    for (int k = 0; k < 4; ++k, ++i_) {
-      if (i_ >= s_.size()) return Error("unterminated \\u escape");
-      const char h = s_[i_];
-      cp <<= 4;
-      if (h >= '0' && h <= '9') {
-        cp |= h - '0';
-      } else if (h >= 'a' && h <= 'f') {
-        cp |= h - 'a' + 10;
-      } else if (h >= 'A' && h <= 'F') {
-        cp |= h - 'A' + 10;
-      } else {
-        return Error("invalid \\u escape");
-      }
-    }
-    return Status::Ok();
-  }
-
-  Status ParseString(std::string& out) {
-    ++i_;  // opening quote
-    out.clear();
-    while (true) {
-      if (i_ >= s_.size()) return Error("unterminated string");
-      const char c = s_[i_];
-      if (c == '"') {
-        ++i_;
-        return Status::Ok();
-      }
-      if (static_cast<unsigned char>(c) < 0x20) return Error("control character in a string");
-      if (c != '\\') {
-        out += c;
-        ++i_;
-        continue;
-      }
-      if (++i_ >= s_.size()) return Error("unterminated string");
-      const char e = s_[i_++];
-      switch (e) {
-        case '"':
-          out += '"';
-          break;
-        case '\\':
-          out += '\\';
-          break;
-        case '/':
-          out += '/';
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'u': {
-          uint32_t cp;
-          RETURN_IF_ERROR(ParseHex4(cp));
-          if (cp >= 0xD800 && cp <= 0xDBFF && s_.compare(i_, 2, "\\u") == 0) {
-            i_ += 2;
-            uint32_t low;
-            RETURN_IF_ERROR(ParseHex4(low));
-            if (low < 0xDC00 || low > 0xDFFF) return Error("invalid surrogate pair");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-          }
-          AppendUtf8(out, cp);
-          break;
-        }
-        default:
-          --i_;
-          return Error(std::string("invalid escape '\\") + e + "'");
-      }
-    }
-  }
-
-  Status ParseArray(JsonValue& v, int depth) {
-    v.kind = JsonValue::Kind::kArray;
-    ++i_;  // '['
-    SkipSpace();
-    if (i_ < s_.size() && s_[i_] == ']') {
-      ++i_;
-      return Status::Ok();
-    }
-    while (true) {
-      v.array.emplace_back();
-      RETURN_IF_ERROR(ParseValue(v.array.back(), depth + 1));
-      SkipSpace();
-      if (i_ < s_.size() && s_[i_] == ',') {
-        ++i_;
-        continue;
-      }
-      if (i_ < s_.size() && s_[i_] == ']') {
-        ++i_;
-        return Status::Ok();
-      }
-      return Error("expected ',' or ']'");
-    }
-  }
-
-  Status ParseObject(JsonValue& v, int depth) {
-    v.kind = JsonValue::Kind::kObject;
-    ++i_;  // '{'
-    SkipSpace();
-    if (i_ < s_.size() && s_[i_] == '}') {
-      ++i_;
-      return Status::Ok();
-    }
-    while (true) {
-      SkipSpace();
-      if (i_ >= s_.size() || s_[i_] != '"') return Error("expected a string key");
-      const size_t key_at = i_;
-      std::string key;
-      RETURN_IF_ERROR(ParseString(key));
-      if (v.Find(key)) {
-        i_ = key_at;
-        return Error("duplicate key \"" + key + "\"");
-      }
-      SkipSpace();
-      if (i_ >= s_.size() || s_[i_] != ':') return Error("expected ':' after the key");
-      ++i_;
-      JsonValue value;
-      RETURN_IF_ERROR(ParseValue(value, depth + 1));
-      v.object.emplace_back(std::move(key), std::move(value));
-      SkipSpace();
-      if (i_ < s_.size() && s_[i_] == ',') {
-        ++i_;
-        continue;
-      }
-      if (i_ < s_.size() && s_[i_] == '}') {
-        ++i_;
-        return Status::Ok();
-      }
-      return Error("expected ',' or '}'");
-    }
-  }
-
-  const std::string& s_;
-  size_t i_ = 0;
-};
 
 // ---------------------------------------------------------------------------------------------
 // metrics.jsonl
@@ -353,35 +56,27 @@ StatusOr<std::vector<Update>> ReadMetrics(const fs::path& path) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     const std::string where = path.string() + ":" + std::to_string(number);
-    auto parsed = JsonParser(line).ParseDocument();
+    StatusOr<Json> parsed = ParseJson(line);
     if (!parsed.ok()) return parsed.status().WithContext(where);
-    const JsonValue& obj = *parsed;
-    if (obj.kind != JsonValue::Kind::kObject) {
-      return InvalidArgument(where + ": expected a JSON object");
-    }
+    const Json& obj = *parsed;
+    if (!obj.is_object()) return InvalidArgument(where + ": expected a JSON object");
     Update u;
     u.update = updates.empty() ? 0 : updates.back().update + 1;  // when "update" is missing
-    for (const auto& [key, value] : obj.object) {
-      switch (value.kind) {
-        case JsonValue::Kind::kNumber:
-          if (key != "update") {
-            u.values[key] = value.number;
-          } else if (std::isfinite(value.number)) {
-            u.update = value.number;
-          } else {
-            return InvalidArgument(where + ": \"update\" is not a finite number");
-          }
-          break;
-        case JsonValue::Kind::kNull:
-          break;
-        case JsonValue::Kind::kString:
-        case JsonValue::Kind::kBool:
-          if (key == "update") return InvalidArgument(where + ": \"update\" is not a number");
-          break;  // labels and flags are not plotted
-        case JsonValue::Kind::kArray:
-        case JsonValue::Kind::kObject:
-          return InvalidArgument(where + ": value of \"" + key +
-                                 "\" is nested; expected a number, string, bool or null");
+    for (const auto& [key, value] : obj.items()) {
+      if (value.is_number()) {
+        if (key != "update") {
+          u.values[key] = value.get<double>();
+        } else if (std::isfinite(value.get<double>())) {
+          u.update = value.get<double>();
+        } else {
+          return InvalidArgument(where + ": \"update\" is not a finite number");
+        }
+      } else if (value.is_string() || value.is_boolean()) {
+        if (key == "update") return InvalidArgument(where + ": \"update\" is not a number");
+        // labels and flags are not plotted
+      } else if (value.is_structured()) {
+        return InvalidArgument(where + ": value of \"" + key +
+                               "\" is nested; expected a number, string, bool or null");
       }
     }
     updates.push_back(std::move(u));
@@ -519,22 +214,17 @@ double LastValue(const std::vector<Update>& updates, const std::string& key, boo
 
 // --- eval.json ---
 
-const JsonValue* Member(const JsonValue& obj, const std::string& key, JsonValue::Kind kind) {
-  const JsonValue* v = obj.Find(key);
-  return v && v->kind == kind ? v : nullptr;
-}
-
 /// "0.8000 (1.250x)": a cost in ms with the speedup over `initial` when both are known and
 /// `note` after it; "-" without a cost.
-std::string CostCell(const JsonValue* cost, const JsonValue* initial,
+std::string CostCell(std::optional<double> cost, std::optional<double> initial,
                      const std::string& note = "") {
-  if (!cost || !std::isfinite(cost->number)) return "-";
+  if (!cost || !std::isfinite(*cost)) return "-";
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4f", cost->number);
+  std::snprintf(buf, sizeof buf, "%.4f", *cost);
   std::vector<std::string> extras;
-  if (initial && std::isfinite(initial->number) && cost->number > 0) {
+  if (initial && std::isfinite(*initial) && *cost > 0) {
     char speedup[32];
-    std::snprintf(speedup, sizeof speedup, "%.3fx", initial->number / cost->number);
+    std::snprintf(speedup, sizeof speedup, "%.3fx", *initial / *cost);
     extras.push_back(speedup);
   }
   if (!note.empty()) extras.push_back(note);
@@ -543,25 +233,22 @@ std::string CostCell(const JsonValue* cost, const JsonValue* initial,
   return extras.empty() ? cell : cell + ")";
 }
 
-std::string EvalSection(const JsonValue& eval) {
+std::string EvalSection(const Json& eval) {
   std::ostringstream md;
-  using K = JsonValue::Kind;
-  if (const JsonValue* p = Member(eval, "policy", K::kString)) {
-    md << "Policy: `" << p->string << "`\n\n";
-  }
-  const JsonValue* results = Member(eval, "results", K::kArray);
-  if (!results || results->array.empty()) {
+  if (const std::optional<std::string> p = JsonStringAt(eval, "policy"))
+    md << "Policy: `" << *p << "`\n\n";
+  const Json* results = JsonMember(eval, "results");
+  if (!results || !results->is_array() || results->empty()) {
     md << "No results.\n";
     return md.str();
   }
   std::vector<std::string> baselines;  // in order of first appearance
-  for (const JsonValue& r : results->array) {
-    if (const JsonValue* b = Member(r, "baselines", K::kObject)) {
-      for (const auto& [name, v] : b->object) {
-        if (std::find(baselines.begin(), baselines.end(), name) == baselines.end()) {
-          baselines.push_back(name);
-        }
-      }
+  for (const Json& r : *results) {
+    const Json* b = JsonMember(r, "baselines");
+    if (!b || !b->is_object()) continue;
+    for (const auto& [name, v] : b->items()) {
+      if (std::find(baselines.begin(), baselines.end(), name) == baselines.end())
+        baselines.push_back(name);
     }
   }
   md << "Costs in ms; speedup over the initial graph in parentheses.\n\n";
@@ -570,27 +257,28 @@ std::string EvalSection(const JsonValue& eval) {
   md << " RL time (s) | verified |\n|---|---:|---:|---:|---:|";
   for (size_t i = 0; i < baselines.size(); ++i) md << "---:|";
   md << "---:|---|\n";
-  for (const JsonValue& r : results->array) {
-    if (r.kind != K::kObject) continue;
-    const JsonValue* model = Member(r, "model", K::kString);
-    const JsonValue* initial = Member(r, "initial_cost_ms", K::kNumber);
-    const JsonValue* samples = Member(r, "samples", K::kNumber);
-    const std::string note = samples ? Num(samples->number) + " samples" : "";
-    md << "| " << (model ? Cell(model->string) : "-") << " | " << CostCell(initial, nullptr)
-       << " | " << CostCell(Member(r, "greedy_policy_cost_ms", K::kNumber), initial) << " | "
-       << CostCell(Member(r, "sampled_best_cost_ms", K::kNumber), initial, note) << " |";
-    const JsonValue* expansions = Member(r, "guided_expansions", K::kNumber);
-    md << " " << CostCell(Member(r, "guided_cost_ms", K::kNumber), initial,
-                          expansions ? Num(expansions->number) + " graphs" : "")
+  for (const Json& r : *results) {
+    if (!r.is_object()) continue;
+    const std::optional<std::string> model = JsonStringAt(r, "model");
+    const std::optional<double> initial = JsonNumberAt(r, "initial_cost_ms");
+    const std::optional<double> samples = JsonNumberAt(r, "samples");
+    const std::string note = samples ? Num(*samples) + " samples" : "";
+    md << "| " << (model ? Cell(*model) : "-") << " | " << CostCell(initial, std::nullopt) << " | "
+       << CostCell(JsonNumberAt(r, "greedy_policy_cost_ms"), initial) << " | "
+       << CostCell(JsonNumberAt(r, "sampled_best_cost_ms"), initial, note) << " |";
+    const std::optional<double> expansions = JsonNumberAt(r, "guided_expansions");
+    md << " "
+       << CostCell(JsonNumberAt(r, "guided_cost_ms"), initial,
+                   expansions ? Num(*expansions) + " graphs" : "")
        << " |";
-    const JsonValue* b = Member(r, "baselines", K::kObject);
+    const Json* b = JsonMember(r, "baselines");
     for (const std::string& name : baselines) {
-      md << " " << CostCell(b ? Member(*b, name, K::kNumber) : nullptr, initial) << " |";
+      md << " " << CostCell(b ? JsonNumberAt(*b, name) : std::nullopt, initial) << " |";
     }
-    const JsonValue* secs = Member(r, "rl_seconds", K::kNumber);
-    const JsonValue* verified = Member(r, "verified", K::kBool);
-    md << " " << (secs ? Num(secs->number) : "-") << " | "
-       << (verified ? (verified->boolean ? "yes" : "**NO**") : "-") << " |\n";
+    const std::optional<double> secs = JsonNumberAt(r, "rl_seconds");
+    const std::optional<bool> verified = JsonBoolAt(r, "verified");
+    md << " " << (secs ? Num(*secs) : "-") << " | "
+       << (verified ? (*verified ? "yes" : "**NO**") : "-") << " |\n";
   }
   return md.str();
 }
@@ -617,10 +305,7 @@ void RunReport(const ReportOptions& o) {
   std::string eval_md;
   if (fs::exists(eval_path, ec)) {
     const std::string text = Take(ReadText(eval_path));
-    StatusOr<JsonValue> eval = JsonParser(text).ParseDocument();
-    if (eval.ok() && eval->kind != JsonValue::Kind::kObject) {
-      eval = InvalidArgument("expected a JSON object");
-    }
+    const StatusOr<Json> eval = ParseJsonObject(text);
     if (eval.ok()) {
       eval_md = EvalSection(*eval);
     } else {

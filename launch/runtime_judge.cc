@@ -3,8 +3,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
-#include "graph/json.h"
 #include "graph/onnx/onnx_io.h"
 #include "kernels/cpu_cost.h"
 #include "kernels/executor.h"
@@ -14,6 +14,14 @@ namespace rewire::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+/// `v` with `digits` significant digits, for messages.
+std::string Digits(double v, int digits) {
+  std::ostringstream os;
+  os.precision(digits);
+  os << v;
+  return os.str();
+}
 
 /// REWIRE_TEST_RUNTIME_SLOWDOWN, or 1 when unset.
 StatusOr<double> TestSlowdown() {
@@ -128,9 +136,10 @@ StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const Graph& best
       }
       (std::string(id) == "input" ? v.max_rel_before : v.max_rel_after) = worst;
       if (!(worst <= o.rtol)) {
-        return InvalidArgument(std::string("the ") + (std::string(id) == "input" ? "input" : "optimised graph") +
-                               " in ONNX Runtime differs from the reference executor: max |a-b| / max |b| = " +
-                               JsonNumber(worst, 3) + " > " + JsonNumber(o.rtol, 3));
+        return InvalidArgument(
+            std::string("the ") + (std::string(id) == "input" ? "input" : "optimised graph") +
+            " in ONNX Runtime differs from the reference executor: max |a-b| / max |b| = " +
+            Digits(worst, 3) + " > " + Digits(o.rtol, 3));
       }
     }
     RETURN_IF_ERROR(TimeOrt(*ort, feed, o, before, after));
@@ -166,11 +175,12 @@ StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const Graph& best
   v.speedup = v.after_ms > 0 ? v.before_ms / v.after_ms : 0;
   if (v.after_ms * (1 + o.min_gain) < v.before_ms) {
     v.decision = "optimised";
-    v.reason = "the optimised graph measures " + JsonNumber(v.speedup, 4) + "x faster in " + v.runtime;
+    v.reason = "the optimised graph measures " + Digits(v.speedup, 4) + "x faster in " + v.runtime;
   } else {
     v.decision = "input";
-    v.reason = "the optimised graph is not measurably faster in " + v.runtime + " (" + JsonNumber(v.speedup, 4) +
-               "x; at least " + JsonNumber(1 + o.min_gain, 4) + "x needed): the input is written unchanged";
+    v.reason = "the optimised graph is not measurably faster in " + v.runtime + " (" +
+               Digits(v.speedup, 4) + "x; at least " + Digits(1 + o.min_gain, 4) +
+               "x needed): the input is written unchanged";
   }
   return v;
 }

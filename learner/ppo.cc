@@ -8,17 +8,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "env/finish.h"
 #include "env/search.h"
 #include "graph/json.h"
 #include "graph/models/load.h"
-#include "graph/onnx/onnx_io.h"
 #include "kernels/cost_backends.h"
-#include "kernels/executor.h"
-#include "kernels/fold.h"
 #include "kernels/rule_verify.h"
 #include "learner/agent.h"
 #include "learner/data_parallel.h"
@@ -217,19 +214,19 @@ StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& c, const RunPaths&
       r.guided_expansions = guided.iterations;
       if (guided.final_cost_ms < found.best.final_cost_ms) best = std::move(guided.best);
     }
-    ASSIGN_OR_RETURN(FoldResult folded, FoldWeightSubgraphs(best));
-    (void)folded;
-    const Equivalence eq = CheckEquivalent(graph, best, 1e-3);
+    // Fold, verify and write the best graph of the policy's searches.
+    std::string file = label;
+    for (char& ch : file) {
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-') ch = '_';
+    }
+    FinishOptions finish;
+    finish.rtol = 1e-3;
+    finish.onnx_path = (dir / "optimized" / (file + ".onnx")).string();
+    ASSIGN_OR_RETURN(FinishedGraph done, FinishSearch(graph, std::move(best), *res.cost, finish));
+    const Equivalence& eq = done.equivalence;
     r.verified = eq.verified;
     r.max_rel_error = eq.max_rel;
-    if (eq.verified) {
-      std::string file = label;
-      for (char& ch : file) {
-        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-') ch = '_';
-      }
-      r.onnx_path = (dir / "optimized" / (file + ".onnx")).string();
-      RETURN_IF_ERROR(ExportOnnxFile(best, r.onnx_path));
-    }
+    if (eq.verified) r.onnx_path = finish.onnx_path;
     for (const std::string& b : c.eval.baselines) {
       SearchOptions so;
       so.algorithm = b;
@@ -263,34 +260,39 @@ StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& c, const RunPaths&
   }
 
   // eval.json: the format `rewire report` reads.
-  std::ostringstream js;
-  js << "{\n  \"policy\": " << JsonString(checkpoint) << ",\n  \"policy_version\": " << agent->policy_version()
-     << ",\n  \"cost_model\": " << JsonString(res.cost->Name()) << ",\n  \"results\": [";
-  for (size_t i = 0; i < results.size(); ++i) {
-    const EvalResult& r = results[i];
-    js << (i ? "," : "") << "\n    {\"model\": " << JsonString(r.model) << ", \"initial_cost_ms\": "
-       << JsonNumber(r.initial_cost_ms, 8) << ", \"greedy_policy_cost_ms\": " << JsonNumber(r.greedy_policy_cost_ms, 8)
-       << ", \"sampled_best_cost_ms\": " << (r.samples > 0 ? JsonNumber(r.sampled_best_cost_ms, 8) : "null")
-       << ", \"samples\": " << r.samples << ", \"baselines\": {";
-    for (size_t k = 0; k < r.baselines.size(); ++k) {
-      js << (k ? ", " : "") << JsonString(r.baselines[k].first) << ": " << JsonNumber(r.baselines[k].second, 8);
-    }
-    js << "}, \"baseline_seconds\": {";
-    for (size_t k = 0; k < r.baseline_seconds.size(); ++k) {
-      js << (k ? ", " : "") << JsonString(r.baseline_seconds[k].first) << ": " << JsonNumber(r.baseline_seconds[k].second, 8);
-    }
-    js << "}, \"rl_seconds\": " << JsonNumber(r.rl_seconds, 8) << ", \"guided_cost_ms\": "
-       << (r.guided_cost_ms > 0 ? JsonNumber(r.guided_cost_ms, 8) : "null")
-       << ", \"guided_seconds\": " << JsonNumber(r.guided_seconds, 8) << ", \"guided_expansions\": " << r.guided_expansions
-       << ", \"verified\": " << (r.verified ? "true" : "false")
-       << ", \"max_rel_error\": " << JsonNumber(r.max_rel_error, 8) << ", \"onnx\": " << JsonString(r.onnx_path) << "}";
+  Json rows = Json::array();
+  for (const EvalResult& r : results) {
+    Json baselines = Json::object(), baseline_seconds = Json::object();
+    for (const auto& [name, ms] : r.baselines) baselines[name] = JsonDecimal(ms, 8);
+    for (const auto& [name, s] : r.baseline_seconds) baseline_seconds[name] = JsonDecimal(s, 8);
+    Json row;
+    row["model"] = r.model;
+    row["initial_cost_ms"] = JsonDecimal(r.initial_cost_ms, 8);
+    row["greedy_policy_cost_ms"] = JsonDecimal(r.greedy_policy_cost_ms, 8);
+    row["sampled_best_cost_ms"] =
+        r.samples > 0 ? JsonDecimal(r.sampled_best_cost_ms, 8) : Json(nullptr);
+    row["samples"] = r.samples;
+    row["baselines"] = std::move(baselines);
+    row["baseline_seconds"] = std::move(baseline_seconds);
+    row["rl_seconds"] = JsonDecimal(r.rl_seconds, 8);
+    row["guided_cost_ms"] = r.guided_cost_ms > 0 ? JsonDecimal(r.guided_cost_ms, 8) : Json(nullptr);
+    row["guided_seconds"] = JsonDecimal(r.guided_seconds, 8);
+    row["guided_expansions"] = r.guided_expansions;
+    row["verified"] = r.verified;
+    row["max_rel_error"] = JsonDecimal(r.max_rel_error, 8);
+    row["onnx"] = r.onnx_path;
+    rows.push_back(std::move(row));
   }
-  js << "\n  ]\n}\n";
+  Json js;
+  js["policy"] = checkpoint;
+  js["policy_version"] = agent->policy_version();
+  js["cost_model"] = res.cost->Name();
+  js["results"] = std::move(rows);
   const fs::path eval_path = dir / "eval.json";
   const fs::path tmp = dir / "eval.json.tmp";
   {
     std::ofstream f(tmp, std::ios::trunc);
-    f << js.str();
+    f << JsonText(js, 2) << "\n";
     if (!f) return Internal("cannot write " + tmp.string());
   }
   fs::rename(tmp, eval_path, ec);

@@ -35,11 +35,9 @@ struct Metrics {
   std::vector<std::pair<std::string, double>> values;
   void Set(const std::string& k, double v) { values.emplace_back(k, v); }
   std::string Line() const {
-    std::string s = "{";
-    for (size_t i = 0; i < values.size(); ++i) {
-      s += (i ? ", " : "") + JsonString(values[i].first) + ": " + JsonNumber(values[i].second, 8);
-    }
-    return s + "}";
+    Json line = Json::object();
+    for (const auto& [key, value] : values) line[key] = JsonDecimal(value, 8);
+    return JsonText(line);
   }
 };
 
@@ -58,9 +56,10 @@ Status TrimMetrics(const std::string& path, int64_t last) {
   if (!in) return Status::Ok();
   std::string line, kept;
   while (std::getline(in, line)) {
-    const size_t p = line.find("\"update\": ");
-    if (p == std::string::npos) continue;
-    if (std::stoll(line.substr(p + 10)) <= last) kept += line + "\n";
+    const StatusOr<Json> parsed = ParseJsonObject(line);
+    if (!parsed.ok()) continue;
+    const std::optional<double> update = JsonNumberAt(*parsed, "update");
+    if (update && *update <= static_cast<double>(last)) kept += line + "\n";
   }
   in.close();
   std::ofstream out(path, std::ios::trunc);
@@ -369,8 +368,11 @@ Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
     s.metrics << mx.Line() << "\n";
     s.metrics.flush();
   }
-  s.rank_log << "{\"update\": " << update << ", \"rank\": " << s.rz.rank << ", \"weights_checksum\": \""
-             << WeightsChecksum(s.policy) << "\", \"local_steps\": " << local_steps << "}\n";
+  s.rank_log << JsonText(Json{{"update", update},
+                              {"rank", s.rz.rank},
+                              {"weights_checksum", WeightsChecksum(s.policy)},
+                              {"local_steps", local_steps}})
+             << "\n";
   s.rank_log.flush();
 
   Log(fmt::format(

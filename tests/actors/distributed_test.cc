@@ -16,9 +16,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -102,23 +104,35 @@ class LaunchProcess {
 struct ProcEntry {
   std::string role;
   int rank = 0;
+  std::string host;
   long pid = 0;
   int restarts = 0;
   std::string state;
+  std::optional<double> last_heartbeat_unix;  // null until the first heartbeat
 };
 
+/// processes.json parsed; empty while the file does not exist yet.
 std::vector<ProcEntry> ReadProcesses(const std::string& path) {
   std::vector<ProcEntry> out;
   const std::string text = ReadFile(path);
-  static const std::regex re(
-      R"re("role": "([a-z]+)", "rank": (\d+), "host": "[^"]*", "pid": (-?\d+), "restarts": (\d+), "state": "([a-z]+)")re");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) {
+  if (text.empty()) return out;
+  const StatusOr<Json> table = ParseJson(text);
+  if (!table.ok() || !table->is_array()) {
+    ADD_FAILURE() << path << " is not a JSON array: "
+                  << (table.ok() ? table->dump() : table.status().message());
+    return out;
+  }
+  for (const Json& p : *table) {
     ProcEntry e;
-    e.role = (*it)[1];
-    e.rank = std::stoi((*it)[2]);
-    e.pid = std::stol((*it)[3]);
-    e.restarts = std::stoi((*it)[4]);
-    e.state = (*it)[5];
+    e.role = JsonStringAt(p, "role").value_or("?");
+    e.rank = static_cast<int>(JsonNumberAt(p, "rank").value_or(-1));
+    e.host = JsonStringAt(p, "host").value_or("");
+    e.pid = static_cast<long>(JsonNumberAt(p, "pid").value_or(-1));
+    e.restarts = static_cast<int>(JsonNumberAt(p, "restarts").value_or(-1));
+    e.state = JsonStringAt(p, "state").value_or("?");
+    e.last_heartbeat_unix = JsonNumberAt(p, "last_heartbeat_unix");
+    const Json* hb = JsonMember(p, "last_heartbeat_unix");
+    EXPECT_TRUE(hb && (hb->is_null() || hb->is_number())) << p.dump();
     out.push_back(e);
   }
   return out;
@@ -131,30 +145,38 @@ const ProcEntry* Find(const std::vector<ProcEntry>& ps, const std::string& role,
   return nullptr;
 }
 
-/// The number after "key": in a JSON file (the first occurrence after `after`, when given).
-double JsonNumber(const std::string& text, const std::string& key, const std::string& after = "") {
-  size_t from = 0;
-  if (!after.empty()) {
-    from = text.find("\"" + after + "\"");
-    if (from == std::string::npos) return -1;
+/// A status file the run keeps current (learners/rank<R>.json, actors/env<A>.json,
+/// supervisor<N>.json); an empty object while it does not exist yet.
+Json StatusFile(const std::string& path) {
+  if (!std::filesystem::exists(path)) return Json::object();
+  StatusOr<Json> j = ReadJsonFile(path);  // written atomically: never half a file
+  if (!j.ok()) {
+    ADD_FAILURE() << j.status().message();
+    return Json::object();
   }
-  const size_t p = text.find("\"" + key + "\": ", from);
-  if (p == std::string::npos) return -1;
-  return std::atof(text.c_str() + p + key.size() + 4);
+  return std::move(*j);
 }
 
+/// The number at `key` of the object `j` (of its member object `section`, when given); -1 when
+/// absent.
+double NumberIn(const Json& j, const std::string& key, const std::string& section = "") {
+  const Json* at = section.empty() ? &j : JsonMember(j, section);
+  return at ? JsonNumberAt(*at, key).value_or(-1) : -1;
+}
 
+/// The number at `key` of every line of a metrics.jsonl text (-1 where a line has none).
 std::vector<double> Metric(const std::string& jsonl, const std::string& key) {
   std::vector<double> out;
-  std::istringstream in(jsonl);
-  std::string line;
-  while (std::getline(in, line)) out.push_back(JsonNumber(line, key));
+  for (const Json& line : ParseJsonLines(jsonl))
+    out.push_back(JsonNumberAt(line, key).value_or(-1));
   return out;
 }
 
 bool Alive(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0; }
 
-double LearnerVersion(const std::string& run) { return JsonNumber(ReadFile(run + "/learners/rank0.json"), "policy_version"); }
+double LearnerVersion(const std::string& run) {
+  return NumberIn(StatusFile(run + "/learners/rank0.json"), "policy_version");
+}
 
 // ---------------------------------------------------------------------------- training
 
@@ -183,17 +205,73 @@ TEST(Launch, TwoLearnersAndFourActorsTrainAndTheRanksHoldIdenticalWeights) {
   ASSERT_EQ(c0.size(), 6u);
   EXPECT_EQ(c0, c1);
   EXPECT_NE(c0.front(), c0.back());
-  // Every actor delivered rollouts, and the learners counted them per actor.
-  std::string learners = ReadFile(run + "/learners/rank0.json") + ReadFile(run + "/learners/rank1.json");
-  for (int a = 0; a < 4; ++a) {
-    const std::string actor = ReadFile(run + "/actors/env" + std::to_string(a) + ".json");
-    EXPECT_GT(JsonNumber(actor, "episodes_sent"), 0) << actor;
-    EXPECT_NE(learners.find("\"env-" + std::to_string(a) + "\""), std::string::npos) << learners;
+  // The status files parse back with the run's figures. The learners' ...
+  const Json learners[] = {StatusFile(run + "/learners/rank0.json"),
+                           StatusFile(run + "/learners/rank1.json")};
+  double used = 0;
+  for (int r = 0; r < 2; ++r) {
+    const Json& l = learners[r];
+    EXPECT_EQ(NumberIn(l, "rank"), r) << l.dump();
+    EXPECT_GT(NumberIn(l, "pid"), 0) << l.dump();
+    EXPECT_EQ(NumberIn(l, "policy_version"), 6) << l.dump();
+    EXPECT_EQ(NumberIn(l, "max_message_bytes"), 1 << 20) << l.dump();  // max_message_mb = 1
+    EXPECT_GE(NumberIn(l, "dropped_stale"), 0) << l.dump();
+    EXPECT_GT(NumberIn(l, "accepted", "rollouts"), 0) << l.dump();
+    EXPECT_GE(NumberIn(l, "received", "rollouts"), NumberIn(l, "accepted", "rollouts")) << l.dump();
+    EXPECT_GE(NumberIn(l, "dropped", "rollouts"), 0) << l.dump();
+    // Rank 0 serves the weights, rank 1 does not.
+    EXPECT_EQ(JsonMember(l, "weights") != nullptr, r == 0) << l.dump();
+    EXPECT_EQ(JsonMember(l, "weights_request") != nullptr, r == 0) << l.dump();
+    used += NumberIn(l, "episodes_used");
   }
-  // Everything was stopped, nothing restarted, the checkpoint is the last update's.
-  for (const ProcEntry& p : ReadProcesses(run + "/processes.json")) {
-    EXPECT_EQ(p.state, "stopped") << p.role << " " << p.rank;
-    EXPECT_EQ(p.restarts, 0) << p.role << " " << p.rank;
+  EXPECT_GE(used, 6 * 2 * 2) << "6 updates of 2 episodes on each of 2 ranks";
+  // ... the actors' (every actor delivered rollouts, and the learners counted them per actor) ...
+  for (int a = 0; a < 4; ++a) {
+    const std::string id = "env-" + std::to_string(a);
+    const Json actor = StatusFile(run + "/actors/env" + std::to_string(a) + ".json");
+    EXPECT_EQ(JsonStringAt(actor, "actor"), id) << actor.dump();
+    EXPECT_GT(NumberIn(actor, "pid"), 0) << actor.dump();
+    EXPECT_GT(NumberIn(actor, "episodes_sent"), 0) << actor.dump();
+    EXPECT_GT(NumberIn(actor, "steps"), 0) << actor.dump();
+    EXPECT_GE(NumberIn(actor, "weight_updates"), 0) << actor.dump();
+    EXPECT_GE(NumberIn(actor, "policy_version"), 0) << actor.dump();
+    double messages = 0;
+    for (const Json& l : learners) {
+      const Json* actors = JsonMember(l, "actors");
+      ASSERT_NE(actors, nullptr) << l.dump();
+      if (const Json* seen = JsonMember(*actors, id)) {
+        messages += NumberIn(*seen, "messages");
+        EXPECT_GT(NumberIn(*seen, "bytes"), 0) << seen->dump();
+      }
+    }
+    EXPECT_GT(messages, 0) << id << " is in no learner's status";
+  }
+  // ... the supervisor's ...
+  const Json supervisor = StatusFile(run + "/supervisor0.json");
+  EXPECT_EQ(NumberIn(supervisor, "node"), 0) << supervisor.dump();
+  EXPECT_EQ(JsonStringAt(supervisor, "heartbeat_endpoint").value_or("").rfind("tcp://", 0), 0u)
+      << supervisor.dump();
+  EXPECT_GT(NumberIn(supervisor, "accepted", "heartbeats"), 0) << supervisor.dump();
+  // ... and processes.json: everything was stopped, nothing restarted.
+  const std::vector<ProcEntry> processes = ReadProcesses(run + "/processes.json");
+  ASSERT_EQ(processes.size(), 6u);
+  for (const auto& [role, rank] : std::vector<std::pair<std::string, int>>{
+           {"learner", 0}, {"learner", 1}, {"env", 0}, {"env", 1}, {"env", 2}, {"env", 3}}) {
+    const ProcEntry* p = Find(processes, role, rank);
+    ASSERT_NE(p, nullptr) << role << " " << rank;
+    EXPECT_EQ(p->state, "stopped") << role << " " << rank;
+    EXPECT_EQ(p->restarts, 0) << role << " " << rank;
+    EXPECT_EQ(p->pid, -1) << role << " " << rank;  // no process any more
+    EXPECT_FALSE(p->host.empty()) << role << " " << rank;
+    ASSERT_TRUE(p->last_heartbeat_unix.has_value())
+        << role << " " << rank << " never sent a heartbeat";
+    EXPECT_GT(*p->last_heartbeat_unix, 1.5e9) << role << " " << rank;
+  }
+  // The metrics lines of a distributed run carry the learners' extra metrics.
+  for (const Json& line : ParseJsonLines(metrics)) {
+    for (const char* key : {"charts/policy_lag", "actors/dropped_stale", "actors/dropped_bad"}) {
+      EXPECT_NE(JsonMember(line, key), nullptr) << key << ": " << line.dump();
+    }
   }
   const RunResult eval = Rewire("optimize --model squeezenet --search rl --policy " +
                                 Quote(run + "/checkpoints/latest.pt") + " --budget 4");
@@ -279,7 +357,7 @@ TEST(LaunchFaults, AKilledEnvActorIsRestartedAndTheRunFinishes) {
   EXPECT_NE(out.find("launch: done at policy version 8"), std::string::npos) << out;
   EXPECT_NE(out.find("restarts: learner group 0, env actors 1"), std::string::npos) << out;
   // The restarted actor delivered rollouts again (a new incarnation, counted by the learners).
-  EXPECT_GT(JsonNumber(ReadFile(run + "/actors/env0.json"), "episodes_sent"), 0);
+  EXPECT_GT(NumberIn(StatusFile(run + "/actors/env0.json"), "episodes_sent"), 0);
 }
 
 TEST(LaunchFaults, AKilledLearnerRankRestartsTheGroupFromTheLastCheckpoint) {
@@ -330,7 +408,7 @@ TEST(LaunchFaults, SigtermStopsEveryProcessAndLeavesTheCheckpointIntact) {
   const RunResult eval = Rewire("optimize --model squeezenet --search rl --policy " +
                                 Quote(run + "/checkpoints/latest.pt") + " --budget 4");
   EXPECT_EQ(eval.exit_code, 0) << eval.output;
-  const double before = JsonNumber(ReadFile(run + "/learners/rank0.json"), "policy_version");
+  const double before = LearnerVersion(run);
   LaunchProcess resumed("--config " + Quote(tmp / "c.toml") + " --resume --set run.max_updates=" +
                             std::to_string(static_cast<int>(before) + 1),
                         tmp / "resume.log");
@@ -397,16 +475,16 @@ TEST(LaunchSecurity, HostileMessagesToEverySocketAreDroppedAndCountedAndNothingD
   LaunchProcess launch("--config " + Quote(tmp / "c.toml"), tmp / "launch.log");
   ASSERT_TRUE(WaitUntil([&] {
     return LearnerVersion(run) >= 1 && Endpoints(run, 1).count("rollouts") &&
-           JsonNumber(ReadFile(run + "/supervisor0.json"), "received") > 0;
+           NumberIn(StatusFile(run + "/supervisor0.json"), "received", "heartbeats") > 0;
   })) << launch.Output();
   const auto before = ReadProcesses(run + "/processes.json");
   ASSERT_EQ(before.size(), 4u);
   const std::string secret = ReadFile(run + "/secret");
   ASSERT_EQ(secret.size(), actors::kSecretBytes);
-  const std::string supervisor = ReadFile(run + "/supervisor0.json");
-  const size_t hb = supervisor.find("\"heartbeat_endpoint\": \"");
-  ASSERT_NE(hb, std::string::npos);
-  const std::string heartbeat_endpoint = supervisor.substr(hb + 23, supervisor.find('"', hb + 23) - hb - 23);
+  const Json supervisor = StatusFile(run + "/supervisor0.json");
+  const std::string heartbeat_endpoint =
+      JsonStringAt(supervisor, "heartbeat_endpoint").value_or("");
+  ASSERT_FALSE(heartbeat_endpoint.empty()) << supervisor.dump();
 
   actors::WeightsRequest wr;
   wr.actor_id = "intruder";
@@ -417,8 +495,9 @@ TEST(LaunchSecurity, HostileMessagesToEverySocketAreDroppedAndCountedAndNothingD
   const std::string heartbeat_body = actors::Encode(h);
 
   zmq::context_t ctx(1);
-  const size_t learner_max = static_cast<size_t>(JsonNumber(ReadFile(run + "/learners/rank0.json"), "max_message_bytes"));
-  const size_t heartbeat_max = static_cast<size_t>(JsonNumber(supervisor, "max_message_bytes"));
+  const size_t learner_max =
+      static_cast<size_t>(NumberIn(StatusFile(run + "/learners/rank0.json"), "max_message_bytes"));
+  const size_t heartbeat_max = static_cast<size_t>(NumberIn(supervisor, "max_message_bytes"));
   ASSERT_GT(learner_max, 0u);
   ASSERT_GT(heartbeat_max, 0u);
   auto push_all = [&](const std::string& endpoint, actors::MessageType expected, const std::string& wrong_type_body,
@@ -458,9 +537,11 @@ TEST(LaunchSecurity, HostileMessagesToEverySocketAreDroppedAndCountedAndNothingD
   // Each kind was dropped and counted where it arrived.
   // (A multipart message counts as malformed too: the PUSHed sockets got one.)
   auto counted = [&](const std::string& file, const std::string& socket, int malformed = 2) {
-    const std::string t = ReadFile(file);
-    return JsonNumber(t, "dropped_bad_mac", socket) >= 2 && JsonNumber(t, "dropped_oversize", socket) >= 1 &&
-           JsonNumber(t, "dropped_malformed", socket) >= malformed && JsonNumber(t, "dropped_wrong_type", socket) >= 1;
+    const Json t = StatusFile(file);
+    return NumberIn(t, "dropped_bad_mac", socket) >= 2 &&
+           NumberIn(t, "dropped_oversize", socket) >= 1 &&
+           NumberIn(t, "dropped_malformed", socket) >= malformed &&
+           NumberIn(t, "dropped_wrong_type", socket) >= 1;
   };
   EXPECT_TRUE(WaitUntil([&] { return counted(run + "/learners/rank0.json", "rollouts"); }, 120))
       << ReadFile(run + "/learners/rank0.json");

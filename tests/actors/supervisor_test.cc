@@ -1,5 +1,7 @@
 #include "actors/supervisor.h"
 
+#include "graph/json.h"
+
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -15,7 +17,6 @@
 #include <fstream>
 #include <functional>
 #include <future>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -38,24 +39,42 @@ std::string FreshDir(const std::string& name) {
 struct Entry {
   std::string role;
   int rank = 0;
+  std::string host;
   int pid = -1;
   int restarts = 0;
   std::string state;
   bool has_heartbeat = false;
+  double last_heartbeat_unix = 0;
 };
 using Table = std::vector<Entry>;
 
-/// processes.json, one object per line as the supervisor writes it.
+/// processes.json parsed back (an array of one object per process); empty while the file does
+/// not exist yet.
 Table ReadProcesses(const std::string& run_dir) {
   std::ifstream f(run_dir + "/processes.json");
-  static const std::regex line_re(
-      R"re(\{"role": "([^"]*)", "rank": (-?\d+), "host": "[^"]*", "pid": (-?\d+), "restarts": (\d+), "state": "(\w+)", "last_heartbeat_unix": ([^}]+)\})re");
+  if (!f) return {};
+  std::stringstream text;
+  text << f.rdbuf();
+  const StatusOr<Json> table = ParseJson(text.str());
+  if (!table.ok() || !table->is_array()) {
+    ADD_FAILURE() << "processes.json is not a JSON array: "
+                  << (table.ok() ? table->dump() : table.status().message());
+    return {};
+  }
   Table out;
-  std::string line;
-  while (std::getline(f, line)) {
-    std::smatch m;
-    if (!std::regex_search(line, m, line_re)) continue;
-    out.push_back({m[1], std::stoi(m[2]), std::stoi(m[3]), std::stoi(m[4]), m[5], m[6] != "null"});
+  for (const Json& p : *table) {
+    Entry e;
+    e.role = JsonStringAt(p, "role").value_or("?");
+    e.rank = static_cast<int>(JsonNumberAt(p, "rank").value_or(-1));
+    e.host = JsonStringAt(p, "host").value_or("");
+    e.pid = static_cast<int>(JsonNumberAt(p, "pid").value_or(-1));
+    e.restarts = static_cast<int>(JsonNumberAt(p, "restarts").value_or(-1));
+    e.state = JsonStringAt(p, "state").value_or("?");
+    const Json* hb = JsonMember(p, "last_heartbeat_unix");
+    EXPECT_TRUE(hb && (hb->is_null() || hb->is_number())) << p.dump();
+    e.has_heartbeat = hb && hb->is_number();
+    e.last_heartbeat_unix = e.has_heartbeat ? hb->get<double>() : 0;
+    out.push_back(e);
   }
   return out;
 }
@@ -155,8 +174,11 @@ TEST(Supervisor, StartsEveryChildAndListsThemWithPids) {
   ASSERT_TRUE(ok) << "processes.json never listed 3 running processes";
   EXPECT_NE(Find(t, "env", 1), nullptr);
   EXPECT_NE(Find(t, "learner", 0), nullptr);
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
   for (const Entry& e : t) {
     EXPECT_EQ(::kill(e.pid, 0), 0) << e.role << " " << e.rank;
+    EXPECT_EQ(e.host, host);
     EXPECT_EQ(e.restarts, 0);
     EXPECT_FALSE(e.has_heartbeat);
   }
@@ -406,6 +428,11 @@ TEST(Supervisor, HeartbeatsAreRecorded) {
       &ok);
   ASSERT_TRUE(ok) << "no heartbeat recorded";
   EXPECT_FALSE(Find(t, "env", 1)->has_heartbeat);
+  // The time of the last heartbeat, in seconds since the epoch: a moment ago.
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  EXPECT_LE(Find(t, "env", 0)->last_heartbeat_unix, now + 1);
+  EXPECT_GT(Find(t, "env", 0)->last_heartbeat_unix, now - kPatient.count() - 1);
   ASSERT_TRUE(bg.Stop().ok());
   EXPECT_TRUE(Gone(Find(t, "env", 0)->pid));
 }

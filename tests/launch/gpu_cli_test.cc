@@ -27,13 +27,6 @@ bool HasGpu() {
              .exit_code == 0;
 }
 
-/// The number after `"key": ` in a JSON text (-1 when absent).
-double JsonField(const std::string& json, const std::string& key) {
-  const size_t at = json.find("\"" + key + "\": ");
-  if (at == std::string::npos) return -1;
-  return std::stod(json.substr(at + key.size() + 4));
-}
-
 TEST(CliBenchOps, ListsOperatorTypesAndWritesJson) {
   TempDir dir;
   auto r = Rewire(
@@ -43,14 +36,28 @@ TEST(CliBenchOps, ListsOperatorTypesAndWritesJson) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(Contains(r.output, "Conv2D")) << r.output;
   EXPECT_TRUE(Contains(r.output, "most expensive operators:")) << r.output;
-  const std::string js = testing::ReadFile(dir / "ops.json");
-  for (const char* field : {"\"model\": \"squeezenet\"", "\"by_op\"", "\"ops\"",
-                            "\"analytic_total_ms\"", "\"op\": \"Conv2D\""}) {
-    EXPECT_TRUE(Contains(js, field)) << field << "\n" << js.substr(0, 600);
+  const Json js = testing::ReadJson(dir / "ops.json");
+  EXPECT_EQ(JsonStringAt(js, "model"), "squeezenet");
+  ASSERT_TRUE(js["by_op"].is_array());
+  ASSERT_TRUE(js["ops"].is_array());
+  EXPECT_EQ(JsonNumberAt(js, "operators"), static_cast<double>(js["ops"].size()));
+  // by_op groups ops: its counts add up to the operators, its costs to the total, costliest first.
+  double count = 0, ms = 0, previous = 1e300;
+  bool conv = false;
+  for (const Json& g : js["by_op"]) {
+    count += JsonNumberAt(g, "count").value_or(0);
+    ms += JsonNumberAt(g, "ms").value_or(0);
+    EXPECT_LE(JsonNumberAt(g, "ms").value_or(0), previous);
+    previous = JsonNumberAt(g, "ms").value_or(0);
+    conv = conv || JsonStringAt(g, "op") == "Conv2D";
   }
+  EXPECT_TRUE(conv) << js["by_op"].dump();
+  EXPECT_EQ(count, static_cast<double>(js["ops"].size()));
   // The same model on both sides: the totals agree exactly.
-  EXPECT_GT(JsonField(js, "total_ms"), 0);
-  EXPECT_EQ(JsonField(js, "total_ms"), JsonField(js, "analytic_total_ms"));
+  const double total = JsonNumberAt(js, "total_ms").value_or(-1);
+  EXPECT_GT(total, 0);
+  EXPECT_NEAR(ms, total, 1e-6 * total);
+  EXPECT_EQ(JsonNumberAt(js, "total_ms"), JsonNumberAt(js, "analytic_total_ms"));
 }
 
 TEST(CliBenchOps, CudaWithoutAGpuIsOneClearLine) {
@@ -69,14 +76,18 @@ TEST(CliOptimize, CpuLatencyAndOtherCostModelsGoIntoTheReport) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(Contains(r.output, "latency (cpu)")) << r.output;
   EXPECT_TRUE(Contains(r.output, "by analytic(h200)")) << r.output;
-  const std::string js = testing::ReadFile(dir / "report.json");
-  for (const char* field :
-       {"\"latency_device\": \"cpu\"", "\"measured_speedup\"", "\"cuda_graph\": {\"used\": false",
-        "\"device_check\": {\"checked\": false", "\"cost_model\": \"analytic(h200)\""}) {
-    EXPECT_TRUE(Contains(js, field)) << field << "\n" << js;
-  }
-  EXPECT_GT(JsonField(js, "latency_before_ms"), 0);
-  EXPECT_GT(JsonField(js, "latency_after_ms"), 0);
+  const Json js = testing::ReadJson(dir / "report.json");
+  EXPECT_EQ(JsonStringAt(js, "latency_device"), "cpu");
+  const double before = JsonNumberAt(js, "latency_before_ms").value_or(-1);
+  const double after = JsonNumberAt(js, "latency_after_ms").value_or(-1);
+  EXPECT_GT(before, 0);
+  EXPECT_GT(after, 0);
+  EXPECT_NEAR(JsonNumberAt(js, "measured_speedup").value_or(-1), before / after,
+              1e-6 * before / after);
+  EXPECT_EQ(JsonBoolAt(js["cuda_graph"], "used"), false);
+  EXPECT_EQ(JsonBoolAt(js["device_check"], "checked"), false);
+  ASSERT_EQ(js["predicted"].size(), 1u) << js.dump();
+  EXPECT_EQ(JsonStringAt(js["predicted"][0], "cost_model"), "analytic(h200)");
 }
 
 TEST(CliGpuOptions, WithoutAGpuEveryGpuOptionSaysWhy) {
@@ -108,11 +119,14 @@ TEST(CliGpu, OptimizeTimesBothGraphsOnTheGpuAndChecksThemAgainstTheCpu) {
       "--also-cost cuda --report " +
       Quote(dir / "report.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::string js = testing::ReadFile(dir / "report.json");
-  EXPECT_TRUE(Contains(js, "\"latency_device\": \"cuda:0\"")) << js;
-  EXPECT_TRUE(Contains(js, "\"device_check\": {\"checked\": true, \"equal\": true")) << js;
-  EXPECT_TRUE(Contains(js, "\"cuda_graph\": {\"used\": true")) << js;
-  EXPECT_TRUE(Contains(js, "\"cost_model\": \"cuda(")) << js;
+  const Json js = testing::ReadJson(dir / "report.json");
+  EXPECT_EQ(JsonStringAt(js, "latency_device"), "cuda:0") << js.dump();
+  EXPECT_EQ(JsonBoolAt(js["device_check"], "checked"), true) << js.dump();
+  EXPECT_EQ(JsonBoolAt(js["device_check"], "equal"), true) << js.dump();
+  EXPECT_EQ(JsonBoolAt(js["cuda_graph"], "used"), true) << js.dump();
+  ASSERT_EQ(js["predicted"].size(), 1u) << js.dump();
+  EXPECT_EQ(JsonStringAt(js["predicted"][0], "cost_model").value_or("").rfind("cuda(", 0), 0u)
+      << js.dump();
   auto learner = Rewire("bench learner --model squeezenet --steps 20 --torch-device cuda");
   ASSERT_EQ(learner.exit_code, 0) << learner.output;
   EXPECT_TRUE(Contains(learner.output, "policy and Adam on cuda:0")) << learner.output;

@@ -41,17 +41,9 @@ bool OrtInstalled() {
   if (!OrtInstalled())                                                                      \
   GTEST_SKIP() << "ONNX Runtime is not installed in tools/ort (run scripts/install-deps.sh)"
 
-/// The value of a number field in a flat JSON report; NAN when absent.
-double JsonField(const std::string& json, const std::string& key) {
-  const size_t at = json.find("\"" + key + "\": ");
-  if (at == std::string::npos) return NAN;
-  return std::strtod(json.c_str() + at + key.size() + 4, nullptr);
-}
-std::string JsonStringField(const std::string& json, const std::string& key) {
-  const size_t at = json.find("\"" + key + "\": \"");
-  if (at == std::string::npos) return "";
-  const size_t start = at + key.size() + 5;
-  return json.substr(start, json.find('"', start) - start);
+/// The number at `key` of a report; NAN when absent.
+double ReportNumber(const Json& report, const std::string& key) {
+  return JsonNumberAt(report, key).value_or(NAN);
 }
 
 /// max |a-b| / max |b| over every output file the two folders share; fails on a missing one.
@@ -90,13 +82,16 @@ void OptimiseLoadAndMatch(const std::string& model, const std::string& shape_arg
   auto opt = Rewire("optimize --model " + Quote(model) + shape_args + " --search greedy --budget 8 -q" +
                     kQuickJudge + " --out " + Quote(out) + " --report " + Quote(report));
   ASSERT_EQ(opt.exit_code, 0) << opt.output;
-  const std::string js = ReadFile(report);
-  const std::string decision = JsonStringField(js, "decision");
-  EXPECT_TRUE(decision == "optimised" || decision == "input") << js;
-  EXPECT_GT(JsonField(js, "runtime_before_ms"), 0) << js;
-  EXPECT_LE(JsonField(js, "runtime_max_rel_error_result"), kTolerance) << js;
-  std::printf("%s: ort %.3f ms -> %.3f ms, decision %s\n", model.c_str(), JsonField(js, "runtime_before_ms"),
-              JsonField(js, "runtime_after_ms"), decision.c_str());
+  const Json js = testing::ReadJson(report);
+  const std::string decision = JsonStringAt(js, "decision").value_or("");
+  EXPECT_TRUE(decision == "optimised" || decision == "input") << js.dump();
+  EXPECT_EQ(JsonStringAt(js, "runtime").value_or("").rfind("ort ", 0), 0u)
+      << js.dump();  // "ort 1.20.1"
+  EXPECT_GT(ReportNumber(js, "runtime_before_ms"), 0) << js.dump();
+  EXPECT_LE(ReportNumber(js, "runtime_max_rel_error_result"), kTolerance) << js.dump();
+  std::printf("%s: ort %.3f ms -> %.3f ms, decision %s\n", model.c_str(),
+              ReportNumber(js, "runtime_before_ms"), ReportNumber(js, "runtime_after_ms"),
+              decision.c_str());
 
   auto ort = Rewire("run --model " + Quote(out) + " --runtime ort --random-inputs --input-seed 3 --output-dir " +
                     Quote(dir / "ort"));
@@ -154,11 +149,15 @@ TEST(OrtJudge, ForcedSlowerResultWritesTheInputAndSaysSo) {
   ASSERT_EQ(opt.exit_code, 0) << opt.output;
   EXPECT_NE(opt.output.find("not measurably faster"), std::string::npos) << opt.output;
   EXPECT_NE(opt.output.find("(the input, unchanged)"), std::string::npos) << opt.output;
-  const std::string js = ReadFile(report);
-  EXPECT_EQ(JsonStringField(js, "decision"), "input") << js;
-  EXPECT_EQ(JsonField(js, "runtime_test_slowdown"), 1000) << js;
-  EXPECT_GT(JsonField(js, "runtime_after_ms"), JsonField(js, "runtime_before_ms")) << js;
-  EXPECT_LT(JsonField(js, "runtime_speedup"), 1) << js;
+  const Json js = testing::ReadJson(report);
+  EXPECT_EQ(JsonStringAt(js, "decision"), "input") << js.dump();
+  EXPECT_NE(JsonStringAt(js, "decision_reason").value_or("").find("not measurably faster"),
+            std::string::npos)
+      << js.dump();
+  EXPECT_EQ(ReportNumber(js, "runtime_test_slowdown"), 1000) << js.dump();
+  EXPECT_GT(ReportNumber(js, "runtime_after_ms"), ReportNumber(js, "runtime_before_ms"))
+      << js.dump();
+  EXPECT_LT(ReportNumber(js, "runtime_speedup"), 1) << js.dump();
   // The file is the input through the same standard exporter.
   auto exp = Rewire("export --model squeezenet --out " + Quote(input));
   ASSERT_EQ(exp.exit_code, 0) << exp.output;
@@ -173,9 +172,9 @@ TEST(OrtJudge, ReferenceRuntimeJudgesToo) {
                         "--runtime-rounds 1 --runtime-repeats 1 --out " +
                         Quote(dir / "o.onnx") + " --report " + Quote(report) + " 2>&1");
   ASSERT_EQ(opt.exit_code, 0) << opt.output;
-  const std::string js = ReadFile(report);
-  EXPECT_EQ(JsonStringField(js, "runtime"), "reference") << js;
-  EXPECT_EQ(JsonStringField(js, "decision"), "input") << js;
+  const Json js = testing::ReadJson(report);
+  EXPECT_EQ(JsonStringAt(js, "runtime"), "reference") << js.dump();
+  EXPECT_EQ(JsonStringAt(js, "decision"), "input") << js.dump();
 }
 
 /// Nothing but what the test itself put in `dir`.

@@ -332,20 +332,27 @@ TEST(PlotErrors, WritePngWritesTheEncodedBytes) {
 /// metrics.jsonl with `n` updates: return 10 + i, return_max 20 + 2i, speedup 1 + 0.01 i,
 /// best_speedup the running max (with a peak of 1.5 at update 5), losses on simple curves.
 std::string Metrics(int n) {
-  std::ostringstream os;
+  std::string text;
   for (int i = 0; i < n; ++i) {
     const double speedup = i == 5 ? 1.5 : 1 + 0.01 * i;
     const double best = i >= 5 ? 1.5 : 1 + 0.01 * i;
-    os << "{\"update\": " << i << ", \"global_step\": " << 400 * (i + 1)
-       << ", \"wall_time\": " << 10.0 * (i + 1) << ", \"policy_version\": " << i
-       << ", \"charts/episodic_return\": " << 10 + i
-       << ", \"charts/episodic_return_max\": " << 20 + 2 * i << ", \"charts/speedup\": " << speedup
-       << ", \"charts/best_speedup\": " << best
-       << ", \"charts/SPS\": 23.5, \"losses/value_loss\": " << 1.0 / (i + 1)
-       << ", \"losses/policy_loss\": " << -0.001 * i << ", \"losses/entropy\": " << 2.5 - 0.05 * i
-       << ", \"losses/approx_kl\": " << 0.0001 * i << ", \"losses/clipfrac\": 0.05}\n";
+    const Json line{{"update", i},
+                    {"global_step", 400 * (i + 1)},
+                    {"wall_time", 10.0 * (i + 1)},
+                    {"policy_version", i},
+                    {"charts/episodic_return", 10 + i},
+                    {"charts/episodic_return_max", 20 + 2 * i},
+                    {"charts/speedup", speedup},
+                    {"charts/best_speedup", best},
+                    {"charts/SPS", 23.5},
+                    {"losses/value_loss", 1.0 / (i + 1)},
+                    {"losses/policy_loss", -0.001 * i},
+                    {"losses/entropy", 2.5 - 0.05 * i},
+                    {"losses/approx_kl", 0.0001 * i},
+                    {"losses/clipfrac", 0.05}};
+    text += JsonText(line) + "\n";
   }
-  return os.str();
+  return text;
 }
 
 TEST(ReportRun, WritesThreePlotsAndASummary) {
@@ -419,13 +426,15 @@ TEST(ReportRun, OutPutsFilesElsewhere) {
 
 TEST(ReportRun, NullsMissingAndUnknownKeysAreTolerated) {
   TempDir run;
-  WriteFile(
-      run / "metrics.jsonl",
-      "{\"update\": 0, \"charts/speedup\": 1.1, \"losses/entropy\": null, \"note\": \"warm-up\", "
-      "\"nested_ok\": false, \"new/metric\": 3}\n"
-      "\n"
-      "{\"update\": 1, \"charts/speedup\": null, \"losses/entropy\": 2.0}\r\n"
-      "{\"update\": 2, \"charts/speedup\": 1.25, \"charts/episodic_return\": -3.5e0}\n");
+  WriteFile(run / "metrics.jsonl",
+            // Hand-written lines: a blank one, a CRLF ending, labels, flags, nulls and an exponent.
+            R"({"update": 0, "charts/speedup": 1.1, "losses/entropy": null, "note": "warm-up", )"
+            R"("nested_ok": false, "new/metric": 3})"
+            "\n\n"
+            R"({"update": 1, "charts/speedup": null, "losses/entropy": 2.0})"
+            "\r\n"
+            R"({"update": 2, "charts/speedup": 1.25, "charts/episodic_return": -3.5e0})"
+            "\n");
   auto r = Rewire("report --run " + Quote(run.path()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string md = ReadFile(run / "report/summary.md");
@@ -441,17 +450,18 @@ TEST(ReportRun, NullsMissingAndUnknownKeysAreTolerated) {
 }
 
 TEST(ReportRun, MalformedLineIsAnErrorNamingTheLine) {
+  // Malformed on purpose, so written by hand.
   const char* bad[] = {
-      "{\"update\": 1, \"charts/speedup\": 1.2,}",   // trailing comma
-      "{\"update\": 1 \"charts/speedup\": 1.2}",     // missing comma
-      "{\"update\": 1, \"charts/speedup\": 01}",     // leading zero
-      "{\"update\": 1, \"charts/speedup\": \"1.2}",  // unterminated string
-      "[1, 2]",                                      // not an object
-      "{\"update\": 1, \"charts/speedup\": [1.2]}",  // nested
-      "{\"update\": 1} trailing",                    // text after the object
-      "{\"update\": \"one\"}",                       // update not a number
-      "{\"update\": 1, \"update\": 2}",              // duplicate key
-      "{\"update\": 1, \"charts/speedup\": tru}",    // bad literal
+      R"({"update": 1, "charts/speedup": 1.2,})",   // trailing comma
+      R"({"update": 1 "charts/speedup": 1.2})",     // missing comma
+      R"({"update": 1, "charts/speedup": 01})",     // leading zero
+      R"({"update": 1, "charts/speedup": "1.2})",   // unterminated string
+      R"([1, 2])",                                  // not an object
+      R"({"update": 1, "charts/speedup": [1.2]})",  // nested
+      R"({"update": 1} trailing)",                  // text after the object
+      R"({"update": "one"})",                       // update not a number
+      R"({"update": 1, "update": 2})",              // duplicate key
+      R"({"update": 1, "charts/speedup": tru})",    // bad literal
   };
   for (const char* line : bad) {
     TempDir run;
@@ -532,7 +542,7 @@ TEST(ReportEval, ResultsBecomeATableOfCostsAndSpeedups) {
 TEST(ReportEval, BrokenEvalJsonIsReportedNotFatal) {
   TempDir run;
   WriteFile(run / "metrics.jsonl", Metrics(2));
-  WriteFile(run / "eval.json", "{\"results\": [");
+  WriteFile(run / "eval.json", R"({"results": [)");  // truncated
   auto r = Rewire("report --run " + Quote(run.path()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("warning"), std::string::npos) << r.output;

@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +18,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "graph/json.h"
 
 namespace rewire::testing {
 
@@ -106,14 +110,40 @@ inline int FreeLoopbackPort() {
   return ok ? ntohs(a.sin_port) : 0;
 }
 
+/// The JSON object in file `path`; a test failure (and an empty object) when it is not one.
+inline Json ReadJson(const std::string& path) {
+  StatusOr<Json> j = ReadJsonFile(path);
+  if (!j.ok()) {
+    ADD_FAILURE() << j.status().message();
+    return Json::object();
+  }
+  return std::move(*j);
+}
+
+/// The objects of a JSON-lines text (metrics.jsonl, ranks/rank<R>.jsonl), one per non-blank
+/// line; a line that is not an object is a test failure and left out.
+inline std::vector<Json> ParseJsonLines(const std::string& text) {
+  std::vector<Json> out;
+  std::istringstream in(text);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    StatusOr<Json> j = ParseJsonObject(line);
+    if (!j.ok()) {
+      ADD_FAILURE() << "line " << number << ": " << j.status().message() << "\n" << line;
+      continue;
+    }
+    out.push_back(std::move(*j));
+  }
+  return out;
+}
+
 /// The "weights_checksum" of each line of a learner rank's RUN_DIR/ranks/rank<R>.jsonl.
 inline std::vector<std::string> Checksums(const std::string& rank_log) {
   std::vector<std::string> out;
-  std::istringstream in(rank_log);
-  std::string line;
-  while (std::getline(in, line)) {
-    const size_t p = line.find("\"weights_checksum\": \"");
-    if (p != std::string::npos) out.push_back(line.substr(p + 21, 16));
+  for (const Json& line : ParseJsonLines(rank_log)) {
+    if (const std::optional<std::string> c = JsonStringAt(line, "weights_checksum"))
+      out.push_back(*c);
   }
   return out;
 }

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <thread>
+#include <vector>
 
 #include "tests/launch/run_util.h"
 
@@ -23,19 +25,37 @@ std::string TinyConfig(const std::string& dir) {
          "update_epochs = 2\n\n[eval]\nsamples = 1\nbaselines = [\"greedy\"]\nbudget = 5\nguided_budget = 6\nbeam_width = 2\n";
 }
 
-/// The value of "key": in the metrics line of update `update`.
-std::string MetricOf(const std::string& metrics, int update, const std::string& key) {
-  std::istringstream in(metrics);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find("{\"update\": " + std::to_string(update) + ",") != 0) continue;
-    const size_t p = line.find("\"" + key + "\": ");
-    if (p == std::string::npos) return "";
-    const size_t start = p + key.size() + 4;
-    return line.substr(start, line.find_first_of(",}", start) - start);
+/// The metrics line of update `update` of a metrics.jsonl text; an empty object when none.
+Json MetricsOf(const std::string& metrics, int update) {
+  for (const Json& line : ParseJsonLines(metrics)) {
+    if (JsonNumberAt(line, "update") == update) return line;
   }
-  return "";
+  return Json::object();
 }
+
+/// The metric names of every metrics.jsonl line (learner/training.cc), in the order written.
+const char* const kMetricKeys[] = {"update",
+                                   "global_step",
+                                   "wall_time",
+                                   "policy_version",
+                                   "charts/episodic_return",
+                                   "charts/episodic_return_max",
+                                   "charts/episodic_length",
+                                   "charts/speedup",
+                                   "charts/best_speedup",
+                                   "charts/learning_rate",
+                                   "charts/SPS",
+                                   "charts/rollout_seconds",
+                                   "charts/update_seconds",
+                                   "charts/rollout_megabytes",
+                                   "losses/value_loss",
+                                   "losses/policy_loss",
+                                   "losses/entropy",
+                                   "losses/old_approx_kl",
+                                   "losses/approx_kl",
+                                   "losses/clipfrac",
+                                   "losses/explained_variance",
+                                   "losses/epochs"};
 
 int CountLines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
@@ -75,6 +95,36 @@ TEST(TrainCli, TrainsResumesExactlyAndEvaluates) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string straight = ReadFile(tmp / "straight/metrics.jsonl");
   ASSERT_EQ(CountLines(straight), 2) << straight;
+  // metrics.jsonl parses back: one object per update, every metric in order, counters as integers.
+  const std::vector<Json> lines = ParseJsonLines(straight);
+  ASSERT_EQ(lines.size(), 2u);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const Json& m = lines[i];
+    std::vector<std::string> keys;
+    for (const auto& item : m.items()) keys.push_back(item.key());
+    const std::vector<std::string> expected(std::begin(kMetricKeys), std::end(kMetricKeys));
+    ASSERT_GE(keys.size(), expected.size()) << m.dump();
+    keys.resize(expected.size());  // extra metrics of a distributed run follow these
+    EXPECT_EQ(keys, expected) << m.dump();
+    EXPECT_TRUE(m["update"].is_number_integer()) << m.dump();
+    EXPECT_EQ(JsonNumberAt(m, "update"), static_cast<double>(i + 1));
+    EXPECT_EQ(JsonNumberAt(m, "policy_version"), static_cast<double>(i + 1));
+    EXPECT_TRUE(m["global_step"].is_number_integer()) << m.dump();
+    EXPECT_GT(JsonNumberAt(m, "global_step").value_or(0), 0);
+    EXPECT_GT(JsonNumberAt(m, "wall_time").value_or(0), 0);
+    EXPECT_GT(JsonNumberAt(m, "charts/speedup").value_or(0), 0);
+    EXPECT_GE(JsonNumberAt(m, "charts/best_speedup").value_or(0),
+              JsonNumberAt(m, "charts/speedup").value_or(1));
+    EXPECT_GE(JsonNumberAt(m, "charts/episodic_return_max").value_or(-1e9),
+              JsonNumberAt(m, "charts/episodic_return").value_or(0));
+    const double epochs = JsonNumberAt(m, "losses/epochs").value_or(0);
+    EXPECT_TRUE(epochs == 1 || epochs == 2)
+        << epochs;  // ppo.update_epochs, fewer after a target-KL stop
+  }
+  // Two episodes of at most 4 steps per update.
+  EXPECT_LE(JsonNumberAt(lines[0], "global_step").value_or(99), 8);
+  EXPECT_GT(JsonNumberAt(lines[1], "global_step").value_or(0),
+            JsonNumberAt(lines[0], "global_step").value_or(0));
 
   // One update, then a resume to two: the same numbers, because the generator, weights and
   // optimizer state all come back from the checkpoint.
@@ -90,18 +140,36 @@ TEST(TrainCli, TrainsResumesExactlyAndEvaluates) {
   const std::string resumed = ReadFile(split + "/metrics.jsonl");
   ASSERT_EQ(CountLines(resumed), 2) << resumed;
   for (const char* key : {"policy_version", "global_step", "charts/episodic_return", "losses/value_loss"}) {
-    EXPECT_EQ(MetricOf(resumed, 2, key), MetricOf(straight, 2, key)) << key;
-    EXPECT_FALSE(MetricOf(straight, 2, key).empty()) << key;
+    ASSERT_NE(JsonMember(MetricsOf(straight, 2), key), nullptr) << key;
+    EXPECT_EQ(MetricsOf(resumed, 2)[key], MetricsOf(straight, 2)[key]) << key;
   }
 
   // Evaluation writes eval.json and a verified optimised graph.
   r = Rewire("eval -q --config " + Quote(tmp / "c.toml"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::string eval = ReadFile(tmp / "straight/eval.json");
-  EXPECT_NE(eval.find("\"model\": \"squeezenet\""), std::string::npos) << eval;
-  EXPECT_NE(eval.find("\"verified\": true"), std::string::npos) << eval;
-  EXPECT_NE(eval.find("\"greedy\": "), std::string::npos) << eval;
-  EXPECT_NE(eval.find("\"guided_expansions\": 6"), std::string::npos) << eval;
+  const Json eval = ReadJson(tmp / "straight/eval.json");
+  EXPECT_NE(JsonStringAt(eval, "policy").value_or("").find("checkpoints/"), std::string::npos)
+      << eval.dump();
+  EXPECT_EQ(JsonNumberAt(eval, "policy_version"), 2.0);
+  ASSERT_NE(JsonMember(eval, "results"), nullptr);
+  ASSERT_EQ(eval["results"].size(), 1u) << eval.dump();
+  const Json& res = eval["results"][0];
+  EXPECT_EQ(JsonStringAt(res, "model"), "squeezenet");
+  EXPECT_EQ(JsonBoolAt(res, "verified"), true);
+  EXPECT_LE(JsonNumberAt(res, "max_rel_error").value_or(1), 1e-3);
+  EXPECT_EQ(JsonNumberAt(res, "samples"), 1.0);
+  EXPECT_EQ(JsonNumberAt(res, "guided_expansions"), 6.0);
+  const double initial = JsonNumberAt(res, "initial_cost_ms").value_or(0);
+  EXPECT_GT(initial, 0);
+  for (const char* key : {"greedy_policy_cost_ms", "sampled_best_cost_ms", "guided_cost_ms"}) {
+    EXPECT_GT(JsonNumberAt(res, key).value_or(0), 0) << key;
+    EXPECT_LE(JsonNumberAt(res, key).value_or(0), initial * 1.0001)
+        << key;  // never worse than the input
+  }
+  ASSERT_NE(JsonMember(res, "baselines"), nullptr);
+  EXPECT_GT(JsonNumberAt(res["baselines"], "greedy").value_or(0), 0) << res.dump();
+  EXPECT_GE(JsonNumberAt(res["baseline_seconds"], "greedy").value_or(-1), 0) << res.dump();
+  EXPECT_EQ(JsonStringAt(res, "onnx"), tmp / "straight/optimized/squeezenet.onnx");
   EXPECT_TRUE(std::ifstream(tmp / "straight/optimized/squeezenet.onnx").good());
 
   // The policy as a search in `rewire optimize`.
@@ -209,7 +277,7 @@ TEST(TrainCli, TwoDataParallelRanksHoldIdenticalWeightsAfterEveryUpdate) {
   // Rank 0 alone writes the metrics, which count both ranks' steps.
   const std::string metrics = ReadFile(tmp / "run/metrics.jsonl");
   EXPECT_EQ(CountLines(metrics), 3);
-  EXPECT_EQ(MetricOf(metrics, 3, "policy_version"), "3");
+  EXPECT_EQ(JsonNumberAt(MetricsOf(metrics, 3), "policy_version"), 3.0);
   EXPECT_TRUE(std::ifstream(tmp / "run/checkpoints/latest.pt").good());
 }
 
