@@ -13,6 +13,7 @@
 
 #include "actors/runtime.h"
 #include "actors/runtime_util.h"
+#include "graph/env_var.h"
 #include "graph/json.h"
 #include "learner/training.h"
 

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "graph/env_var.h"
 #include "graph/json.h"
 #include "graph/models/load.h"
 #include "kernels/cost_backends.h"
@@ -99,16 +100,6 @@ auto OnCpu(GnnPolicy& policy, torch::optim::Optimizer* optimizer, const torch::D
   auto result = fn();
   RETURN_IF_ERROR(MoveLearnerToDevice(policy, optimizer, device));
   return result;
-}
-
-int64_t EnvInt(const char* name, int64_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  try {
-    return std::stoll(v);
-  } catch (...) {
-    return fallback;
-  }
 }
 
 }  // namespace
@@ -246,7 +237,8 @@ StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(const TrainConfig& c,
 
   // The device (after loading: checkpoints are read on the CPU). Plain "cuda" gives each rank of a
   // machine its own GPU, as NCCL wants.
-  const int64_t local_rank = EnvInt("LOCAL_RANK", EnvInt("SLURM_LOCALID", s.rz.rank));
+  ASSIGN_OR_RETURN(const int64_t slurm_local_rank, IntFromEnv("SLURM_LOCALID", s.rz.rank));
+  ASSIGN_OR_RETURN(const int64_t local_rank, IntFromEnv("LOCAL_RANK", slurm_local_rank));
   ASSIGN_OR_RETURN(s.device, PickDevice(c.run.device, local_rank));
   if (!s.device.is_cpu()) {
     RETURN_IF_ERROR(MoveLearnerToDevice(s.policy, s.optimizer.get(), s.device));
