@@ -254,6 +254,24 @@ TEST(LaunchFaults, AKilledEnvActorIsRestartedAndTheRunFinishes) {
   EXPECT_GT(JsonNumber(ReadFile(run + "/actors/env0.json"), "episodes_sent"), 0);
 }
 
+// An env actor started where no learner ever writes its endpoints file gives up after
+// distributed.endpoint_timeout_s with an error that names the file, instead of polling forever.
+TEST(LaunchFaults, AnActorWithoutLearnersExitsAfterTheEndpointTimeoutNamingTheFile) {
+  TempDir tmp;
+  const std::string run = tmp / "run";
+  WriteFile(tmp / "c.toml", TinyDistributedConfig(run, 2, 1));
+  LaunchProcess actor("--role actor --config " + Quote(tmp / "c.toml") +
+                          " --set distributed.endpoint_timeout_s=0.5",
+                      tmp / "actor.log", "REWIRE_RANK=0 REWIRE_LEARNERS=2");
+  ASSERT_EQ(actor.Wait(300), 1) << actor.Output();
+  const std::string out = actor.Output();
+  EXPECT_NE(out.find("waited 0.5 s for the learners' endpoints: " + run +
+                     "/endpoints/learner0 does not exist yet"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("distributed.endpoint_timeout_s"), std::string::npos) << out;
+}
+
 TEST(LaunchFaults, AKilledLearnerRankRestartsTheGroupFromTheLastCheckpoint) {
   TempDir tmp;
   const std::string run = tmp / "run";
