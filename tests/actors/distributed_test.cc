@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -27,6 +28,7 @@
 #include "actors/messages.h"
 #include "actors/transport.h"
 #include "tests/launch/run_util.h"
+#include "tests/learner/event_file.h"
 
 namespace rewire::testing {
 namespace {
@@ -172,6 +174,27 @@ TEST(Launch, TwoLearnersAndFourActorsTrainAndTheRanksHoldIdenticalWeights) {
   const std::vector<double> versions = Metric(metrics, "policy_version");
   ASSERT_EQ(versions.size(), 6u) << metrics;
   for (size_t i = 0; i < versions.size(); ++i) EXPECT_EQ(versions[i], i + 1.0);
+  // Rank 0 wrote the same updates as TensorBoard events (one file: the run was not restarted).
+  {
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(run + "/tb"))
+      files.push_back(e.path().string());
+    ASSERT_EQ(files.size(), 1u);
+    const EventFile tb = ReadEventFile(files[0]);
+    EXPECT_TRUE(tb.error.empty()) << tb.error;
+    ASSERT_EQ(tb.events.size(), 7u);  // file_version, then one per update
+    const std::vector<double> returns = Metric(metrics, "charts/episodic_return");
+    for (int u = 1; u <= 6; ++u) {
+      EXPECT_EQ(tb.events[u].step(), u);
+      for (const auto& v : tb.events[u].summary().value()) {
+        if (v.tag() == "charts/episodic_return") {
+          EXPECT_NEAR(v.simple_value(), returns[u - 1], 1e-4);
+        } else if (v.tag() == "policy_version") {
+          EXPECT_EQ(v.simple_value(), u);
+        }
+      }
+    }
+  }
   // Learned from rollouts within the allowed lag.
   for (double lag : Metric(metrics, "charts/policy_lag")) {
     EXPECT_GE(lag, 0);
