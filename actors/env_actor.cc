@@ -8,10 +8,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
+#include <thread>
 #include <vector>
 
 #include "actors/runtime.h"
 #include "actors/runtime_util.h"
+#include "graph/env_var.h"
 #include "graph/json.h"
 #include "learner/training.h"
 
@@ -32,23 +35,39 @@ struct Links {
   std::optional<Requester> req;
 };
 
-/// Reads every learner's endpoint file, waiting for those not written yet. nullopt when stopped.
-std::optional<std::vector<std::map<std::string, std::string>>> WaitForEndpoints(const std::string& run_dir,
-                                                                                int learners) {
-  std::vector<std::map<std::string, std::string>> out(learners);
+/// Each learner rank's endpoints: name ("rollouts", "weights", ...) -> address.
+using EndpointList = std::vector<std::map<std::string, std::string>>;
+
+/// Reads every learner's endpoint file, waiting for those not written yet; nullopt when stopped.
+/// DeadlineExceeded, naming the file, when one is still missing after `timeout_s`.
+StatusOr<std::optional<EndpointList>> WaitForEndpoints(const std::string& run_dir, int learners,
+                                                       double timeout_s) {
+  const auto start = Clock::now();
+  EndpointList out(learners);
   for (int r = 0; r < learners; ++r) {
     for (;;) {
-      if (StopFlag().load()) return std::nullopt;
+      if (StopFlag().load()) return std::optional<EndpointList>();
       auto e = ReadEndpoints(run_dir, r);
       if (e.ok() && (r != 0 || (e->count("weights") && e->count("weights_request")))) {
         out[r] = *e;
         break;
       }
+      if (SecondsSince(start) > timeout_s) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", timeout_s);
+        const std::string waited = buf;
+        const std::string why = e.ok() ? run_dir + "/endpoints/learner0 has no weights lines yet"
+                                       : e.status().message();
+        return DeadlineExceeded("waited " + waited + " s for the learners' endpoints: " + why +
+                                " (is learner rank " + std::to_string(r) +
+                                " running on this run directory? distributed.endpoint_timeout_s "
+                                "sets the wait)");
+      }
       // The learner has not bound its sockets yet: look again shortly.
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
-  return out;
+  return std::optional<EndpointList>(std::move(out));
 }
 
 StatusOr<Links> Connect(zmq::context_t& ctx, const std::string& secret, const SocketOptions& so,
@@ -94,7 +113,8 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
   so.send_hwm = 1;
   so.kernel_buffer_bytes = 64 << 10;
   so.linger_ms = 2000;
-  auto endpoints = WaitForEndpoints(c.run.dir, static_cast<int>(learners));
+  ASSIGN_OR_RETURN(auto endpoints,
+                   WaitForEndpoints(c.run.dir, static_cast<int>(learners), d.endpoint_timeout_s));
   if (!endpoints) return Status::Ok();
   ASSIGN_OR_RETURN(Links links, Connect(ctx, secret, so, std::move(*endpoints)));
 
@@ -139,7 +159,8 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
     for (int r = 0; r < learners; ++r) {
       auto e = ReadEndpoints(c.run.dir, r);
       if (e.ok() && *e != links.endpoints[r]) {
-        auto fresh = WaitForEndpoints(c.run.dir, static_cast<int>(learners));
+        ASSIGN_OR_RETURN(auto fresh, WaitForEndpoints(c.run.dir, static_cast<int>(learners),
+                                                      d.endpoint_timeout_s));
         if (!fresh) return Status::Ok();
         ASSIGN_OR_RETURN(links, Connect(ctx, secret, so, std::move(*fresh)));
         break;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -15,6 +16,7 @@
 
 #include "actors/runtime.h"
 #include "actors/runtime_util.h"
+#include "graph/env_var.h"
 #include "graph/json.h"
 #include "learner/training.h"
 
@@ -31,15 +33,30 @@ std::string BindEndpoint(const std::string& host, int port) {
   return "tcp://" + host + ":" + (port > 0 ? std::to_string(port) : std::string("*"));
 }
 
-/// The port of "tcp://host:port", or 0.
-int PortOf(const std::string& endpoint) {
+/// The port of "tcp://host:port". InvalidArgument for an endpoint without a port in 1..65535.
+StatusOr<int> PortOf(const std::string& endpoint) {
   const size_t colon = endpoint.rfind(':');
-  if (colon == std::string::npos) return 0;
-  try {
-    return std::stoi(endpoint.substr(colon + 1));
-  } catch (...) {
+  const std::string digits = colon == std::string::npos ? "" : endpoint.substr(colon + 1);
+  char* end = nullptr;
+  const long port = digits.empty() ? 0 : std::strtol(digits.c_str(), &end, 10);
+  if (digits.empty() || *end != '\0' || port < 1 || port > 65535) {
+    return InvalidArgument("endpoint '" + endpoint + "' has no port in 1..65535 (tcp://HOST:PORT)");
+  }
+  return static_cast<int>(port);
+}
+
+/// The port this rank's previous incarnation bound for `name` (from its endpoints file), to bind
+/// again; 0 (any port) when there was none or the line is unreadable.
+int PreviousPort(const std::map<std::string, std::string>& previous, const std::string& name) {
+  const auto it = previous.find(name);
+  if (it == previous.end()) return 0;
+  StatusOr<int> port = PortOf(it->second);
+  if (!port.ok()) {
+    std::fprintf(stderr, "ignoring the previous %s endpoint: %s\n", name.c_str(),
+                 port.status().message().c_str());
     return 0;
   }
+  return *port;
 }
 
 /// The host other processes connect to.
@@ -163,20 +180,28 @@ Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
   so.recv_hwm = std::max(1, c.ppo.episodes_per_update);  // queued rollouts age while PPO runs
   so.kernel_buffer_bytes = 64 << 10;
   const std::string host = AdvertisedHost(d);
-  ASSIGN_OR_RETURN(Puller rollouts, BindPreferring<Puller>(ctx, d.bind, PortOf(previous["rollouts"]), secret, so));
-  std::string endpoints = "rollouts tcp://" + host + ":" + std::to_string(PortOf(rollouts.BoundEndpoint())) + "\n";
+  ASSIGN_OR_RETURN(
+      Puller rollouts,
+      BindPreferring<Puller>(ctx, d.bind, PreviousPort(previous, "rollouts"), secret, so));
+  ASSIGN_OR_RETURN(const int rollouts_port, PortOf(rollouts.BoundEndpoint()));
+  std::string endpoints = "rollouts tcp://" + host + ":" + std::to_string(rollouts_port) + "\n";
   std::unique_ptr<WeightServer> server;
   if (rank == 0) {
     SocketOptions wo = so;
     wo.max_message_bytes = static_cast<size_t>(d.max_message_mb) << 20;
-    ASSIGN_OR_RETURN(Publisher pub, BindPreferring<Publisher>(ctx, d.bind, PortOf(previous["weights"]), secret, wo));
+    ASSIGN_OR_RETURN(
+        Publisher pub,
+        BindPreferring<Publisher>(ctx, d.bind, PreviousPort(previous, "weights"), secret, wo));
     ASSIGN_OR_RETURN(Replier rep,
-                     BindPreferring<Replier>(ctx, d.bind, PortOf(previous["weights_request"]), secret, wo));
+                     BindPreferring<Replier>(ctx, d.bind, PreviousPort(previous, "weights_request"),
+                                             secret, wo));
     server = std::make_unique<WeightServer>(std::move(pub), std::move(rep));
     ASSIGN_OR_RETURN(std::string blob, learner->WeightsBytes());
     server->Set(learner->policy_version(), std::move(blob));
-    endpoints += "weights tcp://" + host + ":" + std::to_string(PortOf(server->pub_endpoint())) + "\n";
-    endpoints += "weights_request tcp://" + host + ":" + std::to_string(PortOf(server->rep_endpoint())) + "\n";
+    ASSIGN_OR_RETURN(const int weights_port, PortOf(server->pub_endpoint()));
+    ASSIGN_OR_RETURN(const int request_port, PortOf(server->rep_endpoint()));
+    endpoints += "weights tcp://" + host + ":" + std::to_string(weights_port) + "\n";
+    endpoints += "weights_request tcp://" + host + ":" + std::to_string(request_port) + "\n";
   }
   const std::string endpoints_path = c.run.dir + "/endpoints/learner" + std::to_string(rank);
   RETURN_IF_ERROR(WriteFileAtomic(endpoints_path, endpoints));

@@ -15,6 +15,7 @@
 #include "actors/runtime.h"
 #include "actors/runtime_util.h"
 #include "actors/supervisor.h"
+#include "graph/env_var.h"
 #include "graph/json.h"
 
 namespace rewire::actors {

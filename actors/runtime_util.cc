@@ -42,18 +42,6 @@ Json CountersJson(const SocketCounters& c) {
               {"send_refused", c.send_refused}};
 }
 
-StatusOr<int64_t> IntFromEnv(const char* name, int64_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  char* end = nullptr;
-  errno = 0;
-  const long long x = std::strtoll(v, &end, 10);
-  if (errno != 0 || end == v || *end != '\0') {
-    return InvalidArgument(std::string(name) + " must be an integer, got '" + v + "'");
-  }
-  return static_cast<int64_t>(x);
-}
-
 // ---------------------------------------------------------------------------- heartbeats
 
 Heartbeater::Heartbeater(zmq::context_t& context, const std::string& secret, std::string role, int rank,

@@ -23,10 +23,6 @@ Status WriteFileAtomic(const std::string& path, const std::string& text);
 /// {"received": .., "accepted": .., "dropped_bad_mac": .., ...} for one socket.
 nlohmann::ordered_json CountersJson(const SocketCounters& c);
 
-/// An integer environment variable; `fallback` when unset or empty. InvalidArgument when set to
-/// something else than an integer.
-StatusOr<int64_t> IntFromEnv(const char* name, int64_t fallback);
-
 /// Sends a Heartbeat every `interval_s` to REWIRE_HEARTBEAT_ENDPOINT from a thread of its own;
 /// does nothing when the variable is unset (a process started by hand). Progress (policy version,
 /// steps) is set by the owner with Set().

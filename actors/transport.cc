@@ -291,8 +291,9 @@ Status SecureSocket::SendBody(std::string_view body, int timeout_ms) {
     socket_.set(zmq::sockopt::sndtimeo, timeout_ms);
     if (!socket_.send(frame, zmq::send_flags::none)) {
       ++counters_.send_timeouts;
-      return NotFound("not sent to " + bound_endpoint_ + " within " + std::to_string(timeout_ms) +
-                      " ms: high-water mark reached or no peer connected");
+      return DeadlineExceeded("not sent to " + bound_endpoint_ + " within " +
+                              std::to_string(timeout_ms) +
+                              " ms: high-water mark reached or no peer connected");
     }
   } catch (const zmq::error_t& e) {
     ++counters_.send_refused;

@@ -119,7 +119,7 @@ class SecureSocket {
                                      const SocketOptions& options);
 
   /// Validates, encodes, signs and sends `msg`. Errors: InvalidArgument (fails Validate, over
-  /// max_message_bytes, socket error), NotFound (not sent within timeout_ms: HWM reached).
+  /// max_message_bytes, socket error), DeadlineExceeded (not sent within timeout_ms: HWM reached).
   template <typename T>
   Status SendMessage(const T& msg, int timeout_ms) {
     RETURN_IF_ERROR(CountRefusal(Validate(msg))
@@ -350,9 +350,9 @@ class Replier : public PatternSocket<Replier, zmq::socket_type::rep> {
 /// socket is closed and reopened (the "lazy pirate" pattern), so the next Request starts clean.
 class Requester : public PatternSocket<Requester, zmq::socket_type::req> {
  public:
-  /// The reply to `request` within timeout_ms (sending and waiting together). Errors: NotFound
-  /// (no reply in time; the socket was reset), DataLoss (the reply was dropped: bad MAC, wrong
-  /// type, malformed), InvalidArgument (an invalid request).
+  /// The reply to `request` within timeout_ms (sending and waiting together). Errors:
+  /// DeadlineExceeded (no reply in time; the socket was reset), DataLoss (the reply was dropped:
+  /// bad MAC, wrong type, malformed), InvalidArgument (an invalid request).
   template <typename Rep, typename Req>
   StatusOr<Rep> Request(const Req& request, int timeout_ms) {
     const auto start = std::chrono::steady_clock::now();
@@ -367,7 +367,7 @@ class Requester : public PatternSocket<Requester, zmq::socket_type::req> {
       std::string m = "no reply from " + socket_.BoundEndpoint() + " within " +
                       std::to_string(timeout_ms) + " ms";
       if (!reopened.ok()) m += "; reopening the socket failed: " + reopened.message();
-      return NotFound(m);
+      return DeadlineExceeded(m);
     }
     if (r == SecureSocket::Received::kDropped)
       return DataLoss("reply dropped: " + socket_.last_drop());

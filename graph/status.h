@@ -8,7 +8,19 @@
 
 namespace rewire {
 
-enum class StatusCode { kOk, kInvalidArgument, kNotFound, kUnimplemented, kDataLoss, kInternal };
+enum class StatusCode {
+  kOk,
+  kInvalidArgument,
+  kNotFound,
+  kUnimplemented,
+  kDataLoss,
+  kInternal,
+  kDeadlineExceeded,  // a wait ran out: a send, a reply, a collective, a file that never came
+  kUnavailable,       // a peer is gone or cannot be reached (connection closed or refused)
+};
+
+/// "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", ...: the code's name for messages.
+const char* StatusCodeName(StatusCode code);
 
 /// The outcome of an operation that can fail on input: ok, or a code and a one-line message.
 class [[nodiscard]] Status {
@@ -37,8 +49,21 @@ inline Status NotFound(std::string m) { return Status(StatusCode::kNotFound, std
 inline Status Unimplemented(std::string m) { return Status(StatusCode::kUnimplemented, std::move(m)); }
 inline Status DataLoss(std::string m) { return Status(StatusCode::kDataLoss, std::move(m)); }
 inline Status Internal(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
+inline Status DeadlineExceeded(std::string m) {
+  return Status(StatusCode::kDeadlineExceeded, std::move(m));
+}
+inline Status Unavailable(std::string m) { return Status(StatusCode::kUnavailable, std::move(m)); }
 
-/// A value or the Status that explains why there is none; never both.
+namespace detail {
+/// Prints "<what> on a failed StatusOr [at file:line]: CODE: message" to stderr and aborts.
+/// `file` may be null (no location known).
+[[noreturn]] void StatusOrAccessFailed(const char* what, const Status& status, const char* file,
+                                       int line);
+}  // namespace detail
+
+/// A value or the Status that explains why there is none; never both. Reading the value of a
+/// failed StatusOr (value(), *, ->) is a bug in the caller: it aborts with the status message,
+/// in every build type. value() reports the caller's file:line.
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
@@ -49,15 +74,40 @@ class [[nodiscard]] StatusOr {
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
-  const T& value() const& { return *value_; }
-  T& value() & { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  const T& operator*() const& { return *value_; }
-  T& operator*() & { return *value_; }
-  const T* operator->() const { return &*value_; }
-  T* operator->() { return &*value_; }
+  const T& value(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const& {
+    Check("value()", file, line);
+    return *value_;
+  }
+  T& value(const char* file = __builtin_FILE(), int line = __builtin_LINE()) & {
+    Check("value()", file, line);
+    return *value_;
+  }
+  T&& value(const char* file = __builtin_FILE(), int line = __builtin_LINE()) && {
+    Check("value()", file, line);
+    return std::move(*value_);
+  }
+  const T& operator*() const& {
+    Check("operator*", nullptr, 0);
+    return *value_;
+  }
+  T& operator*() & {
+    Check("operator*", nullptr, 0);
+    return *value_;
+  }
+  const T* operator->() const {
+    Check("operator->", nullptr, 0);
+    return &*value_;
+  }
+  T* operator->() {
+    Check("operator->", nullptr, 0);
+    return &*value_;
+  }
 
  private:
+  void Check(const char* what, const char* file, int line) const {
+    if (!value_.has_value()) detail::StatusOrAccessFailed(what, status_, file, line);
+  }
+
   Status status_;
   std::optional<T> value_;
 };

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "actors/runtime.h"
+#include "graph/env_var.h"
 #include "launch/commands.h"
 #include "learner/config.h"
 #include "learner/rendezvous.h"
@@ -38,13 +39,13 @@ std::string SelfPath() {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-/// A non-negative integer from the environment, or -1 when unset.
-int EnvInt(const char* name) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return -1;
-  char* end = nullptr;
-  const long x = std::strtol(v, &end, 10);
-  if (*end != '\0' || x < 0) throw CommandError(std::string(name) + " must be a non-negative integer, got '" + v + "'");
+/// A non-negative integer from the environment, or `fallback` when unset or empty.
+int NonNegativeEnvInt(const char* name, int fallback) {
+  const int64_t x = Take(IntFromEnv(name, fallback));
+  if (x < 0 || x > INT_MAX) {
+    throw CommandError(std::string(name) + " must be a non-negative integer, got '" +
+                       std::getenv(name) + "'");
+  }
   return static_cast<int>(x);
 }
 
@@ -82,8 +83,8 @@ void RegisterLaunch(CLI::App& app) {
     n.config_path = o->config;
     n.self = SelfPath();
     n.resume = o->resume;
-    n.node = o->node >= 0 ? o->node : std::max(0, EnvInt("SLURM_PROCID"));
-    n.nodes = o->nodes >= 0 ? o->nodes : std::max(1, EnvInt("SLURM_NTASKS"));
+    n.node = o->node >= 0 ? o->node : NonNegativeEnvInt("SLURM_PROCID", 0);
+    n.nodes = o->nodes >= 0 ? o->nodes : std::max(1, NonNegativeEnvInt("SLURM_NTASKS", 1));
     n.master_addr = o->master_addr;
     if (n.master_addr.empty() && std::getenv("MASTER_ADDR") && *std::getenv("MASTER_ADDR")) {
       n.master_addr = std::getenv("MASTER_ADDR");

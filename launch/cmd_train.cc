@@ -42,8 +42,11 @@ void RegisterTrain(CLI::App& app) {
   AddConfigOptions(*train, *o);
   train->add_flag("--resume", o->resume, "Continue the run in run.dir from its last checkpoint");
   train->footer(
-      "The run directory (run.dir) gets config.toml, metrics.jsonl, checkpoints/latest.pt and train.log;\n"
-      "`rewire report --run DIR` plots it. The run stops by itself after run.max_updates updates.");
+      "The run directory (run.dir) gets config.toml, metrics.jsonl, tb/ (the metrics as "
+      "TensorBoard events:\n"
+      "tensorboard --logdir DIR/tb), checkpoints/latest.pt and train.log; `rewire report --run "
+      "DIR` plots it.\n"
+      "The run stops by itself after run.max_updates updates.");
   train->callback([o]() {
     const TrainConfig config = Take(LoadTrainConfig(o->config, o->overrides));
     Check(Train(config, DefaultPaths(), o->resume, Printer(o->quiet)));

@@ -111,6 +111,7 @@ void ForEachField(Config& c, Visit&& visit) {
   visit("distributed", "max_message_mb", c.distributed.max_message_mb);
   visit("distributed", "heartbeat_interval_s", c.distributed.heartbeat_interval_s);
   visit("distributed", "heartbeat_timeout_s", c.distributed.heartbeat_timeout_s);
+  visit("distributed", "endpoint_timeout_s", c.distributed.endpoint_timeout_s);
   visit("distributed", "max_restarts", c.distributed.max_restarts);
   visit("distributed", "backoff_initial_s", c.distributed.backoff_initial_s);
   visit("distributed", "backoff_max_s", c.distributed.backoff_max_s);
@@ -607,6 +608,7 @@ Status Validate(const TrainConfig& c, const Locations& at) {
   check.AtLeast("distributed.max_message_mb", d.max_message_mb, 1);
   check.Positive("distributed.heartbeat_interval_s", d.heartbeat_interval_s);
   check.Positive("distributed.heartbeat_timeout_s", d.heartbeat_timeout_s);
+  check.Positive("distributed.endpoint_timeout_s", d.endpoint_timeout_s);
   check.AtLeast("distributed.max_restarts", d.max_restarts, 0);
   check.NonNegative("distributed.backoff_initial_s", d.backoff_initial_s);
   check.NonNegative("distributed.backoff_max_s", d.backoff_max_s);

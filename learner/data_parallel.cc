@@ -101,6 +101,22 @@ std::string OneLine(std::string s) {
   return out;
 }
 
+/// The code of a failed c10d/Gloo call, from its message: a wait that ran out is
+/// DeadlineExceeded, a peer that went away (connection closed, reset or refused) Unavailable,
+/// anything else Internal.
+StatusCode FailureCode(const std::string& message) {
+  std::string m = message;
+  std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const char* t : {"timed out", "timeout"}) {
+    if (m.find(t) != std::string::npos) return StatusCode::kDeadlineExceeded;
+  }
+  for (const char* p : {"connection closed", "connection reset", "connection refused",
+                        "closed by peer", "broken pipe", "socket closed"}) {
+    if (m.find(p) != std::string::npos) return StatusCode::kUnavailable;
+  }
+  return StatusCode::kInternal;
+}
+
 }  // namespace
 
 StatusOr<std::string> FirstHostOfNodelist(const std::string& nodelist) {
@@ -242,10 +258,18 @@ struct GradientAllReducer::Impl {
   }
 
   /// Marks the group unusable: after a failed collective the ranks disagree on what comes next.
-  Status Fail(const std::string& what, const std::string& message) {
-    broken = Internal("data-parallel " + what + " failed on " + Who() + " (timeout " + Timeout() +
-                      "): " + OneLine(message));
+  /// The code says why (FailureCode): DeadlineExceeded when a rank did not join in time,
+  /// Unavailable when a rank went away.
+  Status Fail(const std::string& what, const std::string& message, StatusCode code) {
+    broken = Status(code, "data-parallel " + what + " failed on " + Who() + " (timeout " +
+                              Timeout() + "): " + OneLine(message));
     return broken;
+  }
+  Status Fail(const std::string& what, const std::string& message) {
+    return Fail(what, message, FailureCode(message));
+  }
+  Status Fail(const std::string& what, const Status& status) {
+    return Fail(what, status.message(), status.code());
   }
 
   Status Connect();
@@ -292,7 +316,7 @@ StatusOr<NcclComm*> GradientAllReducer::Impl::Nccl(const torch::Device& device) 
   const std::string key = "nccl/unique_id";
   if (rv.rank == 0) {
     StatusOr<std::string> fresh = NcclComm::NewUniqueId();
-    if (!fresh.ok()) return Fail("NCCL setup", fresh.status().message());
+    if (!fresh.ok()) return Fail("NCCL setup", fresh.status());
     id = *fresh;
   }
   try {
@@ -309,7 +333,7 @@ StatusOr<NcclComm*> GradientAllReducer::Impl::Nccl(const torch::Device& device) 
   }
   StatusOr<std::unique_ptr<NcclComm>> comm =
       NcclComm::Init(id, rv.rank, rv.world_size, index, options.timeout);
-  if (!comm.ok()) return Fail("NCCL setup", comm.status().message());
+  if (!comm.ok()) return Fail("NCCL setup", comm.status());
   nccl = std::move(comm).value();
   return nccl.get();
 #else
@@ -325,7 +349,7 @@ Status GradientAllReducer::Impl::AllReduceBuffer(const std::string& what, torch:
     ASSIGN_OR_RETURN(NcclComm * comm, Nccl(buffer.device()));
     const Status s =
         comm->AllReduceSum(buffer.data_ptr(), static_cast<size_t>(buffer.numel()), type);
-    if (!s.ok()) return Fail(what, s.message());
+    if (!s.ok()) return Fail(what, s);
     ++collectives_done;
     return Status::Ok();
   }
@@ -347,7 +371,7 @@ Status GradientAllReducer::Impl::BroadcastBuffer(torch::Tensor& buffer, int root
     ASSIGN_OR_RETURN(NcclComm * comm, Nccl(buffer.device()));
     const Status s =
         comm->Broadcast(buffer.data_ptr(), static_cast<size_t>(buffer.numel()), type, root);
-    if (!s.ok()) return Fail("broadcast", s.message());
+    if (!s.ok()) return Fail("broadcast", s);
     ++collectives_done;
     return Status::Ok();
   }
@@ -519,9 +543,12 @@ StatusOr<std::unique_ptr<GradientAllReducer>> GradientAllReducer::Create(
     impl->port = tcp->getPort();
     impl->store = c10::make_intrusive<c10d::PrefixStore>("rewire/learners", tcp);
   } catch (const c10::Error& e) {
-    return Internal(impl->StoreError(e.what_without_backtrace()));
+    // Rank 0 could not serve the store (Internal); another rank could not reach it (Unavailable).
+    return Status(rv.rank == 0 ? StatusCode::kInternal : StatusCode::kUnavailable,
+                  impl->StoreError(e.what_without_backtrace()));
   } catch (const std::exception& e) {
-    return Internal(impl->StoreError(e.what()));
+    return Status(rv.rank == 0 ? StatusCode::kInternal : StatusCode::kUnavailable,
+                  impl->StoreError(e.what()));
   }
   return std::unique_ptr<GradientAllReducer>(new GradientAllReducer(std::move(impl)));
 #else

@@ -58,15 +58,17 @@ struct NcclComm::Impl {
         comm = nullptr;
         return Fail(what,
                     "timed out after " + std::to_string(timeout.count()) +
-                        " ms (a rank died or stopped joining collectives); communicator aborted");
+                        " ms (a rank died or stopped joining collectives); communicator aborted",
+                    StatusCode::kDeadlineExceeded);
       }
       std::this_thread::yield();
     }
   }
 
-  Status Fail(const std::string& what, const std::string& why) {
-    broken = Internal("NCCL " + what + " on rank " + std::to_string(rank) + " of " +
-                      std::to_string(world_size) + ": " + why);
+  Status Fail(const std::string& what, const std::string& why,
+              StatusCode code = StatusCode::kInternal) {
+    broken = Status(code, "NCCL " + what + " on rank " + std::to_string(rank) + " of " +
+                              std::to_string(world_size) + ": " + why);
     return broken;
   }
 

@@ -57,14 +57,21 @@ StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& o
   ASSIGN_OR_RETURN(const int64_t minibatches,
                    GradientAllReducer::MinibatchesPerRank(static_cast<int64_t>(buffer.num_steps()),
                                                           ppo.minibatch_size, dp));
+  // The end of every minibatch, on every rank, with or without samples (data_parallel.h): the
+  // mean gradient over the ranks, clipped, then the step.
+  auto step_on_mean_gradients = [&]() -> Status {
+    RETURN_IF_ERROR(dp.AllReduceGradients(policy->parameters()));
+    torch::nn::utils::clip_grad_norm_(policy->parameters(), ppo.max_grad_norm);
+    optimizer.step();
+    return Status::Ok();
+  };
   for (int epoch = 0; epoch < ppo.update_epochs; ++epoch) {
     ++epochs_run;
     for (const std::vector<size_t>& mb : CycleMinibatches(
              buffer.Minibatches(static_cast<size_t>(ppo.minibatch_size), rng), minibatches)) {
-      if (mb.empty()) {  // a rank without samples still joins the all-reduce
+      if (mb.empty()) {  // a rank without samples contributes zero gradients
         optimizer.zero_grad();
-        RETURN_IF_ERROR(dp.AllReduceGradients(policy->parameters()));
-        optimizer.step();
+        RETURN_IF_ERROR(step_on_mean_gradients());
         continue;
       }
       std::vector<const ObservationFeatures*> obs;
@@ -117,9 +124,7 @@ StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& o
 
       optimizer.zero_grad();
       loss.backward();
-      RETURN_IF_ERROR(dp.AllReduceGradients(policy->parameters()));  // the mean over ranks
-      torch::nn::utils::clip_grad_norm_(policy->parameters(), ppo.max_grad_norm);
-      optimizer.step();
+      RETURN_IF_ERROR(step_on_mean_gradients());
       pg_loss_v = pg_loss.item<double>();
       v_loss_v = v_loss.item<double>();
       entropy_v = entropy_loss.item<double>();

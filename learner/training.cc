@@ -4,17 +4,24 @@
 
 #include "learner/training.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "graph/env_var.h"
 #include "graph/json.h"
 #include "graph/models/load.h"
 #include "graph/weights.h"
@@ -23,6 +30,7 @@
 #include "learner/data_parallel.h"
 #include "learner/policy.h"
 #include "learner/ppo.h"
+#include "learner/tensorboard.h"
 
 namespace rewire {
 namespace {
@@ -49,22 +57,71 @@ std::string RngState(const std::mt19937_64& rng) {
   return os.str();
 }
 
-/// Keeps the first lines of metrics.jsonl whose "update" is at most `last` (a crash after the
-/// metrics line and before the checkpoint leaves lines the resumed run will write again).
-Status TrimMetrics(const std::string& path, int64_t last) {
+/// The "update" of a whole metrics line ({"update": N, ...}); nullopt for a line that is cut
+/// short or garbled (what a crash while writing it leaves).
+std::optional<int64_t> UpdateOfMetricsLine(const std::string& line) {
+  const StatusOr<Json> parsed = ParseJsonObject(line);
+  if (!parsed.ok()) return std::nullopt;
+  const std::optional<double> update = JsonNumberAt(*parsed, "update");
+  if (!update || *update != std::floor(*update)) return std::nullopt;
+  return static_cast<int64_t>(*update);
+}
+
+/// Replaces `path` by `text` atomically: a temporary file in the same directory, fsync, rename
+/// (a crash leaves the old file or the new one, never a mix).
+Status ReplaceFile(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Internal("cannot write " + tmp + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  const bool written = done == text.size() && ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(written ? errno : err);
+    ::unlink(tmp.c_str());
+    return Internal("cannot rewrite " + path + ": " + why);
+  }
+  // The rename itself is durable once the directory is synced.
+  const std::string dir = fs::path(path).parent_path().string();
+  const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return Status::Ok();
+}
+
+/// Keeps the lines of metrics.jsonl whose "update" is at most `last` (a crash after the
+/// metrics line and before the checkpoint leaves lines the resumed run will write again). A
+/// line that is not a whole metrics line (cut short by a crash while it was written) is dropped
+/// and `note` says so. The file is replaced atomically (ReplaceFile).
+Status TrimMetrics(const std::string& path, int64_t last,
+                   const std::function<void(const std::string&)>& note) {
   std::ifstream in(path);
   if (!in) return Status::Ok();
   std::string line, kept;
+  int64_t number = 0;
   while (std::getline(in, line)) {
-    const StatusOr<Json> parsed = ParseJsonObject(line);
-    if (!parsed.ok()) continue;
-    const std::optional<double> update = JsonNumberAt(*parsed, "update");
-    if (update && *update <= static_cast<double>(last)) kept += line + "\n";
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::optional<int64_t> update = UpdateOfMetricsLine(line);
+    if (!update) {
+      note("dropped line " + std::to_string(number) + " of " + path +
+           ", not a whole metrics line: '" + line.substr(0, 80) +
+           (line.size() > 80 ? "...'" : "'"));
+      continue;
+    }
+    if (*update <= last) kept += line + "\n";
   }
   in.close();
-  std::ofstream out(path, std::ios::trunc);
-  out << kept;
-  return out ? Status::Ok() : Internal("cannot rewrite " + path);
+  return ReplaceFile(path, kept);
 }
 
 /// FNV-1a over the bytes of every parameter: equal on every rank when the weights are.
@@ -98,16 +155,6 @@ auto OnCpu(GnnPolicy& policy, torch::optim::Optimizer* optimizer, const torch::D
   auto result = fn();
   RETURN_IF_ERROR(MoveLearnerToDevice(policy, optimizer, device));
   return result;
-}
-
-int64_t EnvInt(const char* name, int64_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  try {
-    return std::stoll(v);
-  } catch (...) {
-    return fallback;
-  }
 }
 
 }  // namespace
@@ -151,6 +198,7 @@ struct LearnerRank::Impl {
   GnnPolicy policy{nullptr};
   std::unique_ptr<torch::optim::Adam> optimizer;
   std::unique_ptr<GradientAllReducer> dp;
+  std::unique_ptr<TensorBoardWriter> tb;  // rank 0: the metrics as TensorBoard scalars
   CheckpointMeta meta;
   torch::Device device{torch::kCPU};
 };
@@ -230,22 +278,30 @@ StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(const TrainConfig& c,
     ASSIGN_OR_RETURN(s.meta, LoadCheckpoint(s.ckpt, s.policy, s.optimizer.get()));
     if (s.lead) {
       std::istringstream(s.meta.rng_state) >> s.rng;  // only rank 0's generator is checkpointed
-      RETURN_IF_ERROR(TrimMetrics(s.metrics_path, s.meta.policy_version));
+      RETURN_IF_ERROR(TrimMetrics(s.metrics_path, s.meta.policy_version,
+                                  [&](const std::string& m) { rank->Log(m); }));
     } else {
       s.rng.seed(rank_seed ^ static_cast<uint64_t>(s.meta.policy_version));
     }
     rank->Log("resuming " + c.run.dir + " at update " + std::to_string(s.meta.policy_version));
   } else if (s.lead) {
     std::ofstream(s.metrics_path, std::ios::trunc);
+    // TensorBoard starts empty too: events of an earlier start that left no checkpoint go.
+    for (const auto& e : fs::directory_iterator(dir / "tb", ec)) {
+      if (e.path().filename().string().rfind("events.out.tfevents.", 0) == 0)
+        fs::remove(e.path(), ec);
+    }
   }
   if (s.lead) {
     s.metrics.open(s.metrics_path, std::ios::app);
     if (!s.metrics) return Internal("cannot write " + s.metrics_path);
+    ASSIGN_OR_RETURN(s.tb, TensorBoardWriter::Create((dir / "tb").string()));
   }
 
   // The device (after loading: checkpoints are read on the CPU). Plain "cuda" gives each rank of a
   // machine its own GPU, as NCCL wants.
-  const int64_t local_rank = EnvInt("LOCAL_RANK", EnvInt("SLURM_LOCALID", s.rz.rank));
+  ASSIGN_OR_RETURN(const int64_t slurm_local_rank, IntFromEnv("SLURM_LOCALID", s.rz.rank));
+  ASSIGN_OR_RETURN(const int64_t local_rank, IntFromEnv("LOCAL_RANK", slurm_local_rank));
   ASSIGN_OR_RETURN(s.device, PickDevice(c.run.device, local_rank));
   if (!s.device.is_cpu()) {
     RETURN_IF_ERROR(MoveLearnerToDevice(s.policy, s.optimizer.get(), s.device));
@@ -367,6 +423,12 @@ Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
   if (s.lead) {
     s.metrics << mx.Line() << "\n";
     s.metrics.flush();
+    // The same values as TensorBoard scalars at step `update`.
+    std::vector<std::pair<std::string, double>> scalars;
+    for (const auto& kv : mx.values) {
+      if (kv.first != "update") scalars.push_back(kv);
+    }
+    RETURN_IF_ERROR(s.tb->WriteScalars(update, scalars));
   }
   s.rank_log << JsonText(Json{{"update", update},
                               {"rank", s.rz.rank},

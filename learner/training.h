@@ -77,8 +77,9 @@ class LearnerRank {
   StatusOr<std::vector<Episode>> CollectEpisodes(int n);
 
   /// One PPO update on `episodes` (at least one per rank; every rank calls it together), then
-  /// rank 0 writes the checkpoint (every run.checkpoint_every updates and the last) and the
-  /// metrics line, every rank its weights checksum, and a progress line is logged. `extra`
+  /// rank 0 writes the checkpoint (every run.checkpoint_every updates and the last), the
+  /// metrics line and the same values as TensorBoard scalars (RUN_DIR/tb/events.out.tfevents.*,
+  /// step = the update), every rank its weights checksum, and a progress line is logged. `extra`
   /// metrics are appended to the metrics line. Errors: a collective or a write failed.
   Status Update(std::vector<Episode> episodes, double rollout_seconds,
                 const std::vector<std::pair<std::string, double>>& extra = {});

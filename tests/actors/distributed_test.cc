@@ -29,6 +29,7 @@
 #include "actors/messages.h"
 #include "actors/transport.h"
 #include "tests/launch/run_util.h"
+#include "tests/learner/event_file.h"
 
 namespace rewire::testing {
 namespace {
@@ -194,6 +195,27 @@ TEST(Launch, TwoLearnersAndFourActorsTrainAndTheRanksHoldIdenticalWeights) {
   const std::vector<double> versions = Metric(metrics, "policy_version");
   ASSERT_EQ(versions.size(), 6u) << metrics;
   for (size_t i = 0; i < versions.size(); ++i) EXPECT_EQ(versions[i], i + 1.0);
+  // Rank 0 wrote the same updates as TensorBoard events (one file: the run was not restarted).
+  {
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(run + "/tb"))
+      files.push_back(e.path().string());
+    ASSERT_EQ(files.size(), 1u);
+    const EventFile tb = ReadEventFile(files[0]);
+    EXPECT_TRUE(tb.error.empty()) << tb.error;
+    ASSERT_EQ(tb.events.size(), 7u);  // file_version, then one per update
+    const std::vector<double> returns = Metric(metrics, "charts/episodic_return");
+    for (int u = 1; u <= 6; ++u) {
+      EXPECT_EQ(tb.events[u].step(), u);
+      for (const auto& v : tb.events[u].summary().value()) {
+        if (v.tag() == "charts/episodic_return") {
+          EXPECT_NEAR(v.simple_value(), returns[u - 1], 1e-4);
+        } else if (v.tag() == "policy_version") {
+          EXPECT_EQ(v.simple_value(), u);
+        }
+      }
+    }
+  }
   // Learned from rollouts within the allowed lag.
   for (double lag : Metric(metrics, "charts/policy_lag")) {
     EXPECT_GE(lag, 0);
@@ -358,6 +380,24 @@ TEST(LaunchFaults, AKilledEnvActorIsRestartedAndTheRunFinishes) {
   EXPECT_NE(out.find("restarts: learner group 0, env actors 1"), std::string::npos) << out;
   // The restarted actor delivered rollouts again (a new incarnation, counted by the learners).
   EXPECT_GT(NumberIn(StatusFile(run + "/actors/env0.json"), "episodes_sent"), 0);
+}
+
+// An env actor started where no learner ever writes its endpoints file gives up after
+// distributed.endpoint_timeout_s with an error that names the file, instead of polling forever.
+TEST(LaunchFaults, AnActorWithoutLearnersExitsAfterTheEndpointTimeoutNamingTheFile) {
+  TempDir tmp;
+  const std::string run = tmp / "run";
+  WriteFile(tmp / "c.toml", TinyDistributedConfig(run, 2, 1));
+  LaunchProcess actor("--role actor --config " + Quote(tmp / "c.toml") +
+                          " --set distributed.endpoint_timeout_s=0.5",
+                      tmp / "actor.log", "REWIRE_RANK=0 REWIRE_LEARNERS=2");
+  ASSERT_EQ(actor.Wait(300), 1) << actor.Output();
+  const std::string out = actor.Output();
+  EXPECT_NE(out.find("waited 0.5 s for the learners' endpoints: " + run +
+                     "/endpoints/learner0 does not exist yet"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("distributed.endpoint_timeout_s"), std::string::npos) << out;
 }
 
 TEST(LaunchFaults, AKilledLearnerRankRestartsTheGroupFromTheLastCheckpoint) {

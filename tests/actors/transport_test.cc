@@ -257,7 +257,7 @@ TEST(PushPull, HighWaterMarksPushBackOnTheSender) {
     if (last.ok()) ++sent;
   }
   ASSERT_FALSE(last.ok()) << "200 messages of 4 MiB were queued without back-pressure";
-  EXPECT_EQ(last.code(), StatusCode::kNotFound) << last.message();
+  EXPECT_EQ(last.code(), StatusCode::kDeadlineExceeded) << last.message();
   EXPECT_GE(pusher->counters().send_timeouts, 1u);
   // Everything that was accepted for sending arrives, in order; the refused one does not.
   for (int i = 0; i < sent; ++i) {
@@ -506,7 +506,7 @@ TEST(ReqRep, RequesterTimesOutCleanlyAndRecovers) {
   for (int i = 0; i < 2; ++i) {
     const StatusOr<WeightsMsg> w = requester->Request<WeightsMsg>(req, 100);
     ASSERT_FALSE(w.ok());
-    EXPECT_EQ(w.status().code(), StatusCode::kNotFound) << w.status().message();
+    EXPECT_EQ(w.status().code(), StatusCode::kDeadlineExceeded) << w.status().message();
     EXPECT_NE(w.status().message().find("no reply"), std::string::npos) << w.status().message();
   }
   // Now it answers: the next request succeeds on the reset socket.
@@ -532,7 +532,7 @@ TEST(ReqRep, RequesterSurvivesADeadServer) {
   for (int i = 0; i < 3; ++i) {
     const StatusOr<WeightsMsg> w = requester->Request<WeightsMsg>(req, 50);
     ASSERT_FALSE(w.ok());
-    EXPECT_EQ(w.status().code(), StatusCode::kNotFound) << w.status().message();
+    EXPECT_EQ(w.status().code(), StatusCode::kDeadlineExceeded) << w.status().message();
   }
 }
 

@@ -8,12 +8,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <thread>
 #include <vector>
 
 #include "tests/launch/run_util.h"
+#include "tests/learner/event_file.h"
 
 namespace rewire::testing {
 namespace {
@@ -58,6 +63,79 @@ const char* const kMetricKeys[] = {"update",
                                    "losses/epochs"};
 
 int CountLines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+/// Per update, the numbers of its metrics line ("update" itself left out; null as NaN).
+std::map<int64_t, std::map<std::string, double>> MetricsByUpdate(const std::string& metrics) {
+  std::map<int64_t, std::map<std::string, double>> out;
+  for (const Json& line : ParseJsonLines(metrics)) {
+    std::map<std::string, double> values;
+    int64_t update = -1;
+    for (const auto& kv : line.items()) {
+      const double v = kv.value().is_number() ? kv.value().get<double>() : std::nan("");
+      if (kv.key() == "update") {
+        update = static_cast<int64_t>(v);
+      } else {
+        values[kv.key()] = v;
+      }
+    }
+    out[update] = values;
+  }
+  return out;
+}
+
+/// Per step, the scalars of every events file in `dir` (checking both CRCs of every record);
+/// `error` says what was wrong.
+std::map<int64_t, std::map<std::string, float>> TensorBoardScalars(const std::string& dir,
+                                                                   std::string& error) {
+  std::map<int64_t, std::map<std::string, float>> out;
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) error = "no events file in " + dir;
+  for (const std::string& f : files) {
+    if (std::filesystem::path(f).filename().string().rfind("events.out.tfevents.", 0) != 0) {
+      error = "unexpected file " + f;
+      continue;
+    }
+    const EventFile file = ReadEventFile(f);
+    if (!file.error.empty()) error = f + ": " + file.error;
+    if (file.events.empty() || file.events[0].file_version() != "brain.Event:2") {
+      error = f + ": the first record is not file_version brain.Event:2";
+    }
+    for (size_t i = 1; i < file.events.size(); ++i) {
+      for (const auto& v : file.events[i].summary().value())
+        out[file.events[i].step()][v.tag()] = v.simple_value();
+    }
+  }
+  return out;
+}
+
+/// Every metric of every update in metrics.jsonl has the same value (as a float) in TensorBoard,
+/// and TensorBoard has nothing else.
+void ExpectTensorBoardMatchesMetrics(const std::string& run_dir) {
+  std::string error;
+  const auto tb = TensorBoardScalars(run_dir + "/tb", error);
+  EXPECT_TRUE(error.empty()) << error;
+  const auto metrics = MetricsByUpdate(ReadFile(run_dir + "/metrics.jsonl"));
+  ASSERT_FALSE(metrics.empty());
+  ASSERT_EQ(tb.size(), metrics.size());
+  for (const auto& [update, values] : metrics) {
+    ASSERT_TRUE(tb.count(update)) << "no TensorBoard step " << update;
+    const auto& scalars = tb.at(update);
+    EXPECT_EQ(scalars.size(), values.size()) << "update " << update;
+    for (const auto& [key, v] : values) {
+      ASSERT_TRUE(scalars.count(key)) << key << " of update " << update;
+      const float got = scalars.at(key);
+      if (std::isnan(v)) {
+        EXPECT_TRUE(std::isnan(got)) << key;
+      } else {
+        EXPECT_NEAR(got, v, 1e-6 * std::max(1.0, std::abs(v))) << key << " of update " << update;
+      }
+    }
+  }
+}
 
 TEST(TrainCli, MalformedTomlNamesTheFileAndLine) {
   TempDir tmp;
@@ -190,6 +268,42 @@ TEST(TrainCli, TrainsResumesExactlyAndEvaluates) {
   EXPECT_TRUE(std::ifstream(tmp / "straight/report/return.png").good());
 }
 
+// A crash while a metrics line was written leaves a cut-off last line: the resumed run drops it
+// (and says so), rewrites the file whole, and TensorBoard holds the same numbers as the metrics.
+TEST(TrainCli, ResumeDropsACutOffMetricsLineAndTensorBoardHasEveryMetric) {
+  TempDir tmp;
+  WriteFile(tmp / "c.toml", TinyConfig(tmp / "run"));
+  RunResult r = Rewire("train -q --config " + Quote(tmp / "c.toml") + " --set run.max_updates=1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string first = ReadFile(tmp / "run/metrics.jsonl");
+  ASSERT_EQ(CountLines(first), 1) << first;
+  {
+    std::ofstream metrics(tmp / "run/metrics.jsonl", std::ios::app);
+    metrics << "{\"update\": ";  // update 2's line, cut off
+  }
+  r = Rewire("train -q --resume --config " + Quote(tmp / "c.toml"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string log = ReadFile(tmp / "run/train.log");
+  EXPECT_NE(
+      log.find("dropped line 2 of " + (tmp / "run/metrics.jsonl") + ", not a whole metrics line"),
+      std::string::npos)
+      << log;
+  const std::string metrics = ReadFile(tmp / "run/metrics.jsonl");
+  ASSERT_EQ(CountLines(metrics), 2) << metrics;
+  EXPECT_EQ(metrics.substr(0, first.size()), first);
+  std::istringstream lines(metrics);
+  std::string line;
+  for (int update = 1; std::getline(lines, line); ++update) {
+    EXPECT_EQ(line.rfind("{\"update\": " + std::to_string(update) + ",", 0), 0u) << line;
+    EXPECT_EQ(line.back(), '}') << line;
+  }
+  // No temporary file is left beside it.
+  for (const auto& e : std::filesystem::directory_iterator(tmp / "run")) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
+  }
+  ExpectTensorBoardMatchesMetrics(tmp / "run");
+}
+
 TEST(TrainCli, MissingAndIncompatibleCheckpointsAreClearErrors) {
   TempDir tmp;
   WriteFile(tmp / "c.toml", TinyConfig(tmp / "run"));
@@ -279,6 +393,8 @@ TEST(TrainCli, TwoDataParallelRanksHoldIdenticalWeightsAfterEveryUpdate) {
   EXPECT_EQ(CountLines(metrics), 3);
   EXPECT_EQ(JsonNumberAt(MetricsOf(metrics, 3), "policy_version"), 3.0);
   EXPECT_TRUE(std::ifstream(tmp / "run/checkpoints/latest.pt").good());
+  // And the TensorBoard events, the same numbers.
+  ExpectTensorBoardMatchesMetrics(tmp / "run");
 }
 
 TEST(TrainCli, ARankWhosePeerNeverComesFailsClearly) {

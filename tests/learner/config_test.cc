@@ -160,7 +160,7 @@ TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
   for (size_t pos = text.find(" = "); pos != std::string::npos; pos = text.find(" = ", pos + 1)) {
     ++keys;
   }
-  EXPECT_EQ(keys, 53u);  // 7 run + 7 env + 3 gnn + 15 ppo + 7 eval + 14 distributed
+  EXPECT_EQ(keys, 54u);  // 7 run + 7 env + 3 gnn + 15 ppo + 7 eval + 15 distributed
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -340,6 +340,8 @@ TEST(ConfigValidation, DistributedValuesNameKeyLineAndValue) {
        "cfg.toml:2: distributed.heartbeat_interval_s must be > 0, got 0.0"},
       {"[distributed]\nheartbeat_interval_s = 5\nheartbeat_timeout_s = 8\n",
        "cfg.toml:3: distributed.heartbeat_timeout_s (8.0) must exceed twice distributed.heartbeat_interval_s (5.0)"},
+      {"[distributed]\nendpoint_timeout_s = 0\n",
+       "cfg.toml:2: distributed.endpoint_timeout_s must be > 0, got 0.0"},
       {"[distributed]\nstop_grace_s = -1\n", "cfg.toml:2: distributed.stop_grace_s must be >= 0, got -1.0"},
       {"[distributed]\nactor_device = \"gpu\"\n",
        "cfg.toml:2: distributed.actor_device must be cpu, cuda or cuda:N, got 'gpu'"},

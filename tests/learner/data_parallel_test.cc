@@ -4,6 +4,7 @@
 
 #include "learner/data_parallel.h"
 #include "learner/nccl_comm.h"
+#include "tests/learner/run_ranks.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -349,38 +350,7 @@ DataParallelOptions WithTimeout(std::chrono::milliseconds timeout) {
   return o;
 }
 
-/// Runs `body(rank, reducer)` for ranks 0..world-1 (except `absent`) on threads; returns each
-/// rank's Status (ok for an absent rank). Rank 0 binds port 0; the others get the port it bound
-/// through a promise once its reducer exists.
-std::vector<Status> RunRanks(int world, const std::function<Status(int, GradientAllReducer&)>& body,
-                             const DataParallelOptions& options, const std::set<int>& absent = {}) {
-  std::promise<int> port_promise;
-  std::shared_future<int> port = port_promise.get_future().share();
-  std::vector<Status> results(world);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) {
-    if (absent.count(r)) continue;
-    threads.emplace_back([&, r] {
-      Rendezvous rv{r, world, "127.0.0.1", 0};
-      if (r != 0) {
-        rv.master_port = port.get();
-        if (rv.master_port <= 0) {
-          results[r] = Internal("rank 0 could not start the store");
-          return;
-        }
-      }
-      StatusOr<std::unique_ptr<GradientAllReducer>> made = GradientAllReducer::Create(rv, options);
-      if (r == 0) port_promise.set_value(made.ok() ? (*made)->port() : -1);
-      if (!made.ok()) {
-        results[r] = made.status();
-        return;
-      }
-      results[r] = body(r, **made);
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  return results;
-}
+using testing::RunRanks;
 
 void ExpectAllOk(const std::vector<Status>& results) {
   for (size_t r = 0; r < results.size(); ++r)
@@ -631,6 +601,7 @@ TEST(DataParallelFailure, AMissingRankFailsTheOthersWithinTheTimeout) {
                WithTimeout(kShortTimeout), /*absent=*/{2});
   for (int r = 0; r < 2; ++r) {
     EXPECT_FALSE(results[r].ok()) << "rank " << r;
+    EXPECT_EQ(results[r].code(), StatusCode::kDeadlineExceeded) << results[r].message();
     EXPECT_NE(results[r].message().find("rank " + std::to_string(r) + " of 3"), std::string::npos)
         << results[r].message();
     EXPECT_LT(seconds[r], std::chrono::duration<double>(kHangBound).count());
@@ -670,6 +641,8 @@ TEST(DataParallelFailure, ARankThatStopsJoiningFailsTheOthersWithinTheTimeout) {
       WithTimeout(kShortTimeout));
   EXPECT_TRUE(results[0].ok()) << results[0].message();
   ASSERT_FALSE(results[1].ok());
+  EXPECT_EQ(results[1].code(), StatusCode::kDeadlineExceeded) << results[1].message();
+  EXPECT_EQ(later.code(), StatusCode::kDeadlineExceeded);
   EXPECT_NE(results[1].message().find("gradient all-reduce failed on rank 1 of 2"),
             std::string::npos)
       << results[1].message();
@@ -693,6 +666,7 @@ TEST(DataParallelFailure, NoMasterFailsWithinTheTimeout) {
       GradientAllReducer::Create(Rendezvous{1, 2, "127.0.0.1", port}, WithTimeout(kShortTimeout));
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   ASSERT_FALSE(worker.ok());
+  EXPECT_EQ(worker.status().code(), StatusCode::kUnavailable) << worker.status().message();
   EXPECT_NE(
       worker.status().message().find("data-parallel store at 127.0.0.1:" + std::to_string(port)),
       std::string::npos)

@@ -7,6 +7,7 @@
 
 #include "graph/models/zoo.h"
 #include "tests/kernels/shipped_rules.h"
+#include "tests/learner/run_ranks.h"
 
 namespace rewire {
 namespace {
@@ -148,6 +149,80 @@ TEST(Ppo, WeightsTravelAsBytes) {
   for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i], pb[i]));
   EXPECT_FALSE(LoadPolicyWeightsBytes(other, *bytes).ok());
   EXPECT_FALSE(LoadPolicyWeightsBytes(b, "junk").ok());
+}
+
+/// The parameters' values, copied.
+std::vector<torch::Tensor> Snapshot(GnnPolicy& policy) {
+  std::vector<torch::Tensor> out;
+  for (const torch::Tensor& p : policy->parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+
+/// The Euclidean norm of `after - before` over every parameter.
+double StepNorm(const std::vector<torch::Tensor>& before, const std::vector<torch::Tensor>& after) {
+  double sum = 0;
+  for (size_t i = 0; i < before.size(); ++i) {
+    sum +=
+        (after[i].to(torch::kFloat64) - before[i].to(torch::kFloat64)).pow(2).sum().item<double>();
+  }
+  return std::sqrt(sum);
+}
+
+// Two data-parallel ranks, one with rollouts and one without: every rank ends each minibatch
+// alike (the mean gradient, clipped to max_grad_norm, then the step), so both hold the same
+// weights afterwards, and with plain SGD at rate 1 the step is exactly the clipped norm.
+TEST(PpoDataParallel, ARankWithoutSamplesClipsAndStepsLikeTheOthers) {
+  torch::manual_seed(5);
+  auto cost = testing::AnalyticCost();
+  EnvOptions eo;
+  eo.horizon = 4;
+  Environment env(testing::VerifiedShippedRules(), *cost, eo);
+  const Graph graph = *BuildModel("squeezenet");
+  std::vector<GnnPolicy> policies = {GnnPolicy(GnnShape{8, 1, 2}), GnnPolicy(GnnShape{8, 1, 2})};
+  std::mt19937_64 collect_rng(1);
+  std::vector<RolloutBuffer> buffers(2);  // rank 1 gets none
+  for (Episode& episode : SampledEpisodes(policies[0], env, graph, collect_rng, 2))
+    buffers[0].Add(std::move(episode));
+  ASSERT_GT(buffers[0].num_steps(), 1u);
+
+  PpoSection ppo;
+  ppo.update_epochs = 1;
+  ppo.minibatch_size = static_cast<int>(buffers[0].num_steps());  // one minibatch per rank
+  ppo.target_kl = 0;
+  const double max_grad_norm = 1e-3;  // far below the gradient's norm: the clip always bites
+  ppo.max_grad_norm = max_grad_norm;
+
+  std::vector<std::vector<torch::Tensor>> before(2), after(2);
+  DataParallelOptions options;
+  options.timeout = std::chrono::seconds(60);
+  const std::vector<Status> results = testing::RunRanks(
+      2,
+      [&](int rank, GradientAllReducer& dp) -> Status {
+        GnnPolicy& policy = policies[rank];
+        std::vector<torch::Tensor> params = policy->parameters();
+        RETURN_IF_ERROR(dp.Broadcast(params));
+        before[rank] = Snapshot(policy);
+        torch::optim::SGD sgd(params, torch::optim::SGDOptions(1.0));
+        std::mt19937_64 rng(10 + rank);
+        StatusOr<UpdateStats> stats = UpdatePolicy(policy, sgd, buffers[rank], ppo, dp, rng);
+        RETURN_IF_ERROR(stats.status());
+        after[rank] = Snapshot(policy);
+        return Status::Ok();
+      },
+      options);
+  for (int r = 0; r < 2; ++r)
+    ASSERT_TRUE(results[r].ok()) << "rank " << r << ": " << results[r].message();
+
+  ASSERT_EQ(after[0].size(), after[1].size());
+  for (size_t i = 0; i < after[0].size(); ++i) {
+    EXPECT_TRUE(torch::equal(before[0][i], before[1][i]))
+        << "parameter " << i << " before the update";
+    EXPECT_TRUE(torch::equal(after[0][i], after[1][i]))
+        << "parameter " << i << " differs between the ranks";
+  }
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NEAR(StepNorm(before[r], after[r]), max_grad_norm, 1e-5) << "rank " << r;
+  }
 }
 
 }  // namespace
