@@ -72,6 +72,7 @@ def main():
     ap.add_argument("--guided-budget", type=int, default=400)
     ap.add_argument("--beam-width", type=int, default=8)
     ap.add_argument("--expand", type=int, default=4)
+    ap.add_argument("--cheapest", type=int, default=4)
     ap.add_argument("--title", default="")
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "rl.md"))
     ap.add_argument("--section", default="analytic-h100")
@@ -85,7 +86,7 @@ def main():
         ("backtrack 1000", ["--search", "backtrack", "--budget", "1000", "--alpha", "1.05"]),
         ("policy", ["--search", "rl", "--policy", a.policy, "--samples", "0", "--horizon", str(a.horizon)]),
         ("guided", ["--search", "guided", "--policy", a.policy, "--budget", str(a.guided_budget), "--beam-width",
-                    str(a.beam_width), "--expand", str(a.expand), "--horizon", str(a.horizon)]),
+                    str(a.beam_width), "--expand", str(a.expand), "--cheapest", str(a.cheapest), "--horizon", str(a.horizon)]),
     ]
     start = time.monotonic()
     rows = []
@@ -107,7 +108,8 @@ def main():
     lines = [f"<!-- rl-results:{a.section}:begin -->", f"### {a.title or 'Cost model ' + a.cost + ' ' + a.device}", "",
              f"Produced by `{cmd}` in {minutes:.1f} minutes (do not edit by hand). Final cost in ms "
              "(speedup over the input, seconds of the search itself); best of each row in bold; guided: "
-             f"budget {a.guided_budget} graphs, beam {a.beam_width}, {a.expand} proposals per graph; "
+             f"budget {a.guided_budget} graphs, beam {a.beam_width}, the policy's {a.expand} and the cost model's "
+             f"{a.cheapest} proposals per graph, seeded with greedy search's result; "
              f"policy and guided horizon {a.horizon}.", "",
              "| model | initial ms | " + " | ".join(names) + " | guided vs best baseline |",
              "|---|---:|" + "---:|" * len(names) + "---:|"]
