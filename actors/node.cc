@@ -179,6 +179,7 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
     const std::string f = (dir / "learners" / ("rank" + std::to_string(o.node * d.learners + l) + ".json")).string();
     stale += JsonField(f, "dropped_stale", 0) + JsonField(f, "dropped_future", 0);
     bad += JsonField(f, "dropped", 0);
+    bad += JsonField(f, "dropped_replay", 0);  // compact rollouts that did not replay
     used += JsonField(f, "episodes_used", 0);
     version = std::max(version, JsonField(f, "policy_version", 0));
   }
