@@ -214,7 +214,8 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
         waiting_since = Clock::now();
         ++waits;
       }
-      const double limit_s = std::min(10.0, std::max(2.0, 4 * version_interval_s));
+      // Before two versions were seen (the first update includes the learners' start): the most.
+      const double limit_s = version_interval_s > 0 ? std::min(10.0, std::max(2.0, 4 * version_interval_s)) : 10.0;
       if (SecondsSince(waiting_since) < limit_s) continue;
       // No new weights in time: rollouts were lost (a learner group restarted, an actor died) or
       // went unevenly over the ranks. Count afresh from the weights held now.
