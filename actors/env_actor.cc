@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -12,6 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "actors/messages.h"
 #include "actors/runtime.h"
 #include "actors/runtime_util.h"
 #include "graph/env_var.h"
@@ -133,13 +138,45 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
     (void)WriteFileAtomic(stats_path, JsonText(stats) + "\n");
   };
 
-  // Newer weights: the subscription first, else (no weights yet) a request to rank 0.
-  auto refresh_weights = [&]() -> Status {
-    if (std::optional<WeightsMsg> m = links.sub->Receive<WeightsMsg>(0)) {
-      if (m->policy_version != policy->version() && !m->blob.empty()) {
-        RETURN_IF_ERROR(policy->LoadWeights(m->blob, m->policy_version));
-        ++weight_updates;
-      }
+  // Where the actor's time goes besides acting (ActingProfile), and what it sent: bench
+  // throughput reads RUN_DIR/actors/env<a>.profile.json.
+  double send_s = 0, wait_s = 0;
+  uint64_t bytes_sent = 0, waits = 0, wait_timeouts = 0;
+  const std::string profile_path = c.run.dir + "/actors/env" + std::to_string(rank) + ".profile.json";
+  auto write_profile = [&] {
+    const ActingProfile& p = policy->profile();
+    nlohmann::json j = {{"actor", id},
+                        {"compact_rollouts", d.compact_rollouts},
+                        {"envs_per_actor", d.envs_per_actor},
+                        {"episodes", p.episodes},
+                        {"steps", p.steps},
+                        {"forwards", p.forwards},
+                        {"env_s", p.env_s},
+                        {"encode_s", p.encode_s},
+                        {"forward_s", p.forward_s},
+                        {"send_s", send_s},
+                        {"wait_weights_s", wait_s},
+                        {"waits", waits},
+                        {"wait_timeouts", wait_timeouts},
+                        {"messages_sent", sent},
+                        {"bytes_sent", bytes_sent}};
+    (void)WriteFileAtomic(profile_path, j.dump(1) + "\n");
+  };
+
+  // Newer weights: the newest on the subscription (waiting up to `wait_ms` for one), else (no
+  // weights yet) a request to rank 0.
+  Clock::time_point version_since = Clock::now();
+  double version_interval_s = 0;  // the latest time between two policy versions
+  auto refresh_weights = [&](int wait_ms) -> Status {
+    std::optional<WeightsMsg> newest;
+    for (int timeout = wait_ms; auto m = links.sub->Receive<WeightsMsg>(timeout); timeout = 0) {
+      if (!m->blob.empty()) newest = std::move(m);
+    }
+    if (newest && newest->policy_version != policy->version()) {
+      if (newest->policy_version == policy->version() + 1) version_interval_s = SecondsSince(version_since);
+      version_since = Clock::now();
+      RETURN_IF_ERROR(policy->LoadWeights(newest->blob, newest->policy_version));
+      ++weight_updates;
     }
     while (policy->version() < 0 && !StopFlag().load()) {
       WeightsRequest r;
@@ -148,11 +185,28 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
       StatusOr<WeightsMsg> m = links.req->Request<WeightsMsg>(r, 2000);
       if (m.ok() && !m->blob.empty()) {
         RETURN_IF_ERROR(policy->LoadWeights(m->blob, m->policy_version));
+        version_since = Clock::now();
         ++weight_updates;
       }
     }
     return Status::Ok();
   };
+
+  // Staying within max_policy_lag: the learners use `share` episodes of each actor per update
+  // (ranks x episodes_per_update over every node's actors). An actor that has sent
+  // max(1, max_policy_lag) updates' shares ahead of the weights it holds waits for newer weights
+  // instead of acting episodes the learners would drop as stale. The wait is bounded (a few
+  // update intervals, 2 to 10 s), after which the actor counts afresh, so that a rank short of
+  // episodes - rollouts lost with a restarted learner group, an actor died, rollouts went
+  // unevenly over the ranks - is never starved.
+  const int64_t nodes = std::max<int64_t>(1, learners / std::max(1, d.learners));
+  const int64_t all_actors = std::max<int64_t>(1, nodes * std::max(1, d.actors));
+  const double share = static_cast<double>(learners * c.ppo.episodes_per_update) / static_cast<double>(all_actors);
+  const int64_t window = std::max(1, d.max_policy_lag);
+  int64_t base_version = -1;  // the policy version the count below starts at
+  uint64_t sent_since_base = 0;
+  Clock::time_point waiting_since;
+  bool waiting = false;
 
   while (!StopFlag().load()) {
     // A learner that came back on another port: connect again.
@@ -163,39 +217,81 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
                                                       d.endpoint_timeout_s));
         if (!fresh) return Status::Ok();
         ASSIGN_OR_RETURN(links, Connect(ctx, secret, so, std::move(*fresh)));
+        base_version = -1;  // what the old learners held is lost: count afresh
         break;
       }
     }
-    RETURN_IF_ERROR(refresh_weights());
+    const auto refresh_start = Clock::now();
+    RETURN_IF_ERROR(refresh_weights(waiting ? 200 : 0));
+    wait_s += SecondsSince(refresh_start);
     if (StopFlag().load()) break;
     heartbeat.Set(policy->version(), steps);
+    if (base_version < 0 || policy->version() < base_version) {  // first weights, or a rolled-back group
+      base_version = policy->version();
+      sent_since_base = 0;
+    }
+    const auto allowed = static_cast<int64_t>(std::ceil(static_cast<double>(policy->version() - base_version + window) * share));
+    if (static_cast<int64_t>(sent_since_base) >= allowed) {
+      if (!waiting) {
+        waiting = true;
+        waiting_since = Clock::now();
+        ++waits;
+      }
+      // Before two versions were seen (the first update includes the learners' start): the most.
+      const double limit_s = version_interval_s > 0 ? std::min(10.0, std::max(2.0, 4 * version_interval_s)) : 10.0;
+      if (SecondsSince(waiting_since) < limit_s) continue;
+      // No new weights in time: rollouts were lost (a learner group restarted, an actor died) or
+      // went unevenly over the ranks. Count afresh from the weights held now.
+      ++wait_timeouts;
+      base_version = policy->version();
+      sent_since_base = 0;
+    }
+    waiting = false;
 
-    ASSIGN_OR_RETURN(Episode episode, policy->RunEpisode());
-    steps += episode.steps.size();
-    RolloutMsg msg;
-    msg.actor_id = id;
-    msg.actor_incarnation = incarnation;
-    msg.sequence = ++sequence;
-    msg.policy_version = episode.policy_version;
-    msg.episode = std::move(episode);
+    ASSIGN_OR_RETURN(std::vector<Episode> episodes, policy->RunEpisodes(d.envs_per_actor, !d.compact_rollouts));
+    for (Episode& episode : episodes) {
+      steps += episode.steps.size();
+      RolloutMsg msg;
+      msg.actor_id = id;
+      msg.actor_incarnation = incarnation;
+      msg.sequence = ++sequence;
+      msg.policy_version = episode.policy_version;
+      msg.compact = d.compact_rollouts;
+      if (msg.compact) {
+        msg.rules_hash = policy->rules_hash();
+        msg.env_key = policy->env_key();
+      }
+      msg.episode = std::move(episode);
 
-    // Round-robin over the learner ranks; a rank whose queue stays full is skipped. A rollout no
-    // rank takes within a minute is given up (it would be too stale to learn from).
-    bool delivered = false;
-    const auto send_start = Clock::now();
-    for (uint64_t attempt = 0; !delivered && !StopFlag().load() && SecondsSince(send_start) < 60; ++attempt) {
-      Pusher& p = links.push[(sequence + attempt) % links.push.size()];
-      const Status s = p.Send(msg, 250);
-      if (s.ok()) {
-        delivered = true;
-      } else if (s.code() == StatusCode::kInvalidArgument) {
-        std::fprintf(stderr, "%s: rollout refused: %s\n", id.c_str(), s.message().c_str());
-        break;
+      // Round-robin over the learner ranks (actors start at different ranks); a rank whose queue
+      // stays full is skipped. A rollout no rank takes within a minute is given up (it would be
+      // too stale to learn from).
+      bool delivered = false;
+      const auto send_start = Clock::now();
+      const size_t bytes = Encode(msg).size();
+      for (uint64_t attempt = 0; !delivered && !StopFlag().load() && SecondsSince(send_start) < 60; ++attempt) {
+        Pusher& p = links.push[(sequence + static_cast<uint64_t>(rank) + attempt) % links.push.size()];
+        const Status s = p.Send(msg, 250);
+        if (s.ok()) {
+          delivered = true;
+        } else if (s.code() == StatusCode::kInvalidArgument) {
+          std::fprintf(stderr, "%s: rollout refused: %s\n", id.c_str(), s.message().c_str());
+          break;
+        }
+      }
+      send_s += SecondsSince(send_start);
+      if (delivered) {
+        ++sent;
+        ++sent_since_base;
+        bytes_sent += bytes;
+      } else {
+        ++unsent;
       }
     }
-    delivered ? ++sent : ++unsent;
     write_stats();
+    write_profile();
   }
+  write_profile();
   write_stats();
   return Status::Ok();
 }

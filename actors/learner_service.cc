@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -150,7 +151,19 @@ struct Accounting {
   uint64_t stale = 0;   // acted by a policy older than max_policy_lag updates
   uint64_t future = 0;  // acted by a newer policy than this rank's (a learner group rolled back)
   uint64_t used = 0;    // episodes learned from
+  uint64_t replay = 0;  // compact rollouts whose replay failed (another rule set, model, environment)
+  double replay_s = 0;  // time spent replaying compact rollouts
 };
+
+/// Rebuilds a compact rollout's observations (LearnerRank::Replay); a failed replay is counted.
+Status ReplayIfCompact(LearnerRank& learner, RolloutMsg& msg, Accounting& acct) {
+  if (!msg.compact) return Status::Ok();
+  const auto start = Clock::now();
+  Status s = learner.Replay(msg.rules_hash, msg.env_key, msg.episode);
+  acct.replay_s += SecondsSince(start);
+  if (!s.ok()) ++acct.replay;
+  return s;
+}
 
 }  // namespace
 
@@ -209,14 +222,17 @@ Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
                (server ? ", weights on " + server->pub_endpoint() + " and " + server->rep_endpoint() : ""));
 
   Accounting acct;
+  int64_t version = learner->policy_version();  // read here only while no update runs
   const std::string stats_path = c.run.dir + "/learners/rank" + std::to_string(rank) + ".json";
   auto write_stats = [&] {
     Json stats{{"rank", rank},
                {"pid", ::getpid()},
-               {"policy_version", learner->policy_version()},
+               {"policy_version", version},
                {"episodes_used", acct.used},
                {"dropped_stale", acct.stale},
                {"dropped_future", acct.future},
+               {"dropped_replay", acct.replay},
+               {"replay_seconds", acct.replay_s},
                {"max_message_bytes", so.max_message_bytes},
                {"rollouts", CountersJson(rollouts.counters())}};
     if (server) {
@@ -236,45 +252,95 @@ Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
     (void)WriteFileAtomic(stats_path, JsonText(stats, 1) + "\n");
   };
 
-  // --- updates: gather this rank's episodes, then one PPO update with the other ranks
+  // --- updates: gather this rank's episodes, then one PPO update with the other ranks. The update
+  // runs on its own thread while this one goes on receiving (and replaying) the next update's
+  // rollouts; their lag is checked again against the version the update they go into starts from.
   uint64_t steps = 0;
   auto last_stats = Clock::now();
-  while (!learner->finished() && !StopFlag().load()) {
-    std::vector<Episode> episodes;
-    double lag_sum = 0;
-    const auto start = Clock::now();
-    const int64_t version = learner->policy_version();
-    while (static_cast<int>(episodes.size()) < c.ppo.episodes_per_update && !StopFlag().load()) {
-      std::optional<RolloutMsg> msg = rollouts.Receive<RolloutMsg>(100);
-      if (SecondsSince(last_stats) >= 1.0) {
-        write_stats();
-        last_stats = Clock::now();
-      }
-      if (!msg) continue;
-      if (msg->policy_version > version) {
-        ++acct.future;
-      } else if (version - msg->policy_version > d.max_policy_lag) {
-        ++acct.stale;
-      } else {
-        lag_sum += static_cast<double>(version - msg->policy_version);
-        steps += msg->episode.steps.size();
-        episodes.push_back(std::move(msg->episode));
-      }
-    }
-    if (StopFlag().load()) break;
-    acct.used += episodes.size();
-    const double lag_mean = lag_sum / static_cast<double>(episodes.size());
-    RETURN_IF_ERROR(learner->Update(std::move(episodes), SecondsSince(start),
-                                    {{"charts/policy_lag", lag_mean},
-                                     {"actors/dropped_stale", static_cast<double>(acct.stale)},
-                                     {"actors/dropped_bad", static_cast<double>(rollouts.counters().dropped())}}));
-    heartbeat.Set(learner->policy_version(), steps);
+  struct Pending {
+    int64_t policy_version;
+    Episode episode;
+  };
+  std::vector<Pending> pending;
+  std::future<Status> running;  // the update in flight, if any
+  std::vector<std::string> deferred_log;  // lines for the log once no update runs (it writes it too)
+  auto last_update_end = Clock::now();
+  // Waits for the update in flight, then publishes its weights.
+  auto finish_update = [&]() -> Status {
+    if (!running.valid()) return Status::Ok();
+    RETURN_IF_ERROR(running.get());
+    version = learner->policy_version();
+    last_update_end = Clock::now();
+    heartbeat.Set(version, steps);
     if (server) {
       ASSIGN_OR_RETURN(std::string blob, learner->WeightsBytes());
-      server->Set(learner->policy_version(), std::move(blob));
+      server->Set(version, std::move(blob));
     }
+    for (const std::string& line : deferred_log) learner->Log(line);
+    deferred_log.clear();
     write_stats();
     last_stats = Clock::now();
+    return Status::Ok();
+  };
+  while (version < c.run.max_updates && !StopFlag().load()) {
+    // The version the next update starts from: one more than now while an update runs.
+    const int64_t next = version + (running.valid() ? 1 : 0);
+    // Drops what is no longer usable at `next` (counted as stale).
+    pending.erase(std::remove_if(pending.begin(), pending.end(),
+                                 [&](const Pending& p) {
+                                   const bool stale = next - p.policy_version > d.max_policy_lag;
+                                   if (stale) ++acct.stale;
+                                   return stale;
+                                 }),
+                  pending.end());
+    if (static_cast<int>(pending.size()) >= c.ppo.episodes_per_update) {
+      RETURN_IF_ERROR(finish_update());
+      if (learner->finished()) break;
+      if (next != version) continue;  // filter again against the version the update ended at
+      std::vector<Episode> episodes;
+      double lag_sum = 0;
+      for (int i = 0; i < c.ppo.episodes_per_update; ++i) {
+        lag_sum += static_cast<double>(version - pending[i].policy_version);
+        steps += pending[i].episode.steps.size();
+        episodes.push_back(std::move(pending[i].episode));
+      }
+      pending.erase(pending.begin(), pending.begin() + c.ppo.episodes_per_update);
+      acct.used += episodes.size();
+      std::vector<std::pair<std::string, double>> extra = {
+          {"charts/policy_lag", lag_sum / static_cast<double>(episodes.size())},
+          {"actors/dropped_stale", static_cast<double>(acct.stale)},
+          {"actors/dropped_bad", static_cast<double>(rollouts.counters().dropped())},
+          {"actors/dropped_replay", static_cast<double>(acct.replay)},
+          {"charts/replay_seconds", acct.replay_s}};
+      const double waited = SecondsSince(last_update_end);
+      running = std::async(std::launch::async, [&learner, episodes = std::move(episodes), waited,
+                                                extra = std::move(extra)]() mutable {
+        return learner->Update(std::move(episodes), waited, extra);
+      });
+      continue;
+    }
+    std::optional<RolloutMsg> msg = rollouts.Receive<RolloutMsg>(100);
+    if (SecondsSince(last_stats) >= 1.0) {
+      write_stats();
+      last_stats = Clock::now();
+    }
+    if (running.valid() && running.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      RETURN_IF_ERROR(finish_update());
+    }
+    if (!msg) continue;
+    const int64_t usable_at = version + (running.valid() ? 1 : 0);
+    if (msg->policy_version > version) {
+      ++acct.future;
+    } else if (usable_at - msg->policy_version > d.max_policy_lag) {
+      ++acct.stale;
+    } else if (Status replayed = ReplayIfCompact(*learner, *msg, acct); !replayed.ok()) {
+      if (acct.replay <= 5) deferred_log.push_back(msg->actor_id + ": rollout dropped: " + replayed.message());
+    } else {
+      pending.push_back(Pending{msg->policy_version, std::move(msg->episode)});
+    }
+  }
+  if (running.valid()) {  // stopped: the update in flight finishes (its checkpoint stays whole)
+    RETURN_IF_ERROR(finish_update());
   }
   write_stats();
   if (!learner->finished()) return Status::Ok();  // stopped

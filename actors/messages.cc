@@ -238,13 +238,66 @@ namespace actors {
 
 // ---------------------------------------------------------------------------- messages
 
+// A compact rollout's steps: one column per field, no observations.
+constexpr size_t kCompactStepBytes = 4 * 4 + 1;
+
+void SaveCompactEpisode(OutArchive& ar, const Episode& e) {
+  SaveString(ar, e.model);
+  ar(e.policy_version, e.initial_cost_ms, e.final_cost_ms, e.best_cost_ms);
+  ar(cereal::make_size_tag(static_cast<cereal::size_type>(e.rules.size())));
+  for (const std::string& r : e.rules) SaveString(ar, r);
+  ar(cereal::make_size_tag(static_cast<cereal::size_type>(e.steps.size())));
+  SaveColumn(ar, e.steps, &RolloutStep::action);
+  SaveColumn(ar, e.steps, &RolloutStep::logprob);
+  SaveColumn(ar, e.steps, &RolloutStep::value);
+  SaveColumn(ar, e.steps, &RolloutStep::reward);
+  std::vector<uint8_t> done(e.steps.size());
+  for (size_t i = 0; i < e.steps.size(); ++i) done[i] = e.steps[i].done ? 1 : 0;
+  ar(cereal::binary_data(done.data(), done.size()));
+}
+
+void LoadCompactEpisode(InArchive& ar, Episode& e) {
+  LoadString(ar, e.model, "model");
+  ar(e.policy_version, e.initial_cost_ms, e.final_cost_ms, e.best_cost_ms);
+  e.rules.resize(ReadCount(ar, kStringBytes, "rules"));
+  for (std::string& r : e.rules) LoadString(ar, r, "rule");
+  e.steps.resize(ReadCount(ar, kCompactStepBytes, "steps"));
+  LoadColumn(ar, e.steps, &RolloutStep::action);
+  LoadColumn(ar, e.steps, &RolloutStep::logprob);
+  LoadColumn(ar, e.steps, &RolloutStep::value);
+  LoadColumn(ar, e.steps, &RolloutStep::reward);
+  std::vector<uint8_t> done(e.steps.size());
+  ar(cereal::binary_data(done.data(), done.size()));
+  for (size_t i = 0; i < e.steps.size(); ++i) {
+    if (done[i] > 1) throw MalformedPayload("done flag " + std::to_string(done[i]));
+    e.steps[i].done = done[i] != 0;
+  }
+}
+
 void save(OutArchive& ar, const RolloutMsg& m) {
   SaveString(ar, m.actor_id);
-  ar(m.actor_incarnation, m.sequence, m.policy_version, m.episode);
+  ar(m.actor_incarnation, m.sequence, m.policy_version, static_cast<uint8_t>(m.compact ? 1 : 0));
+  if (m.compact) {
+    ar(m.rules_hash);
+    SaveString(ar, m.env_key);
+    SaveCompactEpisode(ar, m.episode);
+  } else {
+    ar(m.episode);
+  }
 }
 void load(InArchive& ar, RolloutMsg& m) {
   LoadString(ar, m.actor_id, "actor_id");
-  ar(m.actor_incarnation, m.sequence, m.policy_version, m.episode);
+  uint8_t compact = 0;
+  ar(m.actor_incarnation, m.sequence, m.policy_version, compact);
+  if (compact > 1) throw MalformedPayload("compact flag " + std::to_string(compact));
+  m.compact = compact != 0;
+  if (m.compact) {
+    ar(m.rules_hash);
+    LoadString(ar, m.env_key, "env_key");
+    LoadCompactEpisode(ar, m.episode);
+  } else {
+    ar(m.episode);
+  }
 }
 
 void save(OutArchive& ar, const WeightsMsg& m) {
@@ -398,7 +451,7 @@ Status ValidateObservation(const ObservationFeatures& f) {
   return CheckFinite(f.step_fraction, "step_fraction");
 }
 
-Status ValidateEpisode(const Episode& e) {
+Status ValidateEpisode(const Episode& e, bool compact) {
   for (double v : {e.initial_cost_ms, e.final_cost_ms, e.best_cost_ms}) {
     if (!std::isfinite(v) || v < 0) return InvalidArgument("episode costs must be finite and >= 0");
   }
@@ -410,8 +463,15 @@ Status ValidateEpisode(const Episode& e) {
   for (size_t i = 0; i < e.steps.size(); ++i) {
     const RolloutStep& s = e.steps[i];
     const std::string at = "step " + Str(i);
-    RETURN_IF_ERROR(ValidateObservation(s.observation).WithContext(at));
-    if (!InRange(s.action, s.observation.num_actions())) {
+    if (compact) {
+      if (!s.observation.nodes.empty() || !s.observation.candidates.empty()) {
+        return InvalidArgument(at + ": a compact rollout carries no observations");
+      }
+      if (s.action < 0) return InvalidArgument(at + ": negative action " + Str(s.action));
+    } else {
+      RETURN_IF_ERROR(ValidateObservation(s.observation).WithContext(at));
+    }
+    if (!compact && !InRange(s.action, s.observation.num_actions())) {
       return InvalidArgument(at + ": action " + Str(s.action) + " of " +
                              Str(s.observation.num_actions()));
     }
@@ -432,7 +492,11 @@ Status Validate(const RolloutMsg& m) {
     return InvalidArgument("policy_version " + Str(m.policy_version) + " but the episode says " +
                            Str(m.episode.policy_version));
   }
-  return ValidateEpisode(m.episode).WithContext("episode");
+  if (m.compact) {
+    RETURN_IF_ERROR(CheckName(m.env_key, "env_key"));
+    RETURN_IF_ERROR(CheckName(m.episode.model, "model"));
+  }
+  return ValidateEpisode(m.episode, m.compact).WithContext("episode");
 }
 
 Status Validate(const WeightsMsg& m) {

@@ -39,16 +39,22 @@ enum class MessageType : uint16_t {
 /// "RolloutMsg", ... ; "unknown" for a value outside the enum.
 const char* MessageTypeName(MessageType type);
 
-/// One finished episode, env actor -> learner (PUSH/PULL).
+/// One finished episode, env actor -> learner (PUSH/PULL). A compact rollout carries no
+/// observations: the learner rebuilds them by replaying the actions (replay/replay.h) on the
+/// environment named by `rules_hash` and `env_key`, and drops it when those differ from its own
+/// or the replay does not reproduce the episode.
 struct RolloutMsg {
   static constexpr MessageType kType = MessageType::kRollout;
-  static constexpr uint32_t kSchema = 1;
+  static constexpr uint32_t kSchema = 2;
   std::string actor_id;
   /// Changes (increases: a restart count or a start time) whenever the actor restarts; with
   /// `sequence` it lets a learner drop replayed or duplicated rollouts.
   uint64_t actor_incarnation = 0;
   uint64_t sequence = 0;       // per incarnation, increasing
   int64_t policy_version = 0;  // of the policy that acted; equals episode.policy_version
+  bool compact = false;        // the steps carry no observations
+  uint64_t rules_hash = 0;     // compact: RulesContentHash of the actor's rules
+  std::string env_key;         // compact: EnvReplayKey of the actor's environment
   Episode episode;
 };
 
@@ -94,9 +100,10 @@ Status Validate(const RolloutMsg& msg);
 Status Validate(const WeightsMsg& msg);
 Status Validate(const WeightsRequest& msg);
 Status Validate(const Heartbeat& msg);
-/// The parts of Validate(RolloutMsg) for an observation and an episode alone.
+/// The parts of Validate(RolloutMsg) for an observation and an episode alone. With `compact`
+/// the steps must carry no observations and their actions are checked by the replay instead.
 Status ValidateObservation(const ObservationFeatures& features);
-Status ValidateEpisode(const Episode& episode);
+Status ValidateEpisode(const Episode& episode, bool compact = false);
 
 // ---------------------------------------------------------------------------- encoding
 

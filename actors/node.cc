@@ -174,6 +174,7 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
     stale += JsonNumberAt(status, "dropped_stale").value_or(0) +
              JsonNumberAt(status, "dropped_future").value_or(0);
     bad += rollouts ? JsonNumberAt(*rollouts, "dropped").value_or(0) : 0;
+    bad += JsonNumberAt(status, "dropped_replay").value_or(0);  // compact rollouts that did not replay
     used += JsonNumberAt(status, "episodes_used").value_or(0);
     version = std::max(version, JsonNumberAt(status, "policy_version").value_or(0));
   }

@@ -1,9 +1,16 @@
 #include "kernels/rule_verify.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "graph/rules/matcher.h"
 #include "graph/weights.h"
@@ -227,8 +234,77 @@ RuleVerification VerifyRule(const Rule& rule, const VerifyOptions& options) {
   return result;
 }
 
+namespace {
+
+constexpr uint64_t kFnvOffset = 1469598103934665603ULL;
+constexpr uint64_t kFnvPrime = 1099511628211ULL;
+
+uint64_t Fnv(uint64_t h, std::string_view bytes) {
+  for (unsigned char c : bytes) h = (h ^ c) * kFnvPrime;
+  return h;
+}
+
+std::string Hex(uint64_t v) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string ReadWhole(const std::string& path, bool* ok) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *ok = static_cast<bool>(in) || in.eof();
+  return ss.str();
+}
+
+/// The text of a cache entry: its key again (a truncated or foreign file never matches).
+std::string CacheEntryText(const std::string& key, size_t rules) {
+  return "rewire verified rules\nkey " + key + "\nverifier " + std::to_string(kRuleVerifierVersion) +
+         "\nrules " + std::to_string(rules) + "\n";
+}
+
+}  // namespace
+
+StatusOr<uint64_t> RulesContentHash(const std::string& path) {
+  ASSIGN_OR_RETURN(const std::vector<std::string> files, rules::RuleFiles(path));
+  uint64_t h = kFnvOffset;
+  for (const std::string& f : files) {
+    bool ok = false;
+    const std::string text = ReadWhole(f, &ok);
+    if (!ok) return NotFound("cannot read " + f);
+    const std::string name = std::filesystem::path(f).filename().string();
+    h = Fnv(h, name);
+    h = Fnv(h, std::string_view("\0", 1));
+    h = Fnv(h, std::to_string(text.size()));
+    h = Fnv(h, text);
+  }
+  return h;
+}
+
+std::string VerifiedRulesCacheDir() {
+  if (const char* d = std::getenv("REWIRE_CACHE_DIR"); d != nullptr && *d != '\0') return d;
+  if (const char* d = std::getenv("XDG_CACHE_HOME"); d != nullptr && *d != '\0') return std::string(d) + "/rewire";
+  if (const char* d = std::getenv("HOME"); d != nullptr && *d != '\0') return std::string(d) + "/.cache/rewire";
+  return "";
+}
+
 StatusOr<std::vector<Rule>> LoadVerifiedRules(const std::string& path, const VerifyOptions& options) {
   ASSIGN_OR_RETURN(std::vector<Rule> rules, rules::LoadRules(path));
+  namespace fs = std::filesystem;
+  const std::string dir = options.cache_dir.empty() ? VerifiedRulesCacheDir() : options.cache_dir;
+  std::string entry, expected;
+  if (!dir.empty() && dir != "none") {
+    ASSIGN_OR_RETURN(const uint64_t content, RulesContentHash(path));
+    std::ostringstream opts;
+    opts.precision(17);
+    opts << kRuleVerifierVersion << " " << options.rtol << " " << options.seed << " " << options.trials;
+    const std::string key = Hex(Fnv(Fnv(kFnvOffset, Hex(content)), opts.str()));
+    entry = (fs::path(dir) / "verified-rules" / key).string();
+    expected = CacheEntryText(key, rules.size());
+    bool ok = false;
+    if (ReadWhole(entry, &ok) == expected && ok) return rules;  // verified before
+  }
   for (const Rule& r : rules) {
     const RuleVerification v = VerifyRule(r, options);
     if (!v.passed) {
@@ -241,6 +317,19 @@ StatusOr<std::vector<Rule>> LoadVerifiedRules(const std::string& path, const Ver
       }
       return InvalidArgument("rule '" + r.name + "' failed verification: " + why);
     }
+  }
+  if (!entry.empty()) {
+    // Written to a file of this process and renamed: readers see the whole entry or none. A cache
+    // that cannot be written only costs the next process the verification.
+    std::error_code ec;
+    fs::create_directories(fs::path(entry).parent_path(), ec);
+    const std::string tmp = entry + ".tmp." + std::to_string(::getpid());
+    {
+      std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
+      out << expected;
+    }
+    fs::rename(tmp, entry, ec);
+    if (ec) fs::remove(tmp, ec);
   }
   return rules;
 }

@@ -28,13 +28,31 @@ struct VerifyOptions {
   double rtol = 1e-4;  // allowed max |a-b| / max |b| per output
   uint64_t seed = 1;
   int trials = 2;      // random input draws per check line
+  /// Where LoadVerifiedRules remembers rule sets that passed (VerifiedRulesCacheDir() when empty;
+  /// "none": no cache).
+  std::string cache_dir;
 };
+
+/// Changes whenever VerifyRule's checking changes, so that cached verdicts of an older verifier
+/// are not trusted.
+inline constexpr int kRuleVerifierVersion = 1;
+
+/// FNV-1a (64-bit) over the file names (without directories) and bytes of the rule files `path`
+/// names, in LoadRules' order: equal on every node that loads the same rules. Errors: as
+/// rules::RuleFiles, or a file that cannot be read.
+StatusOr<uint64_t> RulesContentHash(const std::string& path);
+
+/// $REWIRE_CACHE_DIR, else $XDG_CACHE_HOME/rewire, else $HOME/.cache/rewire ("" without HOME).
+std::string VerifiedRulesCacheDir();
 
 /// Verifies one rule on all of its check lines.
 RuleVerification VerifyRule(const rules::Rule& rule, const VerifyOptions& options = {});
 
 /// Loads rules (file or directory) and verifies every one; any load error or failing rule is an
-/// error naming it, so unverified rules never reach a search.
+/// error naming it, so unverified rules never reach a search. A rule set that passed is
+/// remembered in options.cache_dir under a key of its content hash, the verifier's version and
+/// the options, so that the next process loading it skips verification; the entry is written
+/// atomically, and one that does not read back exactly is ignored and rewritten.
 StatusOr<std::vector<rules::Rule>> LoadVerifiedRules(const std::string& path,
                                                      const VerifyOptions& options = {});
 

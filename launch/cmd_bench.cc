@@ -222,6 +222,7 @@ void RegisterBench(CLI::App& app) {
   add_agent_bench("encode", "Incremental candidate encoding against encoding every candidate graph in full",
                   &BenchEncoding);
   RegisterBenchTransport(*bench);
+  RegisterBenchThroughput(*bench);
   RegisterBenchOps(*bench);
 }
 

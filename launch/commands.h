@@ -54,6 +54,8 @@ void RegisterRules(CLI::App& app);
 void RegisterBench(CLI::App& app);
 /// `rewire bench transport` (launch/cmd_bench_transport.cc), under `bench`.
 void RegisterBenchTransport(CLI::App& bench);
+/// `rewire bench throughput` (launch/cmd_bench_throughput.cc), under `bench`.
+void RegisterBenchThroughput(CLI::App& bench);
 /// `rewire bench ops` (launch/cmd_bench_ops.cc), under `bench`.
 void RegisterBenchOps(CLI::App& bench);
 void RegisterOptimize(CLI::App& app);

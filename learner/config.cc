@@ -117,6 +117,8 @@ void ForEachField(Config& c, Visit&& visit) {
   visit("distributed", "backoff_max_s", c.distributed.backoff_max_s);
   visit("distributed", "stop_grace_s", c.distributed.stop_grace_s);
   visit("distributed", "actor_device", c.distributed.actor_device);
+  visit("distributed", "compact_rollouts", c.distributed.compact_rollouts);
+  visit("distributed", "envs_per_actor", c.distributed.envs_per_actor);
 }
 
 struct KnownField {
@@ -605,6 +607,7 @@ Status Validate(const TrainConfig& c, const Locations& at) {
                 "distributed.master_port must be in 0..65535 (0 = pick a free port), got " +
                     std::to_string(d.master_port));
   check.AtLeast("distributed.max_policy_lag", d.max_policy_lag, 0);
+  check.AtLeast("distributed.envs_per_actor", d.envs_per_actor, 1);
   check.AtLeast("distributed.max_message_mb", d.max_message_mb, 1);
   check.Positive("distributed.heartbeat_interval_s", d.heartbeat_interval_s);
   check.Positive("distributed.heartbeat_timeout_s", d.heartbeat_timeout_s);

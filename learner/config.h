@@ -11,7 +11,7 @@
 //   [eval] models, samples, baselines, budget
 //   [distributed] learners, actors, bind, advertise, master_port, max_policy_lag, max_message_mb,
 //          heartbeat_interval_s, heartbeat_timeout_s, max_restarts, backoff_initial_s,
-//          backoff_max_s, stop_grace_s, actor_device
+//          backoff_max_s, stop_grace_s, actor_device, compact_rollouts, envs_per_actor
 //
 // Every section and key is optional. Unknown sections and keys are errors that name FILE:LINE
 // (and the closest known key); so are values of the wrong type and values out of range.
@@ -147,6 +147,14 @@ struct DistributedSection {
   /// Where env actors run policy inference: "cpu", "cuda" (cuda:<actor rank modulo the GPUs>)
   /// or "cuda:N".
   std::string actor_device = "cpu";
+  /// Rollouts without observations (actions, log-probs, values, rewards, costs): the learner
+  /// rebuilds the observations by replaying the actions, and drops a rollout whose replay
+  /// differs. Needs a cost model that gives every process the same costs (analytic, or a shared
+  /// cost cache); false sends every observation.
+  bool compact_rollouts = true;
+  /// Episodes each env actor plays side by side, with one batched policy forward pass per step
+  /// over all of them (>= 1).
+  int envs_per_actor = 1;
 };
 
 /// A whole training run's configuration.

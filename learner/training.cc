@@ -31,6 +31,7 @@
 #include "learner/policy.h"
 #include "learner/ppo.h"
 #include "learner/tensorboard.h"
+#include "replay/replay.h"
 
 namespace rewire {
 namespace {
@@ -161,7 +162,9 @@ auto OnCpu(GnnPolicy& policy, torch::optim::Optimizer* optimizer, const torch::D
 
 StatusOr<Resources> LoadResources(const TrainConfig& c, const RunPaths& paths, const std::vector<ModelSpec>& models) {
   Resources r;
-  ASSIGN_OR_RETURN(r.rules, LoadVerifiedRules(c.env.rules.empty() ? paths.rules : c.env.rules));
+  const std::string rules_path = c.env.rules.empty() ? paths.rules : c.env.rules;
+  ASSIGN_OR_RETURN(r.rules, LoadVerifiedRules(rules_path));
+  ASSIGN_OR_RETURN(r.rules_hash, RulesContentHash(rules_path));
   CostModelOptions co;
   co.kind = c.env.cost;
   co.device = c.env.device;
@@ -174,6 +177,11 @@ StatusOr<Resources> LoadResources(const TrainConfig& c, const RunPaths& paths, c
     r.models.emplace_back(m.Label(), std::move(g).value());
   }
   return r;
+}
+
+std::string EnvReplayKey(const TrainConfig& c, const Resources& r) {
+  return "horizon " + std::to_string(c.env.horizon) + ", max_candidates " + std::to_string(c.env.max_candidates) +
+         ", cost " + r.cost->Name() + ", hops " + std::to_string(c.gnn.layers);
 }
 
 StatusOr<std::string> InitialPolicyWeights(const GnnSection& gnn, uint64_t seed) {
@@ -201,6 +209,7 @@ struct LearnerRank::Impl {
   std::unique_ptr<TensorBoardWriter> tb;  // rank 0: the metrics as TensorBoard scalars
   CheckpointMeta meta;
   torch::Device device{torch::kCPU};
+  std::string env_key;
 };
 
 LearnerRank::LearnerRank(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -269,6 +278,7 @@ StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(const TrainConfig& c,
   eo.horizon = c.env.horizon;
   eo.max_candidates = static_cast<size_t>(c.env.max_candidates);
   s.env = std::make_unique<Environment>(s.res.rules, *s.res.cost, eo);
+  s.env_key = EnvReplayKey(c, s.res);
 
   s.policy = GnnPolicy(ShapeOf(c.gnn));
   s.optimizer = std::make_unique<torch::optim::Adam>(
@@ -455,33 +465,60 @@ StatusOr<std::string> LearnerRank::WeightsBytes() {
   return OnCpu(s.policy, s.optimizer.get(), s.device, [&] { return PolicyWeightsBytes(s.policy); });
 }
 
+uint64_t LearnerRank::rules_hash() const { return impl_->res.rules_hash; }
+const std::string& LearnerRank::env_key() const { return impl_->env_key; }
+
+Status LearnerRank::Replay(uint64_t rules_hash, const std::string& env_key, Episode& episode) {
+  Impl& s = *impl_;
+  if (rules_hash != s.res.rules_hash) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "rule set %016llx, this learner's is %016llx",
+                  static_cast<unsigned long long>(rules_hash), static_cast<unsigned long long>(s.res.rules_hash));
+    return InvalidArgument(std::string(buf) + " (every process must load the same rules)");
+  }
+  if (env_key != s.env_key) {
+    return InvalidArgument("environment '" + env_key + "', this learner's is '" + s.env_key + "'");
+  }
+  for (const auto& [label, graph] : s.res.models) {
+    if (label == episode.model) return ReplayObservations(*s.env, graph, s.c.gnn.layers, episode);
+  }
+  return InvalidArgument("model '" + episode.model + "' is not one this run trains on");
+}
+
 // ---------------------------------------------------------------------------- acting policy
 
 struct ActingPolicy::Impl {
+  TrainConfig c;
   Resources res;
-  std::unique_ptr<Environment> env;
+  EnvOptions env_options;
+  std::vector<std::unique_ptr<Environment>> envs;  // one per episode played side by side
   GnnPolicy policy{nullptr};
   std::mt19937_64 rng;
   int64_t version = -1;
   torch::Device device{torch::kCPU};
+  std::string env_key;
+  ActingProfile profile;
 };
 
 ActingPolicy::ActingPolicy(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ActingPolicy::~ActingPolicy() = default;
 int64_t ActingPolicy::version() const { return impl_->version; }
+const ActingProfile& ActingPolicy::profile() const { return impl_->profile; }
+uint64_t ActingPolicy::rules_hash() const { return impl_->res.rules_hash; }
+const std::string& ActingPolicy::env_key() const { return impl_->env_key; }
 
 StatusOr<std::unique_ptr<ActingPolicy>> ActingPolicy::Create(const TrainConfig& c, const RunPaths& paths,
                                                              uint64_t seed, int64_t device_index) {
   RETURN_IF_ERROR(ValidateTrainConfig(c));
   auto impl = std::make_unique<Impl>();
+  impl->c = c;
   SetComputeThreads(c.run.threads);
   torch::manual_seed(seed);
   impl->rng.seed(seed);
   ASSIGN_OR_RETURN(impl->res, LoadResources(c, paths, c.env.models));
-  EnvOptions eo;
-  eo.horizon = c.env.horizon;
-  eo.max_candidates = static_cast<size_t>(c.env.max_candidates);
-  impl->env = std::make_unique<Environment>(impl->res.rules, *impl->res.cost, eo);
+  impl->env_options.horizon = c.env.horizon;
+  impl->env_options.max_candidates = static_cast<size_t>(c.env.max_candidates);
+  impl->env_key = EnvReplayKey(c, impl->res);
   impl->policy = GnnPolicy(ShapeOf(c.gnn));
   impl->policy->eval();
   ASSIGN_OR_RETURN(impl->device, PickDevice(c.distributed.actor_device, device_index));
@@ -496,12 +533,96 @@ Status ActingPolicy::LoadWeights(const std::string& bytes, int64_t version) {
 }
 
 StatusOr<Episode> ActingPolicy::RunEpisode() {
+  ASSIGN_OR_RETURN(std::vector<Episode> episodes, RunEpisodes(1, true));
+  return std::move(episodes[0]);
+}
+
+StatusOr<std::vector<Episode>> ActingPolicy::RunEpisodes(int n, bool keep_observations) {
   Impl& s = *impl_;
-  const size_t m = s.res.models.size() == 1 ? 0 : s.rng() % s.res.models.size();
-  ASSIGN_OR_RETURN(EpisodeOutcome o, rewire::RunEpisode(s.policy, *s.env, s.res.models[m].second, true, s.rng, true));
-  o.episode.model = s.res.models[m].first;
-  o.episode.policy_version = s.version;
-  return std::move(o.episode);
+  if (n < 1) return InvalidArgument("RunEpisodes needs at least one episode, got " + std::to_string(n));
+  torch::NoGradGuard no_grad;
+  while (static_cast<int>(s.envs.size()) < n) {
+    s.envs.push_back(std::make_unique<Environment>(s.res.rules, *s.res.cost, s.env_options));
+  }
+  const int hops = s.policy->shape().layers;
+  auto seconds = [](Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); };
+  std::vector<Episode> episodes(n);
+  for (int e = 0; e < n; ++e) {
+    const size_t m = s.res.models.size() == 1 ? 0 : s.rng() % s.res.models.size();
+    const auto t = Clock::now();
+    ASSIGN_OR_RETURN(Observation first, s.envs[e]->Reset(s.res.models[m].second));
+    (void)first;
+    s.profile.env_s += seconds(t);
+    Episode& ep = episodes[e];
+    ep.model = s.res.models[m].first;
+    ep.policy_version = s.version;
+    ep.initial_cost_ms = s.envs[e]->initial_cost_ms();
+    ep.best_cost_ms = ep.initial_cost_ms;
+  }
+  std::vector<ObservationFeatures> features(n);
+  for (;;) {
+    // The episodes still running, each with its observation; one forward pass over all of them.
+    std::vector<int> running;
+    std::vector<const ObservationFeatures*> batch_of;
+    auto t = Clock::now();
+    for (int e = 0; e < n; ++e) {
+      if (s.envs[e]->done()) continue;
+      features[e] = EncodeObservation(*s.envs[e], hops);
+      running.push_back(e);
+      batch_of.push_back(&features[e]);
+    }
+    if (running.empty()) break;
+    const ObservationBatch batch = MakeBatch(batch_of);
+    s.profile.encode_s += seconds(t);
+    t = Clock::now();
+    const PolicyOutput o = s.policy->Forward(batch);
+    const auto logp = o.logp.contiguous();
+    const auto values = o.value.contiguous();
+    const float* lp = logp.data_ptr<float>();
+    const float* v = values.data_ptr<float>();
+    ++s.profile.forwards;
+    // Sampling per observation over its candidates, then its No-Op (the flat order of one).
+    std::vector<int64_t> flats(running.size());
+    for (size_t i = 0; i < running.size(); ++i) {
+      const int64_t k = batch.num_candidates_of[i];
+      const double u = std::uniform_real_distribution<double>(0.0, 1.0)(s.rng);
+      int64_t flat = batch.FlatAction(static_cast<int64_t>(i), k);  // No-Op unless a candidate is drawn
+      double acc = 0;
+      for (int64_t a = 0; a < k; ++a) {
+        acc += std::exp(static_cast<double>(lp[batch.cand_offset[i] + a]));
+        if (u < acc) {
+          flat = batch.cand_offset[i] + a;
+          break;
+        }
+      }
+      flats[i] = flat;
+    }
+    s.profile.forward_s += seconds(t);
+    t = Clock::now();
+    for (size_t i = 0; i < running.size(); ++i) {
+      const int e = running[i];
+      const int64_t action = batch.ActionOf(static_cast<int64_t>(i), flats[i]);
+      ASSIGN_OR_RETURN(StepResult r, s.envs[e]->Step(static_cast<size_t>(action)));
+      Episode& ep = episodes[e];
+      RolloutStep st;
+      st.reward = static_cast<float>(r.reward);
+      st.done = r.done;
+      st.action = static_cast<int32_t>(action);
+      st.logprob = lp[flats[i]];
+      st.value = v[i];
+      if (keep_observations) st.observation = std::move(features[e]);
+      ep.steps.push_back(std::move(st));
+      if (!r.rule.empty()) {
+        ep.rules.push_back(r.rule);
+        ep.best_cost_ms = std::min(ep.best_cost_ms, r.cost_ms);
+      }
+      ++s.profile.steps;
+    }
+    s.profile.env_s += seconds(t);
+  }
+  for (int e = 0; e < n; ++e) episodes[e].final_cost_ms = s.envs[e]->cost_ms();
+  s.profile.episodes += n;
+  return episodes;
 }
 
 }  // namespace rewire

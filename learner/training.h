@@ -31,6 +31,7 @@ namespace rewire {
 /// What every run needs: verified rules, a cost model, the models as graphs.
 struct Resources {
   std::vector<rules::Rule> rules;
+  uint64_t rules_hash = 0;  // RulesContentHash of the rules' files: compact rollouts name it
   std::unique_ptr<CostModel> cost;
   std::vector<std::pair<std::string, Graph>> models;  // label, graph
 };
@@ -38,6 +39,11 @@ struct Resources {
 /// Loads the rules (verified), the cost model and `models` as env configures them.
 StatusOr<Resources> LoadResources(const TrainConfig& config, const RunPaths& paths,
                                   const std::vector<ModelSpec>& models);
+
+/// What an environment's episodes depend on besides the rules and the actions: the horizon, the
+/// candidate cap, the cost model and the GNN's hops (the observation encoding). A compact rollout
+/// carries its actor's and is replayed only by a learner with the same.
+std::string EnvReplayKey(const TrainConfig& config, const Resources& resources);
 
 /// The serialized weights (what learners broadcast) of a freshly initialised policy of `gnn`'s
 /// shape, seeded by `seed`.
@@ -87,6 +93,14 @@ class LearnerRank {
   /// The current weights for actors (PolicyWeightsBytes).
   StatusOr<std::string> WeightsBytes();
 
+  /// Rebuilds the observations of a compact episode (replay/replay.h) by replaying its actions on
+  /// this rank's environment. Errors (the rollout must be dropped): another rule set or
+  /// environment (`rules_hash`, `env_key`), a model this run does not train on, or actions that do
+  /// not replay to the episode's rewrites, rewards and costs.
+  Status Replay(uint64_t rules_hash, const std::string& env_key, Episode& episode);
+  uint64_t rules_hash() const;
+  const std::string& env_key() const;
+
   struct Impl;
 
  private:
@@ -95,6 +109,16 @@ class LearnerRank {
 };
 
 // ---------------------------------------------------------------------------- acting policy
+
+/// Where an acting policy's time went, in seconds, since it was created.
+struct ActingProfile {
+  double env_s = 0;      // Reset and Step: enumerating candidates, applying and costing them
+  double encode_s = 0;   // observation features and the tensor batch
+  double forward_s = 0;  // the policy's forward pass and sampling
+  int64_t steps = 0;
+  int64_t episodes = 0;
+  int64_t forwards = 0;  // batched forward passes (steps / forwards = observations per pass)
+};
 
 class ActingPolicy {
  public:
@@ -114,6 +138,14 @@ class ActingPolicy {
   /// One sampled episode on a model drawn from env.models, observations recorded, stamped with
   /// the weights' version.
   StatusOr<Episode> RunEpisode();
+  /// `n` episodes played side by side on `n` environments: every step encodes the observations of
+  /// the episodes still running and runs one batched forward pass over them. Without
+  /// `keep_observations` the steps carry no observations (compact rollouts: the learner replays).
+  StatusOr<std::vector<Episode>> RunEpisodes(int n, bool keep_observations);
+
+  const ActingProfile& profile() const;
+  uint64_t rules_hash() const;
+  const std::string& env_key() const;
 
   struct Impl;
 

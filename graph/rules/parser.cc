@@ -742,7 +742,7 @@ StatusOr<std::vector<Rule>> ParseRules(const std::string& text, const std::strin
   return rules;
 }
 
-StatusOr<std::vector<Rule>> LoadRules(const std::string& path) {
+StatusOr<std::vector<std::string>> RuleFiles(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   std::vector<std::string> files;
@@ -770,6 +770,11 @@ StatusOr<std::vector<Rule>> LoadRules(const std::string& path) {
       return NotFound("rules path " + p + " does not exist");
     }
   }
+  return files;
+}
+
+StatusOr<std::vector<Rule>> LoadRules(const std::string& path) {
+  ASSIGN_OR_RETURN(const std::vector<std::string> files, RuleFiles(path));
   std::vector<Rule> all;
   std::set<std::string> names;
   for (const std::string& f : files) {

@@ -73,6 +73,9 @@ StatusOr<std::vector<Rule>> ParseRules(const std::string& text, const std::strin
 /// subdirectories), or a comma-separated list of such paths loaded in the order given (rule
 /// names must stay unique across all of them).
 StatusOr<std::vector<Rule>> LoadRules(const std::string& path);
+/// The files LoadRules(path) reads, in its order. NotFound for a missing path or an empty
+/// directory.
+StatusOr<std::vector<std::string>> RuleFiles(const std::string& path);
 
 /// Attribute names an op accepts (the same names shape inference reads); Opaque: none.
 const std::vector<std::string>& OpAttributeNames(OpType op);

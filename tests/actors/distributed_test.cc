@@ -28,6 +28,9 @@
 
 #include "actors/messages.h"
 #include "actors/transport.h"
+#include "env/environment.h"
+#include "learner/config.h"
+#include "learner/training.h"
 #include "tests/launch/run_util.h"
 #include "tests/learner/event_file.h"
 
@@ -35,6 +38,14 @@ namespace rewire::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// The number at `key` of the JSON object in `text` (a status file); NaN when it is missing or
+/// the text is not an object, so a comparison with it fails.
+double JsonNumber(const std::string& text, const std::string& key) {
+  const StatusOr<Json> j = ParseJsonObject(text);
+  if (!j.ok()) return std::nan("");
+  return JsonNumberAt(*j, key).value_or(std::nan(""));
+}
 
 std::string TinyDistributedConfig(const std::string& dir, int max_updates, int actors) {
   return "[run]\ndir = \"" + dir + "\"\nseed = 5\nmax_updates = " + std::to_string(max_updates) +
@@ -334,7 +345,7 @@ TEST(Launch, TheShippedDistributedRunUpdatesBothRanksIdenticallyFromEveryCounted
     EXPECT_EQ(JsonNumber(stats, "policy_version"), 30) << stats;
     EXPECT_EQ(JsonNumber(stats, "episodes_used"), 30 * 2) << stats;
     received += JsonNumber(stats, "episodes_used") + JsonNumber(stats, "dropped_stale") +
-                JsonNumber(stats, "dropped_future");
+                JsonNumber(stats, "dropped_future") + JsonNumber(stats, "dropped_replay");
   }
   for (int a = 0; a < 4; ++a)
     sent +=
@@ -470,11 +481,12 @@ std::vector<std::string> HostileFrames(const std::string& secret, actors::Messag
   h.role = "env";
   h.actor_id = "intruder";
   h.pid = 1;
-  // A valid envelope of the expected type and schema 1, with a payload that does not decode.
+  // A valid envelope of the expected type and schema, with a payload that does not decode.
   std::string malformed = "RWIR";
   malformed += static_cast<char>(static_cast<uint16_t>(expected) & 0xff);
   malformed += std::string(3, '\0');
-  malformed += std::string("\x01\0\0\0", 4);
+  malformed += static_cast<char>(expected == actors::MessageType::kRollout ? actors::RolloutMsg::kSchema : 1);
+  malformed += std::string(3, '\0');
   malformed += "junk";
   return {
       "garbage",                                               // shorter than a MAC
@@ -605,6 +617,73 @@ TEST(LaunchSecurity, HostileMessagesToEverySocketAreDroppedAndCountedAndNothingD
   ASSERT_EQ(::kill(launch.pid(), SIGTERM), 0);
   ASSERT_EQ(launch.Wait(60), 0) << launch.Output();
   EXPECT_NE(launch.Output().find("restarts: learner group 0, env actors 0"), std::string::npos) << launch.Output();
+}
+
+TEST(LaunchSecurity, CompactRolloutsThatDoNotReplayAreDroppedAndCounted) {
+  TempDir tmp;
+  const std::string run = tmp / "run";
+  // A lag no rollout exceeds: the rollouts below are refused by their replay, not as stale.
+  std::string text = TinyDistributedConfig(run, 1000, 2);
+  text.replace(text.find("max_policy_lag = 2"), 18, "max_policy_lag = 1000000");
+  WriteFile(tmp / "c.toml", text);
+  LaunchProcess launch("--config " + Quote(tmp / "c.toml"), tmp / "launch.log");
+  ASSERT_TRUE(WaitUntil([&] { return LearnerVersion(run) >= 1 && Endpoints(run, 0).count("rollouts"); }))
+      << launch.Output();
+  const auto before = ReadProcesses(run + "/processes.json");
+  const std::string secret = ReadFile(run + "/secret");
+
+  // What the run's actors would name: its rule set, environment and model, and a real first
+  // observation's cost.
+  StatusOr<TrainConfig> config = ParseTrainConfig(text, "c.toml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  RunPaths paths;
+  paths.rules = std::string(REWIRE_SOURCE_DIR) + "/configs/rules";
+  paths.devices_dir = std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
+  StatusOr<Resources> res = LoadResources(*config, paths, config->env.models);
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  Environment env(res->rules, *res->cost, EnvOptions{config->env.horizon, static_cast<size_t>(config->env.max_candidates)});
+  ASSERT_TRUE(env.Reset(res->models[0].second).ok());
+  auto rollout = [&](uint64_t sequence) {
+    actors::RolloutMsg m;
+    m.actor_id = "env-intruder";
+    m.actor_incarnation = 1;
+    m.sequence = sequence;
+    m.compact = true;
+    m.rules_hash = res->rules_hash;
+    m.env_key = EnvReplayKey(*config, *res);
+    m.episode.model = res->models[0].first;
+    m.episode.initial_cost_ms = m.episode.final_cost_ms = m.episode.best_cost_ms = env.initial_cost_ms();
+    RolloutStep step;
+    step.action = static_cast<int32_t>(env.candidates().size());  // the No-Op: reward 0, done
+    step.reward = 5;                                             // which the No-Op does not give
+    step.done = true;
+    m.episode.steps.push_back(step);
+    return m;
+  };
+  std::vector<actors::RolloutMsg> bad = {rollout(1), rollout(2), rollout(3)};
+  bad[1].episode.model = "resnet50";  // not a model of this run
+  bad[2].rules_hash ^= 1;             // another rule set
+  zmq::context_t ctx(1);
+  {
+    zmq::socket_t s(ctx, zmq::socket_type::push);
+    s.set(zmq::sockopt::linger, 5000);
+    s.connect(Endpoints(run, 0)["rollouts"]);
+    for (const auto& m : bad) s.send(zmq::buffer(actors::SignFrame(secret, actors::Encode(m))), zmq::send_flags::none);
+  }
+  EXPECT_TRUE(WaitUntil([&] { return JsonNumber(ReadFile(run + "/learners/rank0.json"), "dropped_replay") >= 3; }, 300))
+      << ReadFile(run + "/learners/rank0.json");
+
+  // Nobody crashed or was restarted, and training goes on.
+  const double version = LearnerVersion(run);
+  EXPECT_TRUE(WaitUntil([&] { return LearnerVersion(run) >= version + 2; }, 300)) << launch.Output();
+  EXPECT_NE(ReadFile(run + "/train.log").find("env-intruder: rollout dropped"), std::string::npos);
+  for (const ProcEntry& p : ReadProcesses(run + "/processes.json")) {
+    const ProcEntry* b = Find(before, p.role, p.rank);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(p.restarts, 0) << p.role << " " << p.rank;
+  }
+  ASSERT_EQ(::kill(launch.pid(), SIGTERM), 0);
+  ASSERT_EQ(launch.Wait(60), 0) << launch.Output();
 }
 
 // ---------------------------------------------------------------------------- Slurm

@@ -293,7 +293,7 @@ TEST(PushPull, BadFramesAreDroppedAndCountedAndAValidOneStillArrives) {
   SendRaw(raw, SignFrame(secret, Encode(invalid)));                   // fails Validate
   SendRaw(raw, SignFrame(secret, Encode(SampleHeartbeat("env-1"))));  // wrong type
   std::string future = Encode(SmallRollout("env-1", 1, 1));
-  future[8] = 2;
+  future[8] = static_cast<char>(RolloutMsg::kSchema + 1);
   SendRaw(raw, SignFrame(secret, future));                  // another schema
   SendRaw(raw, SignFrame(secret, std::string(6000, 'x')));  // oversize (under 2x)
   ASSERT_TRUE(raw.send(zmq::buffer(SignFrame(secret, Encode(SmallRollout("env-1", 1, 1)))),

@@ -2,8 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <vector>
 
 namespace rewire {
 namespace {
@@ -138,8 +143,57 @@ TEST(RuleVerify, LoadVerifiedRulesRefusesAFileWithAWrongRule) {
   std::remove(path.c_str());
 }
 
+TEST(RuleVerify, AVerifiedRuleSetIsCachedByContentAndACorruptEntryIsRewritten) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("rule-cache-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "good.rules").string();
+  std::ofstream(path) << FuseRule("Sigmoid", "sigmoid");
+  VerifyOptions o;
+  o.cache_dir = (dir / "cache").string();
+  auto entries = [&] {
+    std::vector<fs::path> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir / "cache" / "verified-rules", ec)) out.push_back(e.path());
+    return out;
+  };
+  auto read = [](const fs::path& p) {
+    std::ifstream f(p);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
+  ASSERT_TRUE(LoadVerifiedRules(path, o).ok());
+  ASSERT_EQ(entries().size(), 1u);
+  const fs::path entry = entries()[0];
+  const std::string text = read(entry);
+  EXPECT_NE(text.find("rules 1"), std::string::npos) << text;
+  // A second load hits the entry and leaves it as it is.
+  ASSERT_TRUE(LoadVerifiedRules(path, o).ok());
+  EXPECT_EQ(read(entry), text);
+  // A corrupt (here: truncated) entry is ignored: the rules are verified again and it is rewritten.
+  std::ofstream(entry, std::ios::trunc) << text.substr(0, text.size() / 2);
+  ASSERT_TRUE(LoadVerifiedRules(path, o).ok());
+  EXPECT_EQ(read(entry), text);
+  // Other content has another key: a wrong rule added to the file is still refused, and never cached.
+  std::string bad = FuseRule("Tanh", "relu");
+  bad.replace(bad.find("rule fuse"), 9, "rule fuse_bad");
+  std::ofstream(path, std::ios::app) << "\n" << bad;
+  EXPECT_FALSE(LoadVerifiedRules(path, o).ok());
+  EXPECT_EQ(entries().size(), 1u);
+  // Another verifier option is another key too.
+  std::ofstream(path, std::ios::trunc) << FuseRule("Sigmoid", "sigmoid");
+  o.trials = 3;
+  ASSERT_TRUE(LoadVerifiedRules(path, o).ok());
+  EXPECT_EQ(entries().size(), 2u);
+  fs::remove_all(dir);
+}
+
 TEST(RuleVerify, ShippedRulesAllVerify) {
-  auto r = LoadVerifiedRules(std::string(REWIRE_SOURCE_DIR) + "/configs/rules");
+  VerifyOptions no_cache;
+  no_cache.cache_dir = "none";  // verified here, not remembered from an earlier process
+  auto r = LoadVerifiedRules(std::string(REWIRE_SOURCE_DIR) + "/configs/rules", no_cache);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_GE(r->size(), 3u);
 }

@@ -1,0 +1,76 @@
+#include "replay/replay.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "env/features.h"
+
+namespace rewire {
+namespace {
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+/// Rewards and costs are computed by the same code from the same graphs on both sides; the
+/// tolerance only absorbs the float rounding of the recorded reward.
+bool Same(double a, double b) {
+  return std::fabs(a - b) <= 1e-6 * std::max({1.0, std::fabs(a), std::fabs(b)});
+}
+
+}  // namespace
+
+Status ReplayObservations(Environment& env, const Graph& graph, int hops, Episode& episode) {
+  ASSIGN_OR_RETURN(Observation first, env.Reset(graph));
+  (void)first;
+  if (!Same(env.initial_cost_ms(), episode.initial_cost_ms)) {
+    return DataLoss("the model costs " + Num(env.initial_cost_ms()) +
+                    " ms here, the episode says " + Num(episode.initial_cost_ms) +
+                    " ms (another model or cost model)");
+  }
+  size_t rule = 0;
+  for (size_t t = 0; t < episode.steps.size(); ++t) {
+    RolloutStep& s = episode.steps[t];
+    const std::string at = "step " + std::to_string(t) + ": ";
+    if (env.done()) {
+      return DataLoss(at + "the replayed episode ended after " + std::to_string(t) +
+                      " steps, the rollout has " + std::to_string(episode.steps.size()));
+    }
+    s.observation = EncodeObservation(env, hops);
+    if (s.action < 0 || s.action >= s.observation.num_actions()) {
+      return DataLoss(at + "action " + std::to_string(s.action) + " of " +
+                      std::to_string(s.observation.num_actions()) + " actions");
+    }
+    ASSIGN_OR_RETURN(StepResult r, env.Step(static_cast<size_t>(s.action)));
+    if (!r.rule.empty()) {
+      if (rule >= episode.rules.size() || episode.rules[rule] != r.rule) {
+        return DataLoss(
+            at + "action " + std::to_string(s.action) + " applies " + r.rule +
+            ", the rollout says " +
+            (rule < episode.rules.size() ? episode.rules[rule] : std::string("no rewrite")));
+      }
+      ++rule;
+    }
+    if (!Same(static_cast<float>(r.reward), s.reward)) {
+      return DataLoss(at + "reward " + Num(s.reward) + " replays as " + Num(r.reward));
+    }
+    if (r.done != s.done) return DataLoss(at + "done flag differs on replay");
+  }
+  if (rule != episode.rules.size()) {
+    return DataLoss("the rollout names " + std::to_string(episode.rules.size()) +
+                    " rewrites, its actions apply " + std::to_string(rule));
+  }
+  if (!env.done())
+    return DataLoss("the replayed episode has not ended after the rollout's last step");
+  if (!Same(env.cost_ms(), episode.final_cost_ms)) {
+    return DataLoss("final cost " + Num(episode.final_cost_ms) + " ms replays as " +
+                    Num(env.cost_ms()) + " ms");
+  }
+  return Status::Ok();
+}
+
+}  // namespace rewire

@@ -1,0 +1,201 @@
+// Compact rollouts (replay/replay.h, LearnerRank::Replay): a learner that rebuilds observations by
+// replaying an episode's actions learns exactly what it learns from the full rollout, and refuses
+// rollouts that do not replay (wrong actions, another model, another rule set or environment).
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "actors/messages.h"
+#include "kernels/rule_verify.h"
+#include "learner/config.h"
+#include "learner/training.h"
+#ifndef REWIRE_BINARY
+#define REWIRE_BINARY "rewire"  // run_util.h names it; these tests run no process
+#endif
+#include "tests/launch/run_util.h"
+
+namespace rewire::testing {
+namespace {
+
+TrainConfig SmallConfig(const std::string& dir) {
+  const std::string text =
+      "[run]\ndir = \"" + dir +
+      "\"\nseed = 3\nmax_updates = 3\n\n"
+      "[env]\nmodels = [\"squeezenet\"]\nhorizon = 8\nmax_candidates = 40\n\n"
+      "[gnn]\nhidden = 8\nlayers = 2\nheads = 2\n\n"
+      "[ppo]\nepisodes_per_update = 2\nminibatch_size = 8\nupdate_epochs = 2\n";
+  StatusOr<TrainConfig> c = ParseTrainConfig(text, "test.toml");
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  return *c;
+}
+
+RunPaths Paths() {
+  RunPaths p;
+  p.rules = std::string(REWIRE_SOURCE_DIR) + "/configs/rules";
+  p.devices_dir = std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
+  return p;
+}
+
+/// The wire bytes of one step with its observation (for comparing observations).
+std::string StepBytes(const RolloutStep& step) {
+  actors::RolloutMsg m;
+  m.actor_id = "a";
+  m.episode.steps.push_back(step);
+  return actors::Encode(m);
+}
+
+/// metrics.jsonl without the timing columns.
+std::vector<nlohmann::json> MetricsWithoutTimes(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(ReadFile(path));
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    for (const char* k :
+         {"wall_time", "charts/SPS", "charts/rollout_seconds", "charts/update_seconds"})
+      j.erase(k);
+    out.push_back(j);
+  }
+  return out;
+}
+
+TEST(CompactRollouts, TheSameSeedLearnsTheSameFromCompactAndFullRollouts) {
+  TempDir tmp;
+  const TrainConfig full_config = SmallConfig(tmp / "full");
+  const TrainConfig compact_config = SmallConfig(tmp / "compact");
+  auto full_actor = ActingPolicy::Create(full_config, Paths(), 11);
+  auto compact_actor = ActingPolicy::Create(compact_config, Paths(), 11);
+  ASSERT_TRUE(full_actor.ok()) << full_actor.status().message();
+  ASSERT_TRUE(compact_actor.ok()) << compact_actor.status().message();
+  auto full_learner = LearnerRank::Create(full_config, Paths(), ResumeMode::kFresh, nullptr);
+  auto compact_learner = LearnerRank::Create(compact_config, Paths(), ResumeMode::kFresh, nullptr);
+  ASSERT_TRUE(full_learner.ok()) << full_learner.status().message();
+  ASSERT_TRUE(compact_learner.ok()) << compact_learner.status().message();
+
+  for (int update = 0; update < 3; ++update) {
+    for (auto* pair : {&full_actor, &compact_actor}) {
+      LearnerRank& learner = pair == &full_actor ? **full_learner : **compact_learner;
+      auto weights = learner.WeightsBytes();
+      ASSERT_TRUE(weights.ok());
+      ASSERT_TRUE((**pair)->LoadWeights(*weights, learner.policy_version()).ok());
+    }
+    auto full = (*full_actor)->RunEpisodes(2, true);
+    auto compact = (*compact_actor)->RunEpisodes(2, false);
+    ASSERT_TRUE(full.ok()) << full.status().message();
+    ASSERT_TRUE(compact.ok()) << compact.status().message();
+    for (size_t e = 0; e < compact->size(); ++e) {
+      Episode& c = (*compact)[e];
+      const Episode& f = (*full)[e];
+      ASSERT_EQ(c.steps.size(), f.steps.size());
+      for (const RolloutStep& s : c.steps) EXPECT_TRUE(s.observation.nodes.empty());
+      // Over the wire and back, then replayed: the observations are the full rollout's.
+      actors::RolloutMsg msg;
+      msg.actor_id = "env-0";
+      msg.policy_version = c.policy_version;
+      msg.compact = true;
+      msg.rules_hash = (*compact_actor)->rules_hash();
+      msg.env_key = (*compact_actor)->env_key();
+      msg.episode = c;
+      const std::string bytes = actors::Encode(msg);
+      actors::RolloutMsg full_msg = msg;
+      full_msg.compact = false;
+      full_msg.episode = f;
+      EXPECT_LT(bytes.size() * 10, actors::Encode(full_msg).size());
+      auto back = actors::Decode<actors::RolloutMsg>(bytes, size_t{1} << 30);
+      ASSERT_TRUE(back.ok()) << back.status().message();
+      ASSERT_TRUE((*compact_learner)->Replay(back->rules_hash, back->env_key, back->episode).ok());
+      c = std::move(back->episode);
+      for (size_t t = 0; t < c.steps.size(); ++t) {
+        EXPECT_EQ(StepBytes(c.steps[t]), StepBytes(f.steps[t]))
+            << "step " << t << " of episode " << e;
+      }
+    }
+    ASSERT_TRUE((*full_learner)->Update(std::move(*full), 0).ok());
+    ASSERT_TRUE((*compact_learner)->Update(std::move(*compact), 0).ok());
+  }
+  const auto a = MetricsWithoutTimes(tmp / "full/metrics.jsonl");
+  const auto b = MetricsWithoutTimes(tmp / "compact/metrics.jsonl");
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(Checksums(ReadFile(tmp / "full/ranks/rank0.jsonl")),
+            Checksums(ReadFile(tmp / "compact/ranks/rank0.jsonl")));
+}
+
+TEST(CompactRollouts, RolloutsThatDoNotReplayAreRefused) {
+  TempDir tmp;
+  const TrainConfig config = SmallConfig(tmp / "run");
+  auto actor = ActingPolicy::Create(config, Paths(), 5);
+  auto learner = LearnerRank::Create(config, Paths(), ResumeMode::kFresh, nullptr);
+  ASSERT_TRUE(actor.ok() && learner.ok());
+  ASSERT_TRUE((*actor)->LoadWeights(*(*learner)->WeightsBytes(), 0).ok());
+  auto played = (*actor)->RunEpisodes(1, false);
+  ASSERT_TRUE(played.ok());
+  const Episode episode = (*played)[0];
+  const uint64_t hash = (*actor)->rules_hash();
+  const std::string key = (*actor)->env_key();
+  EXPECT_EQ(hash, (*learner)->rules_hash());
+  EXPECT_EQ(key, (*learner)->env_key());
+  {
+    Episode ok = episode;
+    EXPECT_TRUE((*learner)->Replay(hash, key, ok).ok());
+  }
+  {  // another action at the first step: another rewrite, reward or episode length
+    Episode wrong = episode;
+    ASSERT_FALSE(wrong.steps.empty());
+    wrong.steps[0].action = wrong.steps[0].action == 0 ? 1 : 0;
+    const Status s = (*learner)->Replay(hash, key, wrong);
+    EXPECT_FALSE(s.ok());
+  }
+  {  // an action out of range
+    Episode wrong = episode;
+    wrong.steps[0].action = 100000;
+    const Status s = (*learner)->Replay(hash, key, wrong);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("action 100000"), std::string::npos) << s.message();
+  }
+  {  // a reward that the actions do not give
+    Episode wrong = episode;
+    wrong.steps.back().reward += 1;
+    EXPECT_FALSE((*learner)->Replay(hash, key, wrong).ok());
+  }
+  {  // another model
+    Episode wrong = episode;
+    wrong.model = "resnet50";
+    const Status s = (*learner)->Replay(hash, key, wrong);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("resnet50"), std::string::npos) << s.message();
+  }
+  {  // another rule set
+    Episode wrong = episode;
+    const Status s = (*learner)->Replay(hash ^ 1, key, wrong);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("rule set"), std::string::npos) << s.message();
+  }
+  {  // another environment
+    Episode wrong = episode;
+    const Status s = (*learner)->Replay(hash, key + "x", wrong);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("environment"), std::string::npos) << s.message();
+  }
+}
+
+TEST(CompactRollouts, TheRuleSetHashFollowsTheRulesContent) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp / "a");
+  WriteFile(tmp / "a/x.rules",
+            ReadFile(std::string(REWIRE_SOURCE_DIR) + "/configs/rules/merge.rules"));
+  auto h1 = RulesContentHash(tmp / "a");
+  ASSERT_TRUE(h1.ok());
+  EXPECT_EQ(*h1, *RulesContentHash(tmp / "a/x.rules"));
+  WriteFile(tmp / "a/x.rules", ReadFile(tmp / "a/x.rules") + "\n# a comment\n");
+  EXPECT_NE(*h1, *RulesContentHash(tmp / "a"));
+}
+
+}  // namespace
+}  // namespace rewire::testing
