@@ -94,6 +94,15 @@ StatusOr<Links> Connect(zmq::context_t& ctx, const std::string& secret, const So
 
 Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
   const DistributedSection& d = c.distributed;
+  // A compact rollout is replayed by the learner, which must cost every graph as this actor did:
+  // the analytic model does; a measured one (cpu, cuda) times operators anew in each process.
+  const bool compact = d.compact_rollouts && c.env.cost == "analytic";
+  if (d.compact_rollouts && !compact) {
+    std::fprintf(stderr,
+                 "env actor: env.cost = \"%s\" is measured, so rollouts carry full observations (compact "
+                 "rollouts need the analytic cost model)\n",
+                 c.env.cost.c_str());
+  }
   ASSIGN_OR_RETURN(const int64_t rank, IntFromEnv("REWIRE_RANK", 0));
   ASSIGN_OR_RETURN(const int64_t learners, IntFromEnv("REWIRE_LEARNERS", d.learners));
   ASSIGN_OR_RETURN(const int64_t restart, IntFromEnv("REWIRE_RESTART", 0));
@@ -146,7 +155,7 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
   auto write_profile = [&] {
     const ActingProfile& p = policy->profile();
     nlohmann::json j = {{"actor", id},
-                        {"compact_rollouts", d.compact_rollouts},
+                        {"compact_rollouts", compact},
                         {"envs_per_actor", d.envs_per_actor},
                         {"episodes", p.episodes},
                         {"steps", p.steps},
@@ -248,7 +257,7 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
     }
     waiting = false;
 
-    ASSIGN_OR_RETURN(std::vector<Episode> episodes, policy->RunEpisodes(d.envs_per_actor, !d.compact_rollouts));
+    ASSIGN_OR_RETURN(std::vector<Episode> episodes, policy->RunEpisodes(d.envs_per_actor, !compact));
     for (Episode& episode : episodes) {
       steps += episode.steps.size();
       RolloutMsg msg;
@@ -256,7 +265,7 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
       msg.actor_incarnation = incarnation;
       msg.sequence = ++sequence;
       msg.policy_version = episode.policy_version;
-      msg.compact = d.compact_rollouts;
+      msg.compact = compact;
       if (msg.compact) {
         msg.rules_hash = policy->rules_hash();
         msg.env_key = policy->env_key();
