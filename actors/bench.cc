@@ -127,8 +127,8 @@ struct SubscriberState {
   std::vector<Clock::time_point> arrived;  // by version; written by the subscriber before `version`
 };
 
-Status BenchBroadcast(const std::string& label, const std::string& blob, int num_subscribers, int repeats,
-                      std::string& out) {
+Status BenchBroadcast(const std::string& label, const std::string& blob, int num_subscribers,
+                      int repeats, std::string& out) {
   zmq::context_t context(1);
   const std::string secret = NewRunSecret();
   const SocketOptions options = BenchSocketOptions();
@@ -216,7 +216,8 @@ Status BenchBroadcast(const std::string& label, const std::string& blob, int num
   return Status::Ok();
 }
 
-Status BenchFetch(const std::string& label, const std::string& blob, int repeats, std::string& out) {
+Status BenchFetch(const std::string& label, const std::string& blob, int repeats,
+                  std::string& out) {
   zmq::context_t context(1);
   const std::string secret = NewRunSecret();
   const SocketOptions options = BenchSocketOptions();
@@ -258,7 +259,7 @@ Status BenchFetch(const std::string& label, const std::string& blob, int repeats
 
 StatusOr<Episode> RandomEpisode(Environment& env, const Graph& graph, int hops,
                                 std::mt19937_64& rng) {
-  RETURN_IF_ERROR(env.Reset(graph).status());
+  REWIRE_RETURN_IF_ERROR(env.Reset(graph).status());
   Episode ep;
   ep.initial_cost_ms = env.initial_cost_ms();
   ep.best_cost_ms = ep.initial_cost_ms;
@@ -268,7 +269,7 @@ StatusOr<Episode> RandomEpisode(Environment& env, const Graph& graph, int hops,
     const size_t candidates = env.candidates().size();
     const size_t action =
         candidates == 0 ? 0 : static_cast<size_t>(rng() % candidates);  // No-Op is last
-    ASSIGN_OR_RETURN(StepResult r, env.Step(action));
+    REWIRE_ASSIGN_OR_RETURN(StepResult r, env.Step(action));
     s.action = static_cast<int32_t>(action);
     s.logprob =
         candidates == 0 ? 0.0f : -static_cast<float>(std::log(static_cast<double>(candidates)));
@@ -302,7 +303,7 @@ StatusOr<std::string> BenchTransport(const std::vector<rules::Rule>& rules, Cost
   Appendf(out, "rollouts over loopback PUSH/PULL (episodes of {} random rewrites, {} hops)\n",
           options.episode_steps, options.hops);
   for (const std::string& name : options.models) {
-    ASSIGN_OR_RETURN(Graph graph, BuildModel(name));
+    REWIRE_ASSIGN_OR_RETURN(Graph graph, BuildModel(name));
     EnvOptions env_options;
     env_options.horizon = options.episode_steps;
     env_options.max_candidates = options.max_candidates;
@@ -310,9 +311,9 @@ StatusOr<std::string> BenchTransport(const std::vector<rules::Rule>& rules, Cost
     RolloutMsg msg;
     msg.actor_id = "bench-env-0";
     msg.actor_incarnation = 1;
-    ASSIGN_OR_RETURN(msg.episode, RandomEpisode(env, graph, options.hops, rng));
+    REWIRE_ASSIGN_OR_RETURN(msg.episode, RandomEpisode(env, graph, options.hops, rng));
     msg.episode.model = name;
-    RETURN_IF_ERROR(BenchRollouts(name, msg, options.rollouts, out).WithContext(name));
+    REWIRE_RETURN_IF_ERROR(BenchRollouts(name, msg, options.rollouts, out).WithContext(name));
   }
   Appendf(out,
           "weight broadcast over loopback PUB/SUB (CONFLATE), publish -> received and decoded, {} "
@@ -326,12 +327,14 @@ StatusOr<std::string> BenchTransport(const std::vector<rules::Rule>& rules, Cost
     }
   }
   for (const auto& [label, blob] : blobs) {
-    for (int n : options.subscribers) RETURN_IF_ERROR(BenchBroadcast(label, blob, n, options.repeats, out));
+    for (int n : options.subscribers)
+      REWIRE_RETURN_IF_ERROR(BenchBroadcast(label, blob, n, options.repeats, out));
   }
   Appendf(out,
           "late joiner's fetch over loopback REQ/REP (request -> weights decoded), {} repeats\n",
           options.repeats);
-  for (const auto& [label, blob] : blobs) RETURN_IF_ERROR(BenchFetch(label, blob, options.repeats, out));
+  for (const auto& [label, blob] : blobs)
+    REWIRE_RETURN_IF_ERROR(BenchFetch(label, blob, options.repeats, out));
   return out;
 }
 

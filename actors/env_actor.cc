@@ -29,7 +29,9 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double SecondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 /// The sockets to every learner: one PUSH per rank (rollouts go round-robin over them, skipping a
 /// rank whose queue is full), the SUB and REQ of rank 0's weights.
@@ -79,12 +81,14 @@ StatusOr<Links> Connect(zmq::context_t& ctx, const std::string& secret, const So
                         std::vector<std::map<std::string, std::string>> endpoints) {
   Links l;
   for (auto& e : endpoints) {
-    ASSIGN_OR_RETURN(Pusher p, Pusher::Connect(ctx, e["rollouts"], secret, so));
+    REWIRE_ASSIGN_OR_RETURN(Pusher p, Pusher::Connect(ctx, e["rollouts"], secret, so));
     l.push.push_back(std::move(p));
   }
-  ASSIGN_OR_RETURN(Subscriber s, Subscriber::Connect(ctx, endpoints[0]["weights"], secret, so));
+  REWIRE_ASSIGN_OR_RETURN(Subscriber s,
+                          Subscriber::Connect(ctx, endpoints[0]["weights"], secret, so));
   l.sub.emplace(std::move(s));
-  ASSIGN_OR_RETURN(Requester q, Requester::Connect(ctx, endpoints[0]["weights_request"], secret, so));
+  REWIRE_ASSIGN_OR_RETURN(Requester q,
+                          Requester::Connect(ctx, endpoints[0]["weights_request"], secret, so));
   l.req.emplace(std::move(q));
   l.endpoints = std::move(endpoints);
   return l;
@@ -98,16 +102,17 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
   // the analytic model does; a measured one (cpu, cuda) times operators anew in each process.
   const bool compact = d.compact_rollouts && c.env.cost == "analytic";
   if (d.compact_rollouts && !compact) {
-    std::fprintf(stderr,
-                 "env actor: env.cost = \"%s\" is measured, so rollouts carry full observations (compact "
-                 "rollouts need the analytic cost model)\n",
-                 c.env.cost.c_str());
+    std::fprintf(
+        stderr,
+        "env actor: env.cost = \"%s\" is measured, so rollouts carry full observations (compact "
+        "rollouts need the analytic cost model)\n",
+        c.env.cost.c_str());
   }
-  ASSIGN_OR_RETURN(const int64_t rank, IntFromEnv("REWIRE_RANK", 0));
-  ASSIGN_OR_RETURN(const int64_t learners, IntFromEnv("REWIRE_LEARNERS", d.learners));
-  ASSIGN_OR_RETURN(const int64_t restart, IntFromEnv("REWIRE_RESTART", 0));
+  REWIRE_ASSIGN_OR_RETURN(const int64_t rank, IntFromEnv("REWIRE_RANK", 0));
+  REWIRE_ASSIGN_OR_RETURN(const int64_t learners, IntFromEnv("REWIRE_LEARNERS", d.learners));
+  REWIRE_ASSIGN_OR_RETURN(const int64_t restart, IntFromEnv("REWIRE_RESTART", 0));
   if (learners < 1) return InvalidArgument("REWIRE_LEARNERS must be at least 1");
-  ASSIGN_OR_RETURN(const std::string secret, LoadOrCreateRunSecret(c.run.dir));
+  REWIRE_ASSIGN_OR_RETURN(const std::string secret, LoadOrCreateRunSecret(c.run.dir));
   zmq::context_t ctx(1);
   Heartbeater heartbeat(ctx, secret, "env", static_cast<int>(rank), d.heartbeat_interval_s);
   const std::string id = "env-" + std::to_string(rank);
@@ -115,10 +120,12 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
   // Each actor, and each restart of it, plays different episodes.
   const uint64_t seed = c.run.seed + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(rank + 1) +
                         0xBF58476D1CE4E5B9ULL * static_cast<uint64_t>(restart);
-  ASSIGN_OR_RETURN(std::unique_ptr<ActingPolicy> policy, ActingPolicy::Create(c, paths, seed, rank));
-  const uint64_t incarnation = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count());
+  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<ActingPolicy> policy,
+                          ActingPolicy::Create(c, paths, seed, rank));
+  const uint64_t incarnation =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count());
 
   SocketOptions so;
   so.max_message_bytes = static_cast<size_t>(d.max_message_mb) << 20;
@@ -127,10 +134,10 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
   so.send_hwm = 1;
   so.kernel_buffer_bytes = 64 << 10;
   so.linger_ms = 2000;
-  ASSIGN_OR_RETURN(auto endpoints,
-                   WaitForEndpoints(c.run.dir, static_cast<int>(learners), d.endpoint_timeout_s));
+  REWIRE_ASSIGN_OR_RETURN(auto endpoints, WaitForEndpoints(c.run.dir, static_cast<int>(learners),
+                                                           d.endpoint_timeout_s));
   if (!endpoints) return Status::Ok();
-  ASSIGN_OR_RETURN(Links links, Connect(ctx, secret, so, std::move(*endpoints)));
+  REWIRE_ASSIGN_OR_RETURN(Links links, Connect(ctx, secret, so, std::move(*endpoints)));
 
   uint64_t sequence = 0, steps = 0, sent = 0, unsent = 0, weight_updates = 0;
   const std::string stats_path = c.run.dir + "/actors/env" + std::to_string(rank) + ".json";
@@ -151,7 +158,8 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
   // throughput reads RUN_DIR/actors/env<a>.profile.json.
   double send_s = 0, wait_s = 0;
   uint64_t bytes_sent = 0, waits = 0, wait_timeouts = 0;
-  const std::string profile_path = c.run.dir + "/actors/env" + std::to_string(rank) + ".profile.json";
+  const std::string profile_path =
+      c.run.dir + "/actors/env" + std::to_string(rank) + ".profile.json";
   auto write_profile = [&] {
     const ActingProfile& p = policy->profile();
     nlohmann::json j = {{"actor", id},
@@ -182,9 +190,10 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
       if (!m->blob.empty()) newest = std::move(m);
     }
     if (newest && newest->policy_version != policy->version()) {
-      if (newest->policy_version == policy->version() + 1) version_interval_s = SecondsSince(version_since);
+      if (newest->policy_version == policy->version() + 1)
+        version_interval_s = SecondsSince(version_since);
       version_since = Clock::now();
-      RETURN_IF_ERROR(policy->LoadWeights(newest->blob, newest->policy_version));
+      REWIRE_RETURN_IF_ERROR(policy->LoadWeights(newest->blob, newest->policy_version));
       ++weight_updates;
     }
     while (policy->version() < 0 && !StopFlag().load()) {
@@ -193,7 +202,7 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
       r.have_version = -1;
       StatusOr<WeightsMsg> m = links.req->Request<WeightsMsg>(r, 2000);
       if (m.ok() && !m->blob.empty()) {
-        RETURN_IF_ERROR(policy->LoadWeights(m->blob, m->policy_version));
+        REWIRE_RETURN_IF_ERROR(policy->LoadWeights(m->blob, m->policy_version));
         version_since = Clock::now();
         ++weight_updates;
       }
@@ -210,7 +219,8 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
   // unevenly over the ranks - is never starved.
   const int64_t nodes = std::max<int64_t>(1, learners / std::max(1, d.learners));
   const int64_t all_actors = std::max<int64_t>(1, nodes * std::max(1, d.actors));
-  const double share = static_cast<double>(learners * c.ppo.episodes_per_update) / static_cast<double>(all_actors);
+  const double share =
+      static_cast<double>(learners * c.ppo.episodes_per_update) / static_cast<double>(all_actors);
   const int64_t window = std::max(1, d.max_policy_lag);
   int64_t base_version = -1;  // the policy version the count below starts at
   uint64_t sent_since_base = 0;
@@ -222,24 +232,26 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
     for (int r = 0; r < learners; ++r) {
       auto e = ReadEndpoints(c.run.dir, r);
       if (e.ok() && *e != links.endpoints[r]) {
-        ASSIGN_OR_RETURN(auto fresh, WaitForEndpoints(c.run.dir, static_cast<int>(learners),
-                                                      d.endpoint_timeout_s));
+        REWIRE_ASSIGN_OR_RETURN(auto fresh, WaitForEndpoints(c.run.dir, static_cast<int>(learners),
+                                                             d.endpoint_timeout_s));
         if (!fresh) return Status::Ok();
-        ASSIGN_OR_RETURN(links, Connect(ctx, secret, so, std::move(*fresh)));
+        REWIRE_ASSIGN_OR_RETURN(links, Connect(ctx, secret, so, std::move(*fresh)));
         base_version = -1;  // what the old learners held is lost: count afresh
         break;
       }
     }
     const auto refresh_start = Clock::now();
-    RETURN_IF_ERROR(refresh_weights(waiting ? 200 : 0));
+    REWIRE_RETURN_IF_ERROR(refresh_weights(waiting ? 200 : 0));
     wait_s += SecondsSince(refresh_start);
     if (StopFlag().load()) break;
     heartbeat.Set(policy->version(), steps);
-    if (base_version < 0 || policy->version() < base_version) {  // first weights, or a rolled-back group
+    if (base_version < 0 ||
+        policy->version() < base_version) {  // first weights, or a rolled-back group
       base_version = policy->version();
       sent_since_base = 0;
     }
-    const auto allowed = static_cast<int64_t>(std::ceil(static_cast<double>(policy->version() - base_version + window) * share));
+    const auto allowed = static_cast<int64_t>(
+        std::ceil(static_cast<double>(policy->version() - base_version + window) * share));
     if (static_cast<int64_t>(sent_since_base) >= allowed) {
       if (!waiting) {
         waiting = true;
@@ -247,7 +259,8 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
         ++waits;
       }
       // Before two versions were seen (the first update includes the learners' start): the most.
-      const double limit_s = version_interval_s > 0 ? std::min(10.0, std::max(2.0, 4 * version_interval_s)) : 10.0;
+      const double limit_s =
+          version_interval_s > 0 ? std::min(10.0, std::max(2.0, 4 * version_interval_s)) : 10.0;
       if (SecondsSince(waiting_since) < limit_s) continue;
       // No new weights in time: rollouts were lost (a learner group restarted, an actor died) or
       // went unevenly over the ranks. Count afresh from the weights held now.
@@ -257,7 +270,8 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
     }
     waiting = false;
 
-    ASSIGN_OR_RETURN(std::vector<Episode> episodes, policy->RunEpisodes(d.envs_per_actor, !compact));
+    REWIRE_ASSIGN_OR_RETURN(std::vector<Episode> episodes,
+                            policy->RunEpisodes(d.envs_per_actor, !compact));
     for (Episode& episode : episodes) {
       steps += episode.steps.size();
       RolloutMsg msg;
@@ -278,8 +292,10 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
       bool delivered = false;
       const auto send_start = Clock::now();
       const size_t bytes = Encode(msg).size();
-      for (uint64_t attempt = 0; !delivered && !StopFlag().load() && SecondsSince(send_start) < 60; ++attempt) {
-        Pusher& p = links.push[(sequence + static_cast<uint64_t>(rank) + attempt) % links.push.size()];
+      for (uint64_t attempt = 0; !delivered && !StopFlag().load() && SecondsSince(send_start) < 60;
+           ++attempt) {
+        Pusher& p =
+            links.push[(sequence + static_cast<uint64_t>(rank) + attempt) % links.push.size()];
         const Status s = p.Send(msg, 250);
         if (s.ok()) {
           delivered = true;

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <future>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,7 +27,9 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double SecondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 /// "tcp://HOST:*" for port 0, else "tcp://HOST:PORT"; "*" binds every interface.
 std::string BindEndpoint(const std::string& host, int port) {
@@ -151,7 +153,8 @@ struct Accounting {
   uint64_t stale = 0;   // acted by a policy older than max_policy_lag updates
   uint64_t future = 0;  // acted by a newer policy than this rank's (a learner group rolled back)
   uint64_t used = 0;    // episodes learned from
-  uint64_t replay = 0;  // compact rollouts whose replay failed (another rule set, model, environment)
+  uint64_t replay =
+      0;  // compact rollouts whose replay failed (another rule set, model, environment)
   double replay_s = 0;  // time spent replaying compact rollouts
 };
 
@@ -169,16 +172,16 @@ Status ReplayIfCompact(LearnerRank& learner, RolloutMsg& msg, Accounting& acct) 
 
 Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
   const DistributedSection& d = c.distributed;
-  ASSIGN_OR_RETURN(const int64_t rank, IntFromEnv("RANK", 0));
-  ASSIGN_OR_RETURN(const std::string secret, LoadOrCreateRunSecret(c.run.dir));
+  REWIRE_ASSIGN_OR_RETURN(const int64_t rank, IntFromEnv("RANK", 0));
+  REWIRE_ASSIGN_OR_RETURN(const std::string secret, LoadOrCreateRunSecret(c.run.dir));
   zmq::context_t ctx(1);
   Heartbeater heartbeat(ctx, secret, "learner", static_cast<int>(rank), d.heartbeat_interval_s);
 
   // Rank 0 prints progress (the supervisor's terminal); every rank keeps its own log file.
   std::function<void(const std::string&)> log;
   if (rank == 0) log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
-  ASSIGN_OR_RETURN(std::unique_ptr<LearnerRank> learner,
-                   LearnerRank::Create(c, paths, ResumeMode::kResumeIfPresent, log));
+  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<LearnerRank> learner,
+                          LearnerRank::Create(c, paths, ResumeMode::kResumeIfPresent, log));
   heartbeat.Set(learner->policy_version(), 0);
 
   // --- sockets, on the ports of this rank's previous incarnation when they are free
@@ -193,33 +196,34 @@ Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
   so.recv_hwm = std::max(1, c.ppo.episodes_per_update);  // queued rollouts age while PPO runs
   so.kernel_buffer_bytes = 64 << 10;
   const std::string host = AdvertisedHost(d);
-  ASSIGN_OR_RETURN(
+  REWIRE_ASSIGN_OR_RETURN(
       Puller rollouts,
       BindPreferring<Puller>(ctx, d.bind, PreviousPort(previous, "rollouts"), secret, so));
-  ASSIGN_OR_RETURN(const int rollouts_port, PortOf(rollouts.BoundEndpoint()));
+  REWIRE_ASSIGN_OR_RETURN(const int rollouts_port, PortOf(rollouts.BoundEndpoint()));
   std::string endpoints = "rollouts tcp://" + host + ":" + std::to_string(rollouts_port) + "\n";
   std::unique_ptr<WeightServer> server;
   if (rank == 0) {
     SocketOptions wo = so;
     wo.max_message_bytes = static_cast<size_t>(d.max_message_mb) << 20;
-    ASSIGN_OR_RETURN(
+    REWIRE_ASSIGN_OR_RETURN(
         Publisher pub,
         BindPreferring<Publisher>(ctx, d.bind, PreviousPort(previous, "weights"), secret, wo));
-    ASSIGN_OR_RETURN(Replier rep,
-                     BindPreferring<Replier>(ctx, d.bind, PreviousPort(previous, "weights_request"),
+    REWIRE_ASSIGN_OR_RETURN(
+        Replier rep, BindPreferring<Replier>(ctx, d.bind, PreviousPort(previous, "weights_request"),
                                              secret, wo));
     server = std::make_unique<WeightServer>(std::move(pub), std::move(rep));
-    ASSIGN_OR_RETURN(std::string blob, learner->WeightsBytes());
+    REWIRE_ASSIGN_OR_RETURN(std::string blob, learner->WeightsBytes());
     server->Set(learner->policy_version(), std::move(blob));
-    ASSIGN_OR_RETURN(const int weights_port, PortOf(server->pub_endpoint()));
-    ASSIGN_OR_RETURN(const int request_port, PortOf(server->rep_endpoint()));
+    REWIRE_ASSIGN_OR_RETURN(const int weights_port, PortOf(server->pub_endpoint()));
+    REWIRE_ASSIGN_OR_RETURN(const int request_port, PortOf(server->rep_endpoint()));
     endpoints += "weights tcp://" + host + ":" + std::to_string(weights_port) + "\n";
     endpoints += "weights_request tcp://" + host + ":" + std::to_string(request_port) + "\n";
   }
   const std::string endpoints_path = c.run.dir + "/endpoints/learner" + std::to_string(rank);
-  RETURN_IF_ERROR(WriteFileAtomic(endpoints_path, endpoints));
-  learner->Log("listening for rollouts on " + rollouts.BoundEndpoint() +
-               (server ? ", weights on " + server->pub_endpoint() + " and " + server->rep_endpoint() : ""));
+  REWIRE_RETURN_IF_ERROR(WriteFileAtomic(endpoints_path, endpoints));
+  learner->Log(
+      "listening for rollouts on " + rollouts.BoundEndpoint() +
+      (server ? ", weights on " + server->pub_endpoint() + " and " + server->rep_endpoint() : ""));
 
   Accounting acct;
   int64_t version = learner->policy_version();  // read here only while no update runs
@@ -263,17 +267,18 @@ Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
   };
   std::vector<Pending> pending;
   std::future<Status> running;  // the update in flight, if any
-  std::vector<std::string> deferred_log;  // lines for the log once no update runs (it writes it too)
+  std::vector<std::string>
+      deferred_log;  // lines for the log once no update runs (it writes it too)
   auto last_update_end = Clock::now();
   // Waits for the update in flight, then publishes its weights.
   auto finish_update = [&]() -> Status {
     if (!running.valid()) return Status::Ok();
-    RETURN_IF_ERROR(running.get());
+    REWIRE_RETURN_IF_ERROR(running.get());
     version = learner->policy_version();
     last_update_end = Clock::now();
     heartbeat.Set(version, steps);
     if (server) {
-      ASSIGN_OR_RETURN(std::string blob, learner->WeightsBytes());
+      REWIRE_ASSIGN_OR_RETURN(std::string blob, learner->WeightsBytes());
       server->Set(version, std::move(blob));
     }
     for (const std::string& line : deferred_log) learner->Log(line);
@@ -294,7 +299,7 @@ Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
                                  }),
                   pending.end());
     if (static_cast<int>(pending.size()) >= c.ppo.episodes_per_update) {
-      RETURN_IF_ERROR(finish_update());
+      REWIRE_RETURN_IF_ERROR(finish_update());
       if (learner->finished()) break;
       if (next != version) continue;  // filter again against the version the update ended at
       std::vector<Episode> episodes;
@@ -325,7 +330,7 @@ Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
       last_stats = Clock::now();
     }
     if (running.valid() && running.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-      RETURN_IF_ERROR(finish_update());
+      REWIRE_RETURN_IF_ERROR(finish_update());
     }
     if (!msg) continue;
     const int64_t usable_at = version + (running.valid() ? 1 : 0);
@@ -334,21 +339,22 @@ Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
     } else if (usable_at - msg->policy_version > d.max_policy_lag) {
       ++acct.stale;
     } else if (Status replayed = ReplayIfCompact(*learner, *msg, acct); !replayed.ok()) {
-      if (acct.replay <= 5) deferred_log.push_back(msg->actor_id + ": rollout dropped: " + replayed.message());
+      if (acct.replay <= 5)
+        deferred_log.push_back(msg->actor_id + ": rollout dropped: " + replayed.message());
     } else {
       pending.push_back(Pending{msg->policy_version, std::move(msg->episode)});
     }
   }
   if (running.valid()) {  // stopped: the update in flight finishes (its checkpoint stays whole)
-    RETURN_IF_ERROR(finish_update());
+    REWIRE_RETURN_IF_ERROR(finish_update());
   }
   write_stats();
   if (!learner->finished()) return Status::Ok();  // stopped
 
   // --- done: rank 0 says so; every rank keeps answering (weights, heartbeats) until stopped
   if (rank == 0) {
-    RETURN_IF_ERROR(WriteFileAtomic(c.run.dir + "/done",
-                                    "policy_version " + std::to_string(learner->policy_version()) + "\n"));
+    REWIRE_RETURN_IF_ERROR(WriteFileAtomic(
+        c.run.dir + "/done", "policy_version " + std::to_string(learner->policy_version()) + "\n"));
   }
   const auto done_at = Clock::now();
   while (!StopFlag().load() && SecondsSince(done_at) < 60) {

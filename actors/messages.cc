@@ -401,7 +401,7 @@ Status CheckCandidate(const CandidateFeatures& c, int32_t num_nodes, int32_t num
       return InvalidArgument("slot " + Str(i) + " names node " + Str(c.slot_node[i]) + " of " +
                              Str(num_nodes));
     }
-    RETURN_IF_ERROR(CheckRecord(c.slot_record[i]).WithContext("slot " + Str(i)));
+    REWIRE_RETURN_IF_ERROR(CheckRecord(c.slot_record[i]).WithContext("slot " + Str(i)));
   }
   for (size_t i = 0; i < c.messages.size(); ++i) {
     const MessageRecord& m = c.messages[i];
@@ -411,7 +411,7 @@ Status CheckCandidate(const CandidateFeatures& c, int32_t num_nodes, int32_t num
     if (m.src >= 0 ? m.src >= num_nodes : !InRange(-static_cast<int64_t>(m.src) - 1, slots)) {
       return InvalidArgument(at + ": src " + Str(m.src) + " out of range");
     }
-    RETURN_IF_ERROR(CheckMessageBody(m, num_shapes).WithContext(at));
+    REWIRE_RETURN_IF_ERROR(CheckMessageBody(m, num_shapes).WithContext(at));
   }
   for (int32_t r : c.removed) {
     if (!InRange(r, num_nodes))
@@ -431,10 +431,10 @@ Status ValidateObservation(const ObservationFeatures& f) {
       f.candidates.size() > static_cast<size_t>(INT32_MAX - 1)) {
     return InvalidArgument("too many nodes or candidates");
   }
-  for (float v : f.shapes) RETURN_IF_ERROR(CheckFinite(v, "shape feature"));
+  for (float v : f.shapes) REWIRE_RETURN_IF_ERROR(CheckFinite(v, "shape feature"));
   const int32_t num_nodes = f.num_nodes(), num_shapes = f.num_shapes();
   for (size_t i = 0; i < f.nodes.size(); ++i)
-    RETURN_IF_ERROR(CheckRecord(f.nodes[i]).WithContext("node " + Str(i)));
+    REWIRE_RETURN_IF_ERROR(CheckRecord(f.nodes[i]).WithContext("node " + Str(i)));
   for (size_t i = 0; i < f.messages.size(); ++i) {
     const MessageRecord& m = f.messages[i];
     const std::string at = "message " + Str(i);
@@ -442,10 +442,10 @@ Status ValidateObservation(const ObservationFeatures& f) {
       return InvalidArgument(at + ": " + Str(m.src) + " -> " + Str(m.dst) + " out of range (" +
                              Str(num_nodes) + " nodes)");
     }
-    RETURN_IF_ERROR(CheckMessageBody(m, num_shapes).WithContext(at));
+    REWIRE_RETURN_IF_ERROR(CheckMessageBody(m, num_shapes).WithContext(at));
   }
   for (size_t i = 0; i < f.candidates.size(); ++i) {
-    RETURN_IF_ERROR(
+    REWIRE_RETURN_IF_ERROR(
         CheckCandidate(f.candidates[i], num_nodes, num_shapes).WithContext("candidate " + Str(i)));
   }
   return CheckFinite(f.step_fraction, "step_fraction");
@@ -469,7 +469,7 @@ Status ValidateEpisode(const Episode& e, bool compact) {
       }
       if (s.action < 0) return InvalidArgument(at + ": negative action " + Str(s.action));
     } else {
-      RETURN_IF_ERROR(ValidateObservation(s.observation).WithContext(at));
+      REWIRE_RETURN_IF_ERROR(ValidateObservation(s.observation).WithContext(at));
     }
     if (!compact && !InRange(s.action, s.observation.num_actions())) {
       return InvalidArgument(at + ": action " + Str(s.action) + " of " +
@@ -485,7 +485,7 @@ Status ValidateEpisode(const Episode& e, bool compact) {
 }
 
 Status Validate(const RolloutMsg& m) {
-  RETURN_IF_ERROR(CheckName(m.actor_id, "actor_id"));
+  REWIRE_RETURN_IF_ERROR(CheckName(m.actor_id, "actor_id"));
   if (m.policy_version < 0)
     return InvalidArgument("negative policy_version " + Str(m.policy_version));
   if (m.episode.policy_version != m.policy_version) {
@@ -493,8 +493,8 @@ Status Validate(const RolloutMsg& m) {
                            Str(m.episode.policy_version));
   }
   if (m.compact) {
-    RETURN_IF_ERROR(CheckName(m.env_key, "env_key"));
-    RETURN_IF_ERROR(CheckName(m.episode.model, "model"));
+    REWIRE_RETURN_IF_ERROR(CheckName(m.env_key, "env_key"));
+    REWIRE_RETURN_IF_ERROR(CheckName(m.episode.model, "model"));
   }
   return ValidateEpisode(m.episode, m.compact).WithContext("episode");
 }
@@ -506,14 +506,14 @@ Status Validate(const WeightsMsg& m) {
 }
 
 Status Validate(const WeightsRequest& m) {
-  RETURN_IF_ERROR(CheckName(m.actor_id, "actor_id"));
+  REWIRE_RETURN_IF_ERROR(CheckName(m.actor_id, "actor_id"));
   if (m.have_version < -1) return InvalidArgument("have_version " + Str(m.have_version) + " < -1");
   return Status::Ok();
 }
 
 Status Validate(const Heartbeat& m) {
-  RETURN_IF_ERROR(CheckName(m.role, "role"));
-  RETURN_IF_ERROR(CheckName(m.actor_id, "actor_id"));
+  REWIRE_RETURN_IF_ERROR(CheckName(m.role, "role"));
+  REWIRE_RETURN_IF_ERROR(CheckName(m.actor_id, "actor_id"));
   if (m.rank < 0) return InvalidArgument("negative rank " + Str(m.rank));
   if (m.pid <= 0) return InvalidArgument("pid " + Str(m.pid) + " is not positive");
   if (m.policy_version < -1)
@@ -581,7 +581,7 @@ StatusOr<T> Decode(std::string_view bytes, size_t max_bytes) {
     return InvalidArgument(name + " of " + Str(bytes.size()) + " bytes exceeds the limit of " +
                            Str(max_bytes));
   }
-  ASSIGN_OR_RETURN(const EnvelopeHeader header, PeekEnvelope(bytes));
+  REWIRE_ASSIGN_OR_RETURN(const EnvelopeHeader header, PeekEnvelope(bytes));
   if (header.type != T::kType)
     return InvalidArgument("expected " + name + ", got " + TypeLabel(header.type));
   if (header.schema != T::kSchema) {
@@ -602,7 +602,7 @@ StatusOr<T> Decode(std::string_view bytes, size_t max_bytes) {
   } catch (...) {
     return DataLoss("malformed " + name);
   }
-  RETURN_IF_ERROR(Validate(msg).WithContext("invalid " + name));
+  REWIRE_RETURN_IF_ERROR(Validate(msg).WithContext("invalid " + name));
   return msg;
 }
 

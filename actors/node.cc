@@ -46,18 +46,21 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
   (void)paths;  // the children resolve the same paths (same working directory and environment)
   const DistributedSection& d = c.distributed;
   if (o.nodes < 1 || o.node < 0 || o.node >= o.nodes) {
-    return InvalidArgument("node " + std::to_string(o.node) + " of " + std::to_string(o.nodes) + " is out of range");
+    return InvalidArgument("node " + std::to_string(o.node) + " of " + std::to_string(o.nodes) +
+                           " is out of range");
   }
   const fs::path dir(c.run.dir);
   const fs::path ckpt = dir / "checkpoints" / "latest.pt";
   if (o.node == 0) {
     if (!o.resume && fs::exists(ckpt)) {
-      return InvalidArgument("run directory " + c.run.dir +
-                             " already holds a checkpoint; pass --resume to continue it, or set run.dir to a new "
-                             "directory");
+      return InvalidArgument(
+          "run directory " + c.run.dir +
+          " already holds a checkpoint; pass --resume to continue it, or set run.dir to a new "
+          "directory");
     }
     if (o.resume && !fs::exists(ckpt)) {
-      return NotFound("nothing to resume: " + ckpt.string() + " not found (start the run without --resume)");
+      return NotFound("nothing to resume: " + ckpt.string() +
+                      " not found (start the run without --resume)");
     }
   }
   std::error_code ec;
@@ -68,24 +71,26 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
   for (int l = 0; l < d.learners; ++l) {
     fs::remove(dir / "endpoints" / ("learner" + std::to_string(o.node * d.learners + l)), ec);
   }
-  ASSIGN_OR_RETURN(const std::string secret, LoadOrCreateRunSecret(c.run.dir));
+  REWIRE_ASSIGN_OR_RETURN(const std::string secret, LoadOrCreateRunSecret(c.run.dir));
   (void)secret;
   const std::string node_tag = o.node > 0 ? ".node" + std::to_string(o.node) : "";
   const std::string child_config = (dir / ("launch" + node_tag + ".toml")).string();
-  RETURN_IF_ERROR(WriteFileAtomic(child_config, ToToml(c)));
+  REWIRE_RETURN_IF_ERROR(WriteFileAtomic(child_config, ToToml(c)));
 
   // --- the data-parallel group's rendezvous
   const int world = o.nodes * d.learners;
   std::string master_addr = o.master_addr;
-  if (master_addr.empty()) master_addr = (d.bind == "*" || d.bind == "0.0.0.0") ? "127.0.0.1" : d.bind;
-  ASSIGN_OR_RETURN(int64_t master_port, IntFromEnv("MASTER_PORT", d.master_port));
+  if (master_addr.empty())
+    master_addr = (d.bind == "*" || d.bind == "0.0.0.0") ? "127.0.0.1" : d.bind;
+  REWIRE_ASSIGN_OR_RETURN(int64_t master_port, IntFromEnv("MASTER_PORT", d.master_port));
   if (master_port == 0) {
     if (o.nodes > 1) {
-      return InvalidArgument("a job of " + std::to_string(o.nodes) +
-                             " nodes needs distributed.master_port (or MASTER_PORT) set to a port free on the first "
-                             "node");
+      return InvalidArgument(
+          "a job of " + std::to_string(o.nodes) +
+          " nodes needs distributed.master_port (or MASTER_PORT) set to a port free on the first "
+          "node");
     }
-    ASSIGN_OR_RETURN(int port, FreeLoopbackPort());
+    REWIRE_ASSIGN_OR_RETURN(int port, FreeLoopbackPort());
     master_port = port;
   }
 
@@ -96,12 +101,9 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
     p.role = "learner";
     p.rank = o.node * d.learners + l;
     p.argv = {o.self, "launch", "--config", child_config, "--role", "learner"};
-    p.env = {{"RANK", std::to_string(p.rank)},
-             {"WORLD_SIZE", std::to_string(world)},
-             {"MASTER_ADDR", master_addr},
-             {"MASTER_PORT", std::to_string(master_port)},
-             {"LOCAL_RANK", std::to_string(l)},
-             {"REWIRE_LEARNERS", std::to_string(world)}};
+    p.env = {{"RANK", std::to_string(p.rank)},  {"WORLD_SIZE", std::to_string(world)},
+             {"MASTER_ADDR", master_addr},      {"MASTER_PORT", std::to_string(master_port)},
+             {"LOCAL_RANK", std::to_string(l)}, {"REWIRE_LEARNERS", std::to_string(world)}};
     p.restart_alone = false;  // a lost rank restarts the whole group from the last checkpoint
     p.group = "learners";
     specs.push_back(std::move(p));
@@ -125,14 +127,16 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
   so.processes_file = "processes" + node_tag + ".json";
   Supervisor supervisor(so);
   const auto start_wall = fs::file_time_type::clock::now();
-  RETURN_IF_ERROR(supervisor.Start(std::move(specs)));
-  RETURN_IF_ERROR(InstallStopSignalHandlers(&supervisor));
+  REWIRE_RETURN_IF_ERROR(supervisor.Start(std::move(specs)));
+  REWIRE_RETURN_IF_ERROR(InstallStopSignalHandlers(&supervisor));
   std::fprintf(stderr,
-               "launch: node %d of %d: %d learner ranks (of %d), %d env actors; run dir %s; heartbeats on %s\n",
+               "launch: node %d of %d: %d learner ranks (of %d), %d env actors; run dir %s; "
+               "heartbeats on %s\n",
                o.node, o.nodes, d.learners, world, d.actors, c.run.dir.c_str(),
                supervisor.heartbeat_endpoint().c_str());
 
-  const std::string status_path = (dir / ("supervisor" + std::to_string(o.node) + ".json")).string();
+  const std::string status_path =
+      (dir / ("supervisor" + std::to_string(o.node) + ".json")).string();
   auto write_status = [&] {
     const Json status{{"node", o.node},
                       {"pid", ::getpid()},
@@ -166,7 +170,8 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
   }
   double stale = 0, bad = 0, used = 0, version = 0;
   for (int l = 0; l < d.learners; ++l) {
-    const std::string f = (dir / "learners" / ("rank" + std::to_string(o.node * d.learners + l) + ".json")).string();
+    const std::string f =
+        (dir / "learners" / ("rank" + std::to_string(o.node * d.learners + l) + ".json")).string();
     // A rank that never wrote its status file (or left a malformed one) counts as zeros.
     StatusOr<Json> read = ReadJsonFile(f);
     const Json status = read.ok() ? std::move(*read) : Json::object();
@@ -174,7 +179,8 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
     stale += JsonNumberAt(status, "dropped_stale").value_or(0) +
              JsonNumberAt(status, "dropped_future").value_or(0);
     bad += rollouts ? JsonNumberAt(*rollouts, "dropped").value_or(0) : 0;
-    bad += JsonNumberAt(status, "dropped_replay").value_or(0);  // compact rollouts that did not replay
+    bad +=
+        JsonNumberAt(status, "dropped_replay").value_or(0);  // compact rollouts that did not replay
     used += JsonNumberAt(status, "episodes_used").value_or(0);
     version = std::max(version, JsonNumberAt(status, "policy_version").value_or(0));
   }

@@ -8,7 +8,8 @@
 //                      PUBlishes each new policy version and answers late joiners over REQ/REP.
 //   RunEnvActor        one env actor: fetches the current weights, plays episodes with them, PUSHes
 //                      each finished episode, and picks up newer weights between episodes.
-//   RunNode            a node's supervisor: starts the node's learner ranks and env actors, restarts
+//   RunNode            a node's supervisor: starts the node's learner ranks and env actors,
+//   restarts
 //                      them (an env actor alone, the learner ranks as a group that resumes from the
 //                      last checkpoint), and stops everything once the run is done or on a signal.
 //
@@ -52,12 +53,12 @@ Status RunLearnerService(const TrainConfig& config, const RunPaths& paths);
 Status RunEnvActor(const TrainConfig& config, const RunPaths& paths);
 
 struct NodeOptions {
-  std::string config_path;   // the user's config (for messages)
-  std::string self;          // this executable, which the children run
-  bool resume = false;       // continue the run directory's checkpoint
-  int node = 0;              // this node (SLURM_PROCID), 0-based
-  int nodes = 1;             // SLURM_NTASKS
-  std::string master_addr;   // the first node's address; "" = distributed.bind
+  std::string config_path;  // the user's config (for messages)
+  std::string self;         // this executable, which the children run
+  bool resume = false;      // continue the run directory's checkpoint
+  int node = 0;             // this node (SLURM_PROCID), 0-based
+  int nodes = 1;            // SLURM_NTASKS
+  std::string master_addr;  // the first node's address; "" = distributed.bind
 };
 
 /// The supervisor of one node: writes RUN_DIR/launch.toml (node 0), starts `learners` learner

@@ -44,12 +44,13 @@ Json CountersJson(const SocketCounters& c) {
 
 // ---------------------------------------------------------------------------- heartbeats
 
-Heartbeater::Heartbeater(zmq::context_t& context, const std::string& secret, std::string role, int rank,
-                         double interval_s)
+Heartbeater::Heartbeater(zmq::context_t& context, const std::string& secret, std::string role,
+                         int rank, double interval_s)
     : role_(std::move(role)), rank_(rank), interval_s_(interval_s) {
   const char* endpoint = std::getenv("REWIRE_HEARTBEAT_ENDPOINT");
   if (endpoint == nullptr || *endpoint == '\0') return;
-  thread_ = std::thread([this, &context, e = std::string(endpoint), secret] { Loop(context, e, secret); });
+  thread_ = std::thread(
+      [this, &context, e = std::string(endpoint), secret] { Loop(context, e, secret); });
 }
 
 Heartbeater::~Heartbeater() {
@@ -67,7 +68,8 @@ void Heartbeater::Loop(zmq::context_t& context, std::string endpoint, std::strin
   so.send_hwm = 4;
   StatusOr<Pusher> push = Pusher::Connect(context, endpoint, secret, so);
   if (!push.ok()) {
-    std::fprintf(stderr, "%s %d: no heartbeats: %s\n", role_.c_str(), rank_, push.status().message().c_str());
+    std::fprintf(stderr, "%s %d: no heartbeats: %s\n", role_.c_str(), rank_,
+                 push.status().message().c_str());
     return;
   }
   std::unique_lock<std::mutex> lock(mu_);
@@ -79,7 +81,8 @@ void Heartbeater::Loop(zmq::context_t& context, std::string endpoint, std::strin
     h.pid = ::getpid();
     h.policy_version = std::max<int64_t>(0, version_.load());
     h.steps = steps_.load();
-    h.unix_time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    h.unix_time =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     lock.unlock();
     (void)push->Send(h, 100);  // a supervisor that is gone or busy: the next one goes out anyway
     lock.lock();
@@ -105,7 +108,8 @@ Status InstallStopFlagHandlers() {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
   for (int sig : {SIGINT, SIGTERM}) {
-    if (::sigaction(sig, &sa, nullptr) != 0) return Internal(std::string("sigaction: ") + std::strerror(errno));
+    if (::sigaction(sig, &sa, nullptr) != 0)
+      return Internal(std::string("sigaction: ") + std::strerror(errno));
   }
   return Status::Ok();
 }

@@ -361,7 +361,7 @@ struct Supervisor::Impl {
       for (size_t m : unit.members) {
         Proc& p = procs[m];
         p.summary.restarts = unit.restarts;
-        RETURN_IF_ERROR(Spawn(p, unit.restarts));
+        REWIRE_RETURN_IF_ERROR(Spawn(p, unit.restarts));
       }
       changed = true;
     }
@@ -375,7 +375,7 @@ struct Supervisor::Impl {
       int status;
       if (::waitpid(p.pid, &status, WNOHANG) != p.pid) continue;
       Reaped(p, FromWaitStatus(status));
-      RETURN_IF_ERROR(Died(p));
+      REWIRE_RETURN_IF_ERROR(Died(p));
     }
     return Status::Ok();
   }
@@ -393,7 +393,7 @@ struct Supervisor::Impl {
       ProcessExit e = FromWaitStatus(status);
       e.heartbeat_timeout = true;
       Reaped(p, e);
-      RETURN_IF_ERROR(Died(p));
+      REWIRE_RETURN_IF_ERROR(Died(p));
     }
     return Status::Ok();
   }
@@ -496,7 +496,7 @@ Status Supervisor::Start(std::vector<ProcessSpec> specs) {
     if (!spec.restart_alone && spec.group.empty())
       return InvalidArgument("supervisor: " + name + " has restart_alone=false but no group");
     Impl::Proc p;
-    ASSIGN_OR_RETURN(p.program, ResolveProgram(spec.argv[0]));
+    REWIRE_ASSIGN_OR_RETURN(p.program, ResolveProgram(spec.argv[0]));
     p.summary.role = spec.role;
     p.summary.rank = spec.rank;
     p.summary.state = "running";
@@ -518,7 +518,7 @@ Status Supervisor::Start(std::vector<ProcessSpec> specs) {
   std::filesystem::create_directories(s.options.run_dir, ec);
   if (ec)
     return InvalidArgument("cannot create run dir " + s.options.run_dir + ": " + ec.message());
-  ASSIGN_OR_RETURN(const std::string secret, LoadOrCreateRunSecret(s.options.run_dir));
+  REWIRE_ASSIGN_OR_RETURN(const std::string secret, LoadOrCreateRunSecret(s.options.run_dir));
   SocketOptions heartbeat_options;
   heartbeat_options.max_message_bytes = kHeartbeatMaxMessageBytes;
   StatusOr<Puller> puller = Puller::Bind(s.context, kLoopbackAnyPort, secret, heartbeat_options);

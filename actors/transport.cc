@@ -83,7 +83,7 @@ std::string NewRunSecret() {
 }
 
 StatusOr<std::string> LoadOrCreateRunSecret(const std::string& run_dir) {
-  RETURN_IF_ERROR(InitSodium());
+  REWIRE_RETURN_IF_ERROR(InitSodium());
   std::error_code ec;
   std::filesystem::create_directories(run_dir, ec);
   if (ec) return InvalidArgument("cannot create " + run_dir + ": " + ec.message());
@@ -216,11 +216,11 @@ StatusOr<SecureSocket> SecureSocket::Open(zmq::context_t& context, zmq::socket_t
     return InvalidArgument("the run secret must have " + std::to_string(kSecretBytes) +
                            " bytes, not " + std::to_string(secret.size()));
   }
-  RETURN_IF_ERROR(CheckOptions(options));
-  RETURN_IF_ERROR(CheckEndpoint(endpoint, mode, options));
-  RETURN_IF_ERROR(InitSodium());
+  REWIRE_RETURN_IF_ERROR(CheckOptions(options));
+  REWIRE_RETURN_IF_ERROR(CheckEndpoint(endpoint, mode, options));
+  REWIRE_RETURN_IF_ERROR(InitSodium());
   SecureSocket s(context, type, mode, endpoint, secret, options);
-  RETURN_IF_ERROR(s.Start());
+  REWIRE_RETURN_IF_ERROR(s.Start());
   return s;
 }
 

@@ -122,8 +122,8 @@ class SecureSocket {
   /// max_message_bytes, socket error), DeadlineExceeded (not sent within timeout_ms: HWM reached).
   template <typename T>
   Status SendMessage(const T& msg, int timeout_ms) {
-    RETURN_IF_ERROR(CountRefusal(Validate(msg))
-                        .WithContext(std::string("sending ") + MessageTypeName(T::kType)));
+    REWIRE_RETURN_IF_ERROR(CountRefusal(Validate(msg))
+                               .WithContext(std::string("sending ") + MessageTypeName(T::kType)));
     return SendBody(Encode(msg), timeout_ms);
   }
   /// Signs and sends an already encoded body.

@@ -42,8 +42,9 @@ Status Environment::Expand() {
     e.rule = c.match.rule;
     e.result = graph_;
     TouchRecorder recorder(graph_, e.touched);
-    ASSIGN_OR_RETURN(e.diff, rules::ApplyMatch(e.result, rules_[c.match.rule], c.match, &recorder));
-    ASSIGN_OR_RETURN(double delta, table_->DiffCostMs(e.result, e.diff, &e.cost_updates));
+    REWIRE_ASSIGN_OR_RETURN(e.diff,
+                            rules::ApplyMatch(e.result, rules_[c.match.rule], c.match, &recorder));
+    REWIRE_ASSIGN_OR_RETURN(double delta, table_->DiffCostMs(e.result, e.diff, &e.cost_updates));
     e.cost_ms = table_->total_ms() + delta;
     candidates_.push_back(std::move(e));
   }
@@ -64,13 +65,14 @@ Observation Environment::Observe() const {
 
 StatusOr<Observation> Environment::Reset(const Graph& graph) {
   graph_ = graph;
-  ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost_, graph_));
+  REWIRE_ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost_, graph_));
   table_ = std::move(table);
   initial_cost_ms_ = table_->total_ms();
-  if (!(initial_cost_ms_ > 0)) return InvalidArgument("the graph costs nothing under " + cost_.Name());
+  if (!(initial_cost_ms_ > 0))
+    return InvalidArgument("the graph costs nothing under " + cost_.Name());
   steps_ = 0;
   done_ = false;
-  RETURN_IF_ERROR(Expand());
+  REWIRE_RETURN_IF_ERROR(Expand());
   return Observe();
 }
 
@@ -81,12 +83,12 @@ StatusOr<Observation> Environment::ResetAt(const Graph& graph, double initial_co
                            std::to_string(options_.horizon));
   }
   graph_ = graph;
-  ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost_, graph_));
+  REWIRE_ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost_, graph_));
   table_ = std::move(table);
   initial_cost_ms_ = initial_cost_ms;
   steps_ = steps;
   done_ = false;
-  RETURN_IF_ERROR(Expand());
+  REWIRE_RETURN_IF_ERROR(Expand());
   return Observe();
 }
 
@@ -103,11 +105,11 @@ StatusOr<StepResult> Environment::Step(size_t action) {
     candidates_.clear();
   } else {
     EnvCandidate& c = candidates_[action];
-    RETURN_IF_ERROR(table_->Apply(c.result, c.diff));
+    REWIRE_RETURN_IF_ERROR(table_->Apply(c.result, c.diff));
     r.rule = rules_[c.rule].name;
     graph_ = std::move(c.result);
     ++steps_;
-    RETURN_IF_ERROR(Expand());
+    REWIRE_RETURN_IF_ERROR(Expand());
     done_ = steps_ >= options_.horizon || candidates_.empty();
   }
   r.cost_ms = table_->total_ms();

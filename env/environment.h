@@ -25,10 +25,10 @@ struct EnvOptions {
 
 /// One action other than No-Op.
 struct EnvCandidate {
-  int rule = -1;          // index into the environment's rules
-  GraphDiff diff;         // nodes removed from / added to the current graph
-  Graph result;           // the graph after the rewrite (shares unchanged nodes)
-  double cost_ms = 0;     // its cost, computed from the diff
+  int rule = -1;       // index into the environment's rules
+  GraphDiff diff;      // nodes removed from / added to the current graph
+  Graph result;        // the graph after the rewrite (shares unchanged nodes)
+  double cost_ms = 0;  // its cost, computed from the diff
   /// Surviving nodes whose inputs the rewrite re-pointed, with the old and new producers of
   /// those inputs (for the GNN's incremental encoding, env/features.h).
   std::vector<NodeId> touched;
@@ -38,7 +38,7 @@ struct EnvCandidate {
 };
 
 struct Observation {
-  const Graph* graph = nullptr;          // the current graph (owned by the environment)
+  const Graph* graph = nullptr;  // the current graph (owned by the environment)
   const std::vector<EnvCandidate>* candidates = nullptr;
   /// One entry per action: candidates first, then No-Op (always last, always allowed).
   std::vector<uint8_t> action_mask;

@@ -60,11 +60,13 @@ class ShapeTable {
   std::unordered_map<std::string, int32_t> index_;
 };
 
-NodeRecord MakeRecord(const Node& n, double cost_ms, bool weight_only, bool is_output, double initial_ms) {
+NodeRecord MakeRecord(const Node& n, double cost_ms, bool weight_only, bool is_output,
+                      double initial_ms) {
   NodeRecord r;
   r.op = static_cast<uint8_t>(GetOpInfo(n.op).index);
   r.activation = static_cast<uint8_t>(ActivationIndex(n));
-  r.flags = static_cast<uint8_t>((weight_only ? kWeightOnlyFlag : 0) | (is_output ? kOutputFlag : 0));
+  r.flags =
+      static_cast<uint8_t>((weight_only ? kWeightOnlyFlag : 0) | (is_output ? kOutputFlag : 0));
   r.cost_pct = initial_ms > 0 ? static_cast<float>(100.0 * cost_ms / initial_ms) : 0.0f;
   return r;
 }
@@ -98,7 +100,9 @@ void ForEachNeighbour(const Graph& g, NodeId id, F&& f) {
   }
 }
 
-uint8_t OperandSlot(uint32_t operand) { return static_cast<uint8_t>(std::min<uint32_t>(operand, 3)); }
+uint8_t OperandSlot(uint32_t operand) {
+  return static_cast<uint8_t>(std::min<uint32_t>(operand, 3));
+}
 
 /// Dense indices of a graph's live nodes (position in NodeIds() order).
 struct DenseIndex {
@@ -110,31 +114,35 @@ struct DenseIndex {
   int32_t operator()(NodeId id) const { return id < of.size() ? of[id] : -1; }
 };
 
-void EncodeFullGraph(const Graph& g, const DenseIndex& dense, const CostTable& table, double initial_ms,
-                     ShapeTable& shapes, ObservationFeatures& f) {
+void EncodeFullGraph(const Graph& g, const DenseIndex& dense, const CostTable& table,
+                     double initial_ms, ShapeTable& shapes, ObservationFeatures& f) {
   const std::unordered_set<NodeId> outputs = OutputNodes(g);
   f.nodes.reserve(dense.ids.size());
   for (NodeId id : dense.ids) {
-    f.nodes.push_back(MakeRecord(g.node(id), table.node_ms(id), table.weight_only(id), outputs.count(id) > 0,
-                                 initial_ms));
+    f.nodes.push_back(MakeRecord(g.node(id), table.node_ms(id), table.weight_only(id),
+                                 outputs.count(id) > 0, initial_ms));
   }
   for (size_t i = 0; i < dense.ids.size(); ++i) {
-    ForEachMessageInto(g, dense.ids[i], [&](NodeId src, MessageKind kind, uint32_t operand, const TensorType& t) {
-      f.messages.push_back(MessageRecord{dense(src), static_cast<int32_t>(i), shapes.Index(t),
-                                         static_cast<uint8_t>(kind), OperandSlot(operand)});
-    });
+    ForEachMessageInto(
+        g, dense.ids[i], [&](NodeId src, MessageKind kind, uint32_t operand, const TensorType& t) {
+          f.messages.push_back(MessageRecord{dense(src), static_cast<int32_t>(i), shapes.Index(t),
+                                             static_cast<uint8_t>(kind), OperandSlot(operand)});
+        });
   }
 }
 
 /// The region of one candidate (see features.h) and its messages.
 CandidateFeatures EncodeCandidate(const Graph& g, const DenseIndex& dense, const CostTable& table,
-                                  const std::unordered_set<NodeId>& outputs_before, const EnvCandidate& c,
-                                  int hops, double initial_ms, double current_ms, ShapeTable& shapes) {
+                                  const std::unordered_set<NodeId>& outputs_before,
+                                  const EnvCandidate& c, int hops, double initial_ms,
+                                  double current_ms, ShapeTable& shapes) {
   const Graph& after = c.result;
   CandidateFeatures cf;
   cf.reward = static_cast<float>(100.0 * (current_ms - c.cost_ms) / initial_ms);
   const std::unordered_set<NodeId> added(c.diff.added.begin(), c.diff.added.end());
-  auto survives = [&](NodeId id) { return after.Contains(id) && g.Contains(id) && !added.count(id); };
+  auto survives = [&](NodeId id) {
+    return after.Contains(id) && g.Contains(id) && !added.count(id);
+  };
 
   // Costs and flags as they are in the candidate graph.
   std::unordered_map<NodeId, const CostTable::NodeCost*> updated;
@@ -198,12 +206,13 @@ CandidateFeatures EncodeCandidate(const Graph& g, const DenseIndex& dense, const
   for (size_t s = 0; s < slot_ids.size(); ++s) {
     const NodeId id = slot_ids[s];
     cf.slot_record.push_back(record(id));
-    ForEachMessageInto(after, id, [&](NodeId src, MessageKind kind, uint32_t operand, const TensorType& t) {
-      auto it = slot.find(src);
-      const int32_t from = it != slot.end() ? -(it->second + 1) : dense(src);
-      cf.messages.push_back(MessageRecord{from, static_cast<int32_t>(s), shapes.Index(t),
-                                          static_cast<uint8_t>(kind), OperandSlot(operand)});
-    });
+    ForEachMessageInto(
+        after, id, [&](NodeId src, MessageKind kind, uint32_t operand, const TensorType& t) {
+          auto it = slot.find(src);
+          const int32_t from = it != slot.end() ? -(it->second + 1) : dense(src);
+          cf.messages.push_back(MessageRecord{from, static_cast<int32_t>(s), shapes.Index(t),
+                                              static_cast<uint8_t>(kind), OperandSlot(operand)});
+        });
   }
   cf.removed.reserve(c.diff.removed.size());
   for (NodeId id : c.diff.removed) cf.removed.push_back(dense(id));
@@ -232,7 +241,8 @@ void NodeFeatureRow(const NodeRecord& r, float* out) {
   out[kNumOpTypes + kNumActivations + 3] = std::log1p(std::max(r.cost_pct, 0.0f));
 }
 
-ObservationFeatures EncodeGraph(const Graph& graph, const CostTable& table, double initial_cost_ms) {
+ObservationFeatures EncodeGraph(const Graph& graph, const CostTable& table,
+                                double initial_cost_ms) {
   ObservationFeatures f;
   ShapeTable shapes(f.shapes);
   const DenseIndex dense(graph);
@@ -250,9 +260,11 @@ ObservationFeatures EncodeObservation(const Environment& env, int hops) {
   const std::unordered_set<NodeId> outputs = OutputNodes(g);
   f.candidates.reserve(env.candidates().size());
   for (const EnvCandidate& c : env.candidates()) {
-    f.candidates.push_back(EncodeCandidate(g, dense, env.table(), outputs, c, hops, initial, env.cost_ms(), shapes));
+    f.candidates.push_back(
+        EncodeCandidate(g, dense, env.table(), outputs, c, hops, initial, env.cost_ms(), shapes));
   }
-  f.step_fraction = env.options().horizon > 0 ? static_cast<float>(env.steps()) / env.options().horizon : 0.0f;
+  f.step_fraction =
+      env.options().horizon > 0 ? static_cast<float>(env.steps()) / env.options().horizon : 0.0f;
   return f;
 }
 

@@ -2,8 +2,8 @@
 
 #include <chrono>
 #include <memory>
-#include <set>
 #include <random>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -70,7 +70,8 @@ class Searcher {
   SearchResult result;
 
   bool OutOfTime() const {
-    return o_.time_limit_s > 0 && std::chrono::duration<double>(Clock::now() - start_).count() > o_.time_limit_s;
+    return o_.time_limit_s > 0 &&
+           std::chrono::duration<double>(Clock::now() - start_).count() > o_.time_limit_s;
   }
 
   /// Every unique candidate of `s`, applied and costed in O(diff) each.
@@ -82,8 +83,9 @@ class Searcher {
     out.reserve(set.candidates.size());
     for (const auto& c : set.candidates) {
       Child child{s.graph, {}, 0, rules_[c.match.rule].name};
-      ASSIGN_OR_RETURN(child.diff, rules::ApplyMatch(child.graph, rules_[c.match.rule], c.match));
-      ASSIGN_OR_RETURN(child.cost_ms, s.table.CostAfterMs(child.graph, child.diff));
+      REWIRE_ASSIGN_OR_RETURN(child.diff,
+                              rules::ApplyMatch(child.graph, rules_[c.match.rule], c.match));
+      REWIRE_ASSIGN_OR_RETURN(child.cost_ms, s.table.CostAfterMs(child.graph, child.diff));
       child.active_ops = ChildActiveOps(s, child);
       ++result.candidates_evaluated;
       out.push_back(std::move(child));
@@ -93,7 +95,7 @@ class Searcher {
 
   StatusOr<State> Enter(const State& parent, Child child) {
     State next{std::move(child.graph), parent.table, parent.steps, child.active_ops};
-    RETURN_IF_ERROR(next.table.Apply(next.graph, child.diff));
+    REWIRE_RETURN_IF_ERROR(next.table.Apply(next.graph, child.diff));
     next.steps.push_back({child.rule, child.cost_ms});
     return next;
   }
@@ -114,7 +116,7 @@ class Searcher {
     for (;;) {
       if (result.iterations >= o_.budget) return Stop(StopReason::kBudget);
       if (OutOfTime()) return Stop(StopReason::kTimeLimit);
-      ASSIGN_OR_RETURN(std::vector<Child> children, Children(s));
+      REWIRE_ASSIGN_OR_RETURN(std::vector<Child> children, Children(s));
       ++result.iterations;
       int best = -1;
       for (size_t i = 0; i < children.size(); ++i) {
@@ -124,7 +126,7 @@ class Searcher {
         }
       }
       if (best < 0) return Stop(StopReason::kSaturated);
-      ASSIGN_OR_RETURN(s, Enter(s, std::move(children[best])));
+      REWIRE_ASSIGN_OR_RETURN(s, Enter(s, std::move(children[best])));
       Keep(s);
       Progress(result.iterations, result.final_cost_ms, 0);
     }
@@ -137,7 +139,9 @@ class Searcher {
       double cost;
       uint64_t order;
       std::shared_ptr<State> state;
-      bool operator<(const Entry& o) const { return cost != o.cost ? cost < o.cost : order < o.order; }
+      bool operator<(const Entry& o) const {
+        return cost != o.cost ? cost < o.cost : order < o.order;
+      }
     };
     const int max_ops = static_cast<int>(o_.max_growth * initial.active_ops);
     std::set<Entry> queue;
@@ -150,12 +154,12 @@ class Searcher {
       const std::shared_ptr<State> s = queue.begin()->state;
       queue.erase(queue.begin());
       ++result.iterations;
-      ASSIGN_OR_RETURN(std::vector<Child> children, Children(*s));
+      REWIRE_ASSIGN_OR_RETURN(std::vector<Child> children, Children(*s));
       for (Child& c : children) {
         if (c.cost_ms >= o_.alpha * result.final_cost_ms) continue;
         if (c.active_ops > max_ops) continue;
         if (!seen.insert(c.graph.Hash()).second) continue;
-        ASSIGN_OR_RETURN(State next, Enter(*s, std::move(c)));
+        REWIRE_ASSIGN_OR_RETURN(State next, Enter(*s, std::move(c)));
         Keep(next);
         queue.insert({next.table.total_ms(), order++, std::make_shared<State>(std::move(next))});
         if (queue.size() > std::max<size_t>(o_.max_queue, 1)) {
@@ -190,11 +194,12 @@ class Searcher {
       }
       const auto& c = set.candidates[rng() % set.candidates.size()];
       Child child{s.graph, {}, 0, rules_[c.match.rule].name};
-      ASSIGN_OR_RETURN(child.diff, rules::ApplyMatch(child.graph, rules_[c.match.rule], c.match));
-      ASSIGN_OR_RETURN(child.cost_ms, s.table.CostAfterMs(child.graph, child.diff));
+      REWIRE_ASSIGN_OR_RETURN(child.diff,
+                              rules::ApplyMatch(child.graph, rules_[c.match.rule], c.match));
+      REWIRE_ASSIGN_OR_RETURN(child.cost_ms, s.table.CostAfterMs(child.graph, child.diff));
       child.active_ops = ChildActiveOps(s, child);
       ++result.candidates_evaluated;
-      ASSIGN_OR_RETURN(s, Enter(s, std::move(child)));
+      REWIRE_ASSIGN_OR_RETURN(s, Enter(s, std::move(child)));
       Keep(s);
       ++walk;
       Progress(result.iterations, result.final_cost_ms, 0);
@@ -217,9 +222,12 @@ class Searcher {
 
 const char* StopReasonName(StopReason r) {
   switch (r) {
-    case StopReason::kSaturated: return "saturated";
-    case StopReason::kBudget: return "budget";
-    case StopReason::kTimeLimit: return "time limit";
+    case StopReason::kSaturated:
+      return "saturated";
+    case StopReason::kBudget:
+      return "budget";
+    case StopReason::kTimeLimit:
+      return "time limit";
   }
   return "?";
 }
@@ -229,26 +237,32 @@ const std::vector<std::string>& SearchAlgorithms() {
   return names;
 }
 
-StatusOr<SearchResult> RunSearch(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
-                                 const SearchOptions& options) {
+StatusOr<SearchResult> RunSearch(const Graph& graph, const std::vector<rules::Rule>& rules,
+                                 CostModel& cost, const SearchOptions& options) {
   const auto& names = SearchAlgorithms();
   if (std::find(names.begin(), names.end(), options.algorithm) == names.end()) {
-    return InvalidArgument("unknown search '" + options.algorithm + "' (known: greedy, backtrack, random)");
+    return InvalidArgument("unknown search '" + options.algorithm +
+                           "' (known: greedy, backtrack, random)");
   }
-  if (options.budget < 1) return InvalidArgument("the search budget must be at least 1, got " + std::to_string(options.budget));
+  if (options.budget < 1)
+    return InvalidArgument("the search budget must be at least 1, got " +
+                           std::to_string(options.budget));
   if (options.alpha < 1.0) return InvalidArgument("alpha must be at least 1");
   const auto start = Clock::now();
-  ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost, graph));
+  REWIRE_ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost, graph));
   Searcher s(rules, cost, options);
   s.result.best = graph;
   s.result.initial_cost_ms = s.result.final_cost_ms = table.total_ms();
   const int active = ActiveOps(graph, table);
   State initial{graph, std::move(table), {}, active};
   Status st;
-  if (options.algorithm == "greedy") st = s.Greedy(std::move(initial));
-  else if (options.algorithm == "backtrack") st = s.Backtrack(std::move(initial));
-  else st = s.Random(initial);
-  RETURN_IF_ERROR(st);
+  if (options.algorithm == "greedy")
+    st = s.Greedy(std::move(initial));
+  else if (options.algorithm == "backtrack")
+    st = s.Backtrack(std::move(initial));
+  else
+    st = s.Random(initial);
+  REWIRE_RETURN_IF_ERROR(st);
   s.result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return std::move(s.result);
 }

@@ -62,7 +62,8 @@ std::string ToDot(const Graph& graph, const std::string& title) {
     switch (n.op) {
       case OpType::kInput:
         os << "shape=ellipse, style=filled, fillcolor=\"#cfe8ff\", label=\"" << Escape(n.name)
-           << "\\n" << n.outputs[0].ToString() << "\"";
+           << "\\n"
+           << n.outputs[0].ToString() << "\"";
         break;
       case OpType::kWeight:
       case OpType::kConstant:
@@ -74,8 +75,8 @@ std::string ToDot(const Graph& graph, const std::string& title) {
         const std::string extra = KeyAttrs(n);
         if (!extra.empty()) label += "\\n" + Escape(extra);
         os << "shape=box, style=\"rounded,filled\", fillcolor="
-           << (n.op == OpType::kOpaque ? "\"#ffe0c0\"" : "\"#ffffff\"") << ", label=\""
-           << label << "\"";
+           << (n.op == OpType::kOpaque ? "\"#ffe0c0\"" : "\"#ffffff\"") << ", label=\"" << label
+           << "\"";
       }
     }
     os << "];\n";
@@ -83,14 +84,15 @@ std::string ToDot(const Graph& graph, const std::string& title) {
   for (NodeId id : graph.NodeIds()) {
     const Node& n = graph.node(id);
     for (const ValueRef& in : n.inputs) {
-      os << "  n" << in.node << " -> n" << id << " [label=\""
-         << ShapeToString(graph.type(in).shape) << "\"];\n";
+      os << "  n" << in.node << " -> n" << id << " [label=\"" << ShapeToString(graph.type(in).shape)
+         << "\"];\n";
     }
   }
   for (size_t i = 0; i < graph.outputs().size(); ++i) {
     const GraphOutput& o = graph.outputs()[i];
     os << "  out" << i << " [shape=ellipse, style=filled, fillcolor=\"#d5f5d5\", label=\""
-       << Escape(o.name) << "\\n" << graph.type(o.value).ToString() << "\"];\n";
+       << Escape(o.name) << "\\n"
+       << graph.type(o.value).ToString() << "\"];\n";
     os << "  n" << o.value.node << " -> out" << i << ";\n";
   }
   os << "}\n";

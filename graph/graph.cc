@@ -18,7 +18,9 @@ constexpr size_t kCopySlack = 64;  // node slots reserved in a copy for the edit
 }  // namespace
 
 Graph::Graph(const Graph& other)
-    : inputs_(other.inputs_), outputs_(other.outputs_), live_nodes_(other.live_nodes_),
+    : inputs_(other.inputs_),
+      outputs_(other.outputs_),
+      live_nodes_(other.live_nodes_),
       leaf_names_(other.leaf_names_) {
   nodes_.reserve(other.nodes_.size() + kCopySlack);
   nodes_.assign(other.nodes_.begin(), other.nodes_.end());
@@ -95,9 +97,12 @@ namespace {
 Status CheckShape(const Shape& shape, const std::string& name) {
   int64_t elements = 1;
   for (int64_t d : shape) {
-    if (d <= 0) return InvalidArgument("'" + name + "' has shape [" + ShapeToString(shape) + "]: dimensions must be positive");
+    if (d <= 0)
+      return InvalidArgument("'" + name + "' has shape [" + ShapeToString(shape) +
+                             "]: dimensions must be positive");
     if (__builtin_mul_overflow(elements, d, &elements) || elements > (int64_t{1} << 48)) {
-      return InvalidArgument("'" + name + "' has shape [" + ShapeToString(shape) + "]: too many elements");
+      return InvalidArgument("'" + name + "' has shape [" + ShapeToString(shape) +
+                             "]: too many elements");
     }
   }
   return Status::Ok();
@@ -105,20 +110,20 @@ Status CheckShape(const Shape& shape, const std::string& name) {
 }  // namespace
 
 StatusOr<NodeId> Graph::AddInput(const std::string& name, TensorType type) {
-  RETURN_IF_ERROR(CheckLeafName(name));
-  RETURN_IF_ERROR(CheckShape(type.shape, name));
+  REWIRE_RETURN_IF_ERROR(CheckLeafName(name));
+  REWIRE_RETURN_IF_ERROR(CheckShape(type.shape, name));
   Node n;
   n.op = OpType::kInput;
   n.name = name;
   n.outputs = {std::move(type)};
-  ASSIGN_OR_RETURN(NodeId id, Insert(std::move(n)));
+  REWIRE_ASSIGN_OR_RETURN(NodeId id, Insert(std::move(n)));
   inputs_.push_back(id);
   return id;
 }
 
 StatusOr<NodeId> Graph::AddWeight(const std::string& name, Shape shape, WeightInit init) {
-  RETURN_IF_ERROR(CheckLeafName(name));
-  RETURN_IF_ERROR(CheckShape(shape, name));
+  REWIRE_RETURN_IF_ERROR(CheckLeafName(name));
+  REWIRE_RETURN_IF_ERROR(CheckShape(shape, name));
   if (!(init.lo <= init.hi)) return InvalidArgument("weight '" + name + "': init range is empty");
   Node n;
   n.op = OpType::kWeight;
@@ -136,18 +141,20 @@ Status CheckData(const HostTensorPtr& data, const std::string& name) {
   for (int64_t d : data->type.shape) {
     if (d < 0) return InvalidArgument("'" + name + "' has a negative dimension");
   }
-  const size_t want = static_cast<size_t>(NumElements(data->type.shape)) * DTypeSize(data->type.dtype);
+  const size_t want =
+      static_cast<size_t>(NumElements(data->type.shape)) * DTypeSize(data->type.dtype);
   if (data->bytes.size() != want) {
     return InvalidArgument("'" + name + "' holds " + std::to_string(data->bytes.size()) +
-                           " bytes but " + data->type.ToString() + " needs " + std::to_string(want));
+                           " bytes but " + data->type.ToString() + " needs " +
+                           std::to_string(want));
   }
   return Status::Ok();
 }
 }  // namespace
 
 StatusOr<NodeId> Graph::AddWeightData(const std::string& name, HostTensorPtr data) {
-  RETURN_IF_ERROR(CheckLeafName(name));
-  RETURN_IF_ERROR(CheckData(data, name));
+  REWIRE_RETURN_IF_ERROR(CheckLeafName(name));
+  REWIRE_RETURN_IF_ERROR(CheckData(data, name));
   if (data->type.dtype != DType::kFloat32) {
     return InvalidArgument("weight '" + name + "' must be float32 (use a Constant for " +
                            DTypeName(data->type.dtype) + ")");
@@ -161,8 +168,8 @@ StatusOr<NodeId> Graph::AddWeightData(const std::string& name, HostTensorPtr dat
 }
 
 StatusOr<NodeId> Graph::AddConstant(const std::string& name, HostTensorPtr data) {
-  RETURN_IF_ERROR(CheckLeafName(name));
-  RETURN_IF_ERROR(CheckData(data, name));
+  REWIRE_RETURN_IF_ERROR(CheckLeafName(name));
+  REWIRE_RETURN_IF_ERROR(CheckData(data, name));
   Node n;
   n.op = OpType::kConstant;
   n.name = name;
@@ -174,18 +181,21 @@ StatusOr<NodeId> Graph::AddConstant(const std::string& name, HostTensorPtr data)
 StatusOr<NodeId> Graph::AddOp(OpType op, const std::vector<ValueRef>& inputs, Attrs attrs,
                               const std::string& name) {
   const std::string where = std::string(OpName(op)) + (name.empty() ? "" : " '" + name + "'");
-  if (op == OpType::kInput || op == OpType::kWeight || op == OpType::kConstant || op == OpType::kOpaque) {
+  if (op == OpType::kInput || op == OpType::kWeight || op == OpType::kConstant ||
+      op == OpType::kOpaque) {
     return InvalidArgument(where + ": use the dedicated Graph::Add* call for this op");
   }
   std::vector<TensorType> in_types;
   in_types.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    RETURN_IF_ERROR(CheckValue(inputs[i], ("input " + std::to_string(i)).c_str()).WithContext(where));
+    REWIRE_RETURN_IF_ERROR(
+        CheckValue(inputs[i], ("input " + std::to_string(i)).c_str()).WithContext(where));
     in_types.push_back(type(inputs[i]));
   }
   auto out = InferAndCanonicalize(op, &attrs, in_types);
   if (!out.ok()) {
-    return Status(out.status().code(), (name.empty() ? "" : "node '" + name + "': ") + out.status().message());
+    return Status(out.status().code(),
+                  (name.empty() ? "" : "node '" + name + "': ") + out.status().message());
   }
   Node n;
   n.op = op;
@@ -203,7 +213,8 @@ StatusOr<NodeId> Graph::AddOpaque(const std::string& onnx_op, const std::string&
   if (onnx_op.empty()) return InvalidArgument("opaque op needs an ONNX op type");
   if (output_types.empty()) return InvalidArgument(where + ": needs at least one output");
   for (size_t i = 0; i < inputs.size(); ++i) {
-    RETURN_IF_ERROR(CheckValue(inputs[i], ("input " + std::to_string(i)).c_str()).WithContext(where));
+    REWIRE_RETURN_IF_ERROR(
+        CheckValue(inputs[i], ("input " + std::to_string(i)).c_str()).WithContext(where));
   }
   for (const TensorType& t : output_types) {
     for (int64_t d : t.shape) {
@@ -223,7 +234,7 @@ StatusOr<NodeId> Graph::AddOpaque(const std::string& onnx_op, const std::string&
 
 Status Graph::AddOutput(const std::string& name, ValueRef value) {
   if (name.empty()) return InvalidArgument("graph outputs need a name");
-  RETURN_IF_ERROR(CheckValue(value, ("output '" + name + "'").c_str()));
+  REWIRE_RETURN_IF_ERROR(CheckValue(value, ("output '" + name + "'").c_str()));
   for (const GraphOutput& o : outputs_) {
     if (o.name == name) return InvalidArgument("duplicate graph output name '" + name + "'");
   }
@@ -247,7 +258,8 @@ NodeId Graph::FindLeaf(const std::string& name) const {
   auto it = leaf_names_->find(name);
   // Entries of removed leaves stay in the shared index (removal never copies it); they are
   // recognised here as stale.
-  if (it == leaf_names_->end() || !Contains(it->second) || nodes_[it->second]->name != name) return kNoNode;
+  if (it == leaf_names_->end() || !Contains(it->second) || nodes_[it->second]->name != name)
+    return kNoNode;
   return it->second;
 }
 
@@ -316,19 +328,22 @@ Status Graph::Validate() const {
     const std::string where = "node " + std::to_string(id) + " (" + n.TypeName() +
                               (n.name.empty() ? "" : " '" + n.name + "'") + ")";
     if (n.id != id) return Internal(where + ": stored id " + std::to_string(n.id));
-    if (n.users.size() != n.outputs.size()) return Internal(where + ": user lists do not match outputs");
+    if (n.users.size() != n.outputs.size())
+      return Internal(where + ": user lists do not match outputs");
     if (n.IsLeaf()) {
-      if (!leaf_names.insert(n.name).second) return InvalidArgument(where + ": duplicate leaf name");
+      if (!leaf_names.insert(n.name).second)
+        return InvalidArgument(where + ": duplicate leaf name");
       if (n.op != OpType::kInput && !n.data && n.op != OpType::kWeight) {
         return InvalidArgument(where + ": constant without data");
       }
     }
     std::vector<TensorType> in_types;
     for (uint32_t k = 0; k < n.inputs.size(); ++k) {
-      RETURN_IF_ERROR(CheckValue(n.inputs[k], "input").WithContext(where));
+      REWIRE_RETURN_IF_ERROR(CheckValue(n.inputs[k], "input").WithContext(where));
       const auto& uses = nodes_[n.inputs[k].node]->users[n.inputs[k].index];
       if (std::find(uses.begin(), uses.end(), Use{id, k}) == uses.end()) {
-        return Internal(where + ": input " + std::to_string(k) + " is missing from its producer's users");
+        return Internal(where + ": input " + std::to_string(k) +
+                        " is missing from its producer's users");
       }
       in_types.push_back(type(n.inputs[k]));
     }
@@ -344,7 +359,8 @@ Status Graph::Validate() const {
       Attrs attrs = n.attrs;
       auto out = InferAndCanonicalize(n.op, &attrs, in_types);
       if (!out.ok()) return out.status().WithContext(where);
-      if (*out != n.outputs) return InvalidArgument(where + ": stored output types differ from inferred ones");
+      if (*out != n.outputs)
+        return InvalidArgument(where + ": stored output types differ from inferred ones");
       if (attrs != n.attrs) return InvalidArgument(where + ": attributes are not canonical");
     }
   }
@@ -352,11 +368,13 @@ Status Graph::Validate() const {
   if (TopologicalOrder().size() != live_nodes_) return InvalidArgument("graph has a cycle");
   std::unordered_set<std::string> out_names;
   for (const GraphOutput& o : outputs_) {
-    RETURN_IF_ERROR(CheckValue(o.value, ("output '" + o.name + "'").c_str()));
-    if (!out_names.insert(o.name).second) return InvalidArgument("duplicate output name '" + o.name + "'");
+    REWIRE_RETURN_IF_ERROR(CheckValue(o.value, ("output '" + o.name + "'").c_str()));
+    if (!out_names.insert(o.name).second)
+      return InvalidArgument("duplicate output name '" + o.name + "'");
   }
   for (NodeId in : inputs_) {
-    if (!Contains(in) || nodes_[in]->op != OpType::kInput) return Internal("stale graph input list");
+    if (!Contains(in) || nodes_[in]->op != OpType::kInput)
+      return Internal("stale graph input list");
   }
   return Status::Ok();
 }

@@ -65,7 +65,10 @@ struct Node {
   /// Consumers of each output, in the order they were connected.
   std::vector<std::vector<Use>> users;
 
-  bool IsLeaf() const { return inputs.empty() && (op == OpType::kInput || op == OpType::kWeight || op == OpType::kConstant); }
+  bool IsLeaf() const {
+    return inputs.empty() &&
+           (op == OpType::kInput || op == OpType::kWeight || op == OpType::kConstant);
+  }
   /// For an Opaque node, its ONNX type; otherwise the op's rewire name.
   std::string TypeName() const;
 };

@@ -67,7 +67,7 @@ StatusOr<Json> ParseJson(const std::string& text) {
 }
 
 StatusOr<Json> ParseJsonObject(const std::string& text) {
-  ASSIGN_OR_RETURN(Json value, ParseJson(text));
+  REWIRE_ASSIGN_OR_RETURN(Json value, ParseJson(text));
   if (!value.is_object())
     return InvalidArgument(std::string("expected a JSON object, found ") + value.type_name());
   return value;

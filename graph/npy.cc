@@ -44,12 +44,12 @@ class HeaderParser {
       SkipSpace();
       if (Eat('}')) break;
       std::string key;
-      RETURN_IF_ERROR(ParseString(&key));
+      REWIRE_RETURN_IF_ERROR(ParseString(&key));
       SkipSpace();
       if (!Eat(':')) return Error("expected ':' after '" + key + "'");
       SkipSpace();
       if (key == "descr") {
-        RETURN_IF_ERROR(ParseString(descr));
+        REWIRE_RETURN_IF_ERROR(ParseString(descr));
         have_descr = true;
       } else if (key == "fortran_order") {
         if (Match("True"))
@@ -60,7 +60,7 @@ class HeaderParser {
           return Error("fortran_order is neither True nor False");
         have_fortran = true;
       } else if (key == "shape") {
-        RETURN_IF_ERROR(ParseShape(shape));
+        REWIRE_RETURN_IF_ERROR(ParseShape(shape));
         have_shape = true;
       } else {
         return Error("unexpected header key '" + key + "'");

@@ -7,7 +7,8 @@ namespace {
 
 constexpr std::array<OpInfo, kNumOpTypes> kOpInfos = {{
 #define OP(name, onnx, domain, min_in, max_in, num_out) \
-  OpInfo{OpType::k##name, #name, onnx, domain, min_in, max_in, num_out, static_cast<int>(OpType::k##name)},
+  OpInfo{OpType::k##name, #name,  onnx,    domain,      \
+         min_in,          max_in, num_out, static_cast<int>(OpType::k##name)},
 #include "graph/ops.def"
 #undef OP
 }};

@@ -6,26 +6,28 @@
 namespace rewire {
 
 namespace {
-void Erase(std::vector<NodeId>& v, NodeId id) { v.erase(std::remove(v.begin(), v.end(), id), v.end()); }
+void Erase(std::vector<NodeId>& v, NodeId id) {
+  v.erase(std::remove(v.begin(), v.end(), id), v.end());
+}
 }  // namespace
 
 StatusOr<NodeId> Rewriter::AddOp(OpType op, const std::vector<ValueRef>& inputs, Attrs attrs,
                                  const std::string& name) {
-  ASSIGN_OR_RETURN(NodeId id, graph_.AddOp(op, inputs, std::move(attrs), name));
+  REWIRE_ASSIGN_OR_RETURN(NodeId id, graph_.AddOp(op, inputs, std::move(attrs), name));
   diff_.added.push_back(id);
   if (listener_) listener_->OnNodeAdded(graph_, id);
   return id;
 }
 
 StatusOr<NodeId> Rewriter::AddConstant(const std::string& name, HostTensorPtr data) {
-  ASSIGN_OR_RETURN(NodeId id, graph_.AddConstant(name, std::move(data)));
+  REWIRE_ASSIGN_OR_RETURN(NodeId id, graph_.AddConstant(name, std::move(data)));
   diff_.added.push_back(id);
   if (listener_) listener_->OnNodeAdded(graph_, id);
   return id;
 }
 
 StatusOr<NodeId> Rewriter::AddWeightData(const std::string& name, HostTensorPtr data) {
-  ASSIGN_OR_RETURN(NodeId id, graph_.AddWeightData(name, std::move(data)));
+  REWIRE_ASSIGN_OR_RETURN(NodeId id, graph_.AddWeightData(name, std::move(data)));
   diff_.added.push_back(id);
   if (listener_) listener_->OnNodeAdded(graph_, id);
   return id;
@@ -49,8 +51,9 @@ bool Rewriter::DependsOn(NodeId node, NodeId ancestor) const {
 Status Rewriter::SetInput(NodeId user, uint32_t operand, ValueRef to, bool check_cycles) {
   if (!graph_.Contains(user)) return InvalidArgument("SetInput: node does not exist");
   const Node& u = graph_.node(user);
-  if (operand >= u.inputs.size()) return InvalidArgument("SetInput: node has no input " + std::to_string(operand));
-  RETURN_IF_ERROR(graph_.CheckValue(to, "SetInput target"));
+  if (operand >= u.inputs.size())
+    return InvalidArgument("SetInput: node has no input " + std::to_string(operand));
+  REWIRE_RETURN_IF_ERROR(graph_.CheckValue(to, "SetInput target"));
   const ValueRef from = u.inputs[operand];
   if (from == to) return Status::Ok();
   if (graph_.type(from) != graph_.type(to)) {
@@ -69,8 +72,8 @@ Status Rewriter::SetInput(NodeId user, uint32_t operand, ValueRef to, bool check
 }
 
 Status Rewriter::ReplaceAllUses(ValueRef from, ValueRef to, bool check_cycles) {
-  RETURN_IF_ERROR(graph_.CheckValue(from, "ReplaceAllUses source"));
-  RETURN_IF_ERROR(graph_.CheckValue(to, "ReplaceAllUses target"));
+  REWIRE_RETURN_IF_ERROR(graph_.CheckValue(from, "ReplaceAllUses source"));
+  REWIRE_RETURN_IF_ERROR(graph_.CheckValue(to, "ReplaceAllUses target"));
   if (from == to) return Status::Ok();
   if (graph_.type(from) != graph_.type(to)) {
     return InvalidArgument("ReplaceAllUses: type " + graph_.type(to).ToString() + " differs from " +
@@ -79,10 +82,12 @@ Status Rewriter::ReplaceAllUses(ValueRef from, ValueRef to, bool check_cycles) {
   const std::vector<Use> uses = graph_.node(from.node).users[from.index];
   if (check_cycles) {
     for (const Use& u : uses) {
-      if (DependsOn(to.node, u.node)) return InvalidArgument("ReplaceAllUses: the edit would create a cycle");
+      if (DependsOn(to.node, u.node))
+        return InvalidArgument("ReplaceAllUses: the edit would create a cycle");
     }
   }
-  for (const Use& u : uses) RETURN_IF_ERROR(SetInput(u.node, u.operand, to, /*check_cycles=*/false));
+  for (const Use& u : uses)
+    REWIRE_RETURN_IF_ERROR(SetInput(u.node, u.operand, to, /*check_cycles=*/false));
   for (GraphOutput& o : graph_.outputs_) {
     if (o.value == from) o.value = to;
   }
@@ -97,7 +102,8 @@ Status Rewriter::RemoveNode(NodeId id) {
     if (!uses.empty()) return InvalidArgument("RemoveNode: node '" + n.name + "' still has users");
   }
   for (const GraphOutput& o : graph_.outputs()) {
-    if (o.value.node == id) return InvalidArgument("RemoveNode: node is graph output '" + o.name + "'");
+    if (o.value.node == id)
+      return InvalidArgument("RemoveNode: node is graph output '" + o.name + "'");
   }
   if (listener_) listener_->OnNodeRemoved(graph_, n);
   for (uint32_t k = 0; k < n.inputs.size(); ++k) {

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <array>
-#include <optional>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -123,7 +123,7 @@ StatusOr<int64_t> NormAxis(OpType op, int64_t axis, int64_t rank, const char* wh
 StatusOr<Ints> NormAxes(OpType op, const Ints& axes, int64_t rank) {
   Ints out;
   for (int64_t a : axes) {
-    ASSIGN_OR_RETURN(int64_t n, NormAxis(op, a, rank, "axis"));
+    REWIRE_ASSIGN_OR_RETURN(int64_t n, NormAxis(op, a, rank, "axis"));
     out.push_back(n);
   }
   std::sort(out.begin(), out.end());
@@ -165,7 +165,7 @@ StatusOr<Shape> Broadcast(OpType op, const Shape& a, const Shape& b) {
 
 /// The fused activation of Conv2D, MatMul and Gemm.
 Status ReadActivation(OpType op, AttrReader& r) {
-  ASSIGN_OR_RETURN(std::string act, r.String("activation", "none"));
+  REWIRE_ASSIGN_OR_RETURN(std::string act, r.String("activation", "none"));
   if (act != "none" && act != "relu" && act != "sigmoid" && act != "tanh" && act != "gelu") {
     return Error(op, "activation must be none, relu, sigmoid, tanh or gelu, got '" + act + "'");
   }
@@ -175,15 +175,15 @@ Status ReadActivation(OpType op, AttrReader& r) {
 Status InferConv(OpType op, AttrReader& r, const Types& in, Types* out) {
   const TensorType& x = in[0];
   const TensorType& w = in[1];
-  RETURN_IF_ERROR(RequireDType(op, x, DType::kFloat32, "input X"));
-  RETURN_IF_ERROR(RequireDType(op, w, DType::kFloat32, "weight W"));
-  RETURN_IF_ERROR(RequireRank(op, x, 4, "input X"));
-  RETURN_IF_ERROR(RequireRank(op, w, 4, "weight W"));
-  ASSIGN_OR_RETURN(Ints strides, r.IntList("strides", 2, Ints{1, 1}));
-  ASSIGN_OR_RETURN(Ints pads, r.IntList("pads", 4, Ints{0, 0, 0, 0}));
-  ASSIGN_OR_RETURN(Ints dil, r.IntList("dilations", 2, Ints{1, 1}));
-  ASSIGN_OR_RETURN(int64_t group, r.Int("group", 1));
-  RETURN_IF_ERROR(ReadActivation(op, r));
+  REWIRE_RETURN_IF_ERROR(RequireDType(op, x, DType::kFloat32, "input X"));
+  REWIRE_RETURN_IF_ERROR(RequireDType(op, w, DType::kFloat32, "weight W"));
+  REWIRE_RETURN_IF_ERROR(RequireRank(op, x, 4, "input X"));
+  REWIRE_RETURN_IF_ERROR(RequireRank(op, w, 4, "weight W"));
+  REWIRE_ASSIGN_OR_RETURN(Ints strides, r.IntList("strides", 2, Ints{1, 1}));
+  REWIRE_ASSIGN_OR_RETURN(Ints pads, r.IntList("pads", 4, Ints{0, 0, 0, 0}));
+  REWIRE_ASSIGN_OR_RETURN(Ints dil, r.IntList("dilations", 2, Ints{1, 1}));
+  REWIRE_ASSIGN_OR_RETURN(int64_t group, r.Int("group", 1));
+  REWIRE_RETURN_IF_ERROR(ReadActivation(op, r));
   if (group <= 0) return Error(op, "group must be positive");
   const int64_t c = x.shape[1], o = w.shape[0];
   if (c % group != 0 || o % group != 0) {
@@ -195,7 +195,7 @@ Status InferConv(OpType op, AttrReader& r, const Types& in, Types* out) {
                          " input channels, input X " + Str(x.shape) + " has " + std::to_string(c));
   }
   if (in.size() == 3) {
-    RETURN_IF_ERROR(RequireDType(op, in[2], DType::kFloat32, "bias B"));
+    REWIRE_RETURN_IF_ERROR(RequireDType(op, in[2], DType::kFloat32, "bias B"));
     if (in[2].shape != Shape{o}) {
       return Error(op, "bias B must be " + Str({o}) + ", got " + Str(in[2].shape));
     }
@@ -225,14 +225,14 @@ Status InferConv(OpType op, AttrReader& r, const Types& in, Types* out) {
 
 Status InferPool(OpType op, AttrReader& r, const Types& in, Types* out) {
   const TensorType& x = in[0];
-  RETURN_IF_ERROR(RequireDType(op, x, DType::kFloat32, "input X"));
-  RETURN_IF_ERROR(RequireRank(op, x, 4, "input X"));
-  ASSIGN_OR_RETURN(Ints k, r.IntList("kernel_shape", 2));
-  ASSIGN_OR_RETURN(Ints strides, r.IntList("strides", 2, Ints{1, 1}));
-  ASSIGN_OR_RETURN(Ints pads, r.IntList("pads", 4, Ints{0, 0, 0, 0}));
-  ASSIGN_OR_RETURN(int64_t ceil_mode, r.Int("ceil_mode", 0));
+  REWIRE_RETURN_IF_ERROR(RequireDType(op, x, DType::kFloat32, "input X"));
+  REWIRE_RETURN_IF_ERROR(RequireRank(op, x, 4, "input X"));
+  REWIRE_ASSIGN_OR_RETURN(Ints k, r.IntList("kernel_shape", 2));
+  REWIRE_ASSIGN_OR_RETURN(Ints strides, r.IntList("strides", 2, Ints{1, 1}));
+  REWIRE_ASSIGN_OR_RETURN(Ints pads, r.IntList("pads", 4, Ints{0, 0, 0, 0}));
+  REWIRE_ASSIGN_OR_RETURN(int64_t ceil_mode, r.Int("ceil_mode", 0));
   if (op == OpType::kAvgPool2D) {
-    ASSIGN_OR_RETURN(int64_t cip, r.Int("count_include_pad", 0));
+    REWIRE_ASSIGN_OR_RETURN(int64_t cip, r.Int("count_include_pad", 0));
     (void)cip;
   }
   Shape s{x.shape[0], x.shape[1], 0, 0};
@@ -255,9 +255,9 @@ Status InferPool(OpType op, AttrReader& r, const Types& in, Types* out) {
 }
 
 Status InferMatMul(OpType op, AttrReader& r, const Types& in, Types* out) {
-  RETURN_IF_ERROR(ReadActivation(op, r));
-  RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input A"));
-  RETURN_IF_ERROR(RequireDType(op, in[1], DType::kFloat32, "input B"));
+  REWIRE_RETURN_IF_ERROR(ReadActivation(op, r));
+  REWIRE_RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input A"));
+  REWIRE_RETURN_IF_ERROR(RequireDType(op, in[1], DType::kFloat32, "input B"));
   Shape a = in[0].shape, b = in[1].shape;
   if (a.empty() || b.empty()) return Error(op, "inputs must have rank >= 1");
   const bool a_vec = a.size() == 1, b_vec = b.size() == 1;
@@ -266,8 +266,8 @@ Status InferMatMul(OpType op, AttrReader& r, const Types& in, Types* out) {
   if (a.back() != b[b.size() - 2]) {
     return Error(op, "inner dimensions differ: " + Str(in[0].shape) + " @ " + Str(in[1].shape));
   }
-  ASSIGN_OR_RETURN(Shape batch,
-                   Broadcast(op, Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2)));
+  REWIRE_ASSIGN_OR_RETURN(
+      Shape batch, Broadcast(op, Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2)));
   Shape s = batch;
   if (!a_vec) s.push_back(a[a.size() - 2]);
   if (!b_vec) s.push_back(b.back());
@@ -276,18 +276,18 @@ Status InferMatMul(OpType op, AttrReader& r, const Types& in, Types* out) {
 }
 
 Status InferGemm(OpType op, AttrReader& r, const Types& in, Types* out) {
-  ASSIGN_OR_RETURN(float alpha, r.Float("alpha", 1.f));
-  ASSIGN_OR_RETURN(float beta, r.Float("beta", 1.f));
-  ASSIGN_OR_RETURN(int64_t ta, r.Int("transA", 0));
-  ASSIGN_OR_RETURN(int64_t tb, r.Int("transB", 0));
-  RETURN_IF_ERROR(ReadActivation(op, r));
+  REWIRE_ASSIGN_OR_RETURN(float alpha, r.Float("alpha", 1.f));
+  REWIRE_ASSIGN_OR_RETURN(float beta, r.Float("beta", 1.f));
+  REWIRE_ASSIGN_OR_RETURN(int64_t ta, r.Int("transA", 0));
+  REWIRE_ASSIGN_OR_RETURN(int64_t tb, r.Int("transB", 0));
+  REWIRE_RETURN_IF_ERROR(ReadActivation(op, r));
   (void)alpha;
   (void)beta;
   for (size_t i = 0; i < in.size(); ++i) {
-    RETURN_IF_ERROR(RequireDType(op, in[i], DType::kFloat32, "inputs"));
+    REWIRE_RETURN_IF_ERROR(RequireDType(op, in[i], DType::kFloat32, "inputs"));
   }
-  RETURN_IF_ERROR(RequireRank(op, in[0], 2, "input A"));
-  RETURN_IF_ERROR(RequireRank(op, in[1], 2, "input B"));
+  REWIRE_RETURN_IF_ERROR(RequireRank(op, in[0], 2, "input A"));
+  REWIRE_RETURN_IF_ERROR(RequireRank(op, in[1], 2, "input B"));
   const int64_t m = ta ? in[0].shape[1] : in[0].shape[0];
   const int64_t ka = ta ? in[0].shape[0] : in[0].shape[1];
   const int64_t kb = tb ? in[1].shape[1] : in[1].shape[0];
@@ -296,7 +296,7 @@ Status InferGemm(OpType op, AttrReader& r, const Types& in, Types* out) {
     return Error(op, "inner dimensions differ: A " + Str(in[0].shape) + " B " + Str(in[1].shape));
   }
   if (in.size() == 3) {
-    ASSIGN_OR_RETURN(Shape bc, Broadcast(op, in[2].shape, Shape{m, n}));
+    REWIRE_ASSIGN_OR_RETURN(Shape bc, Broadcast(op, in[2].shape, Shape{m, n}));
     if (bc != Shape{m, n})
       return Error(op, "C " + Str(in[2].shape) + " must broadcast to " + Str({m, n}));
   }
@@ -306,12 +306,12 @@ Status InferGemm(OpType op, AttrReader& r, const Types& in, Types* out) {
 
 Status InferSlice(OpType op, AttrReader& r, const TensorType& x, Types* out, Attrs* attrs) {
   const int64_t rank = static_cast<int64_t>(x.shape.size());
-  ASSIGN_OR_RETURN(Ints starts, r.IntList("starts", -1));
-  ASSIGN_OR_RETURN(Ints ends, r.IntList("ends", -1));
+  REWIRE_ASSIGN_OR_RETURN(Ints starts, r.IntList("starts", -1));
+  REWIRE_ASSIGN_OR_RETURN(Ints ends, r.IntList("ends", -1));
   Ints def_axes(starts.size());
   for (size_t i = 0; i < def_axes.size(); ++i) def_axes[i] = static_cast<int64_t>(i);
-  ASSIGN_OR_RETURN(Ints axes, r.IntList("axes", -1, def_axes));
-  ASSIGN_OR_RETURN(Ints steps, r.IntList("steps", -1, Ints(starts.size(), 1)));
+  REWIRE_ASSIGN_OR_RETURN(Ints axes, r.IntList("axes", -1, def_axes));
+  REWIRE_ASSIGN_OR_RETURN(Ints steps, r.IntList("steps", -1, Ints(starts.size(), 1)));
   if (ends.size() != starts.size() || axes.size() != starts.size() ||
       steps.size() != starts.size()) {
     return Error(op, "starts, ends, axes and steps must have the same length");
@@ -322,7 +322,7 @@ Status InferSlice(OpType op, AttrReader& r, const TensorType& x, Types* out, Att
   std::set<int64_t> seen;
   Shape s = x.shape;
   for (size_t i = 0; i < starts.size(); ++i) {
-    ASSIGN_OR_RETURN(int64_t axis, NormAxis(op, axes[i], rank));
+    REWIRE_ASSIGN_OR_RETURN(int64_t axis, NormAxis(op, axes[i], rank));
     if (!seen.insert(axis).second) return Error(op, "repeated axis in axes");
     const int64_t dim = x.shape[axis];
     const int64_t step = steps[i];
@@ -357,13 +357,13 @@ Status InferSlice(OpType op, AttrReader& r, const TensorType& x, Types* out, Att
   attrs->Set("starts", cs);
   attrs->Set("ends", ce);
   attrs->Set("steps", cst);
-  RETURN_IF_ERROR(RequirePositiveDims(op, s));
+  REWIRE_RETURN_IF_ERROR(RequirePositiveDims(op, s));
   out->push_back({x.dtype, s});
   return Status::Ok();
 }
 
 Status InferReshape(OpType op, AttrReader& r, const TensorType& x, Types* out, Attrs* attrs) {
-  ASSIGN_OR_RETURN(Ints shape, r.IntList("shape", -1));
+  REWIRE_ASSIGN_OR_RETURN(Ints shape, r.IntList("shape", -1));
   Shape s(shape.size());
   int64_t infer_at = -1, known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -402,13 +402,13 @@ Status InferReshape(OpType op, AttrReader& r, const TensorType& x, Types* out, A
 }
 
 Status InferReduce(OpType op, AttrReader& r, const TensorType& x, Types* out, Attrs* attrs) {
-  RETURN_IF_ERROR(RequireDType(op, x, DType::kFloat32, "input"));
+  REWIRE_RETURN_IF_ERROR(RequireDType(op, x, DType::kFloat32, "input"));
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   Ints all(rank);
   for (int64_t i = 0; i < rank; ++i) all[i] = i;
-  ASSIGN_OR_RETURN(Ints axes, r.IntList("axes", -1, all));
-  ASSIGN_OR_RETURN(int64_t keepdims, r.Int("keepdims", 1));
-  ASSIGN_OR_RETURN(axes, NormAxes(op, axes, rank));
+  REWIRE_ASSIGN_OR_RETURN(Ints axes, r.IntList("axes", -1, all));
+  REWIRE_ASSIGN_OR_RETURN(int64_t keepdims, r.Int("keepdims", 1));
+  REWIRE_ASSIGN_OR_RETURN(axes, NormAxes(op, axes, rank));
   if (axes.empty()) axes = all;  // ONNX: empty axes reduce everything (noop_with_empty_axes=0)
   attrs->Set("axes", axes);
   attrs->Set("keepdims", keepdims ? int64_t{1} : int64_t{0});
@@ -426,13 +426,13 @@ Status InferReduce(OpType op, AttrReader& r, const TensorType& x, Types* out, At
 
 /// A float32 element-wise op: the output type is the input's.
 Status FloatUnary(OpType op, const Types& in, Types* out) {
-  RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input"));
+  REWIRE_RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input"));
   out->push_back(in[0]);
   return Status::Ok();
 }
 
 Status InferGlobalAvgPool(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
-  RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input"));
+  REWIRE_RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input"));
   if (in[0].shape.size() < 3)
     return Error(op, "input must have rank >= 3, got " + Str(in[0].shape));
   Shape s = in[0].shape;
@@ -442,23 +442,23 @@ Status InferGlobalAvgPool(OpType op, AttrReader& r, const Types& in, Types* out,
 }
 
 Status InferClip(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
-  ASSIGN_OR_RETURN(float lo, r.Float("min", std::numeric_limits<float>::lowest()));
-  ASSIGN_OR_RETURN(float hi, r.Float("max", std::numeric_limits<float>::max()));
+  REWIRE_ASSIGN_OR_RETURN(float lo, r.Float("min", std::numeric_limits<float>::lowest()));
+  REWIRE_ASSIGN_OR_RETURN(float hi, r.Float("max", std::numeric_limits<float>::max()));
   if (lo > hi) return Error(op, "min must not exceed max");
-  RETURN_IF_ERROR(FloatUnary(op, in, out));
+  REWIRE_RETURN_IF_ERROR(FloatUnary(op, in, out));
   return Status::Ok();
 }
 
 Status InferCast(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
-  ASSIGN_OR_RETURN(int64_t to, r.Int("to"));
-  ASSIGN_OR_RETURN(DType dt, DTypeFromOnnx(static_cast<int32_t>(to)));
+  REWIRE_ASSIGN_OR_RETURN(int64_t to, r.Int("to"));
+  REWIRE_ASSIGN_OR_RETURN(DType dt, DTypeFromOnnx(static_cast<int32_t>(to)));
   out->push_back({dt, in[0].shape});
   return Status::Ok();
 }
 
 Status InferBatchNorm(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
-  RETURN_IF_ERROR(r.Float("epsilon", 1e-5f).status());
-  RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input X"));
+  REWIRE_RETURN_IF_ERROR(r.Float("epsilon", 1e-5f).status());
+  REWIRE_RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input X"));
   if (in[0].shape.size() < 2) return Error(op, "input X must have rank >= 2");
   const int64_t c = in[0].shape[1];
   static const char* names[] = {"X", "scale", "B", "mean", "var"};
@@ -473,11 +473,11 @@ Status InferBatchNorm(OpType op, AttrReader& r, const Types& in, Types* out, Att
 }
 
 Status InferLayerNorm(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
-  RETURN_IF_ERROR(r.Float("epsilon", 1e-5f).status());
-  RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input X"));
+  REWIRE_RETURN_IF_ERROR(r.Float("epsilon", 1e-5f).status());
+  REWIRE_RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input X"));
   const int64_t rank = static_cast<int64_t>(in[0].shape.size());
-  ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", -1));
-  ASSIGN_OR_RETURN(axis, NormAxis(op, axis, rank));
+  REWIRE_ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", -1));
+  REWIRE_ASSIGN_OR_RETURN(axis, NormAxis(op, axis, rank));
   attrs->Set("axis", axis);
   const Shape norm(in[0].shape.begin() + axis, in[0].shape.end());
   for (size_t i = 1; i < in.size(); ++i) {
@@ -491,9 +491,9 @@ Status InferLayerNorm(OpType op, AttrReader& r, const Types& in, Types* out, Att
 }
 
 Status InferSoftmax(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
-  RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input"));
-  ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", -1));
-  ASSIGN_OR_RETURN(axis, NormAxis(op, axis, static_cast<int64_t>(in[0].shape.size())));
+  REWIRE_RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "input"));
+  REWIRE_ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", -1));
+  REWIRE_ASSIGN_OR_RETURN(axis, NormAxis(op, axis, static_cast<int64_t>(in[0].shape.size())));
   attrs->Set("axis", axis);
   out->push_back(in[0]);
   return Status::Ok();
@@ -507,26 +507,26 @@ Status InferElementwiseBinary(OpType op, AttrReader& r, const Types& in, Types* 
   if (in[0].dtype == DType::kBool || (op == OpType::kPow && in[0].dtype != DType::kFloat32)) {
     return Error(op, "unsupported element type " + in[0].ToString());
   }
-  ASSIGN_OR_RETURN(Shape s, Broadcast(op, in[0].shape, in[1].shape));
+  REWIRE_ASSIGN_OR_RETURN(Shape s, Broadcast(op, in[0].shape, in[1].shape));
   out->push_back({in[0].dtype, s});
   return Status::Ok();
 }
 
 Status InferWhere(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
-  RETURN_IF_ERROR(RequireDType(op, in[0], DType::kBool, "condition"));
+  REWIRE_RETURN_IF_ERROR(RequireDType(op, in[0], DType::kBool, "condition"));
   if (in[1].dtype != in[2].dtype) {
     return Error(op, "X and Y types differ: " + in[1].ToString() + " and " + in[2].ToString());
   }
-  ASSIGN_OR_RETURN(Shape s, Broadcast(op, in[0].shape, in[1].shape));
-  ASSIGN_OR_RETURN(s, Broadcast(op, s, in[2].shape));
+  REWIRE_ASSIGN_OR_RETURN(Shape s, Broadcast(op, in[0].shape, in[1].shape));
+  REWIRE_ASSIGN_OR_RETURN(s, Broadcast(op, s, in[2].shape));
   out->push_back({in[1].dtype, s});
   return Status::Ok();
 }
 
 Status InferConcat(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
-  ASSIGN_OR_RETURN(int64_t axis, r.Int("axis"));
+  REWIRE_ASSIGN_OR_RETURN(int64_t axis, r.Int("axis"));
   const int64_t rank = static_cast<int64_t>(in[0].shape.size());
-  ASSIGN_OR_RETURN(axis, NormAxis(op, axis, rank));
+  REWIRE_ASSIGN_OR_RETURN(axis, NormAxis(op, axis, rank));
   attrs->Set("axis", axis);
   Shape s = in[0].shape;
   for (size_t i = 1; i < in.size(); ++i) {
@@ -544,10 +544,10 @@ Status InferConcat(OpType op, AttrReader& r, const Types& in, Types* out, Attrs*
 
 Status InferSplit(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
   const int64_t rank = static_cast<int64_t>(in[0].shape.size());
-  ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", 0));
-  ASSIGN_OR_RETURN(axis, NormAxis(op, axis, rank));
+  REWIRE_ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", 0));
+  REWIRE_ASSIGN_OR_RETURN(axis, NormAxis(op, axis, rank));
   attrs->Set("axis", axis);
-  ASSIGN_OR_RETURN(Ints split, r.IntList("split", -1));
+  REWIRE_ASSIGN_OR_RETURN(Ints split, r.IntList("split", -1));
   if (split.empty()) return Error(op, "split must list at least one size");
   int64_t sum = 0;
   for (int64_t v : split) {
@@ -571,7 +571,7 @@ Status InferTranspose(OpType op, AttrReader& r, const Types& in, Types* out, Att
   const int64_t rank = static_cast<int64_t>(in[0].shape.size());
   Ints rev(rank);
   for (int64_t i = 0; i < rank; ++i) rev[i] = rank - 1 - i;
-  ASSIGN_OR_RETURN(Ints perm, r.IntList("perm", static_cast<int>(rank), rev));
+  REWIRE_ASSIGN_OR_RETURN(Ints perm, r.IntList("perm", static_cast<int>(rank), rev));
   Ints sorted = perm;
   std::sort(sorted.begin(), sorted.end());
   for (int64_t i = 0; i < rank; ++i) {
@@ -586,7 +586,7 @@ Status InferTranspose(OpType op, AttrReader& r, const Types& in, Types* out, Att
 
 Status InferFlatten(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
   const int64_t rank = static_cast<int64_t>(in[0].shape.size());
-  ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", 1));
+  REWIRE_ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", 1));
   if (axis < -rank || axis > rank) return Error(op, "axis out of range");
   if (axis < 0) axis += rank;
   attrs->Set("axis", axis);
@@ -602,8 +602,8 @@ Status InferSqueeze(OpType op, AttrReader& r, const Types& in, Types* out, Attrs
   for (int64_t i = 0; i < rank; ++i) {
     if (in[0].shape[i] == 1) ones.push_back(i);
   }
-  ASSIGN_OR_RETURN(Ints axes, r.IntList("axes", -1, ones));
-  ASSIGN_OR_RETURN(axes, NormAxes(op, axes, rank));
+  REWIRE_ASSIGN_OR_RETURN(Ints axes, r.IntList("axes", -1, ones));
+  REWIRE_ASSIGN_OR_RETURN(axes, NormAxes(op, axes, rank));
   attrs->Set("axes", axes);
   Shape s;
   for (int64_t i = 0; i < rank; ++i) {
@@ -620,9 +620,9 @@ Status InferSqueeze(OpType op, AttrReader& r, const Types& in, Types* out, Attrs
 }
 
 Status InferUnsqueeze(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
-  ASSIGN_OR_RETURN(Ints axes, r.IntList("axes", -1));
+  REWIRE_ASSIGN_OR_RETURN(Ints axes, r.IntList("axes", -1));
   const int64_t rank = static_cast<int64_t>(in[0].shape.size() + axes.size());
-  ASSIGN_OR_RETURN(axes, NormAxes(op, axes, rank));
+  REWIRE_ASSIGN_OR_RETURN(axes, NormAxes(op, axes, rank));
   attrs->Set("axes", axes);
   Shape s;
   size_t j = 0;
@@ -638,22 +638,22 @@ Status InferUnsqueeze(OpType op, AttrReader& r, const Types& in, Types* out, Att
 
 Status InferPad(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
   const size_t rank = in[0].shape.size();
-  ASSIGN_OR_RETURN(Ints pads, r.IntList("pads", static_cast<int>(2 * rank)));
-  ASSIGN_OR_RETURN(float value, r.Float("value", 0.f));
+  REWIRE_ASSIGN_OR_RETURN(Ints pads, r.IntList("pads", static_cast<int>(2 * rank)));
+  REWIRE_ASSIGN_OR_RETURN(float value, r.Float("value", 0.f));
   (void)value;
   Shape s = in[0].shape;
   for (size_t i = 0; i < rank; ++i) s[i] += pads[i] + pads[i + rank];
-  RETURN_IF_ERROR(RequirePositiveDims(op, s));
+  REWIRE_RETURN_IF_ERROR(RequirePositiveDims(op, s));
   out->push_back({in[0].dtype, s});
   return Status::Ok();
 }
 
 Status InferGather(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
-  RETURN_IF_ERROR(RequireDType(op, in[1], DType::kInt64, "indices"));
+  REWIRE_RETURN_IF_ERROR(RequireDType(op, in[1], DType::kInt64, "indices"));
   const int64_t rank = static_cast<int64_t>(in[0].shape.size());
   if (rank == 0) return Error(op, "data must have rank >= 1");
-  ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", 0));
-  ASSIGN_OR_RETURN(axis, NormAxis(op, axis, rank));
+  REWIRE_ASSIGN_OR_RETURN(int64_t axis, r.Int("axis", 0));
+  REWIRE_ASSIGN_OR_RETURN(axis, NormAxis(op, axis, rank));
   attrs->Set("axis", axis);
   Shape s(in[0].shape.begin(), in[0].shape.begin() + axis);
   s.insert(s.end(), in[1].shape.begin(), in[1].shape.end());
@@ -663,9 +663,9 @@ Status InferGather(OpType op, AttrReader& r, const Types& in, Types* out, Attrs*
 }
 
 Status InferEnlarge(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
-  RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "weight"));
-  RETURN_IF_ERROR(RequireRank(op, in[0], 4, "weight"));
-  ASSIGN_OR_RETURN(Ints k, r.IntList("kernel_shape", 2));
+  REWIRE_RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "weight"));
+  REWIRE_RETURN_IF_ERROR(RequireRank(op, in[0], 4, "weight"));
+  REWIRE_ASSIGN_OR_RETURN(Ints k, r.IntList("kernel_shape", 2));
   Shape s = in[0].shape;
   for (int i = 0; i < 2; ++i) {
     const int64_t diff = k[i] - s[2 + i];
@@ -680,10 +680,10 @@ Status InferEnlarge(OpType op, AttrReader& r, const Types& in, Types* out, Attrs
 }
 
 Status InferMergeGConv(OpType op, AttrReader& r, const Types& in, Types* out, Attrs* attrs) {
-  RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "weight"));
-  RETURN_IF_ERROR(RequireRank(op, in[0], 4, "weight"));
-  ASSIGN_OR_RETURN(int64_t group, r.Int("group"));
-  ASSIGN_OR_RETURN(int64_t count, r.Int("count"));
+  REWIRE_RETURN_IF_ERROR(RequireDType(op, in[0], DType::kFloat32, "weight"));
+  REWIRE_RETURN_IF_ERROR(RequireRank(op, in[0], 4, "weight"));
+  REWIRE_ASSIGN_OR_RETURN(int64_t group, r.Int("group"));
+  REWIRE_ASSIGN_OR_RETURN(int64_t count, r.Int("count"));
   if (group <= 0 || count <= 0 || group % count != 0 || in[0].shape[0] % group != 0) {
     return Error(op, "count " + std::to_string(count) + " must divide group " +
                          std::to_string(group) + ", which must divide the " +
@@ -707,14 +707,14 @@ Status Infer(OpType op, Attrs* attrs, const Types& in, Types* out) {
       return Error(op, "is created with its own Graph::Add* call, not AddOp");
 
     case OpType::kConv2D:
-      RETURN_IF_ERROR(InferConv(op, r, in, out));
+      REWIRE_RETURN_IF_ERROR(InferConv(op, r, in, out));
       break;
     case OpType::kMaxPool2D:
     case OpType::kAvgPool2D:
-      RETURN_IF_ERROR(InferPool(op, r, in, out));
+      REWIRE_RETURN_IF_ERROR(InferPool(op, r, in, out));
       break;
     case OpType::kGlobalAvgPool:
-      RETURN_IF_ERROR(InferGlobalAvgPool(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferGlobalAvgPool(op, r, in, out, attrs));
       break;
 
     case OpType::kRelu:
@@ -724,38 +724,38 @@ Status Infer(OpType op, Attrs* attrs, const Types& in, Types* out) {
     case OpType::kSqrt:
     case OpType::kErf:
     case OpType::kGelu:
-      RETURN_IF_ERROR(FloatUnary(op, in, out));
+      REWIRE_RETURN_IF_ERROR(FloatUnary(op, in, out));
       break;
     case OpType::kLeakyRelu:
-      RETURN_IF_ERROR(r.Float("alpha", 0.01f).status());
-      RETURN_IF_ERROR(FloatUnary(op, in, out));
+      REWIRE_RETURN_IF_ERROR(r.Float("alpha", 0.01f).status());
+      REWIRE_RETURN_IF_ERROR(FloatUnary(op, in, out));
       break;
     case OpType::kClip:
-      RETURN_IF_ERROR(InferClip(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferClip(op, r, in, out, attrs));
       break;
     case OpType::kDropout:
       r.Drop("ratio");  // inference: identity whatever the ratio
-      RETURN_IF_ERROR(FloatUnary(op, in, out));
+      REWIRE_RETURN_IF_ERROR(FloatUnary(op, in, out));
       break;
     case OpType::kIdentity:
       out->push_back(in[0]);
       break;
     case OpType::kScalarMul:
-      RETURN_IF_ERROR(r.Float("scalar").status());
-      RETURN_IF_ERROR(FloatUnary(op, in, out));
+      REWIRE_RETURN_IF_ERROR(r.Float("scalar").status());
+      REWIRE_RETURN_IF_ERROR(FloatUnary(op, in, out));
       break;
     case OpType::kCast:
-      RETURN_IF_ERROR(InferCast(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferCast(op, r, in, out, attrs));
       break;
 
     case OpType::kBatchNorm:
-      RETURN_IF_ERROR(InferBatchNorm(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferBatchNorm(op, r, in, out, attrs));
       break;
     case OpType::kLayerNorm:
-      RETURN_IF_ERROR(InferLayerNorm(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferLayerNorm(op, r, in, out, attrs));
       break;
     case OpType::kSoftmax:
-      RETURN_IF_ERROR(InferSoftmax(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferSoftmax(op, r, in, out, attrs));
       break;
 
     case OpType::kAdd:
@@ -763,64 +763,64 @@ Status Infer(OpType op, Attrs* attrs, const Types& in, Types* out) {
     case OpType::kMul:
     case OpType::kDiv:
     case OpType::kPow:
-      RETURN_IF_ERROR(InferElementwiseBinary(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferElementwiseBinary(op, r, in, out, attrs));
       break;
     case OpType::kWhere:
-      RETURN_IF_ERROR(InferWhere(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferWhere(op, r, in, out, attrs));
       break;
 
     case OpType::kMatMul:
-      RETURN_IF_ERROR(InferMatMul(op, r, in, out));
+      REWIRE_RETURN_IF_ERROR(InferMatMul(op, r, in, out));
       break;
     case OpType::kGemm:
-      RETURN_IF_ERROR(InferGemm(op, r, in, out));
+      REWIRE_RETURN_IF_ERROR(InferGemm(op, r, in, out));
       break;
 
     case OpType::kConcat:
-      RETURN_IF_ERROR(InferConcat(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferConcat(op, r, in, out, attrs));
       break;
     case OpType::kSplit:
-      RETURN_IF_ERROR(InferSplit(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferSplit(op, r, in, out, attrs));
       break;
     case OpType::kReshape:
-      RETURN_IF_ERROR(InferReshape(op, r, in[0], out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferReshape(op, r, in[0], out, attrs));
       break;
     case OpType::kTranspose:
-      RETURN_IF_ERROR(InferTranspose(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferTranspose(op, r, in, out, attrs));
       break;
     case OpType::kFlatten:
-      RETURN_IF_ERROR(InferFlatten(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferFlatten(op, r, in, out, attrs));
       break;
     case OpType::kSqueeze:
-      RETURN_IF_ERROR(InferSqueeze(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferSqueeze(op, r, in, out, attrs));
       break;
     case OpType::kUnsqueeze:
-      RETURN_IF_ERROR(InferUnsqueeze(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferUnsqueeze(op, r, in, out, attrs));
       break;
     case OpType::kPad:
-      RETURN_IF_ERROR(InferPad(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferPad(op, r, in, out, attrs));
       break;
     case OpType::kSlice:
-      RETURN_IF_ERROR(InferSlice(op, r, in[0], out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferSlice(op, r, in[0], out, attrs));
       break;
     case OpType::kGather:
-      RETURN_IF_ERROR(InferGather(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferGather(op, r, in, out, attrs));
       break;
 
     case OpType::kReduceMean:
     case OpType::kReduceSum:
     case OpType::kReduceMax:
-      RETURN_IF_ERROR(InferReduce(op, r, in[0], out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferReduce(op, r, in[0], out, attrs));
       break;
 
     case OpType::kEnlarge:
-      RETURN_IF_ERROR(InferEnlarge(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferEnlarge(op, r, in, out, attrs));
       break;
     case OpType::kMergeGConv:
-      RETURN_IF_ERROR(InferMergeGConv(op, r, in, out, attrs));
+      REWIRE_RETURN_IF_ERROR(InferMergeGConv(op, r, in, out, attrs));
       break;
   }
-  RETURN_IF_ERROR(r.CheckNoUnknown());
+  REWIRE_RETURN_IF_ERROR(r.CheckNoUnknown());
   return Status::Ok();
 }
 
@@ -832,12 +832,14 @@ StatusOr<std::vector<TensorType>> InferAndCanonicalize(OpType op, Attrs* attrs,
   const int n = static_cast<int>(inputs.size());
   if (n < info.min_inputs || (info.max_inputs != kVariadic && n > info.max_inputs)) {
     std::string want = std::to_string(info.min_inputs);
-    if (info.max_inputs == kVariadic) want += " or more";
-    else if (info.max_inputs != info.min_inputs) want += " to " + std::to_string(info.max_inputs);
+    if (info.max_inputs == kVariadic)
+      want += " or more";
+    else if (info.max_inputs != info.min_inputs)
+      want += " to " + std::to_string(info.max_inputs);
     return Error(op, "expects " + want + " inputs, got " + std::to_string(n));
   }
   std::vector<TensorType> out;
-  RETURN_IF_ERROR(Infer(op, attrs, inputs, &out));
+  REWIRE_RETURN_IF_ERROR(Infer(op, attrs, inputs, &out));
   for (const TensorType& t : out) {
     if (std::any_of(t.shape.begin(), t.shape.end(), [](int64_t d) { return d < 0; })) {
       return Error(op, "inferred a negative dimension " + t.ToString());

@@ -44,9 +44,13 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); }
+inline Status InvalidArgument(std::string m) {
+  return Status(StatusCode::kInvalidArgument, std::move(m));
+}
 inline Status NotFound(std::string m) { return Status(StatusCode::kNotFound, std::move(m)); }
-inline Status Unimplemented(std::string m) { return Status(StatusCode::kUnimplemented, std::move(m)); }
+inline Status Unimplemented(std::string m) {
+  return Status(StatusCode::kUnimplemented, std::move(m));
+}
 inline Status DataLoss(std::string m) { return Status(StatusCode::kDataLoss, std::move(m)); }
 inline Status Internal(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
 inline Status DeadlineExceeded(std::string m) {
@@ -67,7 +71,7 @@ namespace detail {
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     if (status_.ok()) status_ = Internal("StatusOr constructed from an ok Status without a value");
   }
@@ -118,24 +122,24 @@ class [[nodiscard]] StatusOr {
 #define REWIRE_CONCAT(a, b) REWIRE_CONCAT_INNER(a, b)
 
 /// Returns the Status from the enclosing function when `expr` is not ok.
-#define RETURN_IF_ERROR(expr)                       \
-  do {                                              \
-    ::rewire::Status _rewire_status = (expr);       \
+#define REWIRE_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::rewire::Status _rewire_status = (expr);        \
     if (!_rewire_status.ok()) return _rewire_status; \
   } while (0)
 
-/// `ASSIGN_OR_RETURN(auto x, MakeX());` binds the value or returns the Status.
-#define ASSIGN_OR_RETURN(lhs, expr) \
-  ASSIGN_OR_RETURN_IMPL(REWIRE_CONCAT(_rewire_statusor_, __LINE__), lhs, expr)
-#define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
-  auto tmp = (expr);                          \
-  if (!tmp.ok()) return tmp.status();         \
+/// `REWIRE_ASSIGN_OR_RETURN(auto x, MakeX());` binds the value or returns the Status.
+#define REWIRE_ASSIGN_OR_RETURN(lhs, expr) \
+  REWIRE_ASSIGN_OR_RETURN_IMPL(REWIRE_CONCAT(_rewire_statusor_, __LINE__), lhs, expr)
+#define REWIRE_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                                 \
+  if (!tmp.ok()) return tmp.status();                \
   lhs = std::move(tmp).value()
 
 /// Checks an internal invariant; stays on in release builds. Never for validating input.
-#define REWIRE_CHECK(cond)                                                          \
-  do {                                                                              \
-    if (!(cond)) ::rewire::detail::CheckFailed(#cond, __FILE__, __LINE__);          \
+#define REWIRE_CHECK(cond)                                                 \
+  do {                                                                     \
+    if (!(cond)) ::rewire::detail::CheckFailed(#cond, __FILE__, __LINE__); \
   } while (0)
 
 namespace rewire::detail {

@@ -7,27 +7,36 @@ namespace rewire {
 
 const char* DTypeName(DType t) {
   switch (t) {
-    case DType::kFloat32: return "f32";
-    case DType::kInt64: return "i64";
-    case DType::kBool: return "bool";
+    case DType::kFloat32:
+      return "f32";
+    case DType::kInt64:
+      return "i64";
+    case DType::kBool:
+      return "bool";
   }
   return "?";
 }
 
 size_t DTypeSize(DType t) {
   switch (t) {
-    case DType::kFloat32: return 4;
-    case DType::kInt64: return 8;
-    case DType::kBool: return 1;
+    case DType::kFloat32:
+      return 4;
+    case DType::kInt64:
+      return 8;
+    case DType::kBool:
+      return 1;
   }
   return 0;
 }
 
 StatusOr<DType> DTypeFromOnnx(int32_t code) {
   switch (code) {
-    case 1: return DType::kFloat32;
-    case 7: return DType::kInt64;
-    case 9: return DType::kBool;
+    case 1:
+      return DType::kFloat32;
+    case 7:
+      return DType::kInt64;
+    case 9:
+      return DType::kBool;
     default:
       return InvalidArgument("unsupported tensor element type " + std::to_string(code) +
                              " (rewire carries float32, int64 and bool)");

@@ -47,9 +47,13 @@ struct HostTensor {
 
   int64_t numel() const { return NumElements(type.shape); }
   template <typename T>
-  T* data() { return reinterpret_cast<T*>(bytes.data()); }
+  T* data() {
+    return reinterpret_cast<T*>(bytes.data());
+  }
   template <typename T>
-  const T* data() const { return reinterpret_cast<const T*>(bytes.data()); }
+  const T* data() const {
+    return reinterpret_cast<const T*>(bytes.data());
+  }
 
   static HostTensor FromFloats(Shape shape, const std::vector<float>& values);
   static HostTensor FromInt64s(Shape shape, const std::vector<int64_t>& values);

@@ -105,7 +105,7 @@ Status CostCache::SetUp(const CostCacheOptions& options) {
   }
 
   // Read-only first: a file that holds something else is rejected before anything is written.
-  ASSIGN_OR_RETURN(bool has_schema, CheckSchema());
+  REWIRE_ASSIGN_OR_RETURN(bool has_schema, CheckSchema());
 
   // WAL: readers and the writer do not block each other; a crash mid-transaction rolls back.
   // The mode is stored in the file, so only its creator (or the first opener) switches it. On a
@@ -119,13 +119,13 @@ Status CostCache::SetUp(const CostCacheOptions& options) {
     journal = ColumnText(mode.get(), 0);
   }
   if (journal != "wal")
-    RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL", "setting the journal mode"));
-  RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL", "setting the sync mode"));
+    REWIRE_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL", "setting the journal mode"));
+  REWIRE_RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL", "setting the sync mode"));
   if (has_schema) return Status::Ok();
 
   // A new file: create the schema. IMMEDIATE takes the write lock up front; another process may
   // have created it meanwhile, so look again under the lock.
-  RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "starting a transaction"));
+  REWIRE_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "starting a transaction"));
   auto fail = [&](Status s) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     return s;
@@ -207,8 +207,8 @@ StatusOr<double> CostCache::Put(const std::string& device, const std::string& si
   if (!(cost_ms >= 0.0) || std::isinf(cost_ms)) {
     return InvalidArgument("cost cache: refusing to store cost " + std::to_string(cost_ms) + " ms");
   }
-  RETURN_IF_ERROR(PutMany({CostCacheEntry{device, signature, cost_ms}}));
-  ASSIGN_OR_RETURN(std::optional<double> stored, Get(device, signature));
+  REWIRE_RETURN_IF_ERROR(PutMany({CostCacheEntry{device, signature, cost_ms}}));
+  REWIRE_ASSIGN_OR_RETURN(std::optional<double> stored, Get(device, signature));
   if (!stored) return Internal("cost cache '" + path_ + "': a stored cost is missing");
   return *stored;
 }
@@ -222,7 +222,7 @@ Status CostCache::PutMany(const std::vector<CostCacheEntry>& entries,
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
-  RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "starting a write"));
+  REWIRE_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "starting a write"));
   auto fail = [&](Status s) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     return s;

@@ -119,7 +119,7 @@ StatusOr<double> CostModel::NodeCostMs(const Graph& graph, NodeId id, bool weigh
 }
 
 StatusOr<double> GraphCostMs(CostModel& model, const Graph& graph) {
-  ASSIGN_OR_RETURN(CostTable table, CostTable::Build(model, graph));
+  REWIRE_ASSIGN_OR_RETURN(CostTable table, CostTable::Build(model, graph));
   return table.total_ms();
 }
 
@@ -132,7 +132,7 @@ StatusOr<CostTable> CostTable::Build(CostModel& model, const Graph& graph) {
   table.state_.assign(graph.id_bound(), kAbsent);
   for (NodeId id : graph.NodeIds()) {
     const bool weight_only = index.WeightOnly(id);
-    ASSIGN_OR_RETURN(double cost, model.NodeCostMs(graph, id, weight_only));
+    REWIRE_ASSIGN_OR_RETURN(double cost, model.NodeCostMs(graph, id, weight_only));
     table.cost_[id] = cost;
     table.state_[id] = weight_only ? kWeightOnly : kPresent;
     table.total_ms_ += cost;
@@ -186,7 +186,7 @@ StatusOr<CostTable::Change> CostTable::ComputeChange(const Graph& after,
   };
   for (NodeId id : diff.added) flag(id);
   for (Update& u : change.updates) {
-    ASSIGN_OR_RETURN(u.cost_ms, model_->NodeCostMs(after, u.id, u.weight_only));
+    REWIRE_ASSIGN_OR_RETURN(u.cost_ms, model_->NodeCostMs(after, u.id, u.weight_only));
     change.delta += u.cost_ms;
   }
 
@@ -212,7 +212,7 @@ StatusOr<CostTable::Change> CostTable::ComputeChange(const Graph& after,
       return it == updated.end() ? weight_only(p) : change.updates[it->second].weight_only;
     });
     if (wo == weight_only(id)) continue;
-    ASSIGN_OR_RETURN(double cost, model_->NodeCostMs(after, id, wo));
+    REWIRE_ASSIGN_OR_RETURN(double cost, model_->NodeCostMs(after, id, wo));
     change.delta += cost - cost_[id];
     change.updates.push_back(Update{id, cost, wo});
     updated[id] = change.updates.size() - 1;
@@ -222,24 +222,24 @@ StatusOr<CostTable::Change> CostTable::ComputeChange(const Graph& after,
 }
 
 StatusOr<double> CostTable::DiffCostMs(const Graph& after, const GraphDiff& diff) const {
-  ASSIGN_OR_RETURN(Change change, ComputeChange(after, diff));
+  REWIRE_ASSIGN_OR_RETURN(Change change, ComputeChange(after, diff));
   return change.delta;
 }
 
 StatusOr<double> CostTable::DiffCostMs(const Graph& after, const GraphDiff& diff,
                                        std::vector<NodeCost>* updates) const {
-  ASSIGN_OR_RETURN(Change change, ComputeChange(after, diff));
+  REWIRE_ASSIGN_OR_RETURN(Change change, ComputeChange(after, diff));
   if (updates) *updates = std::move(change.updates);
   return change.delta;
 }
 
 StatusOr<double> CostTable::CostAfterMs(const Graph& after, const GraphDiff& diff) const {
-  ASSIGN_OR_RETURN(double delta, DiffCostMs(after, diff));
+  REWIRE_ASSIGN_OR_RETURN(double delta, DiffCostMs(after, diff));
   return total_ms_ + delta;
 }
 
 Status CostTable::Apply(const Graph& after, const GraphDiff& diff) {
-  ASSIGN_OR_RETURN(Change change, ComputeChange(after, diff));
+  REWIRE_ASSIGN_OR_RETURN(Change change, ComputeChange(after, diff));
   if (after.id_bound() > cost_.size()) {
     cost_.resize(after.id_bound(), 0.0);
     state_.resize(after.id_bound(), kAbsent);

@@ -20,7 +20,6 @@ double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-
 /// A tensor of type `t` for timing: floats in [0.5, 1.5) (no NaNs or denormals from Sqrt, Pow,
 /// Div), int64 zeros (valid indices for Gather), bool false. Unknown dims count as 1.
 at::Tensor TimingInput(const TensorType& t) {
@@ -43,7 +42,7 @@ StatusOr<double> TimeCalls(const TimingOptions& timing, Fn&& fn) {
   double estimate = 0;
   for (int i = 0; i < std::max(1, timing.warmups); ++i) {
     const auto t0 = Clock::now();
-    RETURN_IF_ERROR(fn());
+    REWIRE_RETURN_IF_ERROR(fn());
     estimate = MsSince(t0);
   }
   const int calls = static_cast<int>(
@@ -52,7 +51,7 @@ StatusOr<double> TimeCalls(const TimingOptions& timing, Fn&& fn) {
   std::vector<double> samples;
   for (int r = 0; r < timing.repeats; ++r) {
     const auto t0 = Clock::now();
-    for (int c = 0; c < calls; ++c) RETURN_IF_ERROR(fn());
+    for (int c = 0; c < calls; ++c) REWIRE_RETURN_IF_ERROR(fn());
     samples.push_back(MsSince(t0) / calls);
   }
   return Median(std::move(samples));
@@ -71,7 +70,7 @@ CpuCostModel::CpuCostModel(const CpuCostOptions& options, int threads,
 
 StatusOr<std::unique_ptr<CpuCostModel>> CpuCostModel::Create(const CpuCostOptions& options,
                                                              std::shared_ptr<CostCache> cache) {
-  RETURN_IF_ERROR(ValidateTimingOptions(options.timing));
+  REWIRE_RETURN_IF_ERROR(ValidateTimingOptions(options.timing));
   if (options.num_threads < 0) {
     return InvalidArgument("cpu cost model: num_threads must be >= 0, got " +
                            std::to_string(options.num_threads));
@@ -121,7 +120,7 @@ StatusOr<double> CpuCostModel::MeasureMs(const Graph& graph, const Node& node) {
 
 StatusOr<LatencyStats> MeasureGraphLatency(const Graph& graph, const TimingOptions& timing,
                                            int num_threads, uint64_t seed) {
-  RETURN_IF_ERROR(ValidateTimingOptions(timing));
+  REWIRE_RETURN_IF_ERROR(ValidateTimingOptions(timing));
   // Generate lazily initialised weights once, so that runs time the operators only.
   Graph g = graph;
   {
@@ -129,15 +128,17 @@ StatusOr<LatencyStats> MeasureGraphLatency(const Graph& graph, const TimingOptio
     for (NodeId id : graph.NodeIds()) {
       const Node& n = graph.node(id);
       if (n.op != OpType::kWeight || n.data) continue;
-      ASSIGN_OR_RETURN(NodeId w, rw.AddWeightData(n.name + "#data", MaterializeData(n)));
-      RETURN_IF_ERROR(rw.ReplaceAllUses(ValueRef{id, 0}, ValueRef{w, 0}, /*check_cycles=*/false));
-      RETURN_IF_ERROR(rw.RemoveNode(id));
+      REWIRE_ASSIGN_OR_RETURN(NodeId w, rw.AddWeightData(n.name + "#data", MaterializeData(n)));
+      REWIRE_RETURN_IF_ERROR(
+          rw.ReplaceAllUses(ValueRef{id, 0}, ValueRef{w, 0}, /*check_cycles=*/false));
+      REWIRE_RETURN_IF_ERROR(rw.RemoveNode(id));
     }
   }
   const TensorMap inputs = RandomInputs(g, seed);
   ExecutorOptions options;
   options.num_threads = num_threads;
-  for (int i = 0; i < timing.warmups; ++i) RETURN_IF_ERROR(RunGraph(g, inputs, options).status());
+  for (int i = 0; i < timing.warmups; ++i)
+    REWIRE_RETURN_IF_ERROR(RunGraph(g, inputs, options).status());
   std::vector<double> samples;
   for (int r = 0; r < timing.repeats; ++r) {
     const auto t0 = Clock::now();
@@ -201,18 +202,18 @@ StatusOr<CpuMeasurement> MeasureCpuDevice(int num_threads) {
     m.cache_bandwidth = 2.0 * kCacheFloats * sizeof(float) / (best * 1e-3);
 
     Graph g;
-    ASSIGN_OR_RETURN(NodeId x, g.AddInput("x", TensorType{DType::kFloat32, {1}}));
-    ASSIGN_OR_RETURN(NodeId y, g.AddInput("y", TensorType{DType::kFloat32, {1}}));
-    ASSIGN_OR_RETURN(NodeId add, g.AddOp(OpType::kAdd, {ValueRef{x, 0}, ValueRef{y, 0}}));
+    REWIRE_ASSIGN_OR_RETURN(NodeId x, g.AddInput("x", TensorType{DType::kFloat32, {1}}));
+    REWIRE_ASSIGN_OR_RETURN(NodeId y, g.AddInput("y", TensorType{DType::kFloat32, {1}}));
+    REWIRE_ASSIGN_OR_RETURN(NodeId add, g.AddOp(OpType::kAdd, {ValueRef{x, 0}, ValueRef{y, 0}}));
     const exec::Tensors ins = {at::rand({1}), at::rand({1})};
     TimingOptions t;
     t.warmups = 100;
     t.repeats = 9;
     t.min_sample_ms = 5.0;
     t.max_calls_per_sample = 100000;
-    ASSIGN_OR_RETURN(m.launch_overhead_ms, TimeCalls(t, [&]() -> Status {
-                       return exec::RunNode(g.node(add), ins).status();
-                     }));
+    REWIRE_ASSIGN_OR_RETURN(m.launch_overhead_ms, TimeCalls(t, [&]() -> Status {
+                              return exec::RunNode(g.node(add), ins).status();
+                            }));
     return m;
   } catch (const c10::Error& e) {
     return Internal(std::string("measuring the CPU: ") + e.what_without_backtrace());

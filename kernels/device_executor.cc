@@ -30,7 +30,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
 std::string OneLine(std::string s) {
   for (char& c : s) {
     if (c == '\n' || c == '\r') c = ' ';
@@ -118,7 +117,7 @@ struct DeviceExecutor::Impl {
 
   StatusOr<at::Tensor> Leaf(NodeId id) {
     if (id < leaves.size() && leaves[id].defined()) return leaves[id];
-    ASSIGN_OR_RETURN(at::Tensor t, exec::HostLeaf(graph, inputs, id));
+    REWIRE_ASSIGN_OR_RETURN(at::Tensor t, exec::HostLeaf(graph, inputs, id));
     if (device.is_cuda()) t = t.to(device);
     if (leaves.size() <= id) leaves.resize(graph.id_bound());
     leaves[id] = t;
@@ -197,12 +196,12 @@ DeviceExecutor::~DeviceExecutor() = default;
 StatusOr<std::unique_ptr<DeviceExecutor>> DeviceExecutor::Create(const Graph& graph,
                                                                  const TensorMap& inputs,
                                                                  const DeviceRunOptions& options) {
-  RETURN_IF_ERROR(ValidateGraphInputs(graph, inputs));
+  REWIRE_RETURN_IF_ERROR(ValidateGraphInputs(graph, inputs));
   if (options.num_threads < 0) {
     return InvalidArgument("num_threads must be >= 0, got " + std::to_string(options.num_threads));
   }
-  ASSIGN_OR_RETURN(ExecDevice dev, ParseExecDevice(options.device));
-  RETURN_IF_ERROR(CheckExecDevice(dev));
+  REWIRE_ASSIGN_OR_RETURN(ExecDevice dev, ParseExecDevice(options.device));
+  REWIRE_RETURN_IF_ERROR(CheckExecDevice(dev));
   auto impl = std::make_unique<Impl>();
   impl->graph = graph;
   impl->inputs = inputs;
@@ -221,7 +220,7 @@ StatusOr<std::unique_ptr<DeviceExecutor>> DeviceExecutor::Create(const Graph& gr
     c10::InferenceMode inference;
     ThreadScope threads(options.num_threads);
     // The first run uploads every leaf it reads.
-    ASSIGN_OR_RETURN(d.outputs, d.RunOnce());
+    REWIRE_ASSIGN_OR_RETURN(d.outputs, d.RunOnce());
     d.Synchronize();
     if (dev.cuda && options.cuda_graph) d.Capture();
   } catch (const c10::Error& e) {
@@ -245,7 +244,7 @@ Status DeviceExecutor::Run() {
       return Status::Ok();
     }
 #endif
-    ASSIGN_OR_RETURN(d.outputs, d.RunOnce());
+    REWIRE_ASSIGN_OR_RETURN(d.outputs, d.RunOnce());
     d.Synchronize();
   } catch (const c10::Error& e) {
     return Internal("executor on " + d.dev.ToString() + ": " + OneLine(e.what_without_backtrace()));
@@ -284,8 +283,8 @@ const std::string& DeviceExecutor::note() const { return impl_->note; }
 
 StatusOr<TensorMap> RunGraphOn(const Graph& graph, const TensorMap& inputs,
                                const DeviceRunOptions& options) {
-  ASSIGN_OR_RETURN(std::unique_ptr<DeviceExecutor> exe,
-                   DeviceExecutor::Create(graph, inputs, options));
+  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<DeviceExecutor> exe,
+                          DeviceExecutor::Create(graph, inputs, options));
   return exe->Outputs();
 }
 
@@ -293,16 +292,16 @@ StatusOr<TensorMap> RunGraphOn(const Graph& graph, const TensorMap& inputs,
 
 StatusOr<DeviceLatency> MeasureGraphLatencyOn(const Graph& graph, const TimingOptions& timing,
                                               const DeviceRunOptions& options, uint64_t seed) {
-  RETURN_IF_ERROR(ValidateTimingOptions(timing));
+  REWIRE_RETURN_IF_ERROR(ValidateTimingOptions(timing));
   const TensorMap inputs = RandomInputs(graph, seed);
-  ASSIGN_OR_RETURN(std::unique_ptr<DeviceExecutor> exe,
-                   DeviceExecutor::Create(graph, inputs, options));
-  for (int i = 0; i < timing.warmups; ++i) RETURN_IF_ERROR(exe->Run());
+  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<DeviceExecutor> exe,
+                          DeviceExecutor::Create(graph, inputs, options));
+  for (int i = 0; i < timing.warmups; ++i) REWIRE_RETURN_IF_ERROR(exe->Run());
   std::vector<double> samples;
   samples.reserve(timing.repeats);
   for (int r = 0; r < timing.repeats; ++r) {
     const auto t0 = Clock::now();
-    RETURN_IF_ERROR(exe->Run());
+    REWIRE_RETURN_IF_ERROR(exe->Run());
     samples.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
   DeviceLatency out;
@@ -323,14 +322,14 @@ StatusOr<Equivalence> CompareDeviceWithReference(const Graph& graph,
                                                  const DeviceRunOptions& options, double rtol,
                                                  uint64_t seed) {
   const TensorMap inputs = RandomInputs(graph, seed);
-  ASSIGN_OR_RETURN(TensorMap expected, RunGraph(graph, inputs));
-  ASSIGN_OR_RETURN(TensorMap actual, RunGraphOn(graph, inputs, options));
+  REWIRE_ASSIGN_OR_RETURN(TensorMap expected, RunGraph(graph, inputs));
+  REWIRE_ASSIGN_OR_RETURN(TensorMap actual, RunGraphOn(graph, inputs, options));
   Equivalence v;
   v.verified = true;
   for (const GraphOutput& o : graph.outputs()) {
     auto it = actual.find(o.name);
     if (it == actual.end()) return Internal("output '" + o.name + "' is missing on the device");
-    ASSIGN_OR_RETURN(Difference d, Compare(*it->second, *expected.at(o.name)));
+    REWIRE_ASSIGN_OR_RETURN(Difference d, Compare(*it->second, *expected.at(o.name)));
     v.max_abs = std::max(v.max_abs, d.max_abs);
     const double rel = d.relative_to_peak();
     v.max_rel = std::max(v.max_rel, rel);

@@ -82,18 +82,18 @@ StatusOr<DeviceProfile> ParseDeviceProfile(const std::string& toml_text,
     return Status::Ok();
   };
 
-  RETURN_IF_ERROR(get_string("name", true, &p.name));
+  REWIRE_RETURN_IF_ERROR(get_string("name", true, &p.name));
   if (p.name.empty()) return InvalidArgument(source + ": 'name' must not be empty");
-  RETURN_IF_ERROR(get_string("description", false, &p.description));
-  RETURN_IF_ERROR(get_string("kind", false, &p.kind));
+  REWIRE_RETURN_IF_ERROR(get_string("description", false, &p.description));
+  REWIRE_RETURN_IF_ERROR(get_string("kind", false, &p.kind));
   if (p.kind != "gpu" && p.kind != "cpu") {
     return InvalidArgument(Where(source, table.get("kind")->source()) +
                            ": 'kind' must be \"gpu\" or \"cpu\", got \"" + p.kind + "\"");
   }
   double tflops = 0, gbs = 0, us = 0;
-  RETURN_IF_ERROR(get_number("peak_fp32_tflops", false, &tflops));
-  RETURN_IF_ERROR(get_number("memory_bandwidth_gbs", false, &gbs));
-  RETURN_IF_ERROR(get_number("launch_overhead_us", true, &us));
+  REWIRE_RETURN_IF_ERROR(get_number("peak_fp32_tflops", false, &tflops));
+  REWIRE_RETURN_IF_ERROR(get_number("memory_bandwidth_gbs", false, &gbs));
+  REWIRE_RETURN_IF_ERROR(get_number("launch_overhead_us", true, &us));
   p.peak_flops = tflops * 1e12;
   p.memory_bandwidth = gbs * 1e9;
   p.launch_overhead_ms = us * 1e-3;

@@ -73,7 +73,6 @@ Status ValidateGraphInputs(const Graph& graph, const TensorMap& inputs) {
 
 namespace {
 
-
 /// Values held during one run: one slot per node output, and how many consumers still need it.
 class ValueStore {
  public:
@@ -132,7 +131,7 @@ StatusOr<Tensors> RunGraphTensors(const Graph& graph, const LeafFn& leaf,
   for (const GraphOutput& out : graph.outputs()) store.Expect(out.value);
 
   auto materialise_leaf = [&](NodeId id) -> Status {
-    ASSIGN_OR_RETURN(at::Tensor t, leaf(id));
+    REWIRE_ASSIGN_OR_RETURN(at::Tensor t, leaf(id));
     store.Set(id, Tensors{std::move(t)});
     return Status::Ok();
   };
@@ -149,17 +148,17 @@ StatusOr<Tensors> RunGraphTensors(const Graph& graph, const LeafFn& leaf,
         if (!graph.node(in.node).IsLeaf()) {
           return Internal("node '" + node.name + "' reads a value that was not computed");
         }
-        RETURN_IF_ERROR(materialise_leaf(in.node));
+        REWIRE_RETURN_IF_ERROR(materialise_leaf(in.node));
       }
       args.push_back(store.Get(in));
     }
     Tensors outs;
     if (on_cuda && node.op == OpType::kOpaque) {
       for (at::Tensor& a : args) a = a.to(at::kCPU);
-      ASSIGN_OR_RETURN(outs, RunNode(node, args));
+      REWIRE_ASSIGN_OR_RETURN(outs, RunNode(node, args));
       for (at::Tensor& o : outs) o = o.to(device);
     } else {
-      ASSIGN_OR_RETURN(outs, RunNode(node, args));
+      REWIRE_ASSIGN_OR_RETURN(outs, RunNode(node, args));
     }
     args.clear();
     for (const ValueRef& in : node.inputs) store.Release(in);
@@ -173,7 +172,7 @@ StatusOr<Tensors> RunGraphTensors(const Graph& graph, const LeafFn& leaf,
       if (!graph.node(out.value.node).IsLeaf()) {
         return Internal("output '" + out.name + "' was not computed");
       }
-      RETURN_IF_ERROR(materialise_leaf(out.value.node));
+      REWIRE_RETURN_IF_ERROR(materialise_leaf(out.value.node));
     }
     results.push_back(store.Get(out.value));
     store.Release(out.value);
@@ -206,9 +205,10 @@ StatusOr<at::Tensor> HostLeaf(const Graph& graph, const TensorMap& inputs, NodeI
 namespace {
 
 StatusOr<TensorMap> Run(const Graph& graph, const TensorMap& inputs) {
-  ASSIGN_OR_RETURN(Tensors outs,
-                   exec::RunGraphTensors(
-                       graph, [&](NodeId id) { return exec::HostLeaf(graph, inputs, id); }, at::kCPU));
+  REWIRE_ASSIGN_OR_RETURN(
+      Tensors outs,
+      exec::RunGraphTensors(
+          graph, [&](NodeId id) { return exec::HostLeaf(graph, inputs, id); }, at::kCPU));
   TensorMap results;
   for (size_t i = 0; i < outs.size(); ++i) {
     const GraphOutput& out = graph.outputs()[i];
@@ -239,7 +239,7 @@ struct SplitMix64 {
 
 StatusOr<TensorMap> RunGraph(const Graph& graph, const TensorMap& inputs,
                              const ExecutorOptions& options) {
-  RETURN_IF_ERROR(ValidateGraphInputs(graph, inputs));
+  REWIRE_RETURN_IF_ERROR(ValidateGraphInputs(graph, inputs));
   if (options.num_threads < 0) {
     return InvalidArgument("num_threads must be >= 0, got " + std::to_string(options.num_threads));
   }
@@ -370,6 +370,5 @@ Equivalence CheckEquivalent(const Graph& original, const Graph& optimized, doubl
   }
   return v;
 }
-
 
 }  // namespace rewire

@@ -11,7 +11,9 @@
 namespace rewire {
 namespace {
 
-bool IsLeaf(const Node& n) { return n.op == OpType::kWeight || n.op == OpType::kConstant || n.op == OpType::kInput; }
+bool IsLeaf(const Node& n) {
+  return n.op == OpType::kWeight || n.op == OpType::kConstant || n.op == OpType::kInput;
+}
 
 }  // namespace
 
@@ -26,7 +28,8 @@ StatusOr<FoldResult> FoldWeightSubgraphs(Graph& graph, RewriteListener* listener
     for (uint32_t o = 0; o < n.outputs.size(); ++o) {
       bool escapes = false;
       for (const Use& u : n.users[o]) escapes = escapes || !index.WeightOnly(u.node);
-      for (const GraphOutput& go : graph.outputs()) escapes = escapes || go.value == ValueRef{id, o};
+      for (const GraphOutput& go : graph.outputs())
+        escapes = escapes || go.value == ValueRef{id, o};
       if (escapes) frontier.push_back(ValueRef{id, o});
     }
   }
@@ -67,9 +70,10 @@ StatusOr<FoldResult> FoldWeightSubgraphs(Graph& graph, RewriteListener* listener
     to_sub[id] = *added;
   }
   for (size_t i = 0; i < frontier.size(); ++i) {
-    RETURN_IF_ERROR(sub.AddOutput("f" + std::to_string(i), ValueRef{to_sub.at(frontier[i].node), frontier[i].index}));
+    REWIRE_RETURN_IF_ERROR(sub.AddOutput("f" + std::to_string(i),
+                                         ValueRef{to_sub.at(frontier[i].node), frontier[i].index}));
   }
-  ASSIGN_OR_RETURN(TensorMap values, RunGraph(sub, {}));
+  REWIRE_ASSIGN_OR_RETURN(TensorMap values, RunGraph(sub, {}));
 
   const int ops_before = graph.NumOperators();
   Rewriter rw(graph, listener);
@@ -84,7 +88,7 @@ StatusOr<FoldResult> FoldWeightSubgraphs(Graph& graph, RewriteListener* listener
     StatusOr<NodeId> w = data->type.dtype == DType::kFloat32 ? rw.AddWeightData(name, data)
                                                              : rw.AddConstant(name, data);
     if (!w.ok()) return w.status().WithContext("folding weights");
-    RETURN_IF_ERROR(rw.ReplaceAllUses(frontier[i], ValueRef{*w, 0}, /*check_cycles=*/false));
+    REWIRE_RETURN_IF_ERROR(rw.ReplaceAllUses(frontier[i], ValueRef{*w, 0}, /*check_cycles=*/false));
     ++result.new_weights;
   }
   for (const ValueRef& v : frontier) rw.RemoveIfDead(v.node);

@@ -10,8 +10,8 @@
 namespace rewire {
 
 struct FoldResult {
-  int folded_ops = 0;      // operators removed
-  int new_weights = 0;     // weights added
+  int folded_ops = 0;   // operators removed
+  int new_weights = 0;  // weights added
 };
 
 /// Folds every maximal weight-only operator subgraph of `graph` through a Rewriter (the diff

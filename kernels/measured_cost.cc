@@ -34,18 +34,18 @@ StatusOr<double> MeasuredCostModel::OpCostMs(const Graph& graph, const Node& nod
     return it->second;
   }
   if (cache_) {
-    ASSIGN_OR_RETURN(std::optional<double> cached, cache_->Get(device_key_, key));
+    REWIRE_ASSIGN_OR_RETURN(std::optional<double> cached, cache_->Get(device_key_, key));
     if (cached) {
       ++stats_.cache_hits;
       memo_.emplace(std::move(key), *cached);
       return *cached;
     }
   }
-  ASSIGN_OR_RETURN(double ms, MeasureMs(graph, node));
+  REWIRE_ASSIGN_OR_RETURN(double ms, MeasureMs(graph, node));
   ++stats_.measured;
   if (cache_) {
     // Another process may have stored this key meanwhile: use its value, so all agree.
-    ASSIGN_OR_RETURN(ms, cache_->Put(device_key_, key, ms));
+    REWIRE_ASSIGN_OR_RETURN(ms, cache_->Put(device_key_, key, ms));
   }
   memo_.emplace(std::move(key), ms);
   return ms;

@@ -15,28 +15,33 @@ namespace fs = std::filesystem;
 
 StatusOr<std::unique_ptr<OrtCostModel>> OrtCostModel::Create(const OrtCostOptions& options,
                                                              std::shared_ptr<CostCache> cache) {
-  RETURN_IF_ERROR(ValidateTimingOptions(options.timing));
+  REWIRE_RETURN_IF_ERROR(ValidateTimingOptions(options.timing));
   if (options.num_threads < 0) return InvalidArgument("ort cost model: threads must be >= 0");
   OrtRunnerOptions ro;
   ro.threads = options.num_threads;
-  ASSIGN_OR_RETURN(std::unique_ptr<OrtRunner> runner, OrtRunner::Start(ro));
-  const std::string key = "ort:" + runner->version() + ":threads=" + std::to_string(options.num_threads);
-  return std::unique_ptr<OrtCostModel>(new OrtCostModel(options, std::move(runner), key, std::move(cache)));
+  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<OrtRunner> runner, OrtRunner::Start(ro));
+  const std::string key =
+      "ort:" + runner->version() + ":threads=" + std::to_string(options.num_threads);
+  return std::unique_ptr<OrtCostModel>(
+      new OrtCostModel(options, std::move(runner), key, std::move(cache)));
 }
 
-OrtCostModel::OrtCostModel(const OrtCostOptions& options, std::unique_ptr<OrtRunner> runner, std::string key,
-                           std::shared_ptr<CostCache> cache)
-    : MeasuredCostModel(std::move(key), std::move(cache)), options_(options), runner_(std::move(runner)) {}
+OrtCostModel::OrtCostModel(const OrtCostOptions& options, std::unique_ptr<OrtRunner> runner,
+                           std::string key, std::shared_ptr<CostCache> cache)
+    : MeasuredCostModel(std::move(key), std::move(cache)),
+      options_(options),
+      runner_(std::move(runner)) {}
 
 std::string OrtCostModel::Name() const {
   return "ort(" + runner_->version() + ", " +
-         (options_.num_threads ? std::to_string(options_.num_threads) : std::string("default")) + " threads)";
+         (options_.num_threads ? std::to_string(options_.num_threads) : std::string("default")) +
+         " threads)";
 }
 
 StatusOr<double> OrtCostModel::TimeGraph(const Graph& g) {
-  ASSIGN_OR_RETURN(std::string bytes, ExportOnnxBytes(g));
-  const fs::path path = fs::temp_directory_path() / ("rewire-ort-cost-" + std::to_string(getpid()) + "-" +
-                                                    std::to_string(models_++) + ".onnx");
+  REWIRE_ASSIGN_OR_RETURN(std::string bytes, ExportOnnxBytes(g));
+  const fs::path path = fs::temp_directory_path() / ("rewire-ort-cost-" + std::to_string(getpid()) +
+                                                     "-" + std::to_string(models_++) + ".onnx");
   {
     std::ofstream f(path, std::ios::binary);
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -45,21 +50,22 @@ StatusOr<double> OrtCostModel::TimeGraph(const Graph& g) {
   const Status loaded = runner_->Load("op", path.string());
   std::error_code ec;
   fs::remove(path, ec);
-  RETURN_IF_ERROR(loaded);
+  REWIRE_RETURN_IF_ERROR(loaded);
   NamedTensors feed;
   for (const auto& [name, t] : RandomInputs(g, 1)) feed.emplace_back(name, *t);
-  ASSIGN_OR_RETURN(OrtTiming t, runner_->Time("op", feed, options_.timing.warmups, options_.timing.repeats));
-  RETURN_IF_ERROR(runner_->Unload("op"));
+  REWIRE_ASSIGN_OR_RETURN(
+      OrtTiming t, runner_->Time("op", feed, options_.timing.warmups, options_.timing.repeats));
+  REWIRE_RETURN_IF_ERROR(runner_->Unload("op"));
   return t.median_ms;
 }
 
 StatusOr<double> OrtCostModel::MeasureMs(const Graph& graph, const Node& node) {
   if (overhead_ms_ < 0) {
     Graph id;
-    ASSIGN_OR_RETURN(NodeId x, id.AddInput("x", TensorType{DType::kFloat32, {1}}));
-    ASSIGN_OR_RETURN(NodeId y, id.AddOp(OpType::kIdentity, {{x, 0}}));
-    RETURN_IF_ERROR(id.AddOutput("y", {y, 0}));
-    ASSIGN_OR_RETURN(overhead_ms_, TimeGraph(id));
+    REWIRE_ASSIGN_OR_RETURN(NodeId x, id.AddInput("x", TensorType{DType::kFloat32, {1}}));
+    REWIRE_ASSIGN_OR_RETURN(NodeId y, id.AddOp(OpType::kIdentity, {{x, 0}}));
+    REWIRE_RETURN_IF_ERROR(id.AddOutput("y", {y, 0}));
+    REWIRE_ASSIGN_OR_RETURN(overhead_ms_, TimeGraph(id));
   }
   // The node alone: weights as initializers, constants as constants, the rest as inputs.
   Graph g;
@@ -78,7 +84,7 @@ StatusOr<double> OrtCostModel::MeasureMs(const Graph& graph, const Node& node) {
     } else {
       id = g.AddInput(name, graph.type(in));
     }
-    ASSIGN_OR_RETURN(NodeId leaf, std::move(id));
+    REWIRE_ASSIGN_OR_RETURN(NodeId leaf, std::move(id));
     inputs.push_back({leaf, 0});
   }
   StatusOr<NodeId> op = NotFound("");
@@ -91,11 +97,11 @@ StatusOr<double> OrtCostModel::MeasureMs(const Graph& graph, const Node& node) {
   } else {
     op = g.AddOp(node.op, inputs, node.attrs, "op");
   }
-  ASSIGN_OR_RETURN(NodeId id, std::move(op));
+  REWIRE_ASSIGN_OR_RETURN(NodeId id, std::move(op));
   for (uint32_t i = 0; i < node.outputs.size(); ++i) {
-    RETURN_IF_ERROR(g.AddOutput("out" + std::to_string(i), {id, i}));
+    REWIRE_RETURN_IF_ERROR(g.AddOutput("out" + std::to_string(i), {id, i}));
   }
-  ASSIGN_OR_RETURN(double ms, TimeGraph(g));
+  REWIRE_ASSIGN_OR_RETURN(double ms, TimeGraph(g));
   return std::max(ms - overhead_ms_, 1e-4);
 }
 

@@ -76,7 +76,7 @@ StatusOr<Json> InputsJson(const NamedTensors& inputs, const std::string& dir, in
   Json js = Json::object();
   for (const auto& [name, tensor] : inputs) {
     const std::string path = dir + "/in" + std::to_string(files++) + ".npy";
-    RETURN_IF_ERROR(WriteNpy(path, tensor));
+    REWIRE_RETURN_IF_ERROR(WriteNpy(path, tensor));
     js[name] = path;
   }
   return js;
@@ -103,18 +103,21 @@ StatusOr<std::unique_ptr<OrtRunner>> OrtRunner::Start(const OrtRunnerOptions& op
   }
   const std::string node = FindExecutable(node_name);
   if (node.empty()) {
-    return NotFound("ONNX Runtime needs Node.js, but '" + node_name + "' was not found; " + kInstallHint);
+    return NotFound("ONNX Runtime needs Node.js, but '" + node_name + "' was not found; " +
+                    kInstallHint);
   }
   const std::string runner = options.runner.empty() ? DefaultOrtRunnerPath() : options.runner;
   std::error_code ec;
   if (!fs::is_regular_file(runner, ec)) {
-    return NotFound("ONNX Runtime runner " + runner + " not found (set REWIRE_ORT_RUNNER); " + kInstallHint);
+    return NotFound("ONNX Runtime runner " + runner + " not found (set REWIRE_ORT_RUNNER); " +
+                    kInstallHint);
   }
 
   std::unique_ptr<OrtRunner> r(new OrtRunner());
   r->timeout_s_ = options.timeout_s;
   std::string tmpl = (fs::temp_directory_path(ec) / "rewire-ort-XXXXXX").string();
-  if (!mkdtemp(tmpl.data())) return Internal(std::string("cannot create a temporary folder: ") + std::strerror(errno));
+  if (!mkdtemp(tmpl.data()))
+    return Internal(std::string("cannot create a temporary folder: ") + std::strerror(errno));
   r->dir_ = tmpl;
   r->stderr_path_ = r->dir_ + "/runner.stderr";
 
@@ -143,11 +146,13 @@ StatusOr<std::unique_ptr<OrtRunner>> OrtRunner::Start(const OrtRunnerOptions& op
 
   auto hello = r->Call(JsonText(Json{{"op", "hello"}}));
   if (!hello.ok()) {
-    return NotFound("ONNX Runtime did not start (" + hello.status().message() + "); " + kInstallHint);
+    return NotFound("ONNX Runtime did not start (" + hello.status().message() + "); " +
+                    kInstallHint);
   }
   const StatusOr<Json> d = ParseJsonObject(*hello);
   if (!d.ok() || !JsonBoolAt(*d, "ok")) {
-    return Internal("ONNX Runtime runner " + runner + " answered something else than its protocol: " + *hello);
+    return Internal("ONNX Runtime runner " + runner +
+                    " answered something else than its protocol: " + *hello);
   }
   if (!*JsonBoolAt(*d, "ok")) return NotFound(ErrorOf(*d));
   r->version_ = JsonStringAt(*d, "ort").value_or("");
@@ -195,8 +200,8 @@ StatusOr<std::string> OrtRunner::Call(const std::string& request) {
     if (n <= 0) break;
     sent += static_cast<size_t>(n);
   }
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_s_ * 1000));
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(timeout_s_ * 1000));
   std::string problem;
   while (sent == line.size()) {
     const size_t nl = buffer_.find('\n');
@@ -205,7 +210,8 @@ StatusOr<std::string> OrtRunner::Call(const std::string& request) {
       buffer_.erase(0, nl + 1);
       return reply;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       problem = "no reply within " + Digits(timeout_s_, 4) + " s";
       break;
@@ -240,31 +246,32 @@ StatusOr<std::string> OrtRunner::Call(const std::string& request) {
     if (d.ok() && JsonMember(*d, "error")) return NotFound(ErrorOf(*d));
   }
   const std::string err = Tail(stderr_path_);
-  return Internal("the ONNX Runtime runner died: " + problem + (err.empty() ? "" : " (stderr: " + err + ")"));
+  return Internal("the ONNX Runtime runner died: " + problem +
+                  (err.empty() ? "" : " (stderr: " + err + ")"));
 }
 
 Status OrtRunner::Load(const std::string& id, const std::string& model_path) {
   std::error_code ec;
   const std::string abs = fs::absolute(model_path, ec).string();
-  ASSIGN_OR_RETURN(
+  REWIRE_ASSIGN_OR_RETURN(
       const std::string reply,
       Call(JsonText(Json{{"op", "load"}, {"id", id}, {"path", abs}, {"threads", threads_}})));
-  ASSIGN_OR_RETURN(const Json d, ParseReply(reply));
+  REWIRE_ASSIGN_OR_RETURN(const Json d, ParseReply(reply));
   if (!*JsonBoolAt(d, "ok"))
     return InvalidArgument(model_path + ": ONNX Runtime cannot load it: " + ErrorOf(d));
   return Status::Ok();
 }
 
 StatusOr<NamedTensors> OrtRunner::Run(const std::string& id, const NamedTensors& inputs) {
-  ASSIGN_OR_RETURN(Json in, InputsJson(inputs, dir_, files_));
+  REWIRE_ASSIGN_OR_RETURN(Json in, InputsJson(inputs, dir_, files_));
   const std::string out_dir = dir_ + "/out" + std::to_string(files_++);
   std::error_code ec;
   fs::create_directories(out_dir, ec);
-  ASSIGN_OR_RETURN(
+  REWIRE_ASSIGN_OR_RETURN(
       const std::string reply,
       Call(JsonText(
           Json{{"op", "run"}, {"id", id}, {"inputs", std::move(in)}, {"out_dir", out_dir}})));
-  ASSIGN_OR_RETURN(const Json d, ParseReply(reply));
+  REWIRE_ASSIGN_OR_RETURN(const Json d, ParseReply(reply));
   if (!*JsonBoolAt(d, "ok"))
     return InvalidArgument("ONNX Runtime failed to run '" + id + "': " + ErrorOf(d));
   const Json* outputs = JsonMember(d, "outputs");
@@ -275,21 +282,22 @@ StatusOr<NamedTensors> OrtRunner::Run(const std::string& id, const NamedTensors&
   for (const auto& [name, file] : outputs->items()) {
     if (!file.is_string())
       return Internal("reply of the ONNX Runtime runner with a non-string output file: " + reply);
-    ASSIGN_OR_RETURN(HostTensor t, ReadNpy(file.get<std::string>()));
+    REWIRE_ASSIGN_OR_RETURN(HostTensor t, ReadNpy(file.get<std::string>()));
     out.emplace_back(name, std::move(t));
   }
   fs::remove_all(out_dir, ec);
   return out;
 }
 
-StatusOr<OrtTiming> OrtRunner::Time(const std::string& id, const NamedTensors& inputs, int warmups, int repeats) {
-  ASSIGN_OR_RETURN(Json in, InputsJson(inputs, dir_, files_));
-  ASSIGN_OR_RETURN(const std::string reply, Call(JsonText(Json{{"op", "time"},
-                                                               {"id", id},
-                                                               {"inputs", std::move(in)},
-                                                               {"warmups", warmups},
-                                                               {"repeats", repeats}})));
-  ASSIGN_OR_RETURN(const Json d, ParseReply(reply));
+StatusOr<OrtTiming> OrtRunner::Time(const std::string& id, const NamedTensors& inputs, int warmups,
+                                    int repeats) {
+  REWIRE_ASSIGN_OR_RETURN(Json in, InputsJson(inputs, dir_, files_));
+  REWIRE_ASSIGN_OR_RETURN(const std::string reply, Call(JsonText(Json{{"op", "time"},
+                                                                      {"id", id},
+                                                                      {"inputs", std::move(in)},
+                                                                      {"warmups", warmups},
+                                                                      {"repeats", repeats}})));
+  REWIRE_ASSIGN_OR_RETURN(const Json d, ParseReply(reply));
   if (!*JsonBoolAt(d, "ok"))
     return InvalidArgument("ONNX Runtime failed to time '" + id + "': " + ErrorOf(d));
   const std::optional<double> median = JsonNumberAt(d, "median_ms");
@@ -308,7 +316,8 @@ StatusOr<OrtTiming> OrtRunner::Time(const std::string& id, const NamedTensors& i
 }
 
 Status OrtRunner::Unload(const std::string& id) {
-  ASSIGN_OR_RETURN(const std::string reply, Call(JsonText(Json{{"op", "unload"}, {"id", id}})));
+  REWIRE_ASSIGN_OR_RETURN(const std::string reply,
+                          Call(JsonText(Json{{"op", "unload"}, {"id", id}})));
   return Status::Ok();
 }
 

@@ -23,7 +23,9 @@ using rules::gen::CandidatePair;
 using rules::gen::Enumeration;
 using rules::gen::Ref;
 
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 /// Integer-valued random data in [-3, 3]: sums and products of such values are exact in float32
 /// at these sizes, so equivalent graphs give bit-identical outputs (TASO fingerprints exactly too).
@@ -40,7 +42,8 @@ uint64_t TensorFingerprint(const at::Tensor& value) {
   const at::Tensor t = (value.to(at::kFloat) + 0.0f).contiguous();
   uint64_t h = HashCombine(0x66707274ULL, static_cast<uint64_t>(t.dim()));
   for (int64_t d : t.sizes()) h = HashCombine(h, static_cast<uint64_t>(d));
-  return HashCombine(h, HashBytes(t.data_ptr<float>(), static_cast<size_t>(t.numel()) * sizeof(float)));
+  return HashCombine(
+      h, HashBytes(t.data_ptr<float>(), static_cast<size_t>(t.numel()) * sizeof(float)));
 }
 
 /// Fingerprints of every variable and term of `e`: one hash over the values at both sets.
@@ -60,7 +63,8 @@ void Fingerprint(const Enumeration& e, uint64_t domain_seed, std::vector<uint64_
   for (int set = 0; set < 2; ++set) term_data[set].resize(e.terms.size());
   for (size_t id = 0; id < e.terms.size(); ++id) {
     const rules::gen::Term& term = e.terms[id];
-    std::vector<uint64_t> fps(term.num_outputs, HashCombine(0x756e6971ULL, id));  // unique if it fails
+    std::vector<uint64_t> fps(term.num_outputs,
+                              HashCombine(0x756e6971ULL, id));  // unique if it fails
     bool ok = true;
     std::vector<uint64_t> acc(term.num_outputs, 0);
     for (int set = 0; set < 2 && ok; ++set) {
@@ -69,9 +73,13 @@ void Fingerprint(const Enumeration& e, uint64_t domain_seed, std::vector<uint64_
       exec::Tensors args;
       for (size_t k = 0; k < term.inputs.size(); ++k) {
         const Ref& r = term.inputs[k];
-        const at::Tensor& a = r.term < 0 ? var_data[set][-1 - r.term] : term_data[set][r.term][r.out];
-        auto in = g.AddInput("i" + std::to_string(k), term.types.empty() ? TensorType{} : TensorType{
-            DType::kFloat32, Shape(a.sizes().begin(), a.sizes().end())});
+        const at::Tensor& a =
+            r.term < 0 ? var_data[set][-1 - r.term] : term_data[set][r.term][r.out];
+        auto in = g.AddInput(
+            "i" + std::to_string(k),
+            term.types.empty()
+                ? TensorType{}
+                : TensorType{DType::kFloat32, Shape(a.sizes().begin(), a.sizes().end())});
         ins.push_back(ValueRef{*in, 0});
         args.push_back(a);
       }
@@ -86,7 +94,8 @@ void Fingerprint(const Enumeration& e, uint64_t domain_seed, std::vector<uint64_
         break;
       }
       term_data[set][id] = *out;
-      for (int o = 0; o < term.num_outputs; ++o) acc[o] = HashCombine(acc[o], TensorFingerprint((*out)[o]));
+      for (int o = 0; o < term.num_outputs; ++o)
+        acc[o] = HashCombine(acc[o], TensorFingerprint((*out)[o]));
     }
     if (ok) fps = acc;
     (*term_fp)[id] = fps;
@@ -114,7 +123,8 @@ Status CheckWritable(const std::string& dir) {
 
 std::string OptionsLine(const GenerateOptions& o) {
   std::string ops;
-  for (const auto& op : o.ops.empty() ? rules::gen::KnownOps() : o.ops) ops += (ops.empty() ? "" : ",") + op;
+  for (const auto& op : o.ops.empty() ? rules::gen::KnownOps() : o.ops)
+    ops += (ops.empty() ? "" : ",") + op;
   return "--max-ops " + std::to_string(o.max_ops) + " --ops " + ops;
 }
 
@@ -122,13 +132,16 @@ std::string OptionsLine(const GenerateOptions& o) {
 
 StatusOr<GenerateResult> GenerateRules(const GenerateOptions& options) {
   const auto start = Clock::now();
-  if (options.max_ops < 1) return InvalidArgument("--max-ops must be at least 1 (got " + std::to_string(options.max_ops) + ")");
-  ASSIGN_OR_RETURN(std::vector<rules::gen::OpVariant> vocab,
-                   rules::gen::Vocabulary(options.ops.empty() ? rules::gen::KnownOps() : options.ops));
-  if (!options.out_dir.empty()) RETURN_IF_ERROR(CheckWritable(options.out_dir));
+  if (options.max_ops < 1)
+    return InvalidArgument("--max-ops must be at least 1 (got " + std::to_string(options.max_ops) +
+                           ")");
+  REWIRE_ASSIGN_OR_RETURN(
+      std::vector<rules::gen::OpVariant> vocab,
+      rules::gen::Vocabulary(options.ops.empty() ? rules::gen::KnownOps() : options.ops));
+  if (!options.out_dir.empty()) REWIRE_RETURN_IF_ERROR(CheckWritable(options.out_dir));
   std::set<std::string> hand_keys;
   if (!options.hand_rules.empty()) {
-    ASSIGN_OR_RETURN(std::vector<rules::Rule> hand, rules::LoadRules(options.hand_rules));
+    REWIRE_ASSIGN_OR_RETURN(std::vector<rules::Rule> hand, rules::LoadRules(options.hand_rules));
     for (const auto& r : hand) hand_keys.insert(rules::gen::StructureKey(r));
   }
 
@@ -153,7 +166,8 @@ StatusOr<GenerateResult> GenerateRules(const GenerateOptions& options) {
     std::vector<std::vector<uint64_t>> term_fp;
     Fingerprint(e, HashCombine(0x67656eULL, di), &var_fp, &term_fp);
     size_t buckets = 0;
-    const std::vector<CandidatePair> pairs = rules::gen::FingerprintPairs(e, term_fp, var_fp, &buckets);
+    const std::vector<CandidatePair> pairs =
+        rules::gen::FingerprintPairs(e, term_fp, var_fp, &buckets);
     st.fingerprint_s += Since(t0);
     st.buckets += buckets;
     st.pairs += pairs.size();
@@ -172,7 +186,8 @@ StatusOr<GenerateResult> GenerateRules(const GenerateOptions& options) {
       std::string text = rules::gen::RenderRule(e, p, "candidate", cls);
       if (!hand_keys.empty()) {
         auto parsed = rules::ParseRules(text, "generated");
-        if (parsed.ok() && parsed->size() == 1 && hand_keys.count(rules::gen::StructureKey((*parsed)[0]))) {
+        if (parsed.ok() && parsed->size() == 1 &&
+            hand_keys.count(rules::gen::StructureKey((*parsed)[0]))) {
           ++st.hand;
           continue;
         }
@@ -188,8 +203,9 @@ StatusOr<GenerateResult> GenerateRules(const GenerateOptions& options) {
 
   // Verify, then name the survivors by class in key order (stable across runs).
   auto t0 = Clock::now();
-  std::sort(pending.begin(), pending.end(),
-            [](const Pending& a, const Pending& b) { return std::tie(a.rule_class, a.key) < std::tie(b.rule_class, b.key); });
+  std::sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) {
+    return std::tie(a.rule_class, a.key) < std::tie(b.rule_class, b.key);
+  });
   std::map<std::string, int> per_class;
   for (const Pending& p : pending) {
     auto parsed = rules::ParseRules(p.text, "generated");
@@ -224,12 +240,14 @@ StatusOr<GenerateResult> GenerateRules(const GenerateOptions& options) {
       const std::string path = options.out_dir + "/" + cls + ".rules";
       std::ofstream f(path, std::ios::binary | std::ios::trunc);
       if (!f) return InvalidArgument("cannot write " + path + "; pass a writable --out");
-      f << "# Generated by `rewire rules generate` (generator version " << rules::gen::kGeneratorVersion
-        << "); do not edit, regenerate.\n"
+      f << "# Generated by `rewire rules generate` (generator version "
+        << rules::gen::kGeneratorVersion << "); do not edit, regenerate.\n"
         << "# Options: " << OptionsLine(options) << "\n"
-        << "# Class " << cls << ": " << list.size() << " rules, each verified by the rule verifier on its check lines.\n"
-        << "# Enumerated graphs " << st.graphs << ", fingerprint pairs " << st.pairs << ", candidates after pruning "
-        << st.candidates << ", verified " << st.verified << " (all classes).\n";
+        << "# Class " << cls << ": " << list.size()
+        << " rules, each verified by the rule verifier on its check lines.\n"
+        << "# Enumerated graphs " << st.graphs << ", fingerprint pairs " << st.pairs
+        << ", candidates after pruning " << st.candidates << ", verified " << st.verified
+        << " (all classes).\n";
       for (const GeneratedRule* r : list) f << "\n" << r->text;
       if (!f.flush()) return InvalidArgument("cannot write " + path + "; pass a writable --out");
       result.files.push_back(path);

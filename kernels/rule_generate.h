@@ -28,16 +28,16 @@ struct GenerateOptions {
 
 /// Counts per stage (and times) of one run.
 struct GenerateStats {
-  size_t terms = 0;          // distinct values (op variant on inputs) type-checked and executed
-  size_t graphs = 0;         // enumerated graphs (0..N operators, connected)
-  size_t buckets = 0;        // fingerprints shared by two graphs or more
-  size_t pairs = 0;          // candidate pairs from equal fingerprints
+  size_t terms = 0;            // distinct values (op variant on inputs) type-checked and executed
+  size_t graphs = 0;           // enumerated graphs (0..N operators, connected)
+  size_t buckets = 0;          // fingerprints shared by two graphs or more
+  size_t pairs = 0;            // candidate pairs from equal fingerprints
   size_t common_subgraph = 0;  // dropped: source and target share a subgraph
-  size_t renamed = 0;        // dropped: equal to an earlier candidate up to variable renaming
-  size_t hand = 0;           // dropped: the structure of a hand rule
-  size_t candidates = 0;     // left for verification
-  size_t verified = 0;       // passed the verifier
-  size_t rejected = 0;       // failed the verifier (never written)
+  size_t renamed = 0;          // dropped: equal to an earlier candidate up to variable renaming
+  size_t hand = 0;             // dropped: the structure of a hand rule
+  size_t candidates = 0;       // left for verification
+  size_t verified = 0;         // passed the verifier
+  size_t rejected = 0;         // failed the verifier (never written)
   double enumerate_s = 0, fingerprint_s = 0, prune_s = 0, verify_s = 0, total_s = 0;
 };
 
@@ -49,10 +49,10 @@ struct GeneratedRule {
 
 struct GenerateResult {
   GenerateStats stats;
-  std::vector<GeneratedRule> rules;  // verified, sorted by class then name
+  std::vector<GeneratedRule> rules;   // verified, sorted by class then name
   std::vector<std::string> rejected;  // names (or first line) of candidates the verifier failed
   std::vector<std::string> rejected_texts;  // their text, each after a "# rejected: why" line
-  std::vector<std::string> files;     // written files
+  std::vector<std::string> files;           // written files
 };
 
 /// Runs the generator. Errors: max_ops < 1, an unknown op, an output folder that cannot be

@@ -92,13 +92,14 @@ StatusOr<Graph> BuildRuleSource(const Rule& rule, const CheckCase& check) {
     for (const auto& [name, s] : check.shapes) {
       if (name == v) shape = s;
     }
-    const bool positive = std::find(check.positive.begin(), check.positive.end(), v) != check.positive.end();
+    const bool positive =
+        std::find(check.positive.begin(), check.positive.end(), v) != check.positive.end();
     NodeId id;
     if (ctx.weight_vars.count(v)) {
       auto data = std::make_shared<const HostTensor>(RandomTensor(shape, positive, ++seed));
-      ASSIGN_OR_RETURN(id, g.AddWeightData(v, data));
+      REWIRE_ASSIGN_OR_RETURN(id, g.AddWeightData(v, data));
     } else {
-      ASSIGN_OR_RETURN(id, g.AddInput(v, TensorType{DType::kFloat32, shape}));
+      REWIRE_ASSIGN_OR_RETURN(id, g.AddInput(v, TensorType{DType::kFloat32, shape}));
     }
     ctx.values[v] = ValueRef{id, 0};
   }
@@ -107,14 +108,14 @@ StatusOr<Graph> BuildRuleSource(const Rule& rule, const CheckCase& check) {
     for (const auto& spec : s.attrs) {
       auto v = rules::Eval(*spec.value, ctx);
       if (!v.ok()) return v.status().WithContext("line " + std::to_string(s.line));
-      ASSIGN_OR_RETURN(AttrValue a, rules::ToAttr(*v));
+      REWIRE_ASSIGN_OR_RETURN(AttrValue a, rules::ToAttr(*v));
       attrs.Set(spec.name, a);
     }
     for (const auto& [node, spec] : check.attrs) {
       if (std::find(s.outputs.begin(), s.outputs.end(), node) == s.outputs.end()) continue;
       auto v = rules::Eval(*spec.value, ctx);
       if (!v.ok()) return v.status().WithContext("check line " + std::to_string(check.line));
-      ASSIGN_OR_RETURN(AttrValue a, rules::ToAttr(*v));
+      REWIRE_ASSIGN_OR_RETURN(AttrValue a, rules::ToAttr(*v));
       attrs.Set(spec.name, a);
     }
     if (s.op == OpType::kSplit && !attrs.Has("split")) {
@@ -128,15 +129,17 @@ StatusOr<Graph> BuildRuleSource(const Rule& rule, const CheckCase& check) {
     for (const std::string& in : s.inputs) inputs.push_back(ctx.values.at(in));
     auto id = g.AddOp(s.op, inputs, attrs, s.outputs[0]);
     if (!id.ok()) {
-      return InvalidArgument("check line " + std::to_string(check.line) + ": source statement at line " +
-                             std::to_string(s.line) + " is invalid on these shapes: " + id.status().message());
+      return InvalidArgument("check line " + std::to_string(check.line) +
+                             ": source statement at line " + std::to_string(s.line) +
+                             " is invalid on these shapes: " + id.status().message());
     }
     for (size_t k = 0; k < s.outputs.size(); ++k) {
       ctx.values[s.outputs[k]] = ValueRef{*id, static_cast<uint32_t>(k)};
       ctx.nodes[s.outputs[k]] = *id;
     }
   }
-  for (const auto& [from, to] : rule.outputs) RETURN_IF_ERROR(g.AddOutput(from, ctx.values.at(from)));
+  for (const auto& [from, to] : rule.outputs)
+    REWIRE_RETURN_IF_ERROR(g.AddOutput(from, ctx.values.at(from)));
   return g;
 }
 
@@ -171,9 +174,9 @@ RuleVerification VerifyRule(const Rule& rule, const VerifyOptions& options) {
     }
     if (!chosen) {
       std::ostringstream os;
-      os << "the rule does not apply to its own source on these shapes (rejected: " << why.constraint
-         << " by constraints, " << why.target_invalid << " by target type-check, " << why.escaping
-         << " escaping, " << why.cycle << " cyclic)";
+      os << "the rule does not apply to its own source on these shapes (rejected: "
+         << why.constraint << " by constraints, " << why.target_invalid << " by target type-check, "
+         << why.escaping << " escaping, " << why.cycle << " cyclic)";
       fail(os.str());
       continue;
     }
@@ -193,20 +196,24 @@ RuleVerification VerifyRule(const Rule& rule, const VerifyOptions& options) {
       uint64_t seed = HashCombine(options.seed, static_cast<uint64_t>(trial));
       for (NodeId id : g.inputs()) {
         const Node& n = g.node(id);
-        const bool positive = std::find(check.positive.begin(), check.positive.end(), n.name) != check.positive.end();
-        inputs[n.name] = std::make_shared<const HostTensor>(RandomTensor(n.outputs[0].shape, positive, ++seed));
+        const bool positive =
+            std::find(check.positive.begin(), check.positive.end(), n.name) != check.positive.end();
+        inputs[n.name] =
+            std::make_shared<const HostTensor>(RandomTensor(n.outputs[0].shape, positive, ++seed));
       }
       auto before = RunGraph(g, inputs);
       auto after = RunGraph(rewritten, inputs);
       if (!before.ok() || !after.ok()) {
-        fail("execution failed: " + (!before.ok() ? before.status().message() : after.status().message()));
+        fail("execution failed: " +
+             (!before.ok() ? before.status().message() : after.status().message()));
         break;
       }
       for (const GraphOutput& o : g.outputs()) {
         const HostTensor& ref = *before->at(o.name);
         const HostTensor& got = *after->at(o.name);
         bool finite = true;
-        for (int64_t i = 0; i < ref.numel(); ++i) finite = finite && std::isfinite(ref.data<float>()[i]);
+        for (int64_t i = 0; i < ref.numel(); ++i)
+          finite = finite && std::isfinite(ref.data<float>()[i]);
         if (!finite) {
           fail("the source produced NaN or Inf on output '" + o.name +
                "'; mark inputs that must be positive with name=+[dims]");
@@ -222,8 +229,8 @@ RuleVerification VerifyRule(const Rule& rule, const VerifyOptions& options) {
         cr.max_rel_error = std::max(cr.max_rel_error, rel);
         if (!(rel <= options.rtol)) {
           std::ostringstream os;
-          os << "output '" << o.name << "' differs: max abs error " << d->max_abs << ", relative " << rel
-             << " > " << options.rtol;
+          os << "output '" << o.name << "' differs: max abs error " << d->max_abs << ", relative "
+             << rel << " > " << options.rtol;
           fail(os.str());
           break;
         }
@@ -260,14 +267,14 @@ std::string ReadWhole(const std::string& path, bool* ok) {
 
 /// The text of a cache entry: its key again (a truncated or foreign file never matches).
 std::string CacheEntryText(const std::string& key, size_t rules) {
-  return "rewire verified rules\nkey " + key + "\nverifier " + std::to_string(kRuleVerifierVersion) +
-         "\nrules " + std::to_string(rules) + "\n";
+  return "rewire verified rules\nkey " + key + "\nverifier " +
+         std::to_string(kRuleVerifierVersion) + "\nrules " + std::to_string(rules) + "\n";
 }
 
 }  // namespace
 
 StatusOr<uint64_t> RulesContentHash(const std::string& path) {
-  ASSIGN_OR_RETURN(const std::vector<std::string> files, rules::RuleFiles(path));
+  REWIRE_ASSIGN_OR_RETURN(const std::vector<std::string> files, rules::RuleFiles(path));
   uint64_t h = kFnvOffset;
   for (const std::string& f : files) {
     bool ok = false;
@@ -284,21 +291,25 @@ StatusOr<uint64_t> RulesContentHash(const std::string& path) {
 
 std::string VerifiedRulesCacheDir() {
   if (const char* d = std::getenv("REWIRE_CACHE_DIR"); d != nullptr && *d != '\0') return d;
-  if (const char* d = std::getenv("XDG_CACHE_HOME"); d != nullptr && *d != '\0') return std::string(d) + "/rewire";
-  if (const char* d = std::getenv("HOME"); d != nullptr && *d != '\0') return std::string(d) + "/.cache/rewire";
+  if (const char* d = std::getenv("XDG_CACHE_HOME"); d != nullptr && *d != '\0')
+    return std::string(d) + "/rewire";
+  if (const char* d = std::getenv("HOME"); d != nullptr && *d != '\0')
+    return std::string(d) + "/.cache/rewire";
   return "";
 }
 
-StatusOr<std::vector<Rule>> LoadVerifiedRules(const std::string& path, const VerifyOptions& options) {
-  ASSIGN_OR_RETURN(std::vector<Rule> rules, rules::LoadRules(path));
+StatusOr<std::vector<Rule>> LoadVerifiedRules(const std::string& path,
+                                              const VerifyOptions& options) {
+  REWIRE_ASSIGN_OR_RETURN(std::vector<Rule> rules, rules::LoadRules(path));
   namespace fs = std::filesystem;
   const std::string dir = options.cache_dir.empty() ? VerifiedRulesCacheDir() : options.cache_dir;
   std::string entry, expected;
   if (!dir.empty() && dir != "none") {
-    ASSIGN_OR_RETURN(const uint64_t content, RulesContentHash(path));
+    REWIRE_ASSIGN_OR_RETURN(const uint64_t content, RulesContentHash(path));
     std::ostringstream opts;
     opts.precision(17);
-    opts << kRuleVerifierVersion << " " << options.rtol << " " << options.seed << " " << options.trials;
+    opts << kRuleVerifierVersion << " " << options.rtol << " " << options.seed << " "
+         << options.trials;
     const std::string key = Hex(Fnv(Fnv(kFnvOffset, Hex(content)), opts.str()));
     entry = (fs::path(dir) / "verified-rules" / key).string();
     expected = CacheEntryText(key, rules.size());

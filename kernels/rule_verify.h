@@ -11,7 +11,7 @@
 namespace rewire {
 
 struct RuleCheckResult {
-  int line = 0;             // the check line
+  int line = 0;  // the check line
   bool passed = false;
   double max_abs_error = 0;
   double max_rel_error = 0;  // max |a-b| / (max |b| + 1e-6) over outputs
@@ -27,7 +27,7 @@ struct RuleVerification {
 struct VerifyOptions {
   double rtol = 1e-4;  // allowed max |a-b| / max |b| per output
   uint64_t seed = 1;
-  int trials = 2;      // random input draws per check line
+  int trials = 2;  // random input draws per check line
   /// Where LoadVerifiedRules remembers rule sets that passed (VerifiedRulesCacheDir() when empty;
   /// "none": no cache).
   std::string cache_dir;

@@ -59,8 +59,8 @@ void BenchTraining(const std::string& config, int actors, int updates, bool sing
   } else {
     cmd += "launch --config '" + config + "' --set distributed.actors=" + std::to_string(actors);
   }
-  cmd += " --set run.dir='" + dir.string() + "' --set run.max_updates=" + std::to_string(updates) + " >" +
-         (dir.string() + ".log") + " 2>&1";
+  cmd += " --set run.dir='" + dir.string() + "' --set run.max_updates=" + std::to_string(updates) +
+         " >" + (dir.string() + ".log") + " 2>&1";
   const int status = std::system(cmd.c_str());
   const std::string metrics = [&] {
     std::ifstream f(dir / "metrics.jsonl");
@@ -73,8 +73,8 @@ void BenchTraining(const std::string& config, int actors, int updates, bool sing
   const std::vector<double> steps = MetricColumn(metrics, "global_step");
   const std::vector<double> wall = MetricColumn(metrics, "wall_time");
   if (status != 0 || steps.size() < 2 || wall.size() != steps.size()) {
-    std::printf("  %-34s failed (exit %d; log %s.log)\n", single_process ? "rewire train" : "launch", status,
-                dir.string().c_str());
+    std::printf("  %-34s failed (exit %d; log %s.log)\n",
+                single_process ? "rewire train" : "launch", status, dir.string().c_str());
     return;
   }
   std::filesystem::remove(dir.string() + ".log", ec);
@@ -82,8 +82,8 @@ void BenchTraining(const std::string& config, int actors, int updates, bool sing
   if (single_process) {
     std::printf("  %-34s %8.1f samples/s\n", "one process (rewire train)", sps);
   } else {
-    const std::string label = std::to_string(c.distributed.learners) + " learner ranks, " + std::to_string(actors) +
-                              " env actor" + (actors == 1 ? "" : "s");
+    const std::string label = std::to_string(c.distributed.learners) + " learner ranks, " +
+                              std::to_string(actors) + " env actor" + (actors == 1 ? "" : "s");
     std::printf("  %-34s %8.1f samples/s\n", label.c_str(), sps);
   }
   std::fflush(stdout);
@@ -130,11 +130,13 @@ void RegisterBenchTransport(CLI::App& bench) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--seed", t->bench.seed, "Seed of the random episodes")->capture_default_str();
-  cmd->add_option("--gnn", t->gnn,
-                  "GNN shapes (LAYERSxHIDDEN) whose real weights are broadcast; none: --blob-bytes filler")
+  cmd->add_option(
+         "--gnn", t->gnn,
+         "GNN shapes (LAYERSxHIDDEN) whose real weights are broadcast; none: --blob-bytes filler")
       ->capture_default_str();
-  cmd->add_option("--train-config", t->train_config,
-                  "Config for the training throughput runs (default configs/distributed-local.toml)");
+  cmd->add_option(
+      "--train-config", t->train_config,
+      "Config for the training throughput runs (default configs/distributed-local.toml)");
   cmd->add_option("--train-actors", t->train_actors,
                   "Env actor counts to measure training samples/s with (0: skip)")
       ->capture_default_str();
@@ -169,8 +171,10 @@ void RegisterBenchTransport(CLI::App& bench) {
       config = "configs/distributed-local.toml";
       if (!std::filesystem::exists(config)) config = std::string(REWIRE_SOURCE_DIR) + "/" + config;
     }
-    std::printf("training throughput (%s, %d updates; samples/s over the updates after the first; %u cores)\n",
-                config.c_str(), t->train_updates, std::thread::hardware_concurrency());
+    std::printf(
+        "training throughput (%s, %d updates; samples/s over the updates after the first; %u "
+        "cores)\n",
+        config.c_str(), t->train_updates, std::thread::hardware_concurrency());
     std::fflush(stdout);
     BenchTraining(config, 0, t->train_updates, true);
     for (int a : counts) BenchTraining(config, a, t->train_updates, false);

@@ -53,30 +53,40 @@ int NonNegativeEnvInt(const char* name, int fallback) {
 
 void RegisterLaunch(CLI::App& app) {
   auto o = std::make_shared<LaunchCliOptions>();
-  auto* cmd = app.add_subcommand(
-      "launch", "Distributed training: learner ranks and env actors as supervised processes (see [distributed])");
-  cmd->add_option("-c,--config", o->config, "TOML config (see configs/distributed-local.toml)")->required();
+  auto* cmd = app.add_subcommand("launch",
+                                 "Distributed training: learner ranks and env actors as supervised "
+                                 "processes (see [distributed])");
+  cmd->add_option("-c,--config", o->config, "TOML config (see configs/distributed-local.toml)")
+      ->required();
   cmd->add_option("--set", o->overrides, "Override a config value: section.key=value (repeatable)");
   cmd->add_flag("--resume", o->resume, "Continue the run in run.dir from its last checkpoint");
-  cmd->add_option("--role", o->role, "supervisor (default): start and watch this node's processes; learner, actor: "
-                                     "one process (the supervisor starts these)")
+  cmd->add_option("--role", o->role,
+                  "supervisor (default): start and watch this node's processes; learner, actor: "
+                  "one process (the supervisor starts these)")
       ->check(CLI::IsMember({"supervisor", "learner", "actor"}));
-  cmd->add_option("--node", o->node, "This node's index in a multi-node job (default: SLURM_PROCID, else 0)");
+  cmd->add_option("--node", o->node,
+                  "This node's index in a multi-node job (default: SLURM_PROCID, else 0)");
   cmd->add_option("--nodes", o->nodes, "Nodes in the job (default: SLURM_NTASKS, else 1)");
   cmd->add_option("--master-addr", o->master_addr,
-                  "Address of node 0, where learner rank 0 hosts the rendezvous (default: MASTER_ADDR, else the "
+                  "Address of node 0, where learner rank 0 hosts the rendezvous (default: "
+                  "MASTER_ADDR, else the "
                   "first host of SLURM_JOB_NODELIST, else distributed.bind)");
   cmd->footer(
-      "Each node runs distributed.learners learner ranks and distributed.actors env actors; the learner ranks of\n"
-      "all nodes train one policy data-parallel. The run stops by itself after run.max_updates updates, or on\n"
-      "SIGINT/SIGTERM (checkpoint kept). The run directory gets what `rewire train` writes, plus processes.json,\n"
-      "endpoints/, learners/*.json and actors/*.json (counters) and supervisor<N>.json. docs/cluster.md: Slurm.");
+      "Each node runs distributed.learners learner ranks and distributed.actors env actors; the "
+      "learner ranks of\n"
+      "all nodes train one policy data-parallel. The run stops by itself after run.max_updates "
+      "updates, or on\n"
+      "SIGINT/SIGTERM (checkpoint kept). The run directory gets what `rewire train` writes, plus "
+      "processes.json,\n"
+      "endpoints/, learners/*.json and actors/*.json (counters) and supervisor<N>.json. "
+      "docs/cluster.md: Slurm.");
   cmd->callback([o]() {
     const TrainConfig config = Take(LoadTrainConfig(o->config, o->overrides));
     const RunPaths paths{DefaultRulesPath(), DefaultDevicesDir()};
     if (o->role == "learner" || o->role == "actor") {
       Check(actors::InstallStopFlagHandlers());
-      Check(o->role == "learner" ? actors::RunLearnerService(config, paths) : actors::RunEnvActor(config, paths));
+      Check(o->role == "learner" ? actors::RunLearnerService(config, paths)
+                                 : actors::RunEnvActor(config, paths));
       return;
     }
     actors::NodeOptions n;

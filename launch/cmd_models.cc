@@ -30,8 +30,10 @@ std::string InputShapes(const Graph& g) {
   std::vector<std::pair<std::string, int>> groups;
   for (NodeId id : g.inputs()) {
     const std::string t = g.node(id).outputs[0].ToString();
-    if (!groups.empty() && groups.back().first == t) ++groups.back().second;
-    else groups.push_back({t, 1});
+    if (!groups.empty() && groups.back().first == t)
+      ++groups.back().second;
+    else
+      groups.push_back({t, 1});
   }
   std::string s;
   for (const auto& [t, n] : groups) {
@@ -60,7 +62,8 @@ void PrintSummary(const std::string& model, const Graph& g) {
   std::printf("operators:   %d\n", g.NumOperators());
   std::printf("nodes:       %zu (%d inputs, %d weights, %d constants)\n", g.num_nodes(),
               count(OpType::kInput), count(OpType::kWeight), count(OpType::kConstant));
-  std::printf("parameters:  %s (%" PRId64 ")\n", HumanCount(g.NumParameters()).c_str(), g.NumParameters());
+  std::printf("parameters:  %s (%" PRId64 ")\n", HumanCount(g.NumParameters()).c_str(),
+              g.NumParameters());
   std::printf("hash:        %s\n", HashString(g.Hash()).c_str());
   std::printf("inputs:\n");
   for (NodeId id : g.inputs()) {
@@ -93,7 +96,8 @@ void WriteDot(const Graph& g, const std::string& title, const std::string& path)
     const int rc = std::system(cmd.c_str());
     std::remove(tmp.c_str());
     if (rc != 0) {
-      throw CommandError("rendering " + path + " with Graphviz failed (is `dot` installed?); "
+      throw CommandError("rendering " + path +
+                         " with Graphviz failed (is `dot` installed?); "
                          "write a .dot file instead");
     }
     return;
@@ -109,8 +113,8 @@ void WriteDot(const Graph& g, const std::string& title, const std::string& path)
 void RegisterModels(CLI::App& app) {
   auto* cmd = app.add_subcommand("models", "List the built-in model zoo with operator counts");
   cmd->callback([]() {
-    std::printf("%-12s %9s %10s  %-30s %-18s %s\n", "model", "operators", "params", "inputs", "outputs",
-                "description");
+    std::printf("%-12s %9s %10s  %-30s %-18s %s\n", "model", "operators", "params", "inputs",
+                "outputs", "description");
     for (const ModelInfo& info : ZooModels()) {
       const Graph g = Take(BuildModel(info.name));
       std::printf("%-12s %9d %10s  %-30s %-18s %s\n", info.name.c_str(), g.NumOperators(),
@@ -121,11 +125,13 @@ void RegisterModels(CLI::App& app) {
 }
 
 void RegisterShow(CLI::App& app) {
-  auto* cmd = app.add_subcommand("show", "Summarise a model's graph; optionally write Graphviz DOT");
+  auto* cmd =
+      app.add_subcommand("show", "Summarise a model's graph; optionally write Graphviz DOT");
   auto opts = std::make_shared<ModelOptions>();
   auto dot = std::make_shared<std::string>();
   AddModelOptions(*cmd, *opts);
-  cmd->add_option("--dot", *dot, "Write the graph as Graphviz DOT (a .png or .svg path renders it with `dot`)");
+  cmd->add_option("--dot", *dot,
+                  "Write the graph as Graphviz DOT (a .png or .svg path renders it with `dot`)");
   cmd->callback([opts, dot]() {
     const Graph g = LoadModel(*opts);
     PrintSummary(opts->model, g);
@@ -137,7 +143,8 @@ void RegisterShow(CLI::App& app) {
 }
 
 void RegisterExport(CLI::App& app) {
-  auto* cmd = app.add_subcommand("export", "Write a model as an ONNX file (weights as initialisers)");
+  auto* cmd =
+      app.add_subcommand("export", "Write a model as an ONNX file (weights as initialisers)");
   auto opts = std::make_shared<ModelOptions>();
   auto out = std::make_shared<std::string>();
   AddModelOptions(*cmd, *opts);

@@ -126,16 +126,20 @@ void RegisterOptimize(CLI::App& app) {
   AddModelOptions(*cmd, o->model);
   std::vector<std::string> searches = SearchAlgorithms();
   for (const std::string& name : AgentSearchAlgorithms()) searches.push_back(name);
-  cmd->add_option("--search", o->search.algorithm,
-                  "greedy | backtrack | random | rl (policy rollouts) | guided (beam search guided by the "
-                  "policy and its value); rl and guided need --policy")
+  cmd->add_option(
+         "--search", o->search.algorithm,
+         "greedy | backtrack | random | rl (policy rollouts) | guided (beam search guided by the "
+         "policy and its value); rl and guided need --policy")
       ->check(CLI::IsMember(searches))
       ->capture_default_str();
-  cmd->add_option("--cost", o->cost.kind, "analytic | cpu | cuda | ort (each op timed in ONNX Runtime)")->capture_default_str();
+  cmd->add_option("--cost", o->cost.kind,
+                  "analytic | cpu | cuda | ort (each op timed in ONNX Runtime)")
+      ->capture_default_str();
   cmd->add_option("--device", o->cost.device, "Device profile name (configs/devices) or path");
   cmd->add_option("--cost-cache", o->cost.cache_path, "SQLite cache of measured op costs");
   cmd->add_option("--budget", o->search.budget, "Graphs explored at most")->capture_default_str();
-  cmd->add_option("--alpha", o->search.alpha, "backtrack: explore candidates up to alpha x best cost")
+  cmd->add_option("--alpha", o->search.alpha,
+                  "backtrack: explore candidates up to alpha x best cost")
       ->capture_default_str();
   cmd->add_option("--max-growth", o->search.max_growth,
                   "backtrack: cap on running operators relative to the input")
@@ -145,28 +149,37 @@ void RegisterOptimize(CLI::App& app) {
   cmd->add_option("--time-limit", o->search.time_limit_s, "Seconds (0: none)");
   cmd->add_option("--search-seed", o->search.seed, "Seed of the random search");
   cmd->add_option("--policy", o->policy, "rl: policy checkpoint (from `rewire train`)");
-  cmd->add_option("--samples", o->agent.samples, "rl: sampled rollouts besides the greedy-policy one")
+  cmd->add_option("--samples", o->agent.samples,
+                  "rl: sampled rollouts besides the greedy-policy one")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--horizon", o->agent.horizon, "rl, guided: steps per rollout / depth of the search at most")
+  cmd->add_option("--horizon", o->agent.horizon,
+                  "rl, guided: steps per rollout / depth of the search at most")
       ->capture_default_str();
-  cmd->add_option("--beam-width", o->guided.beam_width, "guided: graphs kept at each depth")->capture_default_str();
-  cmd->add_option("--expand", o->guided.expand,
-                  "guided: the policy's most likely rewrites tried from each beam graph (and --cheapest)")
+  cmd->add_option("--beam-width", o->guided.beam_width, "guided: graphs kept at each depth")
       ->capture_default_str();
-  cmd->add_option("--cheapest", o->guided.cheapest, "guided: the cost model's cheapest rewrites also tried from each beam graph")
+  cmd->add_option(
+         "--expand", o->guided.expand,
+         "guided: the policy's most likely rewrites tried from each beam graph (and --cheapest)")
       ->capture_default_str();
-  cmd->add_option("--value-weight", o->guided.value_weight,
-                  "guided: weight of the value's predicted return-to-go in a graph's score (0: cost alone)")
+  cmd->add_option("--cheapest", o->guided.cheapest,
+                  "guided: the cost model's cheapest rewrites also tried from each beam graph")
+      ->capture_default_str();
+  cmd->add_option(
+         "--value-weight", o->guided.value_weight,
+         "guided: weight of the value's predicted return-to-go in a graph's score (0: cost alone)")
       ->capture_default_str();
   cmd->add_flag("--no-greedy-seed", o->no_greedy_seed,
-               "guided: start the beam from the policy's rollout only, not also from greedy search's result");
-  cmd->add_option("--patience", o->guided.patience, "guided: depths without a cheaper graph before stopping")
+                "guided: start the beam from the policy's rollout only, not also from greedy "
+                "search's result");
+  cmd->add_option("--patience", o->guided.patience,
+                  "guided: depths without a cheaper graph before stopping")
       ->capture_default_str();
   cmd->add_option("--rules", o->rules, "Rules file or directory (default: configs/rules)");
   cmd->add_option("--out", o->out, "Write the optimised graph as ONNX");
   cmd->add_option("--report", o->report, "Write a JSON report");
-  cmd->add_option("--rtol", o->rtol, "Verification tolerance: max |a-b| / max |b|")->capture_default_str();
+  cmd->add_option("--rtol", o->rtol, "Verification tolerance: max |a-b| / max |b|")
+      ->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "No progress on stderr");
   cmd->add_option("--latency", o->latency_repeats,
                   "Also time both graphs end to end on the reference executor: median of N runs")
@@ -197,7 +210,8 @@ void RegisterOptimize(CLI::App& app) {
   cmd->add_option("--runtime-repeats", o->judge.repeats, "Timed runs of each graph per round")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--runtime-threads", o->judge.threads, "Intra-op threads of --runtime (0: its default)")
+  cmd->add_option("--runtime-threads", o->judge.threads,
+                  "Intra-op threads of --runtime (0: its default)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--runtime-min-gain", o->judge.min_gain,
@@ -209,18 +223,22 @@ void RegisterOptimize(CLI::App& app) {
   cmd->callback([o]() {
     const auto wall = std::chrono::steady_clock::now();
     if (!o->runtime.empty() && o->onnx_custom_ops && o->runtime == "ort") {
-      throw CommandError("--onnx-custom-ops files do not load in ONNX Runtime; drop one of --onnx-custom-ops, --runtime ort");
+      throw CommandError(
+          "--onnx-custom-ops files do not load in ONNX Runtime; drop one of --onnx-custom-ops, "
+          "--runtime ort");
     }
     // The runtime must be usable before the search starts, not after it.
     o->judge.runtime = o->runtime;
     std::unique_ptr<OrtRunner> ort;
     const std::vector<std::string>& agent_searches = AgentSearchAlgorithms();
-    const bool agent_search =
-        std::find(agent_searches.begin(), agent_searches.end(), o->search.algorithm) != agent_searches.end();
+    const bool agent_search = std::find(agent_searches.begin(), agent_searches.end(),
+                                        o->search.algorithm) != agent_searches.end();
     if (agent_search && o->policy.empty()) {
-      throw CommandError("--search " + o->search.algorithm + " needs --policy CHECKPOINT (from `rewire train`)");
+      throw CommandError("--search " + o->search.algorithm +
+                         " needs --policy CHECKPOINT (from `rewire train`)");
     }
-    if (!agent_search && !o->policy.empty()) throw CommandError("--policy applies to --search rl and guided only");
+    if (!agent_search && !o->policy.empty())
+      throw CommandError("--policy applies to --search rl and guided only");
     if (o->search.algorithm == "guided" && o->search.budget < 1) {
       throw CommandError("--budget must be at least 1 graph for the guided search (got " +
                          std::to_string(o->search.budget) + ")");
@@ -255,8 +273,9 @@ void RegisterOptimize(CLI::App& app) {
     }
     if (!o->quiet) {
       request.search.progress = [](const SearchProgress& p) {
-        std::fprintf(stderr, "\r  %s %d/%d  best %.4f ms (%.3fx)  queue %zu   ", "search", p.iteration, p.budget,
-                     p.best_cost_ms, p.best_cost_ms > 0 ? p.initial_cost_ms / p.best_cost_ms : 0.0, p.queue_size);
+        std::fprintf(stderr, "\r  %s %d/%d  best %.4f ms (%.3fx)  queue %zu   ", "search",
+                     p.iteration, p.budget, p.best_cost_ms,
+                     p.best_cost_ms > 0 ? p.initial_cost_ms / p.best_cost_ms : 0.0, p.queue_size);
       };
       std::fprintf(stderr, "%s: %d operators, %zu verified rules, %s search, cost %s\n",
                    o->model.model.c_str(), original.NumOperators(), rules.size(),
@@ -280,7 +299,8 @@ void RegisterOptimize(CLI::App& app) {
       verdict = Take(JudgeInRuntime(original, best, input_bytes, written, ort.get(), o->judge));
       if (verdict.decision == "input") written = input_bytes;
     }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
 
     std::printf("model            %s\n", o->model.model.c_str());
     std::printf("search           %s (stopped: %s after %d iterations, %lld candidates costed)\n",
@@ -320,10 +340,11 @@ void RegisterOptimize(CLI::App& app) {
       }
     }
     if (!verdict.decision.empty()) {
-      std::printf("runtime          %s: %.3f ms -> %.3f ms measured (%.3fx); outputs match the "
-                  "reference (max rel error %.3g input, %.3g result)\n",
-                  verdict.runtime.c_str(), verdict.before_ms, verdict.after_ms, verdict.speedup,
-                  verdict.max_rel_before, verdict.max_rel_after);
+      std::printf(
+          "runtime          %s: %.3f ms -> %.3f ms measured (%.3fx); outputs match the "
+          "reference (max rel error %.3g input, %.3g result)\n",
+          verdict.runtime.c_str(), verdict.before_ms, verdict.after_ms, verdict.speedup,
+          verdict.max_rel_before, verdict.max_rel_after);
       std::printf("decision         %s: %s\n", verdict.decision.c_str(), verdict.reason.c_str());
     }
     std::printf("time             %.2f s\n", seconds);
@@ -386,7 +407,8 @@ void RegisterOptimize(CLI::App& app) {
       WriteAtomically(o->report, JsonText(js, 2) + "\n");
     }
     if (!v.verified) {
-      throw CommandError("the optimised graph does not match the input (" + v.message + "); nothing written");
+      throw CommandError("the optimised graph does not match the input (" + v.message +
+                         "); nothing written");
     }
     if (latency.checked && !latency.check_ok) {
       throw CommandError("the executor's " + latency.device +

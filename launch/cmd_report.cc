@@ -48,7 +48,7 @@ StatusOr<std::string> ReadText(const fs::path& path) {
 
 /// Parses metrics.jsonl: one flat object per non-blank line; errors are "PATH:LINE: what".
 StatusOr<std::vector<Update>> ReadMetrics(const fs::path& path) {
-  ASSIGN_OR_RETURN(const std::string text, ReadText(path));
+  REWIRE_ASSIGN_OR_RETURN(const std::string text, ReadText(path));
   std::vector<Update> updates;
   std::istringstream in(text);
   std::string line;

@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "graph/npy.h"
-#include "kernels/device_executor.h"
 #include "graph/onnx/onnx_io.h"
+#include "kernels/device_executor.h"
 #include "kernels/executor.h"
 #include "kernels/ort_runner.h"
 #include "launch/commands.h"
@@ -45,7 +45,8 @@ TensorMap RunInOrt(const RunOptions& o, const Graph& g, const TensorMap& inputs)
   NamedTensors feed;
   for (const auto& [name, t] : inputs) feed.emplace_back(name, *t);
   TensorMap out;
-  for (auto& [name, t] : Take(ort->Run("model", feed))) out[name] = std::make_shared<const HostTensor>(std::move(t));
+  for (auto& [name, t] : Take(ort->Run("model", feed)))
+    out[name] = std::make_shared<const HostTensor>(std::move(t));
   return out;
 }
 
@@ -57,14 +58,17 @@ void RegisterRun(CLI::App& app) {
                                  "GPU); write each output as .npy");
   auto o = std::make_shared<RunOptions>();
   AddModelOptions(*cmd, o->model);
-  cmd->add_option("-i,--input", o->inputs, "Graph input as NAME=FILE.npy (repeat for several inputs)");
-  cmd->add_option("-o,--output-dir", o->output_dir, "Directory for the outputs, one NAME.npy per graph output (/ in names becomes _)")
+  cmd->add_option("-i,--input", o->inputs,
+                  "Graph input as NAME=FILE.npy (repeat for several inputs)");
+  cmd->add_option("-o,--output-dir", o->output_dir,
+                  "Directory for the outputs, one NAME.npy per graph output (/ in names becomes _)")
       ->required();
   cmd->add_flag("--random-inputs", o->random_inputs,
                 "Fill inputs not given with --input from a seeded generator (also written to the "
                 "output directory as input.NAME.npy)");
   cmd->add_option("--input-seed", o->input_seed, "Seed for --random-inputs");
-  cmd->add_option("--threads", o->threads, "CPU threads (0 = LibTorch's default)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", o->threads, "CPU threads (0 = LibTorch's default)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--device", o->device, "cpu, cuda or cuda:N (a GPU needs a CUDA LibTorch)")
       ->capture_default_str();
   cmd->add_option("--runtime", o->runtime,
@@ -87,7 +91,8 @@ void RegisterRun(CLI::App& app) {
     namespace fs = std::filesystem;
     std::error_code ec;
     fs::create_directories(o->output_dir, ec);
-    if (ec) throw CommandError("cannot create output directory " + o->output_dir + ": " + ec.message());
+    if (ec)
+      throw CommandError("cannot create output directory " + o->output_dir + ": " + ec.message());
     if (o->random_inputs) {
       for (const auto& [name, t] : RandomInputs(g, o->input_seed)) {
         if (inputs.count(name)) continue;
@@ -119,10 +124,11 @@ void RegisterRun(CLI::App& app) {
       }
       const std::string path = (fs::path(o->output_dir) / (file + ".npy")).string();
       auto found = outputs.find(out.name);
-      if (found == outputs.end()) throw CommandError("the runtime gave no output '" + out.name + "'");
+      if (found == outputs.end())
+        throw CommandError("the runtime gave no output '" + out.name + "'");
       Check(WriteNpy(path, *found->second));
-      std::printf("%-24s %-20s -> %s\n", out.name.c_str(), outputs.at(out.name)->type.ToString().c_str(),
-                  path.c_str());
+      std::printf("%-24s %-20s -> %s\n", out.name.c_str(),
+                  outputs.at(out.name)->type.ToString().c_str(), path.c_str());
     }
     std::printf("ran in %.1f ms\n", ms);
   });

@@ -38,7 +38,8 @@ std::function<void(const std::string&)> Printer(bool quiet) {
 
 void RegisterTrain(CLI::App& app) {
   auto o = std::make_shared<TrainCliOptions>();
-  auto* train = app.add_subcommand("train", "Train the GNN rewrite policy with PPO, as a TOML config says");
+  auto* train =
+      app.add_subcommand("train", "Train the GNN rewrite policy with PPO, as a TOML config says");
   AddConfigOptions(*train, *o);
   train->add_flag("--resume", o->resume, "Continue the run in run.dir from its last checkpoint");
   train->footer(
@@ -50,27 +51,34 @@ void RegisterTrain(CLI::App& app) {
   train->callback([o]() {
     const TrainConfig config = Take(LoadTrainConfig(o->config, o->overrides));
     Check(Train(config, DefaultPaths(), o->resume, Printer(o->quiet)));
-    std::printf("run %s: checkpoint %s/checkpoints/latest.pt, metrics %s/metrics.jsonl\n", config.run.dir.c_str(),
-                config.run.dir.c_str(), config.run.dir.c_str());
+    std::printf("run %s: checkpoint %s/checkpoints/latest.pt, metrics %s/metrics.jsonl\n",
+                config.run.dir.c_str(), config.run.dir.c_str(), config.run.dir.c_str());
   });
 
-  auto* eval = app.add_subcommand(
-      "eval", "Evaluate a policy: greedy-policy and best-of-N sampled rollouts and the policy-guided beam search "
-      "against greedy/backtrack search");
+  auto* eval = app.add_subcommand("eval",
+                                  "Evaluate a policy: greedy-policy and best-of-N sampled rollouts "
+                                  "and the policy-guided beam search "
+                                  "against greedy/backtrack search");
   auto e = std::make_shared<TrainCliOptions>();
   AddConfigOptions(*eval, *e);
-  eval->add_option("-p,--policy", e->policy, "Policy checkpoint (default: RUN_DIR/checkpoints/latest.pt)");
-  eval->footer("Models: eval.models (env.models when empty). Writes RUN_DIR/eval.json and RUN_DIR/optimized/*.onnx.");
+  eval->add_option("-p,--policy", e->policy,
+                   "Policy checkpoint (default: RUN_DIR/checkpoints/latest.pt)");
+  eval->footer(
+      "Models: eval.models (env.models when empty). Writes RUN_DIR/eval.json and "
+      "RUN_DIR/optimized/*.onnx.");
   eval->callback([e]() {
     const TrainConfig config = Take(LoadTrainConfig(e->config, e->overrides));
-    const std::string policy = e->policy.empty() ? config.run.dir + "/checkpoints/latest.pt" : e->policy;
+    const std::string policy =
+        e->policy.empty() ? config.run.dir + "/checkpoints/latest.pt" : e->policy;
     const auto results = Take(Evaluate(config, DefaultPaths(), policy, Printer(e->quiet)));
-    std::printf("%-28s %10s %10s %10s %10s", "model", "initial ms", "rl greedy", "rl best", "guided");
+    std::printf("%-28s %10s %10s %10s %10s", "model", "initial ms", "rl greedy", "rl best",
+                "guided");
     for (const auto& b : config.eval.baselines) std::printf(" %10s", b.c_str());
     std::printf(" %8s %8s %s\n", "rl s", "guided s", "verified");
     for (const EvalResult& r : results) {
-      const double best = r.sampled_best_cost_ms > 0 ? std::min(r.sampled_best_cost_ms, r.greedy_policy_cost_ms)
-                                                     : r.greedy_policy_cost_ms;
+      const double best = r.sampled_best_cost_ms > 0
+                              ? std::min(r.sampled_best_cost_ms, r.greedy_policy_cost_ms)
+                              : r.greedy_policy_cost_ms;
       std::printf("%-28s %10.4f %9.3fx %9.3fx", r.model.c_str(), r.initial_cost_ms,
                   r.initial_cost_ms / r.greedy_policy_cost_ms, r.initial_cost_ms / best);
       if (r.guided_cost_ms > 0) {

@@ -607,7 +607,7 @@ StatusOr<std::string> EncodePng(const Image& image) {
 }
 
 Status WritePng(const Image& image, const std::string& path) {
-  ASSIGN_OR_RETURN(const std::string png, EncodePng(image));
+  REWIRE_ASSIGN_OR_RETURN(const std::string png, EncodePng(image));
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
@@ -632,7 +632,7 @@ Status WritePng(const Image& image, const std::string& path) {
 
 Status WriteChartsPng(const std::vector<Chart>& charts, const RenderOptions& options,
                       const std::string& path) {
-  ASSIGN_OR_RETURN(const Image image, RenderCharts(charts, options));
+  REWIRE_ASSIGN_OR_RETURN(const Image image, RenderCharts(charts, options));
   return WritePng(image, path);
 }
 

@@ -30,7 +30,8 @@ StatusOr<double> TestSlowdown() {
   char* end = nullptr;
   const double f = std::strtod(env, &end);
   if (end == env || *end || !(f > 0)) {
-    return InvalidArgument(std::string("REWIRE_TEST_RUNTIME_SLOWDOWN must be a number > 0, got '") + env + "'");
+    return InvalidArgument(std::string("REWIRE_TEST_RUNTIME_SLOWDOWN must be a number > 0, got '") +
+                           env + "'");
   }
   return f;
 }
@@ -38,11 +39,12 @@ StatusOr<double> TestSlowdown() {
 /// max |a-b| / max |b| of a runtime output against the reference; exact match for non-float.
 StatusOr<double> Mismatch(const HostTensor& got, const HostTensor& want, const std::string& name) {
   if (got.type.shape != want.type.shape || got.type.dtype != want.type.dtype) {
-    return InvalidArgument("output '" + name + "' has type " + got.type.ToString() + " in the runtime, " +
-                           want.type.ToString() + " in the reference executor");
+    return InvalidArgument("output '" + name + "' has type " + got.type.ToString() +
+                           " in the runtime, " + want.type.ToString() +
+                           " in the reference executor");
   }
   if (want.type.dtype != DType::kFloat32) return got.bytes == want.bytes ? 0.0 : 1.0;
-  ASSIGN_OR_RETURN(Difference d, Compare(got, want));
+  REWIRE_ASSIGN_OR_RETURN(Difference d, Compare(got, want));
   return d.relative_to_peak();
 }
 
@@ -78,8 +80,8 @@ Status TimeOrt(OrtRunner& ort, const NamedTensors& inputs, const RuntimeJudgeOpt
     const bool input_first = r % 2 == 0;
     for (int k = 0; k < 2; ++k) {
       const bool input = (k == 0) == input_first;
-      ASSIGN_OR_RETURN(OrtTiming t, ort.Time(input ? "input" : "result", inputs, r == 0 ? o.warmups : 1,
-                                             o.repeats));
+      REWIRE_ASSIGN_OR_RETURN(OrtTiming t, ort.Time(input ? "input" : "result", inputs,
+                                                    r == 0 ? o.warmups : 1, o.repeats));
       auto& dst = input ? before : after;
       dst.insert(dst.end(), t.times_ms.begin(), t.times_ms.end());
     }
@@ -100,13 +102,14 @@ StatusOr<std::unique_ptr<OrtRunner>> StartRuntime(const RuntimeJudgeOptions& opt
 }
 
 StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const Graph& best,
-                                        const std::string& before_onnx, const std::string& after_onnx,
-                                        OrtRunner* ort, const RuntimeJudgeOptions& o) {
+                                        const std::string& before_onnx,
+                                        const std::string& after_onnx, OrtRunner* ort,
+                                        const RuntimeJudgeOptions& o) {
   if (o.rounds < 1 || o.repeats < 1 || o.warmups < 0) {
     return InvalidArgument("runtime timing needs rounds >= 1, repeats >= 1 and warmups >= 0");
   }
   RuntimeVerdict v;
-  ASSIGN_OR_RETURN(v.test_slowdown, TestSlowdown());
+  REWIRE_ASSIGN_OR_RETURN(v.test_slowdown, TestSlowdown());
   const TensorMap inputs = RandomInputs(original, o.seed);
   std::vector<double> before, after;
 
@@ -114,20 +117,23 @@ StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const Graph& best
     if (!ort) return Internal("JudgeInRuntime: ONNX Runtime was not started");
     v.runtime = "ort " + ort->version();
     TempFiles tmp;
-    ASSIGN_OR_RETURN(std::string before_path, tmp.Write("input.onnx", before_onnx));
-    ASSIGN_OR_RETURN(std::string after_path, tmp.Write("result.onnx", after_onnx));
-    RETURN_IF_ERROR(ort->Load("input", before_path).WithContext("the input as exported"));
-    RETURN_IF_ERROR(ort->Load("result", after_path).WithContext("the optimised graph as exported"));
+    REWIRE_ASSIGN_OR_RETURN(std::string before_path, tmp.Write("input.onnx", before_onnx));
+    REWIRE_ASSIGN_OR_RETURN(std::string after_path, tmp.Write("result.onnx", after_onnx));
+    REWIRE_RETURN_IF_ERROR(ort->Load("input", before_path).WithContext("the input as exported"));
+    REWIRE_RETURN_IF_ERROR(
+        ort->Load("result", after_path).WithContext("the optimised graph as exported"));
     NamedTensors feed;
     for (const auto& [name, t] : inputs) feed.emplace_back(name, *t);
-    ASSIGN_OR_RETURN(TensorMap want, RunGraph(original, inputs));
+    REWIRE_ASSIGN_OR_RETURN(TensorMap want, RunGraph(original, inputs));
     for (const char* id : {"input", "result"}) {
-      ASSIGN_OR_RETURN(NamedTensors got, ort->Run(id, feed));
+      REWIRE_ASSIGN_OR_RETURN(NamedTensors got, ort->Run(id, feed));
       double worst = 0;
       for (const auto& [name, t] : got) {
         auto it = want.find(name);
-        if (it == want.end()) return Internal(std::string(id) + " in ONNX Runtime has an unknown output '" + name + "'");
-        ASSIGN_OR_RETURN(double rel, Mismatch(t, *it->second, name));
+        if (it == want.end())
+          return Internal(std::string(id) + " in ONNX Runtime has an unknown output '" + name +
+                          "'");
+        REWIRE_ASSIGN_OR_RETURN(double rel, Mismatch(t, *it->second, name));
         worst = std::max(worst, rel);
       }
       if (got.size() != want.size()) {
@@ -142,27 +148,32 @@ StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const Graph& best
             Digits(worst, 3) + " > " + Digits(o.rtol, 3));
       }
     }
-    RETURN_IF_ERROR(TimeOrt(*ort, feed, o, before, after));
+    REWIRE_RETURN_IF_ERROR(TimeOrt(*ort, feed, o, before, after));
     (void)ort->Unload("input");
     (void)ort->Unload("result");
   } else if (o.runtime == "reference") {
     v.runtime = "reference";
     // The files as written, read back: what is timed is what would be written.
-    ASSIGN_OR_RETURN(Graph before_g, ImportOnnxBytes(before_onnx, "the input as exported"));
-    ASSIGN_OR_RETURN(Graph after_g, ImportOnnxBytes(after_onnx, "the optimised graph as exported"));
+    REWIRE_ASSIGN_OR_RETURN(Graph before_g, ImportOnnxBytes(before_onnx, "the input as exported"));
+    REWIRE_ASSIGN_OR_RETURN(Graph after_g,
+                            ImportOnnxBytes(after_onnx, "the optimised graph as exported"));
     const Equivalence eb = CheckEquivalent(original, before_g, o.rtol);
     const Equivalence ea = CheckEquivalent(original, after_g, o.rtol);
     v.max_rel_before = eb.max_rel;
     v.max_rel_after = ea.max_rel;
-    if (!eb.verified) return InvalidArgument("the input as exported differs from the model: " + eb.message);
-    if (!ea.verified) return InvalidArgument("the optimised graph as exported differs from the input: " + ea.message);
+    if (!eb.verified)
+      return InvalidArgument("the input as exported differs from the model: " + eb.message);
+    if (!ea.verified)
+      return InvalidArgument("the optimised graph as exported differs from the input: " +
+                             ea.message);
     TimingOptions timing;
     timing.repeats = o.repeats;
     for (int r = 0; r < o.rounds; ++r) {
       timing.warmups = r == 0 ? o.warmups : 1;
       for (int k = 0; k < 2; ++k) {
         const bool input = (k == 0) == (r % 2 == 0);
-        ASSIGN_OR_RETURN(LatencyStats s, MeasureGraphLatency(input ? before_g : after_g, timing, o.threads, o.seed));
+        REWIRE_ASSIGN_OR_RETURN(LatencyStats s, MeasureGraphLatency(input ? before_g : after_g,
+                                                                    timing, o.threads, o.seed));
         (input ? before : after).push_back(s.median_ms);
       }
     }

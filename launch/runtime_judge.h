@@ -15,10 +15,10 @@ namespace rewire::cli {
 struct RuntimeJudgeOptions {
   /// "ort" (ONNX Runtime via tools/ort/runner.js) or "reference" (rewire's executor).
   std::string runtime = "ort";
-  int rounds = 3;       // alternating rounds (input, result, result, input, ...)
-  int warmups = 3;      // untimed runs of each graph before the first round
-  int repeats = 10;     // timed runs of each graph per round
-  int threads = 0;      // intra-op threads (0: the runtime's default)
+  int rounds = 3;          // alternating rounds (input, result, result, input, ...)
+  int warmups = 3;         // untimed runs of each graph before the first round
+  int repeats = 10;        // timed runs of each graph per round
+  int threads = 0;         // intra-op threads (0: the runtime's default)
   double min_gain = 0.01;  // the result must be at least this much faster (fraction)
   double rtol = 1e-3;      // runtime outputs vs the reference: max |a-b| / max |b|
   uint64_t seed = 7;       // random inputs
@@ -26,12 +26,12 @@ struct RuntimeJudgeOptions {
 
 /// What the runtime measured and decided.
 struct RuntimeVerdict {
-  std::string runtime;  // "ort 1.20.1" or "reference"
+  std::string runtime;                 // "ort 1.20.1" or "reference"
   double before_ms = 0, after_ms = 0;  // medians of every timed run
   double speedup = 0;                  // before / after
   /// "optimised" (the result is written) or "input" (the input is written unchanged).
   std::string decision;
-  std::string reason;  // one line for humans
+  std::string reason;                            // one line for humans
   double max_rel_before = 0, max_rel_after = 0;  // runtime outputs vs reference executor
   /// Factor from REWIRE_TEST_RUNTIME_SLOWDOWN applied to the result's times (1: none).
   double test_slowdown = 1;
@@ -50,7 +50,8 @@ StatusOr<std::unique_ptr<OrtRunner>> StartRuntime(const RuntimeJudgeOptions& opt
 /// multiplies the result's measured times by F, so that tests can force the "result measures
 /// slower" decision.
 StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const Graph& best,
-                                        const std::string& before_onnx, const std::string& after_onnx,
-                                        OrtRunner* ort, const RuntimeJudgeOptions& options);
+                                        const std::string& before_onnx,
+                                        const std::string& after_onnx, OrtRunner* ort,
+                                        const RuntimeJudgeOptions& options);
 
 }  // namespace rewire::cli

@@ -21,7 +21,7 @@ namespace rewire {
 StatusOr<EpisodeOutcome> RunEpisode(GnnPolicy& policy, Environment& env, const Graph& graph,
                                     bool sample, std::mt19937_64& rng, bool record) {
   torch::NoGradGuard no_grad;
-  ASSIGN_OR_RETURN(Observation first, env.Reset(graph));
+  REWIRE_ASSIGN_OR_RETURN(Observation first, env.Reset(graph));
   (void)first;
   EpisodeOutcome out;
   Episode& ep = out.episode;
@@ -54,7 +54,7 @@ StatusOr<EpisodeOutcome> RunEpisode(GnnPolicy& policy, Environment& env, const G
       }
     }
     const int64_t action = batch.ActionOf(0, flat);
-    ASSIGN_OR_RETURN(StepResult r, env.Step(static_cast<size_t>(action)));
+    REWIRE_ASSIGN_OR_RETURN(StepResult r, env.Step(static_cast<size_t>(action)));
     // Without `record` a step keeps its reward only: the return and length are still reported.
     RolloutStep s;
     s.reward = static_cast<float>(r.reward);
@@ -202,7 +202,7 @@ Status SaveCheckpoint(const std::string& path, GnnPolicy& policy,
   } catch (const c10::Error& e) {
     return Internal("cannot write checkpoint " + tmp + ": " + e.what_without_backtrace());
   }
-  RETURN_IF_ERROR(FlushFile(tmp));
+  REWIRE_RETURN_IF_ERROR(FlushFile(tmp));
   fs::rename(tmp, target, ec);
   if (ec) return Internal("cannot rename " + tmp + " to " + path + ": " + ec.message());
   return Status::Ok();
@@ -219,17 +219,17 @@ StatusOr<CheckpointMeta> LoadCheckpoint(const std::string& path, GnnPolicy& poli
     if (!archive.try_read("meta", text) || !text.isString()) {
       return InvalidArgument(path + " is not a rewire policy checkpoint (no metadata)");
     }
-    ASSIGN_OR_RETURN(meta, ParseMeta(path, text.toStringRef()));
+    REWIRE_ASSIGN_OR_RETURN(meta, ParseMeta(path, text.toStringRef()));
   } catch (const c10::Error& e) {
     return InvalidArgument(path + " is not a rewire policy checkpoint: " +
                            std::string(e.what_without_backtrace()).substr(0, 200));
   }
   if (policy.is_empty()) policy = GnnPolicy(meta.shape);
-  RETURN_IF_ERROR(CheckShape(path, meta.shape, policy->shape()));
+  REWIRE_RETURN_IF_ERROR(CheckShape(path, meta.shape, policy->shape()));
   try {
     torch::serialize::InputArchive weights;
     archive.read("policy", weights);
-    RETURN_IF_ERROR(LoadSameShape(policy, weights, path));
+    REWIRE_RETURN_IF_ERROR(LoadSameShape(policy, weights, path));
     if (optimizer) {
       torch::serialize::InputArchive opt;
       if (!archive.try_read("optimizer", opt))
@@ -260,7 +260,7 @@ Status LoadPolicyWeightsBytes(GnnPolicy& policy, const std::string& bytes) {
     std::istringstream is(bytes);
     torch::serialize::InputArchive archive;
     archive.load_from(is);
-    RETURN_IF_ERROR(LoadSameShape(policy, archive, "the weights"));
+    REWIRE_RETURN_IF_ERROR(LoadSameShape(policy, archive, "the weights"));
   } catch (const c10::Error& e) {
     return InvalidArgument("not policy weights of this shape: " +
                            std::string(e.what_without_backtrace()).substr(0, 200));
@@ -275,8 +275,8 @@ Status CheckShape(const std::string& path, const GnnShape& have, const GnnShape&
                            ", the config asks for " + std::to_string(b) +
                            " (an incompatible policy)");
   };
-  RETURN_IF_ERROR(differs("hidden", have.hidden, want.hidden));
-  RETURN_IF_ERROR(differs("layers", have.layers, want.layers));
+  REWIRE_RETURN_IF_ERROR(differs("hidden", have.hidden, want.hidden));
+  REWIRE_RETURN_IF_ERROR(differs("layers", have.layers, want.layers));
   return differs("heads", have.heads, want.heads);
 }
 
@@ -294,7 +294,7 @@ StatusOr<std::unique_ptr<Agent>> Agent::Load(const std::string& path, const GnnS
   auto impl = std::make_unique<Impl>();
   if (expected)
     impl->policy = GnnPolicy(GnnShape{expected->hidden, expected->layers, expected->heads});
-  ASSIGN_OR_RETURN(impl->meta, LoadCheckpoint(path, impl->policy, nullptr));
+  REWIRE_ASSIGN_OR_RETURN(impl->meta, LoadCheckpoint(path, impl->policy, nullptr));
   impl->policy->eval();
   return std::unique_ptr<Agent>(new Agent(std::move(impl)));
 }
@@ -322,8 +322,8 @@ StatusOr<AgentSearchResult> Agent::Optimize(const Graph& graph,
   SearchResult& best = out.best;
   int64_t steps = 0;
   for (int k = 0; k <= options.samples; ++k) {
-    ASSIGN_OR_RETURN(EpisodeOutcome e,
-                     RunEpisode(impl_->policy, env, graph, /*sample=*/k > 0, rng, false));
+    REWIRE_ASSIGN_OR_RETURN(EpisodeOutcome e,
+                            RunEpisode(impl_->policy, env, graph, /*sample=*/k > 0, rng, false));
     steps += static_cast<int64_t>(e.episode.steps.size());
     if (k == 0) {
       best.initial_cost_ms = e.episode.initial_cost_ms;
@@ -376,7 +376,8 @@ Status CheckGuidedOptions(const GuidedSearchOptions& o) {
   if (o.expand < 1)
     return InvalidArgument("--expand must be at least 1 (got " + std::to_string(o.expand) + ")");
   if (o.cheapest < 0)
-    return InvalidArgument("--cheapest must be at least 0 (got " + std::to_string(o.cheapest) + ")");
+    return InvalidArgument("--cheapest must be at least 0 (got " + std::to_string(o.cheapest) +
+                           ")");
   if (o.horizon < 1)
     return InvalidArgument("the horizon must be at least 1 (got " + std::to_string(o.horizon) +
                            ")");
@@ -393,7 +394,7 @@ Status CheckGuidedOptions(const GuidedSearchOptions& o) {
 StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph,
                                            const std::vector<rules::Rule>& rules, CostModel& cost,
                                            const GuidedSearchOptions& options) {
-  RETURN_IF_ERROR(CheckGuidedOptions(options));
+  REWIRE_RETURN_IF_ERROR(CheckGuidedOptions(options));
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
@@ -405,7 +406,7 @@ StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph,
   eo.max_candidates = options.max_candidates;
   Environment env(rules, cost, eo);
 
-  ASSIGN_OR_RETURN(CostTable root_table, CostTable::Build(cost, graph));
+  REWIRE_ASSIGN_OR_RETURN(CostTable root_table, CostTable::Build(cost, graph));
   const double initial = root_table.total_ms();
   if (!(initial > 0)) return InvalidArgument("the graph costs nothing under " + cost.Name());
 
@@ -423,8 +424,8 @@ StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph,
     EnvOptions ro = eo;
     ro.horizon = std::min(options.horizon, options.budget);
     Environment rollout_env(rules, cost, ro);
-    ASSIGN_OR_RETURN(EpisodeOutcome rollout,
-                     RunEpisode(policy, rollout_env, graph, /*sample=*/false, rng, false));
+    REWIRE_ASSIGN_OR_RETURN(EpisodeOutcome rollout,
+                            RunEpisode(policy, rollout_env, graph, /*sample=*/false, rng, false));
     expansions = static_cast<int>(rollout.episode.steps.size());
     if (rollout.episode.best_cost_ms < result.final_cost_ms) {
       result.final_cost_ms = rollout.episode.best_cost_ms;
@@ -449,7 +450,7 @@ StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph,
     so.max_candidates = options.max_candidates;
     if (options.time_limit_s > 0)
       so.time_limit_s = std::max(1e-3, options.time_limit_s - elapsed());
-    ASSIGN_OR_RETURN(SearchResult greedy, RunSearch(graph, rules, cost, so));
+    REWIRE_ASSIGN_OR_RETURN(SearchResult greedy, RunSearch(graph, rules, cost, so));
     expansions += std::max(1, greedy.iterations);
     result.candidates_evaluated += greedy.candidates_evaluated;
     const uint64_t h = greedy.best.Hash();
@@ -489,7 +490,7 @@ StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph,
         break;
       }
       ++expansions;
-      RETURN_IF_ERROR(env.ResetAt(node.graph, initial, depth).status());
+      REWIRE_RETURN_IF_ERROR(env.ResetAt(node.graph, initial, depth).status());
       const std::vector<EnvCandidate>& cands = env.candidates();
       result.candidates_evaluated += static_cast<int64_t>(cands.size());
       if (cands.empty()) continue;
@@ -511,11 +512,14 @@ StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph,
       std::vector<size_t> by_cost(cands.size());
       for (size_t i = 0; i < by_cost.size(); ++i) by_cost[i] = i;
       const size_t m = std::min(by_cost.size(), static_cast<size_t>(options.cheapest));
-      std::partial_sort(by_cost.begin(), by_cost.begin() + m, by_cost.end(), [&](size_t a, size_t b) {
-        return cands[a].cost_ms != cands[b].cost_ms ? cands[a].cost_ms < cands[b].cost_ms : a < b;
-      });
+      std::partial_sort(
+          by_cost.begin(), by_cost.begin() + m, by_cost.end(), [&](size_t a, size_t b) {
+            return cands[a].cost_ms != cands[b].cost_ms ? cands[a].cost_ms < cands[b].cost_ms
+                                                        : a < b;
+          });
       for (size_t j = 0; j < m; ++j) {
-        if (std::find(order.begin(), order.end(), by_cost[j]) == order.end()) order.push_back(by_cost[j]);
+        if (std::find(order.begin(), order.end(), by_cost[j]) == order.end())
+          order.push_back(by_cost[j]);
       }
       for (size_t i : order) {
         const EnvCandidate& c = cands[i];
@@ -543,7 +547,7 @@ StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph,
       std::vector<ObservationFeatures> feats;
       feats.reserve(children.size());
       for (const BeamNode& c : children) {
-        ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost, c.graph));
+        REWIRE_ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost, c.graph));
         ObservationFeatures f = EncodeGraph(c.graph, table, initial);
         f.step_fraction = static_cast<float>(depth + 1) / options.horizon;
         feats.push_back(std::move(f));

@@ -13,7 +13,9 @@ namespace rewire {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 GnnShape ShapeOf(const GnnSection& g) { return GnnShape{g.hidden, g.layers, g.heads}; }
 
@@ -28,7 +30,9 @@ struct Collector {
   std::vector<RolloutStep> recorded;
 
   Collector(const AgentBenchOptions& o, const std::vector<rules::Rule>& rules, CostModel& cost)
-      : policy(ShapeOf(o.gnn)), env(rules, cost, EnvOptions{o.horizon, o.max_candidates}), rng(o.seed) {}
+      : policy(ShapeOf(o.gnn)),
+        env(rules, cost, EnvOptions{o.horizon, o.max_candidates}),
+        rng(o.seed) {}
 
   /// Puts the policy on the bench's device (the environment stays on the CPU).
   Status ToDevice(const torch::Device& device) {
@@ -38,9 +42,9 @@ struct Collector {
   Status Run(const Graph& graph, int n, bool record) {
     torch::NoGradGuard no_grad;
     const auto start = Clock::now();
-    if (env.done()) RETURN_IF_ERROR(env.Reset(graph).status());
+    if (env.done()) REWIRE_RETURN_IF_ERROR(env.Reset(graph).status());
     for (int i = 0; i < n; ++i) {
-      if (env.done()) RETURN_IF_ERROR(env.Reset(graph).status());
+      if (env.done()) REWIRE_RETURN_IF_ERROR(env.Reset(graph).status());
       auto t = Clock::now();
       ObservationFeatures f = EncodeObservation(env, policy->shape().layers);
       encode_s += Since(t);
@@ -54,7 +58,7 @@ struct Collector {
       forward_s += Since(t);
       t = Clock::now();
       const int64_t action = b.ActionOf(0, flat);
-      ASSIGN_OR_RETURN(StepResult r, env.Step(static_cast<size_t>(action)));
+      REWIRE_ASSIGN_OR_RETURN(StepResult r, env.Step(static_cast<size_t>(action)));
       step_s += Since(t);
       if (record) {
         RolloutStep s;
@@ -75,19 +79,19 @@ struct Collector {
 
 }  // namespace
 
-StatusOr<std::string> BenchEnvSteps(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
-                                    const AgentBenchOptions& o) {
+StatusOr<std::string> BenchEnvSteps(const Graph& graph, const std::vector<rules::Rule>& rules,
+                                    CostModel& cost, const AgentBenchOptions& o) {
   SetComputeThreads(o.threads);
   torch::manual_seed(o.seed);
-  ASSIGN_OR_RETURN(const torch::Device device, ResolveTorchDevice(o.torch_device));
+  REWIRE_ASSIGN_OR_RETURN(const torch::Device device, ResolveTorchDevice(o.torch_device));
   {
     Collector warm(o, rules, cost);
-    RETURN_IF_ERROR(warm.ToDevice(device));
-    RETURN_IF_ERROR(warm.Run(graph, 3, false));
+    REWIRE_RETURN_IF_ERROR(warm.ToDevice(device));
+    REWIRE_RETURN_IF_ERROR(warm.Run(graph, 3, false));
   }
   Collector c(o, rules, cost);
-  RETURN_IF_ERROR(c.ToDevice(device));
-  RETURN_IF_ERROR(c.Run(graph, o.steps, false));
+  REWIRE_RETURN_IF_ERROR(c.ToDevice(device));
+  REWIRE_RETURN_IF_ERROR(c.Run(graph, o.steps, false));
   const auto& t = c.env.timings();
   const double total = c.total_s;
   // env.Step's time is the expansion of the next state plus applying the action.
@@ -109,19 +113,20 @@ StatusOr<std::string> BenchEnvSteps(const Graph& graph, const std::vector<rules:
   row("build the tensor batch", c.batch_s);
   row("policy forward + sample", c.forward_s);
   row("the rest of env.Step (apply action, reward)", env_other);
-  row("other", total - t.enumerate_s - t.apply_s - c.encode_s - c.batch_s - c.forward_s - env_other);
+  row("other",
+      total - t.enumerate_s - t.apply_s - c.encode_s - c.batch_s - c.forward_s - env_other);
   return s;
 }
 
-StatusOr<std::string> BenchLearner(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
-                                   const AgentBenchOptions& o) {
+StatusOr<std::string> BenchLearner(const Graph& graph, const std::vector<rules::Rule>& rules,
+                                   CostModel& cost, const AgentBenchOptions& o) {
   SetComputeThreads(o.threads);
   torch::manual_seed(o.seed);
-  ASSIGN_OR_RETURN(const torch::Device device, ResolveTorchDevice(o.torch_device));
+  REWIRE_ASSIGN_OR_RETURN(const torch::Device device, ResolveTorchDevice(o.torch_device));
   Collector c(o, rules, cost);
-  RETURN_IF_ERROR(c.Run(graph, o.steps, true));
+  REWIRE_RETURN_IF_ERROR(c.Run(graph, o.steps, true));
   GnnPolicy& policy = c.policy;
-  RETURN_IF_ERROR(MoveLearnerToDevice(policy, nullptr, device));
+  REWIRE_RETURN_IF_ERROR(MoveLearnerToDevice(policy, nullptr, device));
   policy->train();
   auto sync = [&] {
     if (device.is_cuda()) torch::cuda::synchronize(device.index());
@@ -167,14 +172,14 @@ StatusOr<std::string> BenchLearner(const Graph& graph, const std::vector<rules::
   return s;
 }
 
-StatusOr<std::string> BenchEncoding(const Graph& graph, const std::vector<rules::Rule>& rules, CostModel& cost,
-                                    const AgentBenchOptions& o) {
+StatusOr<std::string> BenchEncoding(const Graph& graph, const std::vector<rules::Rule>& rules,
+                                    CostModel& cost, const AgentBenchOptions& o) {
   SetComputeThreads(o.threads);
   torch::manual_seed(o.seed);
   GnnPolicy policy(ShapeOf(o.gnn));
   torch::NoGradGuard no_grad;
   Environment env(rules, cost, EnvOptions{o.horizon, o.max_candidates});
-  RETURN_IF_ERROR(env.Reset(graph).status());
+  REWIRE_RETURN_IF_ERROR(env.Reset(graph).status());
   std::mt19937_64 rng(o.seed);
   double inc_s = 0, full_s = 0, full_features_s = 0;
   int64_t candidates = 0, observations = 0;
@@ -190,7 +195,7 @@ StatusOr<std::string> BenchEncoding(const Graph& graph, const std::vector<rules:
     std::vector<ObservationFeatures> full;
     full.reserve(env.candidates().size());
     for (const EnvCandidate& cand : env.candidates()) {
-      ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost, cand.result));
+      REWIRE_ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost, cand.result));
       full.push_back(EncodeGraph(cand.result, table, env.initial_cost_ms()));
     }
     full_features_s += Since(t);
@@ -198,10 +203,12 @@ StatusOr<std::string> BenchEncoding(const Graph& graph, const std::vector<rules:
     for (const auto& g : full) ptrs.push_back(&g);
     const Encoding ref = policy->Encode(MakeBatch(ptrs));
     full_s += Since(t);
-    max_rel = std::max(max_rel, ((inc.cand_sum - ref.graph_sum).abs().max() / ref.graph_sum.abs().max()).item<double>());
+    max_rel = std::max(
+        max_rel,
+        ((inc.cand_sum - ref.graph_sum).abs().max() / ref.graph_sum.abs().max()).item<double>());
     candidates += static_cast<int64_t>(env.candidates().size());
     ++observations;
-    RETURN_IF_ERROR(env.Step(rng() % env.candidates().size()).status());
+    REWIRE_RETURN_IF_ERROR(env.Step(rng() % env.candidates().size()).status());
   }
   std::string s = fmt::format("encoding {} candidates over {} observations ({} nodes, {} layers)\n",
                               candidates, observations, graph.num_nodes(), o.gnn.layers);

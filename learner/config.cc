@@ -223,7 +223,7 @@ Status ReadScalar(const toml::node& node, const std::string& path, const std::st
 Status ReadScalar(const toml::node& node, const std::string& path, const std::string& where,
                   int* out) {
   int64_t value = 0;
-  RETURN_IF_ERROR(ReadScalar(node, path, where, &value));
+  REWIRE_RETURN_IF_ERROR(ReadScalar(node, path, where, &value));
   if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max()) {
     return Error(where,
                  path + " is too large for an integer setting, got " + std::to_string(value));
@@ -235,7 +235,7 @@ Status ReadScalar(const toml::node& node, const std::string& path, const std::st
 Status ReadScalar(const toml::node& node, const std::string& path, const std::string& where,
                   uint64_t* out) {
   int64_t value = 0;
-  RETURN_IF_ERROR(ReadScalar(node, path, where, &value));
+  REWIRE_RETURN_IF_ERROR(ReadScalar(node, path, where, &value));
   if (value < 0) {
     return Error(where, path + " must be a non-negative integer, got " + std::to_string(value));
   }
@@ -274,7 +274,7 @@ Status ReadModel(const toml::node& node, const std::string& path, const Origin& 
     const std::string k(key.str());
     const std::string value_where = from.At(value.source());
     if (k == "name") {
-      RETURN_IF_ERROR(ReadScalar(value, path + ".name", value_where, &spec.name));
+      REWIRE_RETURN_IF_ERROR(ReadScalar(value, path + ".name", value_where, &spec.name));
       has_name = true;
       continue;
     }
@@ -285,7 +285,7 @@ Status ReadModel(const toml::node& node, const std::string& path, const Origin& 
       known = true;
       status = ReadScalar(value, path + "." + k, value_where, &field);
     });
-    RETURN_IF_ERROR(status);
+    REWIRE_RETURN_IF_ERROR(status);
     if (!known) {
       std::vector<std::string> keys = ParamNames();
       keys.insert(keys.begin(), "name");
@@ -308,14 +308,14 @@ Status ReadArray(const toml::node& node, const std::string& path, const Origin& 
     const std::string element_path = path + "[" + std::to_string(index) + "]";
     (*at)[element_path] = from.At(element.source());
     T item;
-    RETURN_IF_ERROR(read_element(element, element_path, &item));
+    REWIRE_RETURN_IF_ERROR(read_element(element, element_path, &item));
     items.push_back(std::move(item));
     return Status::Ok();
   };
   if (const toml::array* array = node.as_array()) {
-    for (size_t i = 0; i < array->size(); ++i) RETURN_IF_ERROR(read_one(*array->get(i), i));
+    for (size_t i = 0; i < array->size(); ++i) REWIRE_RETURN_IF_ERROR(read_one(*array->get(i), i));
   } else {
-    RETURN_IF_ERROR(read_one(node, 0));
+    REWIRE_RETURN_IF_ERROR(read_one(node, 0));
   }
   *out = std::move(items);
   return Status::Ok();
@@ -602,7 +602,8 @@ Status Validate(const TrainConfig& c, const Locations& at) {
   const DistributedSection& d = c.distributed;
   check.AtLeast("distributed.learners", d.learners, 1);
   check.AtLeast("distributed.actors", d.actors, 0);
-  check.Require(!d.bind.empty(), "distributed.bind", "distributed.bind must not be empty (\"127.0.0.1\" is loopback)");
+  check.Require(!d.bind.empty(), "distributed.bind",
+                "distributed.bind must not be empty (\"127.0.0.1\" is loopback)");
   check.Require(d.master_port >= 0 && d.master_port <= 65535, "distributed.master_port",
                 "distributed.master_port must be in 0..65535 (0 = pick a free port), got " +
                     std::to_string(d.master_port));
@@ -618,7 +619,8 @@ Status Validate(const TrainConfig& c, const Locations& at) {
   check.NonNegative("distributed.stop_grace_s", d.stop_grace_s);
   check.Device("distributed.actor_device", d.actor_device);
   if (d.heartbeat_timeout_s > 0 && d.heartbeat_interval_s > 0) {
-    check.Require(d.heartbeat_timeout_s > 2 * d.heartbeat_interval_s, "distributed.heartbeat_timeout_s",
+    check.Require(d.heartbeat_timeout_s > 2 * d.heartbeat_interval_s,
+                  "distributed.heartbeat_timeout_s",
                   "distributed.heartbeat_timeout_s (" + FormatDouble(d.heartbeat_timeout_s) +
                       ") must exceed twice distributed.heartbeat_interval_s (" +
                       FormatDouble(d.heartbeat_interval_s) + ")");
@@ -691,16 +693,17 @@ StatusOr<TrainConfig> ParseTrainConfig(const std::string& text, const std::strin
                            std::to_string(e.source().begin.column) + ": " +
                            std::string(e.description()));
   }
-  RETURN_IF_ERROR(CheckKnownKeys(file, source_name));
+  REWIRE_RETURN_IF_ERROR(CheckKnownKeys(file, source_name));
 
   std::map<std::string, Override> parsed_overrides;
-  for (const std::string& o : overrides) RETURN_IF_ERROR(ParseOverride(o, &parsed_overrides));
+  for (const std::string& o : overrides)
+    REWIRE_RETURN_IF_ERROR(ParseOverride(o, &parsed_overrides));
 
   TrainConfig config;
   config.source = source_name;
   Locations at;
-  RETURN_IF_ERROR(ReadConfig(file, source_name, parsed_overrides, &config, &at));
-  RETURN_IF_ERROR(Validate(config, at));
+  REWIRE_RETURN_IF_ERROR(ReadConfig(file, source_name, parsed_overrides, &config, &at));
+  REWIRE_RETURN_IF_ERROR(Validate(config, at));
   return config;
 }
 
@@ -736,10 +739,10 @@ std::string ToToml(const TrainConfig& config) {
     toml::table line;
     PutValue(field, [&](auto&& value) { line.insert(key, std::forward<decltype(value)>(value)); });
     // Basic strings only ("...", escapes inside): one line per key, whatever the value holds.
-    constexpr auto kFlags = toml::toml_formatter::default_flags &
-                            ~(toml::format_flags::allow_literal_strings |
-                              toml::format_flags::allow_multi_line_strings |
-                              toml::format_flags::allow_real_tabs_in_strings);
+    constexpr auto kFlags =
+        toml::toml_formatter::default_flags &
+        ~(toml::format_flags::allow_literal_strings | toml::format_flags::allow_multi_line_strings |
+          toml::format_flags::allow_real_tabs_in_strings);
     out << toml::toml_formatter(line, kFlags) << "\n";
   });
   return out.str();

@@ -70,8 +70,8 @@ struct EnvSection {
   /// Device profile name or path; "" = the cost backend's default (h100 for analytic and cuda,
   /// cpu_dev for cpu).
   std::string device;
-  std::string rules;              // rules file or directory; "" = default configs/rules
-  std::string cost_cache;         // SQLite cost cache path; "" = none
+  std::string rules;       // rules file or directory; "" = default configs/rules
+  std::string cost_cache;  // SQLite cost cache path; "" = none
 };
 
 /// [gnn]: the policy/value network.
@@ -134,16 +134,16 @@ struct DistributedSection {
   /// Largest message a socket sends or accepts, in MiB (a rollout of a large model, with every
   /// step's candidates, is a few MiB); larger ones are dropped and counted.
   int max_message_mb = 64;
-  double heartbeat_interval_s = 1;   // how often each process reports to its supervisor (> 0)
-  double heartbeat_timeout_s = 60;   // a process silent this long is killed and restarted (> 0)
+  double heartbeat_interval_s = 1;  // how often each process reports to its supervisor (> 0)
+  double heartbeat_timeout_s = 60;  // a process silent this long is killed and restarted (> 0)
   /// How long an env actor waits for the learners' endpoint files (RUN_DIR/endpoints/learnerR)
   /// before it exits with an error naming the missing file (> 0). A learner rank writes its file
   /// after the group's rendezvous, which may take up to run.collective_timeout_s.
   double endpoint_timeout_s = 600;
-  int max_restarts = 10;             // restarts per process (or learner group) before the run fails
-  double backoff_initial_s = 0.5;    // first restart delay, doubling up to backoff_max_s
+  int max_restarts = 10;           // restarts per process (or learner group) before the run fails
+  double backoff_initial_s = 0.5;  // first restart delay, doubling up to backoff_max_s
   double backoff_max_s = 30;
-  double stop_grace_s = 10;          // on stop: SIGTERM, then SIGKILL after this long
+  double stop_grace_s = 10;  // on stop: SIGTERM, then SIGKILL after this long
   /// Where env actors run policy inference: "cpu", "cuda" (cuda:<actor rank modulo the GPUs>)
   /// or "cuda:N".
   std::string actor_device = "cpu";

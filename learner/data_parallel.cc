@@ -311,7 +311,7 @@ StatusOr<NcclComm*> GradientAllReducer::Impl::Nccl(const torch::Device& device) 
     return nccl.get();
   }
 #if defined(USE_C10D_GLOO)
-  RETURN_IF_ERROR(Connect());
+  REWIRE_RETURN_IF_ERROR(Connect());
   std::string id;
   const std::string key = "nccl/unique_id";
   if (rv.rank == 0) {
@@ -345,8 +345,8 @@ StatusOr<NcclComm*> GradientAllReducer::Impl::Nccl(const torch::Device& device) 
 
 Status GradientAllReducer::Impl::AllReduceBuffer(const std::string& what, torch::Tensor& buffer) {
   if (buffer.is_cuda()) {
-    ASSIGN_OR_RETURN(NcclType type, NcclTypeOf(buffer));
-    ASSIGN_OR_RETURN(NcclComm * comm, Nccl(buffer.device()));
+    REWIRE_ASSIGN_OR_RETURN(NcclType type, NcclTypeOf(buffer));
+    REWIRE_ASSIGN_OR_RETURN(NcclComm * comm, Nccl(buffer.device()));
     const Status s =
         comm->AllReduceSum(buffer.data_ptr(), static_cast<size_t>(buffer.numel()), type);
     if (!s.ok()) return Fail(what, s);
@@ -367,8 +367,8 @@ Status GradientAllReducer::Impl::AllReduceBuffer(const std::string& what, torch:
 
 Status GradientAllReducer::Impl::BroadcastBuffer(torch::Tensor& buffer, int root) {
   if (buffer.is_cuda()) {
-    ASSIGN_OR_RETURN(NcclType type, NcclTypeOf(buffer));
-    ASSIGN_OR_RETURN(NcclComm * comm, Nccl(buffer.device()));
+    REWIRE_ASSIGN_OR_RETURN(NcclType type, NcclTypeOf(buffer));
+    REWIRE_ASSIGN_OR_RETURN(NcclComm * comm, Nccl(buffer.device()));
     const Status s =
         comm->Broadcast(buffer.data_ptr(), static_cast<size_t>(buffer.numel()), type, root);
     if (!s.ok()) return Fail("broadcast", s);
@@ -448,7 +448,7 @@ Status GradientAllReducer::Impl::Connect() {
 
 template <typename Start>
 Status GradientAllReducer::Impl::Run(const std::string& what, Start&& start) {
-  RETURN_IF_ERROR(Connect());
+  REWIRE_RETURN_IF_ERROR(Connect());
   try {
     c10::intrusive_ptr<c10d::Work> work = start(*group);
     work->wait(options.timeout);
@@ -485,7 +485,7 @@ StatusOr<std::vector<double>> GradientAllReducer::Impl::AllReduceDoubles(std::ve
   }
   torch::Tensor t = torch::tensor(values, torch::kFloat64);
 #if defined(USE_C10D_GLOO)
-  RETURN_IF_ERROR(
+  REWIRE_RETURN_IF_ERROR(
       Run("all-reduce of " + std::to_string(values.size()) + " values", [&](GlooGroup& g) {
         std::vector<torch::Tensor> tensors{t};
         c10d::AllreduceOptions opts;
@@ -493,7 +493,7 @@ StatusOr<std::vector<double>> GradientAllReducer::Impl::AllReduceDoubles(std::ve
         return g.allreduce(tensors, opts);
       }));
 #else
-  RETURN_IF_ERROR(Connect());
+  REWIRE_RETURN_IF_ERROR(Connect());
 #endif
   auto acc = t.accessor<double, 1>();
   for (size_t i = 0; i < values.size(); ++i) {
@@ -625,7 +625,7 @@ Status GradientAllReducer::AllReduceGradients(const std::vector<torch::Tensor>& 
   buffer.narrow(0, total, n_params).copy_(torch::tensor(defined_here));
 
   // Gloo for CPU buffers, NCCL for CUDA ones (the scalar collectives stay on Gloo).
-  RETURN_IF_ERROR(d.AllReduceBuffer("gradient all-reduce", buffer));
+  REWIRE_RETURN_IF_ERROR(d.AllReduceBuffer("gradient all-reduce", buffer));
 
   buffer.narrow(0, 0, total).div_(d.rv.world_size);
   const torch::Tensor flags = buffer.narrow(0, total, n_params).to(torch::kCPU, torch::kFloat64);
@@ -695,7 +695,7 @@ Status GradientAllReducer::Broadcast(std::vector<torch::Tensor>& params, int roo
   flat.reserve(params.size());
   for (const torch::Tensor& p : params) flat.push_back(p.detach().reshape({-1}));
   torch::Tensor buffer = torch::cat(flat);
-  RETURN_IF_ERROR(d.BroadcastBuffer(buffer, root));
+  REWIRE_RETURN_IF_ERROR(d.BroadcastBuffer(buffer, root));
   int64_t offset = 0;
   for (torch::Tensor& p : params) {
     p.copy_(buffer.narrow(0, offset, p.numel()).view(p.sizes()));

@@ -20,18 +20,19 @@
 // AllReduceScalar for every decision that ends a loop.
 //
 // How ppo.cc uses it (Train(), per update):
-//   once:        ASSIGN_OR_RETURN(auto dp, GradientAllReducer::Create(rendezvous, options));
-//                RETURN_IF_ERROR(dp->Broadcast(params));       // after the policy is built /
+//   once:        REWIRE_ASSIGN_OR_RETURN(auto dp, GradientAllReducer::Create(rendezvous, options));
+//                REWIRE_RETURN_IF_ERROR(dp->Broadcast(params));       // after the policy is built
+//                /
 //                                                               // the checkpoint is loaded
-//   per update:  ASSIGN_OR_RETURN(int64_t n, GradientAllReducer::MinibatchesPerRank(
+//   per update:  REWIRE_ASSIGN_OR_RETURN(int64_t n, GradientAllReducer::MinibatchesPerRank(
 //                    buffer.num_steps(), c.ppo.minibatch_size, *dp));
 //   per epoch:   auto mbs = CycleMinibatches(buffer.Minibatches(mb_size, rng), n);
 //   per minibatch (an empty one still runs the all-reduce and the step, with zero gradients):
 //                optimizer.zero_grad(); loss.backward();
-//                RETURN_IF_ERROR(dp->AllReduceGradients(policy->parameters()));
+//                REWIRE_RETURN_IF_ERROR(dp->AllReduceGradients(policy->parameters()));
 //                clip_grad_norm_(...);   // after the all-reduce: every rank clips the same mean
 //                optimizer.step();
-//   end of epoch: ASSIGN_OR_RETURN(kl_v, dp->AllReduceScalar(kl_v, ReduceKind::kMean));
+//   end of epoch: REWIRE_ASSIGN_OR_RETURN(kl_v, dp->AllReduceScalar(kl_v, ReduceKind::kMean));
 //                if (target_kl > 0 && kl_v > target_kl) break;   // all ranks agree
 // Only rank 0 writes checkpoints and metrics; each rank seeds its rollout generator with
 // seed + rank so the ranks collect different episodes. On resume every rank loads the

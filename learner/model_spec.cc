@@ -64,7 +64,7 @@ StatusOr<ModelSpec> ParseModelSpec(const std::string& text) {
       return InvalidArgument(where + ": unknown parameter '" + key + "'" +
                              DidYouMean(Closest(key, ParamNames())));
     }
-    RETURN_IF_ERROR(status);
+    REWIRE_RETURN_IF_ERROR(status);
   }
   return spec;
 }

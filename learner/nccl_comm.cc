@@ -150,9 +150,9 @@ StatusOr<std::unique_ptr<NcclComm>> NcclComm::Init(const std::string& unique_id,
   std::unique_ptr<NcclComm> comm(new NcclComm(std::move(impl)));
   Impl& d = *comm->impl_;
   if (r != ncclSuccess && r != ncclInProgress) {
-    RETURN_IF_ERROR(d.Fail("init", NcclMessage(r, d.comm)));
+    REWIRE_RETURN_IF_ERROR(d.Fail("init", NcclMessage(r, d.comm)));
   }
-  RETURN_IF_ERROR(d.Wait("init", /*also_stream=*/false));
+  REWIRE_RETURN_IF_ERROR(d.Wait("init", /*also_stream=*/false));
   return comm;
 }
 

@@ -21,26 +21,26 @@ StatusOr<OptimizeOutcome> OptimizeGraph(const Graph& input, const std::vector<ru
   }
   OptimizeOutcome out;
   if (search.algorithm == "rl") {
-    ASSIGN_OR_RETURN(std::unique_ptr<Agent> agent, Agent::Load(request.policy));
+    REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<Agent> agent, Agent::Load(request.policy));
     AgentSearchOptions ao = request.agent;
     ao.max_candidates = search.max_candidates;
     ao.seed = search.seed;
-    ASSIGN_OR_RETURN(AgentSearchResult found, agent->Optimize(input, rules, cost, ao));
+    REWIRE_ASSIGN_OR_RETURN(AgentSearchResult found, agent->Optimize(input, rules, cost, ao));
     out.search = std::move(found.best);
   } else if (search.algorithm == "guided") {
-    ASSIGN_OR_RETURN(std::unique_ptr<Agent> agent, Agent::Load(request.policy));
+    REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<Agent> agent, Agent::Load(request.policy));
     GuidedSearchOptions go = request.guided;
     go.budget = search.budget;
     go.time_limit_s = search.time_limit_s;
     go.horizon = request.agent.horizon;
     go.max_candidates = search.max_candidates;
     go.progress = search.progress;
-    ASSIGN_OR_RETURN(out.search, agent->GuidedSearch(input, rules, cost, go));
+    REWIRE_ASSIGN_OR_RETURN(out.search, agent->GuidedSearch(input, rules, cost, go));
   } else {
-    ASSIGN_OR_RETURN(out.search, RunSearch(input, rules, cost, search));
+    REWIRE_ASSIGN_OR_RETURN(out.search, RunSearch(input, rules, cost, search));
   }
-  ASSIGN_OR_RETURN(out.result,
-                   FinishSearch(input, std::move(out.search.best), cost, request.finish));
+  REWIRE_ASSIGN_OR_RETURN(out.result,
+                          FinishSearch(input, std::move(out.search.best), cost, request.finish));
   return out;
 }
 

@@ -12,7 +12,9 @@ namespace {
 namespace F = torch::nn::functional;
 
 torch::Tensor Int64(const std::vector<int64_t>& v) {
-  return torch::from_blob(const_cast<int64_t*>(v.data()), {static_cast<int64_t>(v.size())}, torch::kInt64).clone();
+  return torch::from_blob(const_cast<int64_t*>(v.data()), {static_cast<int64_t>(v.size())},
+                          torch::kInt64)
+      .clone();
 }
 torch::Tensor Float(const std::vector<float>& v, int64_t cols = 0) {
   const int64_t n = static_cast<int64_t>(v.size());
@@ -32,8 +34,9 @@ struct Messages {
 };
 
 torch::nn::Sequential Mlp(int64_t in, int64_t hidden) {
-  return torch::nn::Sequential(torch::nn::Linear(in, hidden), torch::nn::Tanh(), torch::nn::Linear(hidden, hidden),
-                               torch::nn::Tanh(), torch::nn::Linear(hidden, 1));
+  return torch::nn::Sequential(torch::nn::Linear(in, hidden), torch::nn::Tanh(),
+                               torch::nn::Linear(hidden, hidden), torch::nn::Tanh(),
+                               torch::nn::Linear(hidden, 1));
 }
 
 /// Per-segment maximum of x's rows (for a stable softmax; no gradient), computed in one pass on
@@ -54,7 +57,8 @@ torch::Tensor SegmentMax(const torch::Tensor& x, const torch::Tensor& seg, int64
   }
   const auto xs = x.detach().to(torch::kCPU).contiguous().to(torch::kFloat32);
   const auto ss = seg.to(torch::kCPU).contiguous();
-  const int64_t rows = xs.size(0), cols = rows > 0 ? xs.numel() / rows : (x.dim() > 1 ? x.size(1) : 1);
+  const int64_t rows = xs.size(0),
+                cols = rows > 0 ? xs.numel() / rows : (x.dim() > 1 ? x.size(1) : 1);
   std::vector<float> m(static_cast<size_t>(n * cols), -std::numeric_limits<float>::infinity());
   const float* xp = xs.data_ptr<float>();
   const int64_t* sp = ss.data_ptr<int64_t>();
@@ -75,7 +79,8 @@ torch::Tensor SegmentMax(const torch::Tensor& x, const torch::Tensor& seg, int64
 void SetComputeThreads(int threads) {
   torch::set_num_threads(threads);
   using SetThreads = void (*)(int);
-  if (auto* f = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) f(threads);
+  if (auto* f = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    f(threads);
 }
 
 ObservationBatch MakeBatch(const std::vector<const ObservationFeatures*>& observations) {
@@ -136,7 +141,8 @@ ObservationBatch MakeBatch(const std::vector<const ObservationFeatures*>& observ
         old_cand.push_back(cand_base);
       }
       cand_obs.push_back(i);
-      cand_nodes.push_back(static_cast<float>(o.num_nodes() + added - static_cast<int64_t>(c.removed.size())));
+      cand_nodes.push_back(
+          static_cast<float>(o.num_nodes() + added - static_cast<int64_t>(c.removed.size())));
       cand_reward.push_back(c.reward);
       slot_base += static_cast<int64_t>(c.slot_node.size());
       ++cand_base;
@@ -178,8 +184,8 @@ ObservationBatch MakeBatch(const std::vector<const ObservationFeatures*>& observ
 }
 
 StatusOr<torch::Device> ResolveTorchDevice(const std::string& name) {
-  ASSIGN_OR_RETURN(ExecDevice d, ParseExecDevice(name));
-  RETURN_IF_ERROR(CheckExecDevice(d));
+  REWIRE_ASSIGN_OR_RETURN(ExecDevice d, ParseExecDevice(name));
+  REWIRE_RETURN_IF_ERROR(CheckExecDevice(d));
   return d.cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(d.index))
                 : torch::Device(torch::kCPU);
 }
@@ -225,12 +231,15 @@ GnnPolicyImpl::GnnPolicyImpl(GnnShape shape) : shape_(shape) {
   for (int l = 0; l < shape.layers; ++l) {
     const std::string p = "layer" + std::to_string(l) + "_";
     msg_h_.push_back(register_module(p + "msg_h", torch::nn::Linear(d, d)));
-    msg_shape_.push_back(register_module(p + "msg_shape", torch::nn::Linear(torch::nn::LinearOptions(kShapeFeatures, d).bias(false))));
+    msg_shape_.push_back(register_module(
+        p + "msg_shape",
+        torch::nn::Linear(torch::nn::LinearOptions(kShapeFeatures, d).bias(false))));
     kind_.push_back(register_module(p + "kind", torch::nn::Embedding(kMessageKinds, d)));
     operand_.push_back(register_module(p + "operand", torch::nn::Embedding(kOperandSlots, d)));
     query_.push_back(register_module(p + "query", torch::nn::Linear(d, d)));
     out_.push_back(register_module(p + "out", torch::nn::Linear(d, d)));
-    norm_.push_back(register_module(p + "norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d}))));
+    norm_.push_back(
+        register_module(p + "norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d}))));
     att_m_.push_back(register_parameter(p + "att_m", torch::randn({heads, d / heads}) * 0.1));
     att_q_.push_back(register_parameter(p + "att_q", torch::randn({heads, d / heads}) * 0.1));
     // Embeddings start small, like the linear layers beside them.
@@ -250,8 +259,9 @@ torch::Tensor GnnPolicyImpl::Attend(int l, const torch::Tensor& self, const torc
   const int64_t heads = shape_.heads, dh = shape_.hidden / shape_.heads, e = m.size(0);
   auto m3 = m.view({e, heads, dh});
   auto q = query_[l](self).view({n, heads, dh});
-  auto score = F::leaky_relu((m3 * att_m_[l]).sum(-1) + (q * att_q_[l]).sum(-1).index_select(0, dst),
-                             F::LeakyReLUFuncOptions().negative_slope(0.2));
+  auto score =
+      F::leaky_relu((m3 * att_m_[l]).sum(-1) + (q * att_q_[l]).sum(-1).index_select(0, dst),
+                    F::LeakyReLUFuncOptions().negative_slope(0.2));
   auto ex = torch::exp(score - SegmentMax(score, dst, n).index_select(0, dst));
   auto den = torch::zeros({n, heads}, ex.options()).index_add(0, dst, ex);
   auto alpha = ex / den.index_select(0, dst);
@@ -267,14 +277,15 @@ Encoding GnnPolicyImpl::Encode(const ObservationBatch& b) {
     auto shape_rows = msg_shape_[l](b.shapes);
     auto kind_rows = kind_[l]->weight;
     auto operand_rows = operand_[l]->weight;
-    auto message = [&](const torch::Tensor& src, const torch::Tensor& shape, const torch::Tensor& kind,
-                       const torch::Tensor& operand) {
-      return table.index_select(0, src) + shape_rows.index_select(0, shape) + kind_rows.index_select(0, kind) +
-             operand_rows.index_select(0, operand);
+    auto message = [&](const torch::Tensor& src, const torch::Tensor& shape,
+                       const torch::Tensor& kind, const torch::Tensor& operand) {
+      return table.index_select(0, src) + shape_rows.index_select(0, shape) +
+             kind_rows.index_select(0, kind) + operand_rows.index_select(0, operand);
     };
-    auto h_next = Attend(l, h, message(b.msg_src, b.msg_shape, b.msg_kind, b.msg_operand), b.msg_dst, b.num_nodes);
-    auto f_next = Attend(l, f, message(b.cmsg_src, b.cmsg_shape, b.cmsg_kind, b.cmsg_operand), b.cmsg_dst,
-                         b.num_slots);
+    auto h_next = Attend(l, h, message(b.msg_src, b.msg_shape, b.msg_kind, b.msg_operand),
+                         b.msg_dst, b.num_nodes);
+    auto f_next = Attend(l, f, message(b.cmsg_src, b.cmsg_shape, b.cmsg_kind, b.cmsg_operand),
+                         b.cmsg_dst, b.num_slots);
     h = h_next;
     f = f_next;
   }
@@ -301,17 +312,21 @@ PolicyOutput GnnPolicyImpl::Forward(const ObservationBatch& b) {
   out.value = value_->forward(ctx).squeeze(1) * kValueScale;
   auto delta = enc.cand_sum - enc.graph_sum.index_select(0, b.cand_obs);
   auto cand_mean = enc.cand_sum / b.cand_nodes.unsqueeze(1);
-  auto cand_in = torch::cat({delta, cand_mean, mean.index_select(0, b.cand_obs), b.cand_reward.unsqueeze(1),
-                             b.step_fraction.index_select(0, b.cand_obs).unsqueeze(1)},
-                            1);
+  auto cand_in =
+      torch::cat({delta, cand_mean, mean.index_select(0, b.cand_obs), b.cand_reward.unsqueeze(1),
+                  b.step_fraction.index_select(0, b.cand_obs).unsqueeze(1)},
+                 1);
   auto largest = SegmentMax(b.cand_reward.abs(), b.cand_obs, b.num_obs).index_select(0, b.cand_obs);
-  auto cand_logits = pi_->forward(cand_in).squeeze(1) + reward_prior_ * b.cand_reward / (largest + 1e-3);
+  auto cand_logits =
+      pi_->forward(cand_in).squeeze(1) + reward_prior_ * b.cand_reward / (largest + 1e-3);
   auto logits = torch::cat({cand_logits, noop_->forward(ctx).squeeze(1)}, 0);
   auto mx = SegmentMax(logits, b.action_obs, b.num_obs);
   auto shifted = logits - mx.index_select(0, b.action_obs);
-  auto lse = torch::log(torch::zeros({b.num_obs}, logits.options()).index_add(0, b.action_obs, torch::exp(shifted)));
+  auto lse = torch::log(
+      torch::zeros({b.num_obs}, logits.options()).index_add(0, b.action_obs, torch::exp(shifted)));
   out.logp = shifted - lse.index_select(0, b.action_obs);
-  out.entropy = -torch::zeros({b.num_obs}, logits.options()).index_add(0, b.action_obs, torch::exp(out.logp) * out.logp);
+  out.entropy = -torch::zeros({b.num_obs}, logits.options())
+                     .index_add(0, b.action_obs, torch::exp(out.logp) * out.logp);
   if (!dev.is_cpu()) {  // outputs on the CPU whatever the device (differentiable copies)
     out.logp = out.logp.to(torch::kCPU);
     out.value = out.value.to(torch::kCPU);

@@ -6,8 +6,8 @@
 //   h0 = relu(W_in x)                                  x: op one-hot, activation, flags, cost
 //   per layer l (multi-head GAT with edge features, self-messages included):
 //     m_uv  = W_h h_u + W_s shape_uv + E_kind[k_uv] + E_operand[o_uv]      message into v
-//     a_uv  = softmax_u over messages into v of leaky_relu(att_m . m_uv + att_q . W_q h_v), per head
-//     h_v'  = LayerNorm(h_v + elu(W_o concat_heads(sum_u a_uv m_uv)))
+//     a_uv  = softmax_u over messages into v of leaky_relu(att_m . m_uv + att_q . W_q h_v), per
+//     head h_v'  = LayerNorm(h_v + elu(W_o concat_heads(sum_u a_uv m_uv)))
 //   g_v     = relu(W_r h_v^K);  graph embedding S = sum_v g_v, mean = S / N
 //   candidate c: S_c = S - sum over its region's old nodes and removed nodes of g + sum over its
 //                region's new nodes of g (exact: env/features.h); delta_c = S_c - S
@@ -32,8 +32,8 @@
 #include <string>
 
 #include "env/environment.h"
-#include "env/search.h"
 #include "env/features.h"
+#include "env/search.h"
 #include "replay/rollout.h"
 
 namespace rewire {
@@ -54,24 +54,24 @@ struct GnnShape {
 /// The tensors of a batch of observations (built once; no gradients).
 struct ObservationBatch {
   int64_t num_obs = 0;
-  int64_t num_nodes = 0;       // current-graph nodes, all observations
-  int64_t num_slots = 0;       // candidate-region nodes, all candidates
+  int64_t num_nodes = 0;  // current-graph nodes, all observations
+  int64_t num_slots = 0;  // candidate-region nodes, all candidates
   int64_t num_candidates = 0;
-  torch::Tensor shapes;        // [T+1, kShapeFeatures]; the last row (zeros) is for self-messages
-  torch::Tensor node_x;        // [N, kNodeFeatures]
-  torch::Tensor node_obs;      // [N] observation of each node
-  torch::Tensor msg_src, msg_dst, msg_shape, msg_kind, msg_operand;        // graph messages
-  torch::Tensor slot_x;        // [S, kNodeFeatures]
-  torch::Tensor slot_cand;     // [S] candidate of each slot
+  torch::Tensor shapes;    // [T+1, kShapeFeatures]; the last row (zeros) is for self-messages
+  torch::Tensor node_x;    // [N, kNodeFeatures]
+  torch::Tensor node_obs;  // [N] observation of each node
+  torch::Tensor msg_src, msg_dst, msg_shape, msg_kind, msg_operand;  // graph messages
+  torch::Tensor slot_x;                                              // [S, kNodeFeatures]
+  torch::Tensor slot_cand;                                           // [S] candidate of each slot
   torch::Tensor old_node, old_cand;  // region nodes that exist in the current graph + removed nodes
-  torch::Tensor cmsg_src, cmsg_dst, cmsg_shape, cmsg_kind, cmsg_operand;   // candidate messages;
-                                                                           // src indexes [h ; f]
-  torch::Tensor cand_obs;      // [C] observation of each candidate
-  torch::Tensor cand_nodes;    // [C] node count of the candidate graph
-  torch::Tensor cand_reward;   // [C]
-  torch::Tensor obs_nodes;     // [B] node count
-  torch::Tensor step_fraction; // [B]
-  torch::Tensor action_obs;    // [C + B]: candidates of all observations, then one No-Op each
+  torch::Tensor cmsg_src, cmsg_dst, cmsg_shape, cmsg_kind, cmsg_operand;  // candidate messages;
+                                                                          // src indexes [h ; f]
+  torch::Tensor cand_obs;            // [C] observation of each candidate
+  torch::Tensor cand_nodes;          // [C] node count of the candidate graph
+  torch::Tensor cand_reward;         // [C]
+  torch::Tensor obs_nodes;           // [B] node count
+  torch::Tensor step_fraction;       // [B]
+  torch::Tensor action_obs;          // [C + B]: candidates of all observations, then one No-Op each
   std::vector<int64_t> cand_offset;  // per observation: index of its first candidate
   std::vector<int64_t> num_candidates_of;  // per observation
 
@@ -154,16 +154,16 @@ Status MoveLearnerToDevice(GnnPolicy& policy, torch::optim::Optimizer* optimizer
 
 /// What one episode found.
 struct EpisodeOutcome {
-  Episode episode;        // steps recorded only when asked
-  Graph best_graph;       // the cheapest graph of the episode
+  Episode episode;                     // steps recorded only when asked
+  Graph best_graph;                    // the cheapest graph of the episode
   std::vector<SearchStep> best_steps;  // rewrites from the start to best_graph
 };
 
 /// Runs one episode of `policy` in `env` from `graph`: each step samples an action (`sample`)
 /// or takes the most likely one. With `record`, keeps every step's observation, action,
 /// log-probability and value for PPO. Deterministic given `rng`'s state.
-StatusOr<EpisodeOutcome> RunEpisode(GnnPolicy& policy, Environment& env, const Graph& graph, bool sample,
-                                    std::mt19937_64& rng, bool record);
+StatusOr<EpisodeOutcome> RunEpisode(GnnPolicy& policy, Environment& env, const Graph& graph,
+                                    bool sample, std::mt19937_64& rng, bool record);
 
 // ---------------------------------------------------------------------------- checkpoints
 
@@ -174,13 +174,13 @@ struct CheckpointMeta {
   double wall_time = 0;        // seconds of training so far
   double best_speedup = 0;
   GnnShape shape;
-  std::string rng_state;       // the trainer's generator, for an exact resume
+  std::string rng_state;  // the trainer's generator, for an exact resume
 };
 
 /// Writes policy (and optimizer state, when given) atomically: a temporary file beside `path`,
 /// flushed, then renamed over it.
-Status SaveCheckpoint(const std::string& path, GnnPolicy& policy, torch::optim::Optimizer* optimizer,
-                      const CheckpointMeta& meta);
+Status SaveCheckpoint(const std::string& path, GnnPolicy& policy,
+                      torch::optim::Optimizer* optimizer, const CheckpointMeta& meta);
 /// Reads a checkpoint (the file is parsed once) and returns its metadata after loading its
 /// weights into `policy` and, when given, its state into `optimizer`. An empty `policy`
 /// (GnnPolicy(nullptr)) is built with the checkpoint's shape; a built one must have that shape.

@@ -41,8 +41,9 @@ double MeanOf(const std::vector<double>& v) {
 
 // ---------------------------------------------------------------------------- one update
 
-StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& optimizer, RolloutBuffer& buffer,
-                                   const PpoSection& ppo, GradientAllReducer& dp, std::mt19937_64& rng) {
+StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& optimizer,
+                                   RolloutBuffer& buffer, const PpoSection& ppo,
+                                   GradientAllReducer& dp, std::mt19937_64& rng) {
   // --- advantages
   buffer.ComputeAdvantages(ppo.gamma, ppo.gae_lambda);
   const std::vector<float>& adv = buffer.advantages();
@@ -54,13 +55,13 @@ StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& o
   std::vector<double> clipfracs;
   int epochs_run = 0;
   // Every rank runs the same number of minibatches (and so of all-reduces) per epoch.
-  ASSIGN_OR_RETURN(const int64_t minibatches,
-                   GradientAllReducer::MinibatchesPerRank(static_cast<int64_t>(buffer.num_steps()),
-                                                          ppo.minibatch_size, dp));
+  REWIRE_ASSIGN_OR_RETURN(const int64_t minibatches,
+                          GradientAllReducer::MinibatchesPerRank(
+                              static_cast<int64_t>(buffer.num_steps()), ppo.minibatch_size, dp));
   // The end of every minibatch, on every rank, with or without samples (data_parallel.h): the
   // mean gradient over the ranks, clipped, then the step.
   auto step_on_mean_gradients = [&]() -> Status {
-    RETURN_IF_ERROR(dp.AllReduceGradients(policy->parameters()));
+    REWIRE_RETURN_IF_ERROR(dp.AllReduceGradients(policy->parameters()));
     torch::nn::utils::clip_grad_norm_(policy->parameters(), ppo.max_grad_norm);
     optimizer.step();
     return Status::Ok();
@@ -71,7 +72,7 @@ StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& o
              buffer.Minibatches(static_cast<size_t>(ppo.minibatch_size), rng), minibatches)) {
       if (mb.empty()) {  // a rank without samples contributes zero gradients
         optimizer.zero_grad();
-        RETURN_IF_ERROR(step_on_mean_gradients());
+        REWIRE_RETURN_IF_ERROR(step_on_mean_gradients());
         continue;
       }
       std::vector<const ObservationFeatures*> obs;
@@ -86,7 +87,8 @@ StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& o
         mb_ret.push_back(ret[i]);
       }
       const ObservationBatch batch = MakeBatch(obs);
-      for (size_t k = 0; k < mb.size(); ++k) flat.push_back(batch.FlatAction(k, buffer.step(mb[k]).action));
+      for (size_t k = 0; k < mb.size(); ++k)
+        flat.push_back(batch.FlatAction(k, buffer.step(mb[k]).action));
       const PolicyOutput out = policy->Forward(batch);
       auto newlogp = out.logp.index_select(0, torch::tensor(flat));
       auto logratio = newlogp - torch::tensor(old_logp);
@@ -95,7 +97,8 @@ StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& o
         torch::NoGradGuard ng;
         old_kl_v = (-logratio).mean().item<double>();
         kl_v = ((ratio - 1) - logratio).mean().item<double>();
-        clipfracs.push_back(((ratio - 1.0).abs() > ppo.clip_coef).to(torch::kFloat32).mean().item<double>());
+        clipfracs.push_back(
+            ((ratio - 1.0).abs() > ppo.clip_coef).to(torch::kFloat32).mean().item<double>());
       }
       auto a = torch::tensor(mb_adv);
       if (ppo.norm_adv && a.size(0) > 1) a = (a - a.mean()) / (a.std() + 1e-8);
@@ -124,12 +127,13 @@ StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& o
 
       optimizer.zero_grad();
       loss.backward();
-      RETURN_IF_ERROR(step_on_mean_gradients());
+      REWIRE_RETURN_IF_ERROR(step_on_mean_gradients());
       pg_loss_v = pg_loss.item<double>();
       v_loss_v = v_loss.item<double>();
       entropy_v = entropy_loss.item<double>();
     }
-    ASSIGN_OR_RETURN(kl_v, dp.AllReduceScalar(kl_v, ReduceKind::kMean));  // every rank decides alike
+    REWIRE_ASSIGN_OR_RETURN(
+        kl_v, dp.AllReduceScalar(kl_v, ReduceKind::kMean));  // every rank decides alike
     if (ppo.target_kl > 0 && kl_v > ppo.target_kl) break;
   }
 
@@ -164,28 +168,31 @@ StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& o
 
 Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
              const std::function<void(const std::string&)>& log) {
-  ASSIGN_OR_RETURN(std::unique_ptr<LearnerRank> learner,
-                   LearnerRank::Create(c, paths, resume ? ResumeMode::kResume : ResumeMode::kFresh, log));
+  REWIRE_ASSIGN_OR_RETURN(
+      std::unique_ptr<LearnerRank> learner,
+      LearnerRank::Create(c, paths, resume ? ResumeMode::kResume : ResumeMode::kFresh, log));
   while (!learner->finished()) {
     // --- rollouts: whole episodes, one model sampled per episode
     const auto start = Clock::now();
-    ASSIGN_OR_RETURN(std::vector<Episode> episodes, learner->CollectEpisodes(c.ppo.episodes_per_update));
+    REWIRE_ASSIGN_OR_RETURN(std::vector<Episode> episodes,
+                            learner->CollectEpisodes(c.ppo.episodes_per_update));
     const double rollout_s = std::chrono::duration<double>(Clock::now() - start).count();
     // --- advantages, the PPO epochs, metrics and checkpoint
-    RETURN_IF_ERROR(learner->Update(std::move(episodes), rollout_s));
+    REWIRE_RETURN_IF_ERROR(learner->Update(std::move(episodes), rollout_s));
   }
   return Status::Ok();
 }
 
 // ---------------------------------------------------------------------------- evaluation
 
-StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& c, const RunPaths& paths, const std::string& checkpoint,
+StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& c, const RunPaths& paths,
+                                           const std::string& checkpoint,
                                            const std::function<void(const std::string&)>& log) {
-  RETURN_IF_ERROR(ValidateTrainConfig(c));
+  REWIRE_RETURN_IF_ERROR(ValidateTrainConfig(c));
   SetComputeThreads(c.run.threads);
-  ASSIGN_OR_RETURN(std::unique_ptr<Agent> agent, Agent::Load(checkpoint, &c.gnn));
+  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<Agent> agent, Agent::Load(checkpoint, &c.gnn));
   const std::vector<ModelSpec>& specs = c.eval.models.empty() ? c.env.models : c.eval.models;
-  ASSIGN_OR_RETURN(Resources res, LoadResources(c, paths, specs));
+  REWIRE_ASSIGN_OR_RETURN(Resources res, LoadResources(c, paths, specs));
   const fs::path dir(c.run.dir);
   std::error_code ec;
   fs::create_directories(dir / "optimized", ec);
@@ -200,7 +207,8 @@ StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& c, const RunPaths&
     ao.max_candidates = static_cast<size_t>(c.env.max_candidates);
     ao.samples = c.eval.samples;
     ao.seed = c.run.seed;
-    ASSIGN_OR_RETURN(AgentSearchResult found, agent->Optimize(graph, res.rules, *res.cost, ao));
+    REWIRE_ASSIGN_OR_RETURN(AgentSearchResult found,
+                            agent->Optimize(graph, res.rules, *res.cost, ao));
     r.initial_cost_ms = found.best.initial_cost_ms;
     r.greedy_policy_cost_ms = found.greedy_policy_cost_ms;
     r.sampled_best_cost_ms = found.sampled_best_cost_ms;
@@ -213,7 +221,8 @@ StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& c, const RunPaths&
       go.expand = c.eval.expand;
       go.horizon = c.env.horizon;
       go.max_candidates = static_cast<size_t>(c.env.max_candidates);
-      ASSIGN_OR_RETURN(SearchResult guided, agent->GuidedSearch(graph, res.rules, *res.cost, go));
+      REWIRE_ASSIGN_OR_RETURN(SearchResult guided,
+                              agent->GuidedSearch(graph, res.rules, *res.cost, go));
       r.guided_cost_ms = guided.final_cost_ms;
       r.guided_seconds = guided.seconds;
       r.guided_expansions = guided.iterations;
@@ -227,7 +236,8 @@ StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& c, const RunPaths&
     FinishOptions finish;
     finish.rtol = 1e-3;
     finish.onnx_path = (dir / "optimized" / (file + ".onnx")).string();
-    ASSIGN_OR_RETURN(FinishedGraph done, FinishSearch(graph, std::move(best), *res.cost, finish));
+    REWIRE_ASSIGN_OR_RETURN(FinishedGraph done,
+                            FinishSearch(graph, std::move(best), *res.cost, finish));
     const Equivalence& eq = done.equivalence;
     r.verified = eq.verified;
     r.max_rel_error = eq.max_rel;
@@ -238,7 +248,7 @@ StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& c, const RunPaths&
       so.budget = c.eval.budget;
       so.seed = c.run.seed;
       so.max_candidates = static_cast<size_t>(c.env.max_candidates);
-      ASSIGN_OR_RETURN(SearchResult sr, RunSearch(graph, res.rules, *res.cost, so));
+      REWIRE_ASSIGN_OR_RETURN(SearchResult sr, RunSearch(graph, res.rules, *res.cost, so));
       r.baselines.emplace_back(b, sr.final_cost_ms);
       r.baseline_seconds.emplace_back(b, sr.seconds);
     }

@@ -21,10 +21,10 @@ struct UpdateStats {
   double value_loss = 0;
   double entropy = 0;
   double old_approx_kl = 0;
-  double approx_kl = 0;  // mean over ranks
-  double clipfrac = 0;   // mean over minibatches
+  double approx_kl = 0;           // mean over ranks
+  double clipfrac = 0;            // mean over minibatches
   double explained_variance = 0;  // of the acting values against the returns (NaN if constant)
-  int epochs = 0;        // epochs run (fewer than update_epochs after a target-KL stop)
+  int epochs = 0;                 // epochs run (fewer than update_epochs after a target-KL stop)
 };
 
 /// The mean of `values`; NaN when empty.
@@ -33,7 +33,8 @@ double MeanOf(const std::vector<double>& values);
 /// Runs one PPO update of `policy` on `buffer` (whose advantages it computes). Every rank of
 /// `dp` must call it with the same settings (see learner/data_parallel.h); `rng` shuffles the
 /// minibatches. Errors: a collective failed.
-StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& optimizer, RolloutBuffer& buffer,
-                                   const PpoSection& ppo, GradientAllReducer& dp, std::mt19937_64& rng);
+StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& optimizer,
+                                   RolloutBuffer& buffer, const PpoSection& ppo,
+                                   GradientAllReducer& dp, std::mt19937_64& rng);
 
 }  // namespace rewire

@@ -77,7 +77,7 @@ StatusOr<std::unique_ptr<TensorBoardWriter>> TensorBoardWriter::Create(const std
   tensorboard::Event event;
   event.set_wall_time(UnixSeconds());
   event.set_file_version("brain.Event:2");
-  RETURN_IF_ERROR(writer->Append(event.SerializeAsString()));
+  REWIRE_RETURN_IF_ERROR(writer->Append(event.SerializeAsString()));
   return writer;
 }
 

@@ -138,10 +138,11 @@ std::string WeightsChecksum(GnnPolicy& policy) {
 /// `name` ("cpu", "cuda", "cuda:N") resolved on this machine; plain "cuda" with several processes
 /// per machine takes GPU `index` modulo the GPUs.
 StatusOr<torch::Device> PickDevice(const std::string& name, int64_t index) {
-  ASSIGN_OR_RETURN(torch::Device device, ResolveTorchDevice(name));
+  REWIRE_ASSIGN_OR_RETURN(torch::Device device, ResolveTorchDevice(name));
   if (name == "cuda") {
     const int64_t count = static_cast<int64_t>(torch::cuda::device_count());
-    if (count > 0) device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index % count));
+    if (count > 0)
+      device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index % count));
   }
   return device;
 }
@@ -149,39 +150,42 @@ StatusOr<torch::Device> PickDevice(const std::string& name, int64_t index) {
 /// Runs `fn` with the policy (and optimizer) on the CPU, then moves them back to `device`:
 /// checkpoints and weight bytes keep each tensor's device, so they are written from the CPU.
 template <typename Fn>
-auto OnCpu(GnnPolicy& policy, torch::optim::Optimizer* optimizer, const torch::Device& device, Fn&& fn)
-    -> decltype(fn()) {
+auto OnCpu(GnnPolicy& policy, torch::optim::Optimizer* optimizer, const torch::Device& device,
+           Fn&& fn) -> decltype(fn()) {
   if (device.is_cpu()) return fn();
-  RETURN_IF_ERROR(MoveLearnerToDevice(policy, optimizer, torch::kCPU));
+  REWIRE_RETURN_IF_ERROR(MoveLearnerToDevice(policy, optimizer, torch::kCPU));
   auto result = fn();
-  RETURN_IF_ERROR(MoveLearnerToDevice(policy, optimizer, device));
+  REWIRE_RETURN_IF_ERROR(MoveLearnerToDevice(policy, optimizer, device));
   return result;
 }
 
 }  // namespace
 
-StatusOr<Resources> LoadResources(const TrainConfig& c, const RunPaths& paths, const std::vector<ModelSpec>& models) {
+StatusOr<Resources> LoadResources(const TrainConfig& c, const RunPaths& paths,
+                                  const std::vector<ModelSpec>& models) {
   Resources r;
   const std::string rules_path = c.env.rules.empty() ? paths.rules : c.env.rules;
-  ASSIGN_OR_RETURN(r.rules, LoadVerifiedRules(rules_path));
-  ASSIGN_OR_RETURN(r.rules_hash, RulesContentHash(rules_path));
+  REWIRE_ASSIGN_OR_RETURN(r.rules, LoadVerifiedRules(rules_path));
+  REWIRE_ASSIGN_OR_RETURN(r.rules_hash, RulesContentHash(rules_path));
   CostModelOptions co;
   co.kind = c.env.cost;
   co.device = c.env.device;
   co.devices_dir = paths.devices_dir;
   co.cache_path = c.env.cost_cache;
-  ASSIGN_OR_RETURN(r.cost, MakeCostModel(co));
+  REWIRE_ASSIGN_OR_RETURN(r.cost, MakeCostModel(co));
   for (const ModelSpec& m : models) {
     auto g = LoadZooOrOnnx(m.name, m.params);
-    if (!g.ok()) return Status(g.status().code(), "model " + m.Label() + ": " + g.status().message());
+    if (!g.ok())
+      return Status(g.status().code(), "model " + m.Label() + ": " + g.status().message());
     r.models.emplace_back(m.Label(), std::move(g).value());
   }
   return r;
 }
 
 std::string EnvReplayKey(const TrainConfig& c, const Resources& r) {
-  return "horizon " + std::to_string(c.env.horizon) + ", max_candidates " + std::to_string(c.env.max_candidates) +
-         ", cost " + r.cost->Name() + ", hops " + std::to_string(c.gnn.layers);
+  return "horizon " + std::to_string(c.env.horizon) + ", max_candidates " +
+         std::to_string(c.env.max_candidates) + ", cost " + r.cost->Name() + ", hops " +
+         std::to_string(c.gnn.layers);
 }
 
 StatusOr<std::string> InitialPolicyWeights(const GnnSection& gnn, uint64_t seed) {
@@ -217,7 +221,9 @@ LearnerRank::~LearnerRank() = default;
 int LearnerRank::rank() const { return impl_->rz.rank; }
 int LearnerRank::world_size() const { return impl_->rz.world_size; }
 int64_t LearnerRank::policy_version() const { return impl_->meta.policy_version; }
-bool LearnerRank::finished() const { return impl_->meta.policy_version >= impl_->c.run.max_updates; }
+bool LearnerRank::finished() const {
+  return impl_->meta.policy_version >= impl_->c.run.max_updates;
+}
 
 void LearnerRank::Log(const std::string& text) {
   const std::string line = impl_->rank_tag + text;
@@ -226,17 +232,17 @@ void LearnerRank::Log(const std::string& text) {
   impl_->logfile.flush();
 }
 
-StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(const TrainConfig& c, const RunPaths& paths,
-                                                           ResumeMode mode,
-                                                           std::function<void(const std::string&)> log) {
-  RETURN_IF_ERROR(ValidateTrainConfig(c));
+StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(
+    const TrainConfig& c, const RunPaths& paths, ResumeMode mode,
+    std::function<void(const std::string&)> log) {
+  REWIRE_RETURN_IF_ERROR(ValidateTrainConfig(c));
   auto impl = std::make_unique<Impl>();
   Impl& s = *impl;
   s.c = c;
   s.log_fn = std::move(log);
   // Data-parallel ranks from RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT (or Slurm); a single
   // process when none is set. Rank 0 (the lead) writes the config, metrics and checkpoints.
-  ASSIGN_OR_RETURN(s.rz, RendezvousFromEnv());
+  REWIRE_ASSIGN_OR_RETURN(s.rz, RendezvousFromEnv());
   s.lead = s.rz.rank == 0;
   const fs::path dir(c.run.dir);
   s.ckpt = (dir / "checkpoints" / "latest.pt").string();
@@ -246,7 +252,8 @@ StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(const TrainConfig& c,
     return NotFound("nothing to resume: " + s.ckpt + " not found (start the run without --resume)");
   }
   if (mode == ResumeMode::kFresh && have_ckpt) {
-    return InvalidArgument("run directory " + c.run.dir + " already holds a checkpoint; pass --resume to continue "
+    return InvalidArgument("run directory " + c.run.dir +
+                           " already holds a checkpoint; pass --resume to continue "
                            "it, or set run.dir to a new directory");
   }
   const bool resume = have_ckpt && mode != ResumeMode::kFresh;
@@ -260,8 +267,9 @@ StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(const TrainConfig& c,
     if (!cfg) return Internal("cannot write " + (dir / "config.toml").string());
   }
   s.rank_tag = s.rz.world_size > 1 ? "[rank " + std::to_string(s.rz.rank) + "] " : "";
-  s.logfile.open(dir / (s.lead ? std::string("train.log") : "train.rank" + std::to_string(s.rz.rank) + ".log"),
-                 std::ios::app);
+  s.logfile.open(
+      dir / (s.lead ? std::string("train.log") : "train.rank" + std::to_string(s.rz.rank) + ".log"),
+      std::ios::app);
   // Per rank, one line per update with the weights' checksum: equal on every rank.
   s.rank_log.open(dir / "ranks" / ("rank" + std::to_string(s.rz.rank) + ".jsonl"),
                   resume ? std::ios::app : std::ios::trunc);
@@ -273,7 +281,7 @@ StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(const TrainConfig& c,
   // Each rank collects its own episodes: rank r's generator is seeded with seed + r * phi.
   const uint64_t rank_seed = c.run.seed + static_cast<uint64_t>(s.rz.rank) * 0x9E3779B97F4A7C15ULL;
   s.rng.seed(rank_seed);
-  ASSIGN_OR_RETURN(s.res, LoadResources(c, paths, c.env.models));
+  REWIRE_ASSIGN_OR_RETURN(s.res, LoadResources(c, paths, c.env.models));
   EnvOptions eo;
   eo.horizon = c.env.horizon;
   eo.max_candidates = static_cast<size_t>(c.env.max_candidates);
@@ -285,11 +293,11 @@ StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(const TrainConfig& c,
       s.policy->parameters(), torch::optim::AdamOptions(c.ppo.learning_rate).eps(c.ppo.adam_eps));
   s.meta.shape = ShapeOf(c.gnn);
   if (resume) {
-    ASSIGN_OR_RETURN(s.meta, LoadCheckpoint(s.ckpt, s.policy, s.optimizer.get()));
+    REWIRE_ASSIGN_OR_RETURN(s.meta, LoadCheckpoint(s.ckpt, s.policy, s.optimizer.get()));
     if (s.lead) {
       std::istringstream(s.meta.rng_state) >> s.rng;  // only rank 0's generator is checkpointed
-      RETURN_IF_ERROR(TrimMetrics(s.metrics_path, s.meta.policy_version,
-                                  [&](const std::string& m) { rank->Log(m); }));
+      REWIRE_RETURN_IF_ERROR(TrimMetrics(s.metrics_path, s.meta.policy_version,
+                                         [&](const std::string& m) { rank->Log(m); }));
     } else {
       s.rng.seed(rank_seed ^ static_cast<uint64_t>(s.meta.policy_version));
     }
@@ -305,37 +313,39 @@ StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(const TrainConfig& c,
   if (s.lead) {
     s.metrics.open(s.metrics_path, std::ios::app);
     if (!s.metrics) return Internal("cannot write " + s.metrics_path);
-    ASSIGN_OR_RETURN(s.tb, TensorBoardWriter::Create((dir / "tb").string()));
+    REWIRE_ASSIGN_OR_RETURN(s.tb, TensorBoardWriter::Create((dir / "tb").string()));
   }
 
   // The device (after loading: checkpoints are read on the CPU). Plain "cuda" gives each rank of a
   // machine its own GPU, as NCCL wants.
-  ASSIGN_OR_RETURN(const int64_t slurm_local_rank, IntFromEnv("SLURM_LOCALID", s.rz.rank));
-  ASSIGN_OR_RETURN(const int64_t local_rank, IntFromEnv("LOCAL_RANK", slurm_local_rank));
-  ASSIGN_OR_RETURN(s.device, PickDevice(c.run.device, local_rank));
+  REWIRE_ASSIGN_OR_RETURN(const int64_t slurm_local_rank, IntFromEnv("SLURM_LOCALID", s.rz.rank));
+  REWIRE_ASSIGN_OR_RETURN(const int64_t local_rank, IntFromEnv("LOCAL_RANK", slurm_local_rank));
+  REWIRE_ASSIGN_OR_RETURN(s.device, PickDevice(c.run.device, local_rank));
   if (!s.device.is_cpu()) {
-    RETURN_IF_ERROR(MoveLearnerToDevice(s.policy, s.optimizer.get(), s.device));
+    REWIRE_RETURN_IF_ERROR(MoveLearnerToDevice(s.policy, s.optimizer.get(), s.device));
     rank->Log("learner policy and optimizer on " + s.device.str());
   }
 
   // The group: every rank starts from rank 0's weights (identical already after a resume).
   DataParallelOptions dpo;
   dpo.timeout = std::chrono::milliseconds(static_cast<int64_t>(c.run.collective_timeout_s * 1000));
-  ASSIGN_OR_RETURN(s.dp, GradientAllReducer::Create(s.rz, dpo));
+  REWIRE_ASSIGN_OR_RETURN(s.dp, GradientAllReducer::Create(s.rz, dpo));
   {
     std::vector<torch::Tensor> params = s.policy->parameters();
-    RETURN_IF_ERROR(s.dp->Broadcast(params));
+    REWIRE_RETURN_IF_ERROR(s.dp->Broadcast(params));
   }
   if (s.rz.world_size > 1) {
-    rank->Log("data-parallel rank " + std::to_string(s.rz.rank) + " of " + std::to_string(s.rz.world_size) +
-              " (Gloo, " + s.rz.master_addr + ":" + std::to_string(s.dp->port()) + ")");
+    rank->Log("data-parallel rank " + std::to_string(s.rz.rank) + " of " +
+              std::to_string(s.rz.world_size) + " (Gloo, " + s.rz.master_addr + ":" +
+              std::to_string(s.dp->port()) + ")");
   }
   {
     std::string names;
     for (const auto& [label, g] : s.res.models) names += (names.empty() ? "" : ", ") + label;
-    rank->Log("training on " + names + " | " + std::to_string(s.res.rules.size()) + " rules | cost " +
-              s.res.cost->Name() + " | gnn " + std::to_string(c.gnn.layers) + "x" + std::to_string(c.gnn.hidden) +
-              " | " + std::to_string(c.ppo.episodes_per_update) + " episodes per update, horizon " +
+    rank->Log("training on " + names + " | " + std::to_string(s.res.rules.size()) +
+              " rules | cost " + s.res.cost->Name() + " | gnn " + std::to_string(c.gnn.layers) +
+              "x" + std::to_string(c.gnn.hidden) + " | " +
+              std::to_string(c.ppo.episodes_per_update) + " episodes per update, horizon " +
               std::to_string(c.env.horizon));
   }
   return rank;
@@ -347,7 +357,8 @@ StatusOr<std::vector<Episode>> LearnerRank::CollectEpisodes(int n) {
   std::vector<Episode> out;
   for (int e = 0; e < n; ++e) {
     const size_t m = s.res.models.size() == 1 ? 0 : s.rng() % s.res.models.size();
-    ASSIGN_OR_RETURN(EpisodeOutcome o, RunEpisode(s.policy, *s.env, s.res.models[m].second, true, s.rng, true));
+    REWIRE_ASSIGN_OR_RETURN(
+        EpisodeOutcome o, RunEpisode(s.policy, *s.env, s.res.models[m].second, true, s.rng, true));
     o.episode.model = s.res.models[m].first;
     o.episode.policy_version = s.meta.policy_version;
     out.push_back(std::move(o.episode));
@@ -376,22 +387,32 @@ Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
     returns.push_back(ep.episodic_return());
     lengths.push_back(static_cast<double>(ep.steps.size()));
     speedups.push_back(ep.speedup());
-    if (ep.best_cost_ms > 0) s.meta.best_speedup = std::max(s.meta.best_speedup, ep.initial_cost_ms / ep.best_cost_ms);
+    if (ep.best_cost_ms > 0)
+      s.meta.best_speedup = std::max(s.meta.best_speedup, ep.initial_cost_ms / ep.best_cost_ms);
     local_steps += static_cast<int64_t>(ep.steps.size());
     buffer.Add(std::move(ep));
   }
 
   // --- advantages and the PPO epochs
-  ASSIGN_OR_RETURN(const UpdateStats st, UpdatePolicy(s.policy, *s.optimizer, buffer, c.ppo, *s.dp, s.rng));
+  REWIRE_ASSIGN_OR_RETURN(const UpdateStats st,
+                          UpdatePolicy(s.policy, *s.optimizer, buffer, c.ppo, *s.dp, s.rng));
 
   // Episode statistics over all ranks.
-  const double local_max = returns.empty() ? -1e300 : *std::max_element(returns.begin(), returns.end());
-  ASSIGN_OR_RETURN(const double all_steps, s.dp->AllReduceScalar(static_cast<double>(local_steps), ReduceKind::kSum));
-  ASSIGN_OR_RETURN(const double return_mean, s.dp->AllReduceScalar(MeanOf(returns), ReduceKind::kMean));
-  ASSIGN_OR_RETURN(const double return_max, s.dp->AllReduceScalar(local_max, ReduceKind::kMax));
-  ASSIGN_OR_RETURN(const double length_mean, s.dp->AllReduceScalar(MeanOf(lengths), ReduceKind::kMean));
-  ASSIGN_OR_RETURN(const double speedup_mean, s.dp->AllReduceScalar(MeanOf(speedups), ReduceKind::kMean));
-  ASSIGN_OR_RETURN(s.meta.best_speedup, s.dp->AllReduceScalar(s.meta.best_speedup, ReduceKind::kMax));
+  const double local_max =
+      returns.empty() ? -1e300 : *std::max_element(returns.begin(), returns.end());
+  REWIRE_ASSIGN_OR_RETURN(
+      const double all_steps,
+      s.dp->AllReduceScalar(static_cast<double>(local_steps), ReduceKind::kSum));
+  REWIRE_ASSIGN_OR_RETURN(const double return_mean,
+                          s.dp->AllReduceScalar(MeanOf(returns), ReduceKind::kMean));
+  REWIRE_ASSIGN_OR_RETURN(const double return_max,
+                          s.dp->AllReduceScalar(local_max, ReduceKind::kMax));
+  REWIRE_ASSIGN_OR_RETURN(const double length_mean,
+                          s.dp->AllReduceScalar(MeanOf(lengths), ReduceKind::kMean));
+  REWIRE_ASSIGN_OR_RETURN(const double speedup_mean,
+                          s.dp->AllReduceScalar(MeanOf(speedups), ReduceKind::kMean));
+  REWIRE_ASSIGN_OR_RETURN(s.meta.best_speedup,
+                          s.dp->AllReduceScalar(s.meta.best_speedup, ReduceKind::kMax));
   s.meta.global_step += static_cast<int64_t>(all_steps);
   s.meta.policy_version = update;
   const double update_s = std::chrono::duration<double>(Clock::now() - update_start).count();
@@ -427,8 +448,9 @@ Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
   // update has no line yet, which the resumed run does not write again; TrimMetrics covers
   // the other order.
   if (s.lead && (update % c.run.checkpoint_every == 0 || update == c.run.max_updates)) {
-    RETURN_IF_ERROR(OnCpu(s.policy, s.optimizer.get(), s.device,
-                          [&] { return SaveCheckpoint(s.ckpt, s.policy, s.optimizer.get(), s.meta); }));
+    REWIRE_RETURN_IF_ERROR(OnCpu(s.policy, s.optimizer.get(), s.device, [&] {
+      return SaveCheckpoint(s.ckpt, s.policy, s.optimizer.get(), s.meta);
+    }));
   }
   if (s.lead) {
     s.metrics << mx.Line() << "\n";
@@ -438,7 +460,7 @@ Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
     for (const auto& kv : mx.values) {
       if (kv.first != "update") scalars.push_back(kv);
     }
-    RETURN_IF_ERROR(s.tb->WriteScalars(update, scalars));
+    REWIRE_RETURN_IF_ERROR(s.tb->WriteScalars(update, scalars));
   }
   s.rank_log << JsonText(Json{{"update", update},
                               {"rank", s.rz.rank},
@@ -454,8 +476,8 @@ Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
       s.meta.best_speedup, st.value_loss, st.entropy, st.approx_kl, all_steps / update_s,
       update_s));
   if (finished()) {
-    Log("done: " + std::to_string(s.meta.policy_version) + " updates, " + std::to_string(s.meta.global_step) +
-        " steps, checkpoint " + s.ckpt);
+    Log("done: " + std::to_string(s.meta.policy_version) + " updates, " +
+        std::to_string(s.meta.global_step) + " steps, checkpoint " + s.ckpt);
   }
   return Status::Ok();
 }
@@ -473,7 +495,8 @@ Status LearnerRank::Replay(uint64_t rules_hash, const std::string& env_key, Epis
   if (rules_hash != s.res.rules_hash) {
     char buf[96];
     std::snprintf(buf, sizeof buf, "rule set %016llx, this learner's is %016llx",
-                  static_cast<unsigned long long>(rules_hash), static_cast<unsigned long long>(s.res.rules_hash));
+                  static_cast<unsigned long long>(rules_hash),
+                  static_cast<unsigned long long>(s.res.rules_hash));
     return InvalidArgument(std::string(buf) + " (every process must load the same rules)");
   }
   if (env_key != s.env_key) {
@@ -507,50 +530,55 @@ const ActingProfile& ActingPolicy::profile() const { return impl_->profile; }
 uint64_t ActingPolicy::rules_hash() const { return impl_->res.rules_hash; }
 const std::string& ActingPolicy::env_key() const { return impl_->env_key; }
 
-StatusOr<std::unique_ptr<ActingPolicy>> ActingPolicy::Create(const TrainConfig& c, const RunPaths& paths,
-                                                             uint64_t seed, int64_t device_index) {
-  RETURN_IF_ERROR(ValidateTrainConfig(c));
+StatusOr<std::unique_ptr<ActingPolicy>> ActingPolicy::Create(const TrainConfig& c,
+                                                             const RunPaths& paths, uint64_t seed,
+                                                             int64_t device_index) {
+  REWIRE_RETURN_IF_ERROR(ValidateTrainConfig(c));
   auto impl = std::make_unique<Impl>();
   impl->c = c;
   SetComputeThreads(c.run.threads);
   torch::manual_seed(seed);
   impl->rng.seed(seed);
-  ASSIGN_OR_RETURN(impl->res, LoadResources(c, paths, c.env.models));
+  REWIRE_ASSIGN_OR_RETURN(impl->res, LoadResources(c, paths, c.env.models));
   impl->env_options.horizon = c.env.horizon;
   impl->env_options.max_candidates = static_cast<size_t>(c.env.max_candidates);
   impl->env_key = EnvReplayKey(c, impl->res);
   impl->policy = GnnPolicy(ShapeOf(c.gnn));
   impl->policy->eval();
-  ASSIGN_OR_RETURN(impl->device, PickDevice(c.distributed.actor_device, device_index));
+  REWIRE_ASSIGN_OR_RETURN(impl->device, PickDevice(c.distributed.actor_device, device_index));
   return std::unique_ptr<ActingPolicy>(new ActingPolicy(std::move(impl)));
 }
 
 Status ActingPolicy::LoadWeights(const std::string& bytes, int64_t version) {
-  RETURN_IF_ERROR(LoadPolicyWeightsBytes(impl_->policy, bytes));  // loads onto the CPU
-  if (!impl_->device.is_cpu()) RETURN_IF_ERROR(MoveLearnerToDevice(impl_->policy, nullptr, impl_->device));
+  REWIRE_RETURN_IF_ERROR(LoadPolicyWeightsBytes(impl_->policy, bytes));  // loads onto the CPU
+  if (!impl_->device.is_cpu())
+    REWIRE_RETURN_IF_ERROR(MoveLearnerToDevice(impl_->policy, nullptr, impl_->device));
   impl_->version = version;
   return Status::Ok();
 }
 
 StatusOr<Episode> ActingPolicy::RunEpisode() {
-  ASSIGN_OR_RETURN(std::vector<Episode> episodes, RunEpisodes(1, true));
+  REWIRE_ASSIGN_OR_RETURN(std::vector<Episode> episodes, RunEpisodes(1, true));
   return std::move(episodes[0]);
 }
 
 StatusOr<std::vector<Episode>> ActingPolicy::RunEpisodes(int n, bool keep_observations) {
   Impl& s = *impl_;
-  if (n < 1) return InvalidArgument("RunEpisodes needs at least one episode, got " + std::to_string(n));
+  if (n < 1)
+    return InvalidArgument("RunEpisodes needs at least one episode, got " + std::to_string(n));
   torch::NoGradGuard no_grad;
   while (static_cast<int>(s.envs.size()) < n) {
     s.envs.push_back(std::make_unique<Environment>(s.res.rules, *s.res.cost, s.env_options));
   }
   const int hops = s.policy->shape().layers;
-  auto seconds = [](Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); };
+  auto seconds = [](Clock::time_point a) {
+    return std::chrono::duration<double>(Clock::now() - a).count();
+  };
   std::vector<Episode> episodes(n);
   for (int e = 0; e < n; ++e) {
     const size_t m = s.res.models.size() == 1 ? 0 : s.rng() % s.res.models.size();
     const auto t = Clock::now();
-    ASSIGN_OR_RETURN(Observation first, s.envs[e]->Reset(s.res.models[m].second));
+    REWIRE_ASSIGN_OR_RETURN(Observation first, s.envs[e]->Reset(s.res.models[m].second));
     (void)first;
     s.profile.env_s += seconds(t);
     Episode& ep = episodes[e];
@@ -586,7 +614,8 @@ StatusOr<std::vector<Episode>> ActingPolicy::RunEpisodes(int n, bool keep_observ
     for (size_t i = 0; i < running.size(); ++i) {
       const int64_t k = batch.num_candidates_of[i];
       const double u = std::uniform_real_distribution<double>(0.0, 1.0)(s.rng);
-      int64_t flat = batch.FlatAction(static_cast<int64_t>(i), k);  // No-Op unless a candidate is drawn
+      int64_t flat =
+          batch.FlatAction(static_cast<int64_t>(i), k);  // No-Op unless a candidate is drawn
       double acc = 0;
       for (int64_t a = 0; a < k; ++a) {
         acc += std::exp(static_cast<double>(lp[batch.cand_offset[i] + a]));
@@ -602,7 +631,7 @@ StatusOr<std::vector<Episode>> ActingPolicy::RunEpisodes(int n, bool keep_observ
     for (size_t i = 0; i < running.size(); ++i) {
       const int e = running[i];
       const int64_t action = batch.ActionOf(static_cast<int64_t>(i), flats[i]);
-      ASSIGN_OR_RETURN(StepResult r, s.envs[e]->Step(static_cast<size_t>(action)));
+      REWIRE_ASSIGN_OR_RETURN(StepResult r, s.envs[e]->Step(static_cast<size_t>(action)));
       Episode& ep = episodes[e];
       RolloutStep st;
       st.reward = static_cast<float>(r.reward);

@@ -63,10 +63,11 @@ class LearnerRank {
   /// a single process when unset), prepares the run directory (rank 0 writes config.toml),
   /// builds the policy and optimizer, loads the checkpoint as `mode` says, moves both to
   /// run.device (plain "cuda": GPU LOCAL_RANK, else SLURM_LOCALID, else the rank, modulo the
-  /// GPUs; the all-reduce then runs on NCCL) and broadcasts rank 0's weights. `log` receives progress lines (also appended to the rank's log file).
-  static StatusOr<std::unique_ptr<LearnerRank>> Create(
-      const TrainConfig& config, const RunPaths& paths, ResumeMode mode,
-      std::function<void(const std::string&)> log);
+  /// GPUs; the all-reduce then runs on NCCL) and broadcasts rank 0's weights. `log` receives
+  /// progress lines (also appended to the rank's log file).
+  static StatusOr<std::unique_ptr<LearnerRank>> Create(const TrainConfig& config,
+                                                       const RunPaths& paths, ResumeMode mode,
+                                                       std::function<void(const std::string&)> log);
   ~LearnerRank();
 
   int rank() const;

@@ -25,7 +25,7 @@ bool Same(double a, double b) {
 }  // namespace
 
 Status ReplayObservations(Environment& env, const Graph& graph, int hops, Episode& episode) {
-  ASSIGN_OR_RETURN(Observation first, env.Reset(graph));
+  REWIRE_ASSIGN_OR_RETURN(Observation first, env.Reset(graph));
   (void)first;
   if (!Same(env.initial_cost_ms(), episode.initial_cost_ms)) {
     return DataLoss("the model costs " + Num(env.initial_cost_ms()) +
@@ -45,7 +45,7 @@ Status ReplayObservations(Environment& env, const Graph& graph, int hops, Episod
       return DataLoss(at + "action " + std::to_string(s.action) + " of " +
                       std::to_string(s.observation.num_actions()) + " actions");
     }
-    ASSIGN_OR_RETURN(StepResult r, env.Step(static_cast<size_t>(s.action)));
+    REWIRE_ASSIGN_OR_RETURN(StepResult r, env.Step(static_cast<size_t>(s.action)));
     if (!r.rule.empty()) {
       if (rule >= episode.rules.size() || episode.rules[rule] != r.rule) {
         return DataLoss(

@@ -68,7 +68,8 @@ void RolloutBuffer::ComputeAdvantages(double gamma, double lambda) {
   ComputeGae(rewards, values, dones, 0.0f, gamma, lambda, &advantages_, &returns_);
 }
 
-std::vector<std::vector<size_t>> RolloutBuffer::Minibatches(size_t size, std::mt19937_64& rng) const {
+std::vector<std::vector<size_t>> RolloutBuffer::Minibatches(size_t size,
+                                                            std::mt19937_64& rng) const {
   REWIRE_CHECK(size > 0);
   std::vector<size_t> order(steps_.size());
   std::iota(order.begin(), order.end(), 0);

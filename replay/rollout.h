@@ -15,20 +15,20 @@ namespace rewire {
 /// One environment step as the acting policy saw it.
 struct RolloutStep {
   ObservationFeatures observation;
-  int32_t action = 0;    // index into the observation's actions (No-Op = num_actions() - 1)
-  float logprob = 0;     // log pi(action | observation) under the acting policy
-  float value = 0;       // V(observation) under the acting policy
+  int32_t action = 0;  // index into the observation's actions (No-Op = num_actions() - 1)
+  float logprob = 0;   // log pi(action | observation) under the acting policy
+  float value = 0;     // V(observation) under the acting policy
   float reward = 0;
-  bool done = false;     // the episode ended after this step (No-Op, horizon, no candidates)
+  bool done = false;  // the episode ended after this step (No-Op, horizon, no candidates)
 };
 
 /// One finished episode.
 struct Episode {
-  std::string model;            // label of the model it ran on
-  int64_t policy_version = 0;   // version of the policy that acted
+  std::string model;           // label of the model it ran on
+  int64_t policy_version = 0;  // version of the policy that acted
   double initial_cost_ms = 0;
   double final_cost_ms = 0;
-  double best_cost_ms = 0;      // cheapest graph seen during the episode
+  double best_cost_ms = 0;         // cheapest graph seen during the episode
   std::vector<std::string> rules;  // rewrites taken, in order
   std::vector<RolloutStep> steps;
   double episodic_return() const;

@@ -92,7 +92,7 @@ StatusOr<Graph> BuildBert(const ModelParams& p) {
   const int64_t batch = OrDefault(p.batch, 1), seq = OrDefault(p.seq_len, 64);
   const int64_t hidden = OrDefault(p.hidden, 1024), heads = OrDefault(p.heads, 16);
   const int64_t layers = OrDefault(p.layers, 8);
-  RETURN_IF_ERROR(CheckHeads(hidden, heads));
+  REWIRE_RETURN_IF_ERROR(CheckHeads(hidden, heads));
   const AttentionShape shape{batch, seq, hidden, heads};
   GraphBuilder b(p.seed);
   ValueRef x = b.Input("input", {batch, seq, hidden});
@@ -113,7 +113,7 @@ StatusOr<Graph> BuildVit(const ModelParams& p) {
   const int64_t batch = OrDefault(p.batch, 1), seq = OrDefault(p.seq_len, 64);
   const int64_t hidden = OrDefault(p.hidden, 768), heads = OrDefault(p.heads, 12);
   const int64_t layers = OrDefault(p.layers, 12);
-  RETURN_IF_ERROR(CheckHeads(hidden, heads));
+  REWIRE_RETURN_IF_ERROR(CheckHeads(hidden, heads));
   const AttentionShape shape{batch, seq, hidden, heads};
   GraphBuilder b(p.seed);
   ValueRef x = b.Input("input", {batch, seq, hidden});
@@ -135,7 +135,7 @@ StatusOr<Graph> BuildDalle(const ModelParams& p) {
   const int64_t hidden = OrDefault(p.hidden, 768), heads = OrDefault(p.heads, 12);
   const int64_t layers = OrDefault(p.layers, 8);
   const int64_t mlp = hidden * 8 / 3;  // 2048 at hidden 768
-  RETURN_IF_ERROR(CheckHeads(hidden, heads));
+  REWIRE_RETURN_IF_ERROR(CheckHeads(hidden, heads));
   const AttentionShape shape{batch, seq, hidden, heads};
   GraphBuilder b(p.seed);
   ValueRef x = b.Input("input", {batch, seq, hidden});
@@ -163,7 +163,7 @@ StatusOr<Graph> BuildTransformerTransducer(const ModelParams& p) {
   const int64_t hidden = OrDefault(p.hidden, 512), heads = OrDefault(p.heads, 8);
   const int64_t audio_layers = OrDefault(p.layers, 12);
   constexpr int64_t kLabelLayers = 2, kLabels = 16, kVocab = 256;
-  RETURN_IF_ERROR(CheckHeads(hidden, heads));
+  REWIRE_RETURN_IF_ERROR(CheckHeads(hidden, heads));
   GraphBuilder b(p.seed);
   ValueRef audio = b.Input("audio", {batch, frames, hidden});
   ValueRef labels = b.Input("labels", {batch, kLabels, hidden});

@@ -46,7 +46,8 @@ const std::vector<std::string>& AttrsAsInputs(OpType op) {
 
 /// rewire attributes that ONNX lacks but that are implied when they hold this value.
 bool ImpliedDefault(OpType op, const std::string& name, const AttrValue& v) {
-  if ((op == OpType::kConv2D || op == OpType::kMatMul || op == OpType::kGemm) && name == "activation") {
+  if ((op == OpType::kConv2D || op == OpType::kMatMul || op == OpType::kGemm) &&
+      name == "activation") {
     const auto* s = std::get_if<std::string>(&v);
     return s && *s == "none";
   }
@@ -101,10 +102,12 @@ void SetType(onnx::ValueInfoProto* vi, const std::string& name, const TensorType
 
 /// Enlarge's result on a known weight: zero-padded kernel, centred as the executor does.
 StatusOr<HostTensor> EnlargeWeight(const HostTensor& w, const Ints& ks) {
-  if (w.type.shape.size() != 4 || ks.size() != 2) return InvalidArgument("Enlarge needs a 4-D weight");
+  if (w.type.shape.size() != 4 || ks.size() != 2)
+    return InvalidArgument("Enlarge needs a 4-D weight");
   const Shape& s = w.type.shape;
   const int64_t dh = ks[0] - s[2], dw = ks[1] - s[3];
-  if (dh < 0 || dw < 0) return InvalidArgument("Enlarge: kernel_shape is smaller than the weight's");
+  if (dh < 0 || dw < 0)
+    return InvalidArgument("Enlarge: kernel_shape is smaller than the weight's");
   HostTensor out(w.type.dtype, {s[0], s[1], ks[0], ks[1]});
   const size_t es = DTypeSize(w.type.dtype);
   for (int64_t oc = 0; oc < s[0] * s[1]; ++oc) {
@@ -146,7 +149,8 @@ HostTensor Scalar(DType dtype, double v) {
 
 class Exporter {
  public:
-  Exporter(const Graph& graph, const OnnxExportOptions& options) : g_(graph), custom_(options.custom_ops) {}
+  Exporter(const Graph& graph, const OnnxExportOptions& options)
+      : g_(graph), custom_(options.custom_ops) {}
   StatusOr<onnx::ModelProto> Run();
 
  private:
@@ -163,7 +167,8 @@ class Exporter {
   /// `name` is a graph output.
   void ConstantValue(const HostTensor& t, const std::string& name, bool graph_output);
   /// Standard-ONNX lowering of one op (default export).
-  Status EmitLowered(const Node& node, const std::string& base, const std::vector<std::string>& inputs,
+  Status EmitLowered(const Node& node, const std::string& base,
+                     const std::vector<std::string>& inputs,
                      const std::vector<std::string>& outputs);
   /// The op in its ONNX twin's form: static operands as constant inputs; `attrs` without the
   /// ones implied by default. `all_constant` marks a node that import must not fold.
@@ -205,7 +210,8 @@ std::string Exporter::NodeName(const std::string& base) {
 
 onnx::NodeProto* Exporter::AddNode(const std::string& op_type, const std::string& name,
                                    const std::vector<std::string>& inputs,
-                                   const std::vector<std::string>& outputs, const std::string& domain) {
+                                   const std::vector<std::string>& outputs,
+                                   const std::string& domain) {
   onnx::NodeProto* n = graph_->add_node();
   n->set_op_type(op_type);
   if (!domain.empty()) n->set_domain(domain);
@@ -320,22 +326,23 @@ Status Exporter::EmitOp(const Node& node) {
     if (op_type.empty()) return InvalidArgument("opaque node '" + node.name + "' has no onnx_op");
     if (!domain.empty()) domains_.insert(domain);
     onnx::NodeProto* n = AddNode(op_type, base, inputs, outputs, domain);
-    for (const auto& [name, value] : attrs.items()) RETURN_IF_ERROR(SetAttr(n, name, value));
+    for (const auto& [name, value] : attrs.items()) REWIRE_RETURN_IF_ERROR(SetAttr(n, name, value));
   } else if (!custom_) {
-    RETURN_IF_ERROR(EmitLowered(node, base, inputs, outputs));
+    REWIRE_RETURN_IF_ERROR(EmitLowered(node, base, inputs, outputs));
     // A weight computed at export is an initializer and carries its own type.
     value_info = !((node.op == OpType::kEnlarge || node.op == OpType::kMergeGConv) &&
                    g_.node(node.inputs[0].node).IsLeaf() &&
                    g_.node(node.inputs[0].node).op != OpType::kInput);
   } else if (FitsStandard(node)) {
-    RETURN_IF_ERROR(EmitTwin(node, node.attrs, base, inputs, outputs, all_constant));
+    REWIRE_RETURN_IF_ERROR(EmitTwin(node, node.attrs, base, inputs, outputs, all_constant));
   } else {
     const std::string domain = std::string(kRewireDomain);
     const std::string op_type =
         info.domain == kRewireDomain ? std::string(info.onnx_name) : std::string(info.name);
     domains_.insert(domain);
     onnx::NodeProto* n = AddNode(op_type, base, inputs, outputs, domain);
-    for (const auto& [name, value] : node.attrs.items()) RETURN_IF_ERROR(SetAttr(n, name, value));
+    for (const auto& [name, value] : node.attrs.items())
+      REWIRE_RETURN_IF_ERROR(SetAttr(n, name, value));
   }
   for (uint32_t i = 0; value_info && i < node.outputs.size(); ++i) {
     if (!preferred_.count({node.id, i})) {
@@ -383,7 +390,7 @@ Status Exporter::EmitTwin(const Node& node, Attrs attrs, const std::string& base
   }
   onnx::NodeProto* n = AddNode(std::string(GetOpInfo(node.op).onnx_name), base, inputs, outputs);
   if (all_constant) n->set_doc_string(kNoFoldDoc);
-  for (const auto& [name, value] : attrs.items()) RETURN_IF_ERROR(SetAttr(n, name, value));
+  for (const auto& [name, value] : attrs.items()) REWIRE_RETURN_IF_ERROR(SetAttr(n, name, value));
   return Status::Ok();
 }
 
@@ -413,7 +420,8 @@ Status Exporter::EmitActivation(const std::string& act, const std::string& x, co
     EmitGelu(x, y, base, dtype);
     return Status::Ok();
   }
-  return InvalidArgument("'" + base + "': fused activation '" + act + "' has no standard ONNX form");
+  return InvalidArgument("'" + base + "': fused activation '" + act +
+                         "' has no standard ONNX form");
 }
 
 Status Exporter::EmitLowered(const Node& node, const std::string& base,
@@ -441,12 +449,13 @@ Status Exporter::EmitLowered(const Node& node, const std::string& base,
     case OpType::kEnlarge: {
       const Ints ks = node.attrs.GetInts("kernel_shape");
       if (known) {
-        ASSIGN_OR_RETURN(HostTensor w, EnlargeWeight(*known, ks));
+        REWIRE_ASSIGN_OR_RETURN(HostTensor w, EnlargeWeight(*known, ks));
         ConstantValue(w, outputs[0], graph_output);
         return Status::Ok();
       }
       const Shape& s = g_.type(node.inputs[0]).shape;
-      if (s.size() != 4 || ks.size() != 2) return InvalidArgument("'" + base + "': Enlarge needs a 4-D weight");
+      if (s.size() != 4 || ks.size() != 2)
+        return InvalidArgument("'" + base + "': Enlarge needs a 4-D weight");
       const int64_t dh = ks[0] - s[2], dw = ks[1] - s[3];
       const std::string pads = ConstantInput(
           HostTensor::FromInt64s({8}, {0, 0, dh / 2, dw / 2, 0, 0, dh - dh / 2, dw - dw / 2}),
@@ -458,7 +467,7 @@ Status Exporter::EmitLowered(const Node& node, const std::string& base,
       const int64_t count = node.attrs.GetInt("count", 1);
       const int64_t groups = node.attrs.GetInt("group", count);
       if (known) {
-        ASSIGN_OR_RETURN(HostTensor w, MergeGConvWeight(*known, count, groups));
+        REWIRE_ASSIGN_OR_RETURN(HostTensor w, MergeGConvWeight(*known, count, groups));
         ConstantValue(w, outputs[0], graph_output);
         return Status::Ok();
       }
@@ -466,7 +475,8 @@ Status Exporter::EmitLowered(const Node& node, const std::string& base,
       // output channels whose group sits in block b.
       const Shape& s = g_.type(node.inputs[0]).shape;
       if (s.size() != 4 || count < 1 || groups < 1 || groups % count || s[0] % groups) {
-        return InvalidArgument("'" + base + "': MergeGConv's weight shape and group/count do not agree");
+        return InvalidArgument("'" + base +
+                               "': MergeGConv's weight shape and group/count do not agree");
       }
       std::vector<std::string> blocks;
       for (int64_t b = 0; b < count; ++b) {
@@ -481,7 +491,7 @@ Status Exporter::EmitLowered(const Node& node, const std::string& base,
         blocks.push_back(y);
       }
       onnx::NodeProto* cat = AddNode("Concat", base, blocks, outputs);
-      RETURN_IF_ERROR(SetAttr(cat, "axis", int64_t{1}));
+      REWIRE_RETURN_IF_ERROR(SetAttr(cat, "axis", int64_t{1}));
       return Status::Ok();
     }
     default:
@@ -496,10 +506,11 @@ Status Exporter::EmitLowered(const Node& node, const std::string& base,
                            "; export with custom ops to keep it in the ai.rewire domain");
   }
   bool all_constant = !node.inputs.empty();
-  for (const ValueRef& in : node.inputs) all_constant = all_constant && g_.node(in.node).op == OpType::kConstant;
+  for (const ValueRef& in : node.inputs)
+    all_constant = all_constant && g_.node(in.node).op == OpType::kConstant;
   if (act == "none") return EmitTwin(plain, plain.attrs, base, inputs, outputs, all_constant);
   const std::string linear = Unique(outputs[0] + "/linear");
-  RETURN_IF_ERROR(EmitTwin(plain, plain.attrs, base, inputs, {linear}, all_constant));
+  REWIRE_RETURN_IF_ERROR(EmitTwin(plain, plain.attrs, base, inputs, {linear}, all_constant));
   SetType(graph_->add_value_info(), linear, node.outputs[0]);
   return EmitActivation(act, linear, outputs[0], base, dtype);
 }
@@ -552,13 +563,13 @@ StatusOr<onnx::ModelProto> Exporter::Run() {
 
   for (NodeId id : order) {
     const Node& n = g_.node(id);
-    if (n.IsLeaf()) RETURN_IF_ERROR(EmitLeaf(n));
+    if (n.IsLeaf()) REWIRE_RETURN_IF_ERROR(EmitLeaf(n));
   }
   for (NodeId id : order) {
     const Node& n = g_.node(id);
-    if (!n.IsLeaf()) RETURN_IF_ERROR(EmitOp(n));
+    if (!n.IsLeaf()) REWIRE_RETURN_IF_ERROR(EmitOp(n));
   }
-  RETURN_IF_ERROR(EmitOutputs());
+  REWIRE_RETURN_IF_ERROR(EmitOutputs());
 
   auto* opset = model_.add_opset_import();
   opset->set_domain("");
@@ -576,7 +587,7 @@ StatusOr<onnx::ModelProto> Exporter::Run() {
 
 StatusOr<std::string> ExportOnnxBytes(const Graph& graph, const OnnxExportOptions& options) {
   try {
-    ASSIGN_OR_RETURN(onnx::ModelProto model, onnx_io::Exporter(graph, options).Run());
+    REWIRE_ASSIGN_OR_RETURN(onnx::ModelProto model, onnx_io::Exporter(graph, options).Run());
     std::string bytes;
     if (!model.SerializeToString(&bytes)) {
       return InvalidArgument("the ONNX model could not be serialised (protobuf's 2 GiB limit?)");
@@ -587,8 +598,9 @@ StatusOr<std::string> ExportOnnxBytes(const Graph& graph, const OnnxExportOption
   }
 }
 
-Status ExportOnnxFile(const Graph& graph, const std::string& path, const OnnxExportOptions& options) {
-  ASSIGN_OR_RETURN(std::string bytes, ExportOnnxBytes(graph, options));
+Status ExportOnnxFile(const Graph& graph, const std::string& path,
+                      const OnnxExportOptions& options) {
+  REWIRE_ASSIGN_OR_RETURN(std::string bytes, ExportOnnxBytes(graph, options));
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return NotFound(path + ": cannot open the file for writing");
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));

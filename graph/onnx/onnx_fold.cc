@@ -175,8 +175,8 @@ StatusOr<Literal> Binary(const NodeProto& node, const Literal& a, const Literal&
     return Bad(node, std::string("input types differ: ") + OnnxTypeName(a.dtype) + " and " +
                          OnnxTypeName(b.dtype));
   }
-  ASSIGN_OR_RETURN(Shape shape, Broadcast(node, a.shape, b.shape));
-  RETURN_IF_ERROR(CheckSize(node, shape));
+  REWIRE_ASSIGN_OR_RETURN(Shape shape, Broadcast(node, a.shape, b.shape));
+  REWIRE_RETURN_IF_ERROR(CheckSize(node, shape));
   const std::vector<int64_t> ia = BroadcastIndex(shape, a.shape);
   const std::vector<int64_t> ib = BroadcastIndex(shape, b.shape);
   Literal out = Make(kind == ResultKind::kBool ? TensorProto::BOOL : a.dtype, shape);
@@ -279,7 +279,7 @@ const std::map<std::string, BinaryRule>& BinaryRules() {
 StatusOr<Literal> FoldBinary(const NodeProto& node, const Literal& a, const Literal& b) {
   std::string op = node.op_type();
   if (op == "Mod") {
-    ASSIGN_OR_RETURN(int64_t fmod, AttrInt(node, "fmod", 0));
+    REWIRE_ASSIGN_OR_RETURN(int64_t fmod, AttrInt(node, "fmod", 0));
     if (fmod) op = "Mod/fmod";
   }
   auto it = BinaryRules().find(op);
@@ -345,9 +345,9 @@ StatusOr<Literal> FoldCast(const NodeProto& node, const Literal& x, int64_t to) 
 StatusOr<Literal> FoldWhere(const NodeProto& node, const Literal& c, const Literal& x,
                             const Literal& y) {
   if (x.dtype != y.dtype) return Bad(node, "X and Y types differ");
-  ASSIGN_OR_RETURN(Shape s, Broadcast(node, c.shape, x.shape));
-  ASSIGN_OR_RETURN(s, Broadcast(node, s, y.shape));
-  RETURN_IF_ERROR(CheckSize(node, s));
+  REWIRE_ASSIGN_OR_RETURN(Shape s, Broadcast(node, c.shape, x.shape));
+  REWIRE_ASSIGN_OR_RETURN(s, Broadcast(node, s, y.shape));
+  REWIRE_RETURN_IF_ERROR(CheckSize(node, s));
   const auto ic = BroadcastIndex(s, c.shape), ix = BroadcastIndex(s, x.shape),
              iy = BroadcastIndex(s, y.shape);
   Literal out = Make(x.dtype, s);
@@ -464,7 +464,7 @@ StatusOr<std::vector<Literal>> FoldNode(const NodeProto& node,
 
   if (op == "Identity") return one(x);
   if (op == "Cast") {
-    ASSIGN_OR_RETURN(int64_t to, AttrInt(node, "to", 0));
+    REWIRE_ASSIGN_OR_RETURN(int64_t to, AttrInt(node, "to", 0));
     return one(FoldCast(node, x, to));
   }
   if (op == "CastLike") return one(FoldCast(node, x, Need(in, 1).dtype));
@@ -476,7 +476,7 @@ StatusOr<std::vector<Literal>> FoldNode(const NodeProto& node,
     Literal acc = x;
     for (size_t i = 1; i < in.size(); ++i) {
       if (!in[i]) return Bad(node, "missing input");
-      ASSIGN_OR_RETURN(acc, FoldBinary(node, acc, *in[i]));
+      REWIRE_ASSIGN_OR_RETURN(acc, FoldBinary(node, acc, *in[i]));
     }
     return one(acc);
   }
@@ -485,8 +485,8 @@ StatusOr<std::vector<Literal>> FoldNode(const NodeProto& node,
   if (op == "ScatterND") return one(FoldScatterND(node, x, Need(in, 1), Need(in, 2)));
   if (op == "Shape") {
     const int64_t rank = static_cast<int64_t>(x.shape.size());
-    ASSIGN_OR_RETURN(int64_t start, AttrInt(node, "start", 0));
-    ASSIGN_OR_RETURN(int64_t end, AttrInt(node, "end", rank));
+    REWIRE_ASSIGN_OR_RETURN(int64_t start, AttrInt(node, "start", 0));
+    REWIRE_ASSIGN_OR_RETURN(int64_t end, AttrInt(node, "end", rank));
     if (start < 0) start += rank;
     if (end < 0) end += rank;
     start = std::clamp<int64_t>(start, 0, rank);
@@ -500,20 +500,20 @@ StatusOr<std::vector<Literal>> FoldNode(const NodeProto& node,
   }
   if (op == "Gather") return one(FoldGather(node, x, Need(in, 1)));
   if (op == "Unsqueeze") {
-    ASSIGN_OR_RETURN(std::optional<Ints> axes, AxesOf(node, in, 1));
+    REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> axes, AxesOf(node, in, 1));
     if (!axes) return Bad(node, "needs axes");
     return one(FoldUnsqueeze(node, x, *axes));
   }
   if (op == "Squeeze") {
-    ASSIGN_OR_RETURN(std::optional<Ints> axes, AxesOf(node, in, 1));
+    REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> axes, AxesOf(node, in, 1));
     return one(FoldSqueeze(node, x, axes));
   }
   if (op == "Concat") return one(FoldConcat(node, in));
   if (op == "Slice") {
     if (opset < 10) {
-      ASSIGN_OR_RETURN(std::optional<Ints> starts, AttrInts(node, "starts"));
-      ASSIGN_OR_RETURN(std::optional<Ints> ends, AttrInts(node, "ends"));
-      ASSIGN_OR_RETURN(std::optional<Ints> axes, AttrInts(node, "axes"));
+      REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> starts, AttrInts(node, "starts"));
+      REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> ends, AttrInts(node, "ends"));
+      REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> axes, AttrInts(node, "axes"));
       if (!starts || !ends) return Bad(node, "needs starts and ends");
       return one(FoldSlice(node, x, *starts, *ends, axes, std::nullopt));
     }
@@ -523,10 +523,10 @@ StatusOr<std::vector<Literal>> FoldNode(const NodeProto& node,
     return one(FoldSlice(node, x, Need(in, 1).AsInts(), Need(in, 2).AsInts(), axes, steps));
   }
   if (op == "Reshape") {
-    ASSIGN_OR_RETURN(int64_t allowzero, AttrInt(node, "allowzero", 0));
+    REWIRE_ASSIGN_OR_RETURN(int64_t allowzero, AttrInt(node, "allowzero", 0));
     Ints shape;
     if (opset < 5) {
-      ASSIGN_OR_RETURN(std::optional<Ints> s, AttrInts(node, "shape"));
+      REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> s, AttrInts(node, "shape"));
       if (!s) return Bad(node, "needs shape");
       shape = *s;
     } else {
@@ -536,7 +536,7 @@ StatusOr<std::vector<Literal>> FoldNode(const NodeProto& node,
   }
   if (op == "Flatten") {
     const int64_t rank = static_cast<int64_t>(x.shape.size());
-    ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 1));
+    REWIRE_ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 1));
     if (axis < -rank || axis > rank) return Bad(node, "axis out of range");
     if (axis < 0) axis += rank;
     int64_t a = 1, b = 1;
@@ -555,7 +555,7 @@ StatusOr<std::vector<Literal>> FoldNode(const NodeProto& node,
     if (op == "ReduceSum" && opset >= 13) {
       if (in.size() > 1 && in[1]) axes = in[1]->AsInts();
     } else {
-      ASSIGN_OR_RETURN(axes, AttrInts(node, "axes"));
+      REWIRE_ASSIGN_OR_RETURN(axes, AttrInts(node, "axes"));
     }
     return one(FoldReduce(node, x, axes));
   }
@@ -564,7 +564,7 @@ StatusOr<std::vector<Literal>> FoldNode(const NodeProto& node,
     if (opset >= 13) {
       if (in.size() > 1 && in[1]) split = in[1]->AsInts();
     } else {
-      ASSIGN_OR_RETURN(split, AttrInts(node, "split"));
+      REWIRE_ASSIGN_OR_RETURN(split, AttrInts(node, "split"));
     }
     return FoldSplit(node, x, split);
   }

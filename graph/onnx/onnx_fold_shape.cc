@@ -12,12 +12,12 @@ StatusOr<Literal> FoldGather(const NodeProto& node, const Literal& data, const L
   if (indices.IsReal()) return Bad(node, "indices must be integers");
   const int64_t rank = static_cast<int64_t>(data.shape.size());
   if (rank == 0) return Bad(node, "data must have rank >= 1");
-  ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
-  ASSIGN_OR_RETURN(axis, NormAxis(node, axis, rank));
+  REWIRE_ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
+  REWIRE_ASSIGN_OR_RETURN(axis, NormAxis(node, axis, rank));
   Shape s(data.shape.begin(), data.shape.begin() + axis);
   s.insert(s.end(), indices.shape.begin(), indices.shape.end());
   s.insert(s.end(), data.shape.begin() + axis + 1, data.shape.end());
-  RETURN_IF_ERROR(CheckSize(node, s));
+  REWIRE_RETURN_IF_ERROR(CheckSize(node, s));
   const int64_t outer = NumElements(Shape(data.shape.begin(), data.shape.begin() + axis));
   const int64_t inner = NumElements(Shape(data.shape.begin() + axis + 1, data.shape.end()));
   const int64_t dim = data.shape[axis];
@@ -40,7 +40,7 @@ StatusOr<Literal> FoldUnsqueeze(const NodeProto& node, const Literal& x, const I
   const int64_t rank = static_cast<int64_t>(x.shape.size() + axes_in.size());
   std::vector<bool> is_new(static_cast<size_t>(rank), false);
   for (int64_t a : axes_in) {
-    ASSIGN_OR_RETURN(int64_t n, NormAxis(node, a, rank));
+    REWIRE_ASSIGN_OR_RETURN(int64_t n, NormAxis(node, a, rank));
     if (is_new[n]) return Bad(node, "repeated axis");
     is_new[n] = true;
   }
@@ -57,7 +57,7 @@ StatusOr<Literal> FoldSqueeze(const NodeProto& node, const Literal& x,
   std::vector<bool> drop(static_cast<size_t>(rank), false);
   if (axes) {
     for (int64_t a : *axes) {
-      ASSIGN_OR_RETURN(int64_t n, NormAxis(node, a, rank));
+      REWIRE_ASSIGN_OR_RETURN(int64_t n, NormAxis(node, a, rank));
       if (x.shape[n] != 1)
         return Bad(node, "cannot squeeze axis " + std::to_string(a) + " of " + Str(x.shape));
       drop[n] = true;
@@ -78,8 +78,8 @@ StatusOr<Literal> FoldConcat(const NodeProto& node, const std::vector<const Lite
   const Literal& first = *in[0];
   const int64_t rank = static_cast<int64_t>(first.shape.size());
   if (rank == 0) return Bad(node, "inputs must have rank >= 1");
-  ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
-  ASSIGN_OR_RETURN(axis, NormAxis(node, axis, rank));
+  REWIRE_ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
+  REWIRE_ASSIGN_OR_RETURN(axis, NormAxis(node, axis, rank));
   Shape s = first.shape;
   s[axis] = 0;
   for (const Literal* l : in) {
@@ -91,7 +91,7 @@ StatusOr<Literal> FoldConcat(const NodeProto& node, const std::vector<const Lite
     }
     s[axis] += l->shape[axis];
   }
-  RETURN_IF_ERROR(CheckSize(node, s));
+  REWIRE_RETURN_IF_ERROR(CheckSize(node, s));
   const int64_t outer = NumElements(Shape(s.begin(), s.begin() + axis));
   const int64_t inner = NumElements(Shape(s.begin() + axis + 1, s.end()));
   Literal out;
@@ -127,7 +127,7 @@ StatusOr<Literal> FoldSlice(const NodeProto& node, const Literal& x, const Ints&
   std::vector<int64_t> begin(rank, 0), step(rank, 1), len(x.shape.begin(), x.shape.end());
   std::vector<bool> seen(rank, false);
   for (size_t i = 0; i < starts.size(); ++i) {
-    ASSIGN_OR_RETURN(int64_t a, NormAxis(node, (*axes)[i], rank));
+    REWIRE_ASSIGN_OR_RETURN(int64_t a, NormAxis(node, (*axes)[i], rank));
     if (seen[a]) return Bad(node, "repeated axis");
     seen[a] = true;
     const int64_t dim = x.shape[a];
@@ -151,7 +151,7 @@ StatusOr<Literal> FoldSlice(const NodeProto& node, const Literal& x, const Ints&
     len[a] = n;
   }
   Shape out_shape(len.begin(), len.end());
-  RETURN_IF_ERROR(CheckSize(node, out_shape));
+  REWIRE_RETURN_IF_ERROR(CheckSize(node, out_shape));
   const std::vector<int64_t> in_strides = Strides(x.shape);
   const int64_t n = NumElements(out_shape);
   std::vector<int64_t> idx(static_cast<size_t>(n));
@@ -206,8 +206,8 @@ StatusOr<Literal> FoldExpand(const NodeProto& node, const Literal& x, const Ints
   for (int64_t d : shape) {
     if (d < 0) return Bad(node, "negative dimension in shape");
   }
-  ASSIGN_OR_RETURN(Shape s, Broadcast(node, x.shape, Shape(shape)));
-  RETURN_IF_ERROR(CheckSize(node, s));
+  REWIRE_ASSIGN_OR_RETURN(Shape s, Broadcast(node, x.shape, Shape(shape)));
+  REWIRE_RETURN_IF_ERROR(CheckSize(node, s));
   return Take(x, s, BroadcastIndex(s, x.shape));
 }
 
@@ -221,7 +221,7 @@ StatusOr<Literal> FoldTile(const NodeProto& node, const Literal& x, const Ints& 
       return Bad(node, "result too large");
     s[d] = x.shape[d] * repeats[d];
   }
-  RETURN_IF_ERROR(CheckSize(node, s));
+  REWIRE_RETURN_IF_ERROR(CheckSize(node, s));
   const std::vector<int64_t> in_strides = Strides(x.shape);
   const int64_t n = NumElements(s);
   std::vector<int64_t> idx(static_cast<size_t>(n));
@@ -240,7 +240,7 @@ StatusOr<Literal> FoldTile(const NodeProto& node, const Literal& x, const Ints& 
 
 StatusOr<Literal> FoldTranspose(const NodeProto& node, const Literal& x) {
   const int64_t rank = static_cast<int64_t>(x.shape.size());
-  ASSIGN_OR_RETURN(std::optional<Ints> perm_attr, AttrInts(node, "perm"));
+  REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> perm_attr, AttrInts(node, "perm"));
   Ints perm(rank);
   for (int64_t i = 0; i < rank; ++i) perm[i] = rank - 1 - i;
   if (perm_attr) perm = *perm_attr;
@@ -304,12 +304,13 @@ StatusOr<Literal> FoldConstantOfShape(const NodeProto& node, const Literal& shap
   for (int64_t d : s) {
     if (d < 0) return Bad(node, "negative dimension in shape");
   }
-  RETURN_IF_ERROR(CheckSize(node, s));
+  REWIRE_RETURN_IF_ERROR(CheckSize(node, s));
   Literal value;
   value.dtype = TensorProto::FLOAT;
   value.reals = {0.0};
   if (const onnx::AttributeProto* a = FindAttr(node, "value")) {
-    ASSIGN_OR_RETURN(value, LiteralFromTensor(a->t(), Describe(node) + " attribute 'value'"));
+    REWIRE_ASSIGN_OR_RETURN(value,
+                            LiteralFromTensor(a->t(), Describe(node) + " attribute 'value'"));
     if (value.numel() != 1) return Bad(node, "attribute 'value' must hold one element");
   }
   Literal out = Make(value.dtype, s);
@@ -324,15 +325,15 @@ StatusOr<Literal> FoldReduce(const NodeProto& node, const Literal& x,
                              const std::optional<Ints>& axes_in) {
   const std::string& op = node.op_type();
   const int64_t rank = static_cast<int64_t>(x.shape.size());
-  ASSIGN_OR_RETURN(int64_t keepdims, AttrInt(node, "keepdims", 1));
-  ASSIGN_OR_RETURN(int64_t noop, AttrInt(node, "noop_with_empty_axes", 0));
+  REWIRE_ASSIGN_OR_RETURN(int64_t keepdims, AttrInt(node, "keepdims", 1));
+  REWIRE_ASSIGN_OR_RETURN(int64_t noop, AttrInt(node, "noop_with_empty_axes", 0));
   std::vector<bool> reduce(rank, false);
   if (!axes_in || axes_in->empty()) {
     if (noop) return x;
     std::fill(reduce.begin(), reduce.end(), true);
   } else {
     for (int64_t a : *axes_in) {
-      ASSIGN_OR_RETURN(int64_t n, NormAxis(node, a, rank));
+      REWIRE_ASSIGN_OR_RETURN(int64_t n, NormAxis(node, a, rank));
       reduce[n] = true;
     }
   }
@@ -392,8 +393,8 @@ StatusOr<std::vector<Literal>> FoldSplit(const NodeProto& node, const Literal& x
                                          const std::optional<Ints>& split_in) {
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   if (rank == 0) return Bad(node, "input must have rank >= 1");
-  ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
-  ASSIGN_OR_RETURN(axis, NormAxis(node, axis, rank));
+  REWIRE_ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
+  REWIRE_ASSIGN_OR_RETURN(axis, NormAxis(node, axis, rank));
   const int64_t outputs = node.output_size();
   const int64_t dim = x.shape[axis];
   Ints split;
@@ -411,7 +412,8 @@ StatusOr<std::vector<Literal>> FoldSplit(const NodeProto& node, const Literal& x
   int64_t at = 0;
   for (int64_t len : split) {
     if (len < 0 || at + len > dim) return Bad(node, "split sizes exceed the axis");
-    ASSIGN_OR_RETURN(Literal part, FoldSlice(node, x, {at}, {at + len}, Ints{axis}, std::nullopt));
+    REWIRE_ASSIGN_OR_RETURN(Literal part,
+                            FoldSlice(node, x, {at}, {at + len}, Ints{axis}, std::nullopt));
     out.push_back(std::move(part));
     at += len;
   }
@@ -421,7 +423,7 @@ StatusOr<std::vector<Literal>> FoldSplit(const NodeProto& node, const Literal& x
 
 StatusOr<Literal> FoldScatterND(const NodeProto& node, const Literal& data, const Literal& indices,
                                 const Literal& updates) {
-  ASSIGN_OR_RETURN(std::string reduction, AttrString(node, "reduction", "none"));
+  REWIRE_ASSIGN_OR_RETURN(std::string reduction, AttrString(node, "reduction", "none"));
   if (reduction != "none") return NotFoldable(node, "reduction " + reduction);
   if (indices.IsReal() || indices.shape.empty())
     return Bad(node, "indices must be integers of rank >= 1");

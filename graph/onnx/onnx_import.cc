@@ -80,7 +80,7 @@ Status Importer::DeclareInputsAndInitializers() {
     v->init = &t;
     v->weight = t.data_type() == TensorProto::FLOAT;
     v->leaf_name = t.name();
-    RETURN_IF_ERROR(Define(t.name(), v));
+    REWIRE_RETURN_IF_ERROR(Define(t.name(), v));
   }
   if (g_.sparse_initializer_size() > 0) return Fail("sparse initializers are not supported");
   for (const auto& in : g_.input()) {
@@ -97,7 +97,7 @@ Status Importer::DeclareInputsAndInitializers() {
     if (!id.ok()) return Fail(id.status().message());
     auto v = std::make_shared<Value>();
     v->ref = ValueRef{*id, 0};
-    RETURN_IF_ERROR(Define(in.name(), v));
+    REWIRE_RETURN_IF_ERROR(Define(in.name(), v));
   }
   return Status::Ok();
 }
@@ -144,13 +144,13 @@ StatusOr<std::vector<const NodeProto*>> Importer::Schedule() {
   };
   for (const auto& out : g_.output()) {
     if (out.name().empty()) return Fail("a graph output has no name");
-    RETURN_IF_ERROR(visit(out.name(), "graph output '" + out.name() + "'"));
+    REWIRE_RETURN_IF_ERROR(visit(out.name(), "graph output '" + out.name() + "'"));
     while (!stack.empty()) {
       auto& [n, next] = stack.back();
       const NodeProto& node = g_.node(n);
       if (next < node.input_size()) {
         const std::string& in = node.input(next++);
-        RETURN_IF_ERROR(visit(in, "node " + Describe(node)));
+        REWIRE_RETURN_IF_ERROR(visit(in, "node " + Describe(node)));
         continue;
       }
       state[n] = 2;
@@ -182,7 +182,7 @@ StatusOr<ValueRef> Importer::Runtime(const std::string& name) {
     if (!data.ok()) return Fail(data.status().message());
     id = graph_.AddWeightData(v->leaf_name, *data);
   } else {
-    ASSIGN_OR_RETURN(const Literal* lit, ConstantOf(name));
+    REWIRE_ASSIGN_OR_RETURN(const Literal* lit, ConstantOf(name));
     auto data = LiteralToHost(*lit, what);
     if (!data.ok()) return Fail(data.status().message());
     id = graph_.AddConstant(v->leaf_name.empty() ? name : v->leaf_name, *data);
@@ -234,7 +234,7 @@ StatusOr<Shape> Importer::ShapeOf(const std::string& name) {
 StatusOr<TensorType> Importer::TypeOf(const std::string& name) {
   std::shared_ptr<Value> v = Lookup(name);
   if (v && v->ref) return graph_.type(*v->ref);
-  ASSIGN_OR_RETURN(Shape shape, ShapeOf(name));
+  REWIRE_ASSIGN_OR_RETURN(Shape shape, ShapeOf(name));
   const int32_t code = v->lit ? v->lit->dtype : v->init->data_type();
   DType dt = DType::kFloat32;
   if (code == TensorProto::BOOL)
@@ -270,7 +270,7 @@ Status Importer::DefineOutputs(const NodeProto& node, NodeId id, size_t count) {
       v->unusable =
           "output " + std::to_string(i) + " of " + Describe(node) + " is not supported by rewire";
     }
-    RETURN_IF_ERROR(Define(node.output(i), v));
+    REWIRE_RETURN_IF_ERROR(Define(node.output(i), v));
   }
   return Status::Ok();
 }
@@ -325,7 +325,7 @@ Status Importer::BoundAttributes(const NodeProto& node, OpType op, Attrs* attrs)
 
 Status Importer::Emit(const NodeProto& node, OpType op, const std::vector<std::string>& inputs,
                       Attrs attrs) {
-  RETURN_IF_ERROR(BoundAttributes(node, op, &attrs));
+  REWIRE_RETURN_IF_ERROR(BoundAttributes(node, op, &attrs));
   std::vector<ValueRef> refs;
   for (const std::string& in : inputs) {
     auto r = Runtime(in);
@@ -440,7 +440,7 @@ Status Importer::ImportNode(const NodeProto& node) {
           auto v = std::make_shared<Value>();
           v->lit = std::make_shared<const Literal>(std::move((*r)[i]));
           v->leaf_name = node.output(static_cast<int>(i));
-          RETURN_IF_ERROR(Define(node.output(static_cast<int>(i)), v));
+          REWIRE_RETURN_IF_ERROR(Define(node.output(static_cast<int>(i)), v));
         }
         return Status::Ok();
       }
@@ -449,7 +449,7 @@ Status Importer::ImportNode(const NodeProto& node) {
   }
 
   if (standard) {
-    ASSIGN_OR_RETURN(bool handled, ImportStandard(node));
+    REWIRE_ASSIGN_OR_RETURN(bool handled, ImportStandard(node));
     if (handled) return Status::Ok();
   } else if (domain == kRewireDomain) {
     std::optional<OpType> rop = OpTypeFromOnnx(domain, op);
@@ -501,7 +501,7 @@ StatusOr<std::vector<TensorType>> Importer::OpaqueOutputTypes(
         continue;
       }
     }
-    ASSIGN_OR_RETURN(TensorType t, TypeOf(in));
+    REWIRE_ASSIGN_OR_RETURN(TensorType t, TypeOf(in));
     auto* vi = g->add_input();
     vi->set_name(in);
     auto* tt = vi->mutable_type()->mutable_tensor_type();
@@ -515,10 +515,10 @@ StatusOr<std::vector<TensorType>> Importer::OpaqueOutputTypes(
       shapes.push_back(Shape{0});
       continue;
     }
-    ASSIGN_OR_RETURN(Shape s, ShapeOf(in));
+    REWIRE_ASSIGN_OR_RETURN(Shape s, ShapeOf(in));
     shapes.push_back(std::move(s));
   }
-  RETURN_IF_ERROR(AtNode(node, CheckBeforeOnnxInference(node, shapes)));
+  REWIRE_RETURN_IF_ERROR(AtNode(node, CheckBeforeOnnxInference(node, shapes)));
   const auto own = OwnOutputShapes(node, shapes);
   std::string why;
   try {
@@ -602,7 +602,7 @@ Status Importer::ImportOpaque(const NodeProto& node) {
       return FailAt(node, "an absent optional output before a present one is not supported");
   }
   if (outputs.empty()) return FailAt(node, "has no outputs");
-  ASSIGN_OR_RETURN(std::vector<TensorType> types, OpaqueOutputTypes(node, inputs));
+  REWIRE_ASSIGN_OR_RETURN(std::vector<TensorType> types, OpaqueOutputTypes(node, inputs));
   types.resize(outputs.size());
   const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
   auto id = graph_.AddOpaque(node.op_type(), domain, refs, std::move(attrs), types, NodeName(node));
@@ -616,10 +616,10 @@ StatusOr<Graph> Importer::Run() {
   if (!model_.has_graph()) return Fail("not an ONNX model: it has no graph");
   if (model_.ir_version() <= 0) return Fail("not an ONNX model: ir_version is missing");
   if (g_.output_size() == 0) return Fail("the graph has no outputs");
-  RETURN_IF_ERROR(ReadOpset());
-  RETURN_IF_ERROR(DeclareInputsAndInitializers());
-  ASSIGN_OR_RETURN(std::vector<const NodeProto*> order, Schedule());
-  for (const NodeProto* node : order) RETURN_IF_ERROR(ImportNode(*node));
+  REWIRE_RETURN_IF_ERROR(ReadOpset());
+  REWIRE_RETURN_IF_ERROR(DeclareInputsAndInitializers());
+  REWIRE_ASSIGN_OR_RETURN(std::vector<const NodeProto*> order, Schedule());
+  for (const NodeProto* node : order) REWIRE_RETURN_IF_ERROR(ImportNode(*node));
   for (const auto& out : g_.output()) {
     auto ref = Runtime(out.name());
     if (!ref.ok()) return Fail("graph output '" + out.name() + "': " + ref.status().message());

@@ -42,10 +42,10 @@ bool Present(const NodeProto& node, int i) {
 
 StatusOr<Ints> Importer::PadsFor(const NodeProto& node, const Shape& in, const Ints& kernel,
                                  const Ints& strides, const Ints& dilations) {
-  ASSIGN_OR_RETURN(std::string auto_pad, AttrString(node, "auto_pad", "NOTSET"));
+  REWIRE_ASSIGN_OR_RETURN(std::string auto_pad, AttrString(node, "auto_pad", "NOTSET"));
   const size_t n = kernel.size();
   if (auto_pad == "NOTSET" || auto_pad.empty()) {
-    ASSIGN_OR_RETURN(std::optional<Ints> pads, AttrInts(node, "pads"));
+    REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> pads, AttrInts(node, "pads"));
     return pads ? *pads : Ints(2 * n, 0);
   }
   if (auto_pad == "VALID") return Ints(2 * n, 0);
@@ -73,20 +73,20 @@ StatusOr<bool> Importer::ImportConv(const NodeProto& node) {
   if (node.input_size() < 2 || !Present(node, 0) || !Present(node, 1)) {
     return FailAt(node, "Conv needs inputs X and W");
   }
-  ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
-  ASSIGN_OR_RETURN(Shape w, ShapeOf(node.input(1)));
+  REWIRE_ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
+  REWIRE_ASSIGN_OR_RETURN(Shape w, ShapeOf(node.input(1)));
   if (x.size() != 4 || w.size() != 4) return false;  // 1-D and 3-D convolutions stay opaque
   const Ints kernel{w[2], w[3]};
-  ASSIGN_OR_RETURN(std::optional<Ints> ks, AttrInts(node, "kernel_shape"));
+  REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> ks, AttrInts(node, "kernel_shape"));
   if (ks && *ks != kernel) {
     return FailAt(node, "kernel_shape [" + ShapeToString(*ks) + "] disagrees with weight [" +
                             ShapeToString(w) + "]");
   }
-  ASSIGN_OR_RETURN(std::optional<Ints> strides, AttrInts(node, "strides"));
-  ASSIGN_OR_RETURN(std::optional<Ints> dilations, AttrInts(node, "dilations"));
-  ASSIGN_OR_RETURN(int64_t group, AttrInt(node, "group", 1));
+  REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> strides, AttrInts(node, "strides"));
+  REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> dilations, AttrInts(node, "dilations"));
+  REWIRE_ASSIGN_OR_RETURN(int64_t group, AttrInt(node, "group", 1));
   const Ints st = strides.value_or(Ints{1, 1}), dil = dilations.value_or(Ints{1, 1});
-  ASSIGN_OR_RETURN(Ints pads, PadsFor(node, x, kernel, st, dil));
+  REWIRE_ASSIGN_OR_RETURN(Ints pads, PadsFor(node, x, kernel, st, dil));
   Attrs attrs{{"strides", st},
               {"dilations", dil},
               {"pads", pads},
@@ -94,7 +94,7 @@ StatusOr<bool> Importer::ImportConv(const NodeProto& node) {
               {"activation", std::string("none")}};
   std::vector<std::string> inputs{node.input(0), node.input(1)};
   if (Present(node, 2)) inputs.push_back(node.input(2));
-  RETURN_IF_ERROR(Emit(node, OpType::kConv2D, inputs, std::move(attrs)));
+  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kConv2D, inputs, std::move(attrs)));
   return true;
 }
 
@@ -102,23 +102,23 @@ StatusOr<bool> Importer::ImportConv(const NodeProto& node) {
 StatusOr<bool> Importer::ImportPool(const NodeProto& node) {
   const OpType op = node.op_type() == "MaxPool" ? OpType::kMaxPool2D : OpType::kAvgPool2D;
   if (!Present(node, 0)) return FailAt(node, "needs an input");
-  ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
+  REWIRE_ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
   if (x.size() != 4) return false;
   if (node.output_size() > 1 && !node.output(1).empty()) return false;  // MaxPool indices
-  ASSIGN_OR_RETURN(std::optional<Ints> kernel, AttrInts(node, "kernel_shape"));
+  REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> kernel, AttrInts(node, "kernel_shape"));
   if (!kernel) return FailAt(node, "attribute 'kernel_shape' is required");
-  ASSIGN_OR_RETURN(std::optional<Ints> strides, AttrInts(node, "strides"));
-  ASSIGN_OR_RETURN(std::optional<Ints> dilations, AttrInts(node, "dilations"));
+  REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> strides, AttrInts(node, "strides"));
+  REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> dilations, AttrInts(node, "dilations"));
   const Ints st = strides.value_or(Ints{1, 1}), dil = dilations.value_or(Ints{1, 1});
   if (std::any_of(dil.begin(), dil.end(), [](int64_t d) { return d != 1; })) return false;
-  ASSIGN_OR_RETURN(Ints pads, PadsFor(node, x, *kernel, st, dil));
-  ASSIGN_OR_RETURN(int64_t ceil_mode, AttrInt(node, "ceil_mode", 0));
+  REWIRE_ASSIGN_OR_RETURN(Ints pads, PadsFor(node, x, *kernel, st, dil));
+  REWIRE_ASSIGN_OR_RETURN(int64_t ceil_mode, AttrInt(node, "ceil_mode", 0));
   Attrs attrs{{"kernel_shape", *kernel}, {"strides", st}, {"pads", pads}, {"ceil_mode", ceil_mode}};
   if (op == OpType::kAvgPool2D) {
-    ASSIGN_OR_RETURN(int64_t cip, AttrInt(node, "count_include_pad", 0));
+    REWIRE_ASSIGN_OR_RETURN(int64_t cip, AttrInt(node, "count_include_pad", 0));
     attrs.Set("count_include_pad", cip);
   }
-  RETURN_IF_ERROR(Emit(node, op, {node.input(0)}, std::move(attrs)));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, {node.input(0)}, std::move(attrs)));
   return true;
 }
 
@@ -137,7 +137,7 @@ Status Importer::NeedInputs(const NodeProto& node, int lo, int hi) const {
 }
 
 StatusOr<DType> Importer::InputDType(const NodeProto& node, int i) {
-  ASSIGN_OR_RETURN(TensorType t, TypeOf(node.input(i)));
+  REWIRE_ASSIGN_OR_RETURN(TensorType t, TypeOf(node.input(i)));
   return t.dtype;
 }
 
@@ -189,10 +189,10 @@ StatusOr<bool> Importer::ImportStandard(const NodeProto& node) {
 /// Relu, Sigmoid, Tanh, Exp, Sqrt, Erf on float32 (FloatUnaryOps).
 StatusOr<bool> Importer::ImportFloatUnary(const NodeProto& node) {
   const auto it = FloatUnaryOps().find(node.op_type());
-  RETURN_IF_ERROR(NeedInputs(node, 1, 1));
-  ASSIGN_OR_RETURN(DType dt, InputDType(node, 0));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+  REWIRE_ASSIGN_OR_RETURN(DType dt, InputDType(node, 0));
   if (dt != DType::kFloat32) return false;
-  RETURN_IF_ERROR(Emit(node, it->second, {node.input(0)}, {}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, it->second, {node.input(0)}, {}));
   return true;
 }
 
@@ -200,55 +200,55 @@ StatusOr<bool> Importer::ImportFloatUnary(const NodeProto& node) {
 StatusOr<bool> Importer::ImportBinary(const NodeProto& node) {
   const std::string& op = node.op_type();
   const auto it = BinaryOps().find(node.op_type());
-  RETURN_IF_ERROR(NeedInputs(node, 2, 2));
-  ASSIGN_OR_RETURN(DType a, InputDType(node, 0));
-  ASSIGN_OR_RETURN(DType b, InputDType(node, 1));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 2, 2));
+  REWIRE_ASSIGN_OR_RETURN(DType a, InputDType(node, 0));
+  REWIRE_ASSIGN_OR_RETURN(DType b, InputDType(node, 1));
   if (a != b || a == DType::kBool || (op == "Pow" && a != DType::kFloat32)) return false;
-  RETURN_IF_ERROR(Emit(node, it->second, Inputs(node), {}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, it->second, Inputs(node), {}));
   return true;
 }
 
 StatusOr<bool> Importer::ImportLeakyRelu(const NodeProto& node) {
-  RETURN_IF_ERROR(NeedInputs(node, 1, 1));
-  ASSIGN_OR_RETURN(float alpha, AttrFloat(node, "alpha", 0.01f));
-  RETURN_IF_ERROR(Emit(node, OpType::kLeakyRelu, {node.input(0)}, {{"alpha", alpha}}));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+  REWIRE_ASSIGN_OR_RETURN(float alpha, AttrFloat(node, "alpha", 0.01f));
+  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kLeakyRelu, {node.input(0)}, {{"alpha", alpha}}));
   return true;
 }
 
 /// Clip of float32; bounds are attributes before opset 11, constant inputs after.
 StatusOr<bool> Importer::ImportClip(const NodeProto& node) {
-  RETURN_IF_ERROR(NeedInputs(node, 1, 3));
-  ASSIGN_OR_RETURN(DType dt, InputDType(node, 0));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 3));
+  REWIRE_ASSIGN_OR_RETURN(DType dt, InputDType(node, 0));
   if (dt != DType::kFloat32) return false;
   Attrs attrs;
   if (opset_ < 11) {
     for (const char* name : {"min", "max"}) {
       if (!FindAttr(node, name)) continue;
-      ASSIGN_OR_RETURN(float v, AttrFloat(node, name, 0.f));
+      REWIRE_ASSIGN_OR_RETURN(float v, AttrFloat(node, name, 0.f));
       attrs.Set(name, v);
     }
   } else {
     const char* names[] = {"min", "max"};
     for (int i = 1; i <= 2; ++i) {
       if (!Present(node, i)) continue;
-      ASSIGN_OR_RETURN(Literal v, StaticInput(node, i, names[i - 1]));
+      REWIRE_ASSIGN_OR_RETURN(Literal v, StaticInput(node, i, names[i - 1]));
       if (v.numel() != 1) return FailAt(node, std::string(names[i - 1]) + " must be a scalar");
       attrs.Set(names[i - 1], static_cast<float>(v.Real(0)));
     }
   }
-  RETURN_IF_ERROR(Emit(node, OpType::kClip, {node.input(0)}, std::move(attrs)));
+  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kClip, {node.input(0)}, std::move(attrs)));
   return true;
 }
 
 /// Dropout as the identity; training mode only with ratio 0.
 StatusOr<bool> Importer::ImportDropout(const NodeProto& node) {
-  RETURN_IF_ERROR(NeedInputs(node, 1, 3));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 3));
   if (Present(node, 2)) {
-    ASSIGN_OR_RETURN(Literal training, StaticInput(node, 2, "training_mode"));
+    REWIRE_ASSIGN_OR_RETURN(Literal training, StaticInput(node, 2, "training_mode"));
     if (training.numel() != 1) return FailAt(node, "training_mode must be a scalar");
     double ratio = 0.5;  // ONNX's default
     if (Present(node, 1)) {
-      ASSIGN_OR_RETURN(Literal r, StaticInput(node, 1, "ratio"));
+      REWIRE_ASSIGN_OR_RETURN(Literal r, StaticInput(node, 1, "ratio"));
       if (r.numel() != 1) return FailAt(node, "ratio must be a scalar");
       ratio = r.Real(0);
     }
@@ -258,25 +258,25 @@ StatusOr<bool> Importer::ImportDropout(const NodeProto& node) {
           node, "Dropout in training mode (ratio " + std::to_string(ratio) + ") is not supported");
     }
   }
-  RETURN_IF_ERROR(Emit(node, OpType::kDropout, {node.input(0)}, {}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kDropout, {node.input(0)}, {}));
   return true;
 }
 
 StatusOr<bool> Importer::ImportCast(const NodeProto& node) {
-  RETURN_IF_ERROR(NeedInputs(node, 1, 1));
-  ASSIGN_OR_RETURN(int64_t to, AttrInt(node, "to", 0));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+  REWIRE_ASSIGN_OR_RETURN(int64_t to, AttrInt(node, "to", 0));
   if (!DTypeFromOnnx(static_cast<int32_t>(to)).ok()) {
     return FailAt(node, std::string("casts a run-time value to ") +
                             OnnxTypeName(static_cast<int32_t>(to)) +
                             ", which rewire does not carry (float32, int64 and bool only)");
   }
-  RETURN_IF_ERROR(Emit(node, OpType::kCast, {node.input(0)}, {{"to", to}}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kCast, {node.input(0)}, {{"to", to}}));
   return true;
 }
 
 StatusOr<bool> Importer::ImportWhere(const NodeProto& node) {
-  RETURN_IF_ERROR(NeedInputs(node, 3, 3));
-  RETURN_IF_ERROR(Emit(node, OpType::kWhere, Inputs(node), {}));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 3, 3));
+  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kWhere, Inputs(node), {}));
   return true;
 }
 
@@ -285,45 +285,45 @@ StatusOr<bool> Importer::ImportWhere(const NodeProto& node) {
 // ---------------------------------------------------------------------------------------------
 
 StatusOr<bool> Importer::ImportGlobalAveragePool(const NodeProto& node) {
-  RETURN_IF_ERROR(NeedInputs(node, 1, 1));
-  RETURN_IF_ERROR(Emit(node, OpType::kGlobalAvgPool, {node.input(0)}, {}));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kGlobalAvgPool, {node.input(0)}, {}));
   return true;
 }
 
 /// Inference-mode BatchNormalization.
 StatusOr<bool> Importer::ImportBatchNormalization(const NodeProto& node) {
-  RETURN_IF_ERROR(NeedInputs(node, 5, 5));
-  ASSIGN_OR_RETURN(int64_t training, AttrInt(node, "training_mode", 0));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 5, 5));
+  REWIRE_ASSIGN_OR_RETURN(int64_t training, AttrInt(node, "training_mode", 0));
   if (training) return FailAt(node, "BatchNormalization in training mode is not supported");
-  ASSIGN_OR_RETURN(float eps, AttrFloat(node, "epsilon", 1e-5f));
-  RETURN_IF_ERROR(Emit(node, OpType::kBatchNorm, Inputs(node), {{"epsilon", eps}}));
+  REWIRE_ASSIGN_OR_RETURN(float eps, AttrFloat(node, "epsilon", 1e-5f));
+  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kBatchNorm, Inputs(node), {{"epsilon", eps}}));
   return true;
 }
 
 StatusOr<bool> Importer::ImportLayerNormalization(const NodeProto& node) {
-  RETURN_IF_ERROR(NeedInputs(node, 2, 3));
-  ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", -1));
-  ASSIGN_OR_RETURN(float eps, AttrFloat(node, "epsilon", 1e-5f));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 2, 3));
+  REWIRE_ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", -1));
+  REWIRE_ASSIGN_OR_RETURN(float eps, AttrFloat(node, "epsilon", 1e-5f));
   std::vector<std::string> in{node.input(0), node.input(1)};
   if (Present(node, 2)) in.push_back(node.input(2));
-  RETURN_IF_ERROR(Emit(node, OpType::kLayerNorm, in, {{"axis", axis}, {"epsilon", eps}}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kLayerNorm, in, {{"axis", axis}, {"epsilon", eps}}));
   return true;
 }
 
 /// Softmax; before opset 13 over the flattened axes from `axis` on (reshape, softmax, reshape).
 StatusOr<bool> Importer::ImportSoftmax(const NodeProto& node) {
-  RETURN_IF_ERROR(NeedInputs(node, 1, 1));
-  ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+  REWIRE_ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
   const int64_t rank = static_cast<int64_t>(x.size());
-  ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", opset_ < 13 ? 1 : -1));
+  REWIRE_ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", opset_ < 13 ? 1 : -1));
   if (axis < -rank || axis >= rank) return FailAt(node, "axis out of range");
   if (axis < 0) axis += rank;
   if (opset_ >= 13 || axis == rank - 1) {
-    RETURN_IF_ERROR(Emit(node, OpType::kSoftmax, {node.input(0)}, {{"axis", axis}}));
+    REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kSoftmax, {node.input(0)}, {{"axis", axis}}));
     return true;
   }
   // Before opset 13, Softmax normalises over all axes from `axis` on (as one flattened axis).
-  ASSIGN_OR_RETURN(ValueRef in, Runtime(node.input(0)));
+  REWIRE_ASSIGN_OR_RETURN(ValueRef in, Runtime(node.input(0)));
   int64_t inner = 1;
   for (int64_t i = axis; i < rank; ++i) inner *= x[i];
   const std::string base = NodeName(node);
@@ -334,7 +334,7 @@ StatusOr<bool> Importer::ImportSoftmax(const NodeProto& node) {
   auto back = graph_.AddOp(OpType::kReshape, {{*soft, 0}}, {{"shape", Ints(x.begin(), x.end())}},
                            base + "/unflatten");
   if (!back.ok()) return AtNode(node, back.status());
-  RETURN_IF_ERROR(DefineOutputs(node, *back, 1));
+  REWIRE_RETURN_IF_ERROR(DefineOutputs(node, *back, 1));
   return true;
 }
 
@@ -343,22 +343,22 @@ StatusOr<bool> Importer::ImportSoftmax(const NodeProto& node) {
 // ---------------------------------------------------------------------------------------------
 
 StatusOr<bool> Importer::ImportMatMul(const NodeProto& node) {
-  RETURN_IF_ERROR(NeedInputs(node, 2, 2));
-  RETURN_IF_ERROR(Emit(node, OpType::kMatMul, Inputs(node), {}));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 2, 2));
+  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kMatMul, Inputs(node), {}));
   return true;
 }
 
 StatusOr<bool> Importer::ImportGemm(const NodeProto& node) {
-  RETURN_IF_ERROR(NeedInputs(node, 2, 3));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 2, 3));
   Attrs attrs;
-  ASSIGN_OR_RETURN(float alpha, AttrFloat(node, "alpha", 1.f));
-  ASSIGN_OR_RETURN(float beta, AttrFloat(node, "beta", 1.f));
-  ASSIGN_OR_RETURN(int64_t ta, AttrInt(node, "transA", 0));
-  ASSIGN_OR_RETURN(int64_t tb, AttrInt(node, "transB", 0));
+  REWIRE_ASSIGN_OR_RETURN(float alpha, AttrFloat(node, "alpha", 1.f));
+  REWIRE_ASSIGN_OR_RETURN(float beta, AttrFloat(node, "beta", 1.f));
+  REWIRE_ASSIGN_OR_RETURN(int64_t ta, AttrInt(node, "transA", 0));
+  REWIRE_ASSIGN_OR_RETURN(int64_t tb, AttrInt(node, "transB", 0));
   std::vector<std::string> in{node.input(0), node.input(1)};
   if (Present(node, 2)) in.push_back(node.input(2));
-  RETURN_IF_ERROR(Emit(node, OpType::kGemm, in,
-                       {{"alpha", alpha}, {"beta", beta}, {"transA", ta}, {"transB", tb}}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kGemm, in,
+                              {{"alpha", alpha}, {"beta", beta}, {"transA", ta}, {"transB", tb}}));
   return true;
 }
 
@@ -372,29 +372,29 @@ StatusOr<bool> Importer::ImportConcat(const NodeProto& node) {
   }
   if (node.input_size() == 0) return FailAt(node, "Concat needs at least one input");
   if (!FindAttr(node, "axis")) return FailAt(node, "attribute 'axis' is required");
-  ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
-  RETURN_IF_ERROR(Emit(node, OpType::kConcat, Inputs(node), {{"axis", axis}}));
+  REWIRE_ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
+  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kConcat, Inputs(node), {{"axis", axis}}));
   return true;
 }
 
 /// Split; sizes from the attribute (before opset 13), a constant input, or num_outputs.
 StatusOr<bool> Importer::ImportSplit(const NodeProto& node) {
-  RETURN_IF_ERROR(NeedInputs(node, 1, 2));
-  ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
-  ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 2));
+  REWIRE_ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
+  REWIRE_ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
   const int64_t rank = static_cast<int64_t>(x.size());
   if (axis < -rank || axis >= rank) return FailAt(node, "axis out of range");
   std::optional<Ints> split;
   if (opset_ >= 13) {
     if (Present(node, 1)) {
-      ASSIGN_OR_RETURN(Literal s, StaticInput(node, 1, "split"));
+      REWIRE_ASSIGN_OR_RETURN(Literal s, StaticInput(node, 1, "split"));
       split = s.AsInts();
     }
   } else {
-    ASSIGN_OR_RETURN(split, AttrInts(node, "split"));
+    REWIRE_ASSIGN_OR_RETURN(split, AttrInts(node, "split"));
   }
   if (!split) {
-    ASSIGN_OR_RETURN(int64_t parts, AttrInt(node, "num_outputs", node.output_size()));
+    REWIRE_ASSIGN_OR_RETURN(int64_t parts, AttrInt(node, "num_outputs", node.output_size()));
     if (parts <= 0) return FailAt(node, "has no outputs");
     const int64_t dim = x[axis < 0 ? axis + rank : axis];
     const int64_t chunk = (dim + parts - 1) / parts;
@@ -407,7 +407,8 @@ StatusOr<bool> Importer::ImportSplit(const NodeProto& node) {
     return FailAt(node, "split has " + std::to_string(split->size()) + " sizes but the node has " +
                             std::to_string(node.output_size()) + " outputs");
   }
-  RETURN_IF_ERROR(Emit(node, OpType::kSplit, {node.input(0)}, {{"axis", axis}, {"split", *split}}));
+  REWIRE_RETURN_IF_ERROR(
+      Emit(node, OpType::kSplit, {node.input(0)}, {{"axis", axis}, {"split", *split}}));
   return true;
 }
 
@@ -415,36 +416,36 @@ StatusOr<bool> Importer::ImportSplit(const NodeProto& node) {
 StatusOr<bool> Importer::ImportReshape(const NodeProto& node) {
   Ints shape;
   if (opset_ < 5) {
-    RETURN_IF_ERROR(NeedInputs(node, 1, 1));
-    ASSIGN_OR_RETURN(std::optional<Ints> s, AttrInts(node, "shape"));
+    REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+    REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> s, AttrInts(node, "shape"));
     if (!s) return FailAt(node, "attribute 'shape' is required");
     shape = *s;
   } else {
-    RETURN_IF_ERROR(NeedInputs(node, 2, 2));
-    ASSIGN_OR_RETURN(Literal s, StaticInput(node, 1, "shape"));
+    REWIRE_RETURN_IF_ERROR(NeedInputs(node, 2, 2));
+    REWIRE_ASSIGN_OR_RETURN(Literal s, StaticInput(node, 1, "shape"));
     shape = s.AsInts();
   }
-  ASSIGN_OR_RETURN(int64_t allowzero, AttrInt(node, "allowzero", 0));
+  REWIRE_ASSIGN_OR_RETURN(int64_t allowzero, AttrInt(node, "allowzero", 0));
   if (allowzero && std::count(shape.begin(), shape.end(), 0) > 0) {
     return FailAt(node, "Reshape to a zero-sized dimension (allowzero) is not supported");
   }
-  RETURN_IF_ERROR(Emit(node, OpType::kReshape, {node.input(0)}, {{"shape", shape}}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kReshape, {node.input(0)}, {{"shape", shape}}));
   return true;
 }
 
 StatusOr<bool> Importer::ImportTranspose(const NodeProto& node) {
-  RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
   Attrs attrs;
-  ASSIGN_OR_RETURN(std::optional<Ints> perm, AttrInts(node, "perm"));
+  REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> perm, AttrInts(node, "perm"));
   if (perm) attrs.Set("perm", *perm);
-  RETURN_IF_ERROR(Emit(node, OpType::kTranspose, {node.input(0)}, std::move(attrs)));
+  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kTranspose, {node.input(0)}, std::move(attrs)));
   return true;
 }
 
 StatusOr<bool> Importer::ImportFlatten(const NodeProto& node) {
-  RETURN_IF_ERROR(NeedInputs(node, 1, 1));
-  ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 1));
-  RETURN_IF_ERROR(Emit(node, OpType::kFlatten, {node.input(0)}, {{"axis", axis}}));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+  REWIRE_ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 1));
+  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kFlatten, {node.input(0)}, {{"axis", axis}}));
   return true;
 }
 
@@ -452,50 +453,50 @@ StatusOr<bool> Importer::ImportFlatten(const NodeProto& node) {
 StatusOr<bool> Importer::ImportSqueeze(const NodeProto& node) {
   const std::string& op = node.op_type();
   const bool as_input = opset_ >= 13;
-  RETURN_IF_ERROR(NeedInputs(node, op == "Unsqueeze" && as_input ? 2 : 1, as_input ? 2 : 1));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, op == "Unsqueeze" && as_input ? 2 : 1, as_input ? 2 : 1));
   std::optional<Ints> axes;
   if (as_input) {
     if (Present(node, 1)) {
-      ASSIGN_OR_RETURN(Literal a, StaticInput(node, 1, "axes"));
+      REWIRE_ASSIGN_OR_RETURN(Literal a, StaticInput(node, 1, "axes"));
       axes = a.AsInts();
     }
   } else {
-    ASSIGN_OR_RETURN(axes, AttrInts(node, "axes"));
+    REWIRE_ASSIGN_OR_RETURN(axes, AttrInts(node, "axes"));
   }
   Attrs attrs;
   if (axes)
     attrs.Set("axes", *axes);
   else if (op == "Unsqueeze")
     return FailAt(node, "axes are required");
-  RETURN_IF_ERROR(Emit(node, op == "Squeeze" ? OpType::kSqueeze : OpType::kUnsqueeze,
-                       {node.input(0)}, std::move(attrs)));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op == "Squeeze" ? OpType::kSqueeze : OpType::kUnsqueeze,
+                              {node.input(0)}, std::move(attrs)));
   return true;
 }
 
 /// Constant-mode Pad (other modes stay opaque); opset 18 pads only some axes.
 StatusOr<bool> Importer::ImportPad(const NodeProto& node) {
-  ASSIGN_OR_RETURN(std::string mode, AttrString(node, "mode", "constant"));
+  REWIRE_ASSIGN_OR_RETURN(std::string mode, AttrString(node, "mode", "constant"));
   if (mode != "constant") return false;
   Ints pads;
   float value = 0;
   if (opset_ < 11) {
-    RETURN_IF_ERROR(NeedInputs(node, 1, 1));
-    ASSIGN_OR_RETURN(std::optional<Ints> p, AttrInts(node, "pads"));
+    REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+    REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> p, AttrInts(node, "pads"));
     if (!p) return FailAt(node, "attribute 'pads' is required");
     pads = *p;
-    ASSIGN_OR_RETURN(value, AttrFloat(node, "value", 0.f));
+    REWIRE_ASSIGN_OR_RETURN(value, AttrFloat(node, "value", 0.f));
   } else {
-    RETURN_IF_ERROR(NeedInputs(node, 2, 4));
-    ASSIGN_OR_RETURN(Literal p, StaticInput(node, 1, "pads"));
+    REWIRE_RETURN_IF_ERROR(NeedInputs(node, 2, 4));
+    REWIRE_ASSIGN_OR_RETURN(Literal p, StaticInput(node, 1, "pads"));
     pads = p.AsInts();
     if (Present(node, 2)) {
-      ASSIGN_OR_RETURN(Literal v, StaticInput(node, 2, "constant_value"));
+      REWIRE_ASSIGN_OR_RETURN(Literal v, StaticInput(node, 2, "constant_value"));
       if (v.numel() != 1) return FailAt(node, "constant_value must be a scalar");
       value = static_cast<float>(v.Real(0));
     }
     if (Present(node, 3)) {  // opset 18: pads only for some axes
-      ASSIGN_OR_RETURN(Literal a, StaticInput(node, 3, "axes"));
-      ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
+      REWIRE_ASSIGN_OR_RETURN(Literal a, StaticInput(node, 3, "axes"));
+      REWIRE_ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
       const int64_t rank = static_cast<int64_t>(x.size());
       const Ints axes = a.AsInts();
       if (pads.size() != 2 * axes.size())
@@ -510,7 +511,8 @@ StatusOr<bool> Importer::ImportPad(const NodeProto& node) {
       pads = full;
     }
   }
-  RETURN_IF_ERROR(Emit(node, OpType::kPad, {node.input(0)}, {{"pads", pads}, {"value", value}}));
+  REWIRE_RETURN_IF_ERROR(
+      Emit(node, OpType::kPad, {node.input(0)}, {{"pads", pads}, {"value", value}}));
   return true;
 }
 
@@ -518,28 +520,28 @@ StatusOr<bool> Importer::ImportPad(const NodeProto& node) {
 StatusOr<bool> Importer::ImportSlice(const NodeProto& node) {
   Attrs attrs;
   if (opset_ < 10) {
-    RETURN_IF_ERROR(NeedInputs(node, 1, 1));
+    REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
     for (const char* name : {"starts", "ends", "axes"}) {
-      ASSIGN_OR_RETURN(std::optional<Ints> v, AttrInts(node, name));
+      REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> v, AttrInts(node, name));
       if (v) attrs.Set(name, *v);
     }
   } else {
-    RETURN_IF_ERROR(NeedInputs(node, 3, 5));
+    REWIRE_RETURN_IF_ERROR(NeedInputs(node, 3, 5));
     const char* names[] = {"starts", "ends", "axes", "steps"};
     for (int i = 1; i <= 4; ++i) {
       if (!Present(node, i)) continue;
-      ASSIGN_OR_RETURN(Literal v, StaticInput(node, i, names[i - 1]));
+      REWIRE_ASSIGN_OR_RETURN(Literal v, StaticInput(node, i, names[i - 1]));
       attrs.Set(names[i - 1], v.AsInts());
     }
   }
-  RETURN_IF_ERROR(Emit(node, OpType::kSlice, {node.input(0)}, std::move(attrs)));
+  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kSlice, {node.input(0)}, std::move(attrs)));
   return true;
 }
 
 StatusOr<bool> Importer::ImportGather(const NodeProto& node) {
-  RETURN_IF_ERROR(NeedInputs(node, 2, 2));
-  ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
-  RETURN_IF_ERROR(Emit(node, OpType::kGather, Inputs(node), {{"axis", axis}}));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 2, 2));
+  REWIRE_ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
+  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kGather, Inputs(node), {{"axis", axis}}));
   return true;
 }
 
@@ -552,20 +554,20 @@ StatusOr<bool> Importer::ImportGather(const NodeProto& node) {
 StatusOr<bool> Importer::ImportReduce(const NodeProto& node) {
   const std::string& op = node.op_type();
   const bool axes_input = (op == "ReduceSum" && opset_ >= 13) || opset_ >= 18;
-  RETURN_IF_ERROR(NeedInputs(node, 1, axes_input ? 2 : 1));
-  ASSIGN_OR_RETURN(DType dt, InputDType(node, 0));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, axes_input ? 2 : 1));
+  REWIRE_ASSIGN_OR_RETURN(DType dt, InputDType(node, 0));
   if (dt != DType::kFloat32) return false;
   std::optional<Ints> axes;
   if (axes_input) {
     if (Present(node, 1)) {
-      ASSIGN_OR_RETURN(Literal a, StaticInput(node, 1, "axes"));
+      REWIRE_ASSIGN_OR_RETURN(Literal a, StaticInput(node, 1, "axes"));
       axes = a.AsInts();
     }
   } else {
-    ASSIGN_OR_RETURN(axes, AttrInts(node, "axes"));
+    REWIRE_ASSIGN_OR_RETURN(axes, AttrInts(node, "axes"));
   }
-  ASSIGN_OR_RETURN(int64_t keepdims, AttrInt(node, "keepdims", 1));
-  ASSIGN_OR_RETURN(int64_t noop, AttrInt(node, "noop_with_empty_axes", 0));
+  REWIRE_ASSIGN_OR_RETURN(int64_t keepdims, AttrInt(node, "keepdims", 1));
+  REWIRE_ASSIGN_OR_RETURN(int64_t noop, AttrInt(node, "noop_with_empty_axes", 0));
   if (noop && (!axes || axes->empty())) {  // reduces nothing: an alias of its input
     names_.insert(node.output(0));
     values_[node.output(0)] = Lookup(node.input(0));
@@ -576,7 +578,7 @@ StatusOr<bool> Importer::ImportReduce(const NodeProto& node) {
   const OpType rop = op == "ReduceMean"  ? OpType::kReduceMean
                      : op == "ReduceSum" ? OpType::kReduceSum
                                          : OpType::kReduceMax;
-  RETURN_IF_ERROR(Emit(node, rop, {node.input(0)}, std::move(attrs)));
+  REWIRE_RETURN_IF_ERROR(Emit(node, rop, {node.input(0)}, std::move(attrs)));
   return true;
 }
 

@@ -30,7 +30,8 @@ struct OnnxExportOptions {
 /// Writes the graph as an ONNX model (opset 17; weights as initialisers), in the form chosen by
 /// `options`. The result passes onnx's checker. An op with no standard form (only possible
 /// without custom_ops) is an InvalidArgument naming it; nothing is written then.
-Status ExportOnnxFile(const Graph& graph, const std::string& path, const OnnxExportOptions& options = {});
+Status ExportOnnxFile(const Graph& graph, const std::string& path,
+                      const OnnxExportOptions& options = {});
 StatusOr<std::string> ExportOnnxBytes(const Graph& graph, const OnnxExportOptions& options = {});
 
 }  // namespace rewire

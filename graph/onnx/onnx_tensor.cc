@@ -215,7 +215,7 @@ StatusOr<Literal> LiteralFromTensor(const TensorProto& t, const std::string& wha
     return InvalidArgument(what + " has unsupported element type " + OnnxTypeName(lit.dtype));
   }
   int64_t n = 0;
-  RETURN_IF_ERROR(CheckTensorHeader(t, what, &lit.shape, &n));
+  REWIRE_RETURN_IF_ERROR(CheckTensorHeader(t, what, &lit.shape, &n));
   const size_t count = static_cast<size_t>(n);
   const int32_t dt = lit.dtype;
   if (t.has_raw_data()) {
@@ -332,12 +332,12 @@ Literal LiteralFromHost(const HostTensor& t) {
 
 StatusOr<HostTensorPtr> HostFromTensor(const TensorProto& t, const std::string& what) {
   if (t.data_type() != TensorProto::FLOAT) {
-    ASSIGN_OR_RETURN(Literal lit, LiteralFromTensor(t, what));
+    REWIRE_ASSIGN_OR_RETURN(Literal lit, LiteralFromTensor(t, what));
     return LiteralToHost(lit, what);
   }
   Shape shape;
   int64_t n = 0;
-  RETURN_IF_ERROR(CheckTensorHeader(t, what, &shape, &n));
+  REWIRE_RETURN_IF_ERROR(CheckTensorHeader(t, what, &shape, &n));
   auto out = std::make_shared<HostTensor>();
   out->type = TensorType{DType::kFloat32, shape};
   if (t.has_raw_data()) {
@@ -458,8 +458,9 @@ StatusOr<AttrValue> ConvertAttribute(const AttributeProto& a) {
     case AttributeProto::FLOATS:
       return AttrValue(Floats(a.floats().begin(), a.floats().end()));
     case AttributeProto::TENSOR: {
-      ASSIGN_OR_RETURN(Literal lit, LiteralFromTensor(a.t(), "attribute '" + a.name() + "'"));
-      ASSIGN_OR_RETURN(HostTensorPtr t, LiteralToHost(lit, "attribute '" + a.name() + "'"));
+      REWIRE_ASSIGN_OR_RETURN(Literal lit,
+                              LiteralFromTensor(a.t(), "attribute '" + a.name() + "'"));
+      REWIRE_ASSIGN_OR_RETURN(HostTensorPtr t, LiteralToHost(lit, "attribute '" + a.name() + "'"));
       return AttrValue(std::move(t));
     }
     case AttributeProto::GRAPH:

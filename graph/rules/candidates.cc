@@ -44,7 +44,8 @@ CandidateSet EnumerateCandidates(const Graph& graph, const std::vector<Rule>& ru
     for (auto& v : per_rule) {
       if (round < v.size()) {
         any = true;
-        if (out.candidates.size() < options.max_candidates) out.candidates.push_back(std::move(v[round]));
+        if (out.candidates.size() < options.max_candidates)
+          out.candidates.push_back(std::move(v[round]));
       }
     }
     if (!any) break;

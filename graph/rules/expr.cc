@@ -48,29 +48,31 @@ StatusOr<Value> Call(const Expr& e, const EvalContext& ctx) {
   const size_t n = e.args.size();
   auto arity = [&](size_t want) -> Status {
     if (n != want) {
-      return TypeError(e, f + "() takes " + std::to_string(want) + " arguments, got " + std::to_string(n));
+      return TypeError(
+          e, f + "() takes " + std::to_string(want) + " arguments, got " + std::to_string(n));
     }
     return Status::Ok();
   };
   // Functions of tensors.
   if (f == "precedes") {
-    RETURN_IF_ERROR(arity(2));
+    REWIRE_RETURN_IF_ERROR(arity(2));
     for (const auto& a : e.args) {
       if (a->kind != Expr::Kind::kTensorRef) return TypeError(e, "precedes() takes two tensors");
-      RETURN_IF_ERROR(Tensor(*a, ctx).status());
+      REWIRE_RETURN_IF_ERROR(Tensor(*a, ctx).status());
     }
     const int64_t a = ctx.Order(e.args[0]->name), b = ctx.Order(e.args[1]->name);
     if (a < 0 || b < 0) return TypeError(e, "precedes() needs tensors produced in the graph");
     return Value::Bool(a < b);
   }
   if (f == "dim" || f == "rank" || f == "shape" || f == "numel" || f == "is_weight") {
-    RETURN_IF_ERROR(arity(f == "dim" ? 2 : 1));
+    REWIRE_RETURN_IF_ERROR(arity(f == "dim" ? 2 : 1));
     if (f == "is_weight") {
-      if (e.args[0]->kind != Expr::Kind::kTensorRef) return TypeError(e, "is_weight() takes a tensor");
-      RETURN_IF_ERROR(Tensor(*e.args[0], ctx).status());
+      if (e.args[0]->kind != Expr::Kind::kTensorRef)
+        return TypeError(e, "is_weight() takes a tensor");
+      REWIRE_RETURN_IF_ERROR(Tensor(*e.args[0], ctx).status());
       return Value::Bool(ctx.IsWeight(e.args[0]->name));
     }
-    ASSIGN_OR_RETURN(const TensorType* t, Tensor(*e.args[0], ctx));
+    REWIRE_ASSIGN_OR_RETURN(const TensorType* t, Tensor(*e.args[0], ctx));
     const int64_t rank = static_cast<int64_t>(t->shape.size());
     if (f == "rank") return Value::Int(rank);
     if (f == "numel") return Value::Int(NumElements(t->shape));
@@ -79,8 +81,8 @@ StatusOr<Value> Call(const Expr& e, const EvalContext& ctx) {
       for (int64_t d : t->shape) l.push_back(Value::Int(d));
       return Value{l};
     }
-    ASSIGN_OR_RETURN(Value iv, Eval(*e.args[1], ctx));
-    ASSIGN_OR_RETURN(int64_t i, AsInt(e, iv));
+    REWIRE_ASSIGN_OR_RETURN(Value iv, Eval(*e.args[1], ctx));
+    REWIRE_ASSIGN_OR_RETURN(int64_t i, AsInt(e, iv));
     if (i < 0) i += rank;
     if (i < 0 || i >= rank) {
       return InvalidArgument("dim index out of range for rank " + std::to_string(rank));
@@ -89,37 +91,38 @@ StatusOr<Value> Call(const Expr& e, const EvalContext& ctx) {
   }
   std::vector<Value> args;
   for (const auto& a : e.args) {
-    ASSIGN_OR_RETURN(Value v, Eval(*a, ctx));
+    REWIRE_ASSIGN_OR_RETURN(Value v, Eval(*a, ctx));
     args.push_back(std::move(v));
   }
   if (f == "len") {
-    RETURN_IF_ERROR(arity(1));
-    ASSIGN_OR_RETURN(Value::List l, AsList(e, args[0]));
+    REWIRE_RETURN_IF_ERROR(arity(1));
+    REWIRE_ASSIGN_OR_RETURN(Value::List l, AsList(e, args[0]));
     return Value::Int(static_cast<int64_t>(l.size()));
   }
   if (f == "sum" || f == "prod") {
-    RETURN_IF_ERROR(arity(1));
-    ASSIGN_OR_RETURN(Value::List l, AsList(e, args[0]));
+    REWIRE_RETURN_IF_ERROR(arity(1));
+    REWIRE_ASSIGN_OR_RETURN(Value::List l, AsList(e, args[0]));
     int64_t acc = f == "sum" ? 0 : 1;
     for (const Value& v : l) {
-      ASSIGN_OR_RETURN(int64_t x, AsInt(e, v));
+      REWIRE_ASSIGN_OR_RETURN(int64_t x, AsInt(e, v));
       acc = f == "sum" ? acc + x : acc * x;
     }
     return Value::Int(acc);
   }
   if (f == "at") {
-    RETURN_IF_ERROR(arity(2));
-    ASSIGN_OR_RETURN(Value::List l, AsList(e, args[0]));
-    ASSIGN_OR_RETURN(int64_t i, AsInt(e, args[1]));
+    REWIRE_RETURN_IF_ERROR(arity(2));
+    REWIRE_ASSIGN_OR_RETURN(Value::List l, AsList(e, args[0]));
+    REWIRE_ASSIGN_OR_RETURN(int64_t i, AsInt(e, args[1]));
     if (i < 0) i += static_cast<int64_t>(l.size());
-    if (i < 0 || i >= static_cast<int64_t>(l.size())) return TypeError(e, "at(): index out of range");
+    if (i < 0 || i >= static_cast<int64_t>(l.size()))
+      return TypeError(e, "at(): index out of range");
     return l[i];
   }
   if (f == "take") {  // take(list, start, end): elements [start, end), negative from the end
-    RETURN_IF_ERROR(arity(3));
-    ASSIGN_OR_RETURN(Value::List l, AsList(e, args[0]));
-    ASSIGN_OR_RETURN(int64_t s, AsInt(e, args[1]));
-    ASSIGN_OR_RETURN(int64_t t, AsInt(e, args[2]));
+    REWIRE_RETURN_IF_ERROR(arity(3));
+    REWIRE_ASSIGN_OR_RETURN(Value::List l, AsList(e, args[0]));
+    REWIRE_ASSIGN_OR_RETURN(int64_t s, AsInt(e, args[1]));
+    REWIRE_ASSIGN_OR_RETURN(int64_t t, AsInt(e, args[2]));
     const int64_t len = static_cast<int64_t>(l.size());
     if (s < 0) s += len;
     if (t < 0) t += len;
@@ -128,24 +131,25 @@ StatusOr<Value> Call(const Expr& e, const EvalContext& ctx) {
     return Value{Value::List(l.begin() + s, l.begin() + t)};
   }
   if (f == "min" || f == "max") {
-    RETURN_IF_ERROR(arity(2));
+    REWIRE_RETURN_IF_ERROR(arity(2));
     if (!IsNumber(args[0]) || !IsNumber(args[1])) return TypeError(e, f + "() takes numbers");
-    const bool first = f == "min" ? AsDouble(args[0]) <= AsDouble(args[1]) : AsDouble(args[0]) >= AsDouble(args[1]);
+    const bool first = f == "min" ? AsDouble(args[0]) <= AsDouble(args[1])
+                                  : AsDouble(args[0]) >= AsDouble(args[1]);
     return first ? args[0] : args[1];
   }
   if (f == "sqrt") {
-    RETURN_IF_ERROR(arity(1));
+    REWIRE_RETURN_IF_ERROR(arity(1));
     if (!IsNumber(args[0])) return TypeError(e, "sqrt() takes a number");
     return Value{std::sqrt(AsDouble(args[0]))};
   }
   if (f == "float") {
-    RETURN_IF_ERROR(arity(1));
+    REWIRE_RETURN_IF_ERROR(arity(1));
     if (!IsNumber(args[0])) return TypeError(e, "float() takes a number");
     return Value{AsDouble(args[0])};
   }
   if (f == "repeat") {  // repeat(value, n): a list of n copies
-    RETURN_IF_ERROR(arity(2));
-    ASSIGN_OR_RETURN(int64_t k, AsInt(e, args[1]));
+    REWIRE_RETURN_IF_ERROR(arity(2));
+    REWIRE_ASSIGN_OR_RETURN(int64_t k, AsInt(e, args[1]));
     if (k < 0) return TypeError(e, "repeat(): negative count");
     return Value{Value::List(static_cast<size_t>(k), args[0])};
   }
@@ -153,7 +157,8 @@ StatusOr<Value> Call(const Expr& e, const EvalContext& ctx) {
 }
 
 StatusOr<Value> Arith(const Expr& e, const std::string& op, const Value& a, const Value& b) {
-  if (op == "+" && std::holds_alternative<Value::List>(a.v) && std::holds_alternative<Value::List>(b.v)) {
+  if (op == "+" && std::holds_alternative<Value::List>(a.v) &&
+      std::holds_alternative<Value::List>(b.v)) {
     Value::List l = std::get<Value::List>(a.v);
     const auto& r = std::get<Value::List>(b.v);
     l.insert(l.end(), r.begin(), r.end());
@@ -215,8 +220,10 @@ StatusOr<AttrValue> ToAttr(const Value& value) {
   if (const auto* l = std::get_if<Value::List>(&value.v)) {
     bool all_int = true;
     for (const Value& x : *l) {
-      if (std::holds_alternative<double>(x.v)) all_int = false;
-      else if (!std::holds_alternative<int64_t>(x.v)) return InvalidArgument("attribute lists hold numbers only, got " + value.ToString());
+      if (std::holds_alternative<double>(x.v))
+        all_int = false;
+      else if (!std::holds_alternative<int64_t>(x.v))
+        return InvalidArgument("attribute lists hold numbers only, got " + value.ToString());
     }
     if (all_int) {
       Ints out;
@@ -282,7 +289,7 @@ StatusOr<Value> Eval(const Expr& e, const EvalContext& ctx) {
     case Expr::Kind::kList: {
       Value::List l;
       for (const auto& a : e.args) {
-        ASSIGN_OR_RETURN(Value v, Eval(*a, ctx));
+        REWIRE_ASSIGN_OR_RETURN(Value v, Eval(*a, ctx));
         l.push_back(std::move(v));
       }
       return Value{l};
@@ -299,9 +306,9 @@ StatusOr<Value> Eval(const Expr& e, const EvalContext& ctx) {
     case Expr::Kind::kTensorRef:
       return TypeError(e, "'" + e.name + "' is a tensor; use dim(), rank() or shape()");
     case Expr::Kind::kUnary: {
-      ASSIGN_OR_RETURN(Value v, Eval(*e.args[0], ctx));
+      REWIRE_ASSIGN_OR_RETURN(Value v, Eval(*e.args[0], ctx));
       if (e.name == "!") {
-        ASSIGN_OR_RETURN(bool b, AsBool(e, v));
+        REWIRE_ASSIGN_OR_RETURN(bool b, AsBool(e, v));
         return Value::Bool(!b);
       }
       if (const auto* i = std::get_if<int64_t>(&v.v)) return Value::Int(-*i);
@@ -310,16 +317,16 @@ StatusOr<Value> Eval(const Expr& e, const EvalContext& ctx) {
     }
     case Expr::Kind::kBinary: {
       const std::string& op = e.name;
-      ASSIGN_OR_RETURN(Value a, Eval(*e.args[0], ctx));
+      REWIRE_ASSIGN_OR_RETURN(Value a, Eval(*e.args[0], ctx));
       if (op == "&&" || op == "||") {
-        ASSIGN_OR_RETURN(bool x, AsBool(e, a));
+        REWIRE_ASSIGN_OR_RETURN(bool x, AsBool(e, a));
         if (op == "&&" && !x) return Value::Bool(false);
         if (op == "||" && x) return Value::Bool(true);
-        ASSIGN_OR_RETURN(Value b, Eval(*e.args[1], ctx));
-        ASSIGN_OR_RETURN(bool y, AsBool(e, b));
+        REWIRE_ASSIGN_OR_RETURN(Value b, Eval(*e.args[1], ctx));
+        REWIRE_ASSIGN_OR_RETURN(bool y, AsBool(e, b));
         return Value::Bool(y);
       }
-      ASSIGN_OR_RETURN(Value b, Eval(*e.args[1], ctx));
+      REWIRE_ASSIGN_OR_RETURN(Value b, Eval(*e.args[1], ctx));
       if (op == "==") return Value::Bool(ValuesEqual(a, b));
       if (op == "!=") return Value::Bool(!ValuesEqual(a, b));
       if (op == "<" || op == "<=" || op == ">" || op == ">=") {
@@ -336,16 +343,17 @@ StatusOr<Value> Eval(const Expr& e, const EvalContext& ctx) {
 
 int FunctionArity(const std::string& name) {
   static const std::map<std::string, int> arity = {
-      {"dim", 2}, {"rank", 1}, {"shape", 1}, {"numel", 1}, {"is_weight", 1}, {"len", 1}, {"sum", 1}, {"prod", 1},
-      {"at", 2},  {"take", 3}, {"min", 2},   {"max", 2},   {"sqrt", 1},      {"float", 1}, {"repeat", 2}, {"precedes", 2}};
+      {"dim", 2},  {"rank", 1},  {"shape", 1},  {"numel", 1},   {"is_weight", 1}, {"len", 1},
+      {"sum", 1},  {"prod", 1},  {"at", 2},     {"take", 3},    {"min", 2},       {"max", 2},
+      {"sqrt", 1}, {"float", 1}, {"repeat", 2}, {"precedes", 2}};
   auto it = arity.find(name);
   return it == arity.end() ? -1 : it->second;
 }
 
 const std::vector<std::string>& FunctionNames() {
-  static const std::vector<std::string> names = {"dim", "rank", "shape", "numel", "is_weight", "len",
-                                                 "sum", "prod", "at", "take", "min", "max", "sqrt",
-                                                 "float", "repeat", "precedes"};
+  static const std::vector<std::string> names = {
+      "dim", "rank", "shape", "numel", "is_weight", "len",   "sum",    "prod",
+      "at",  "take", "min",   "max",   "sqrt",      "float", "repeat", "precedes"};
   return names;
 }
 

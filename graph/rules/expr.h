@@ -41,10 +41,10 @@ bool ValuesEqual(const Value& a, const Value& b);
 struct Expr {
   enum class Kind { kLiteral, kList, kCall, kAttrRef, kTensorRef, kUnary, kBinary };
   Kind kind = Kind::kLiteral;
-  Value literal;                             // kLiteral
-  std::string name;                          // kCall: function; kAttrRef: node; kTensorRef; op
-  std::string attr;                          // kAttrRef: attribute name
-  std::vector<std::unique_ptr<Expr>> args;   // kList items, kCall args, operands
+  Value literal;                            // kLiteral
+  std::string name;                         // kCall: function; kAttrRef: node; kTensorRef; op
+  std::string attr;                         // kAttrRef: attribute name
+  std::vector<std::unique_ptr<Expr>> args;  // kList items, kCall args, operands
   int line = 0;
 };
 using ExprPtr = std::unique_ptr<Expr>;

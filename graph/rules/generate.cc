@@ -15,8 +15,8 @@ namespace {
 
 constexpr const char* kConvFixed = "strides=[1, 1], dilations=[1, 1], group=1";
 
-OpVariant Variant(const std::string& name, OpType op, int arity, Attrs attrs = {}, std::string text = "",
-                  bool commutative = false) {
+OpVariant Variant(const std::string& name, OpType op, int arity, Attrs attrs = {},
+                  std::string text = "", bool commutative = false) {
   OpVariant v;
   v.op_name = name;
   v.op = op;
@@ -37,12 +37,15 @@ std::vector<OpVariant> FullVocabulary() {
   }
   for (const char* act : {"none", "relu"}) {
     for (int64_t pad : {0, 1}) {
-      Attrs a{{"strides", Ints{1, 1}}, {"pads", Ints(4, pad)}, {"dilations", Ints{1, 1}},
-              {"group", int64_t{1}}, {"activation", std::string(act)}};
+      Attrs a{{"strides", Ints{1, 1}},
+              {"pads", Ints(4, pad)},
+              {"dilations", Ints{1, 1}},
+              {"group", int64_t{1}},
+              {"activation", std::string(act)}};
       const std::string p = std::to_string(pad);
       OpVariant c = Variant("Conv2D", OpType::kConv2D, 2, a,
-                            std::string(kConvFixed) + ", pads=[" + p + ", " + p + ", " + p + ", " + p +
-                                "], activation=\"" + act + "\"");
+                            std::string(kConvFixed) + ", pads=[" + p + ", " + p + ", " + p + ", " +
+                                p + "], activation=\"" + act + "\"");
       c.fused = std::string(act) != "none";
       v.push_back(c);
     }
@@ -51,16 +54,19 @@ std::vector<OpVariant> FullVocabulary() {
   v.push_back(Variant("Mul", OpType::kMul, 2, {}, "", true));
   v.push_back(Variant("ScalarMul", OpType::kScalarMul, 1, Attrs{{"scalar", 2.0f}}, "scalar"));
   v.push_back(Variant("Relu", OpType::kRelu, 1));
-  v.push_back(Variant("Transpose", OpType::kTranspose, 1, Attrs{{"perm", Ints{1, 0}}}, "perm=[1, 0]"));
+  v.push_back(
+      Variant("Transpose", OpType::kTranspose, 1, Attrs{{"perm", Ints{1, 0}}}, "perm=[1, 0]"));
   for (int64_t axis : {0, 1}) {
-    v.push_back(Variant("Concat", OpType::kConcat, 2, Attrs{{"axis", axis}}, "axis=" + std::to_string(axis)));
+    v.push_back(Variant("Concat", OpType::kConcat, 2, Attrs{{"axis", axis}},
+                        "axis=" + std::to_string(axis)));
   }
   for (int axis : {0, 1}) {
     OpVariant s = Variant("Split", OpType::kSplit, 1, Attrs{{"axis", int64_t{axis}}}, "");
     s.split_axis = axis;
     v.push_back(s);
   }
-  v.push_back(Variant("Enlarge", OpType::kEnlarge, 1, Attrs{{"kernel_shape", Ints{3, 3}}}, "kernel_shape=[3, 3]"));
+  v.push_back(Variant("Enlarge", OpType::kEnlarge, 1, Attrs{{"kernel_shape", Ints{3, 3}}},
+                      "kernel_shape=[3, 3]"));
   return v;
 }
 
@@ -104,28 +110,52 @@ std::vector<Domain> Domains() {
   const std::map<std::string, int64_t> m2{{"p", 6}, {"q", 4}, {"r", 9}, {"s", 7}};
   const std::map<std::string, int64_t> m3{{"p", 5}, {"q", 2}, {"r", 3}, {"s", 4}};
   std::vector<Domain> d;
-  d.push_back({"elementwise", {{"a", {"p", "q"}}, {"b", {"p", "q"}}, {"c", {"p", "q"}}}, {m1, m2, m3}, true});
-  d.push_back({"matmul_chain", {{"a", {"p", "q"}}, {"b", {"q", "r"}}, {"c", {"r", "s"}}}, {m1, m2, m3}, false});
-  d.push_back({"matmul_shared_left", {{"a", {"p", "q"}}, {"b", {"q", "r"}}, {"c", {"q", "r"}}}, {m1, m2, m3}, false});
-  d.push_back({"matmul_shared_right", {{"a", {"p", "q"}}, {"b", {"p", "q"}}, {"c", {"q", "r"}}}, {m1, m2, m3}, false});
-  const std::map<std::string, int64_t> c1{{"n", 1}, {"ci", 3}, {"h", 6}, {"w", 7}, {"co", 4}, {"cp", 5}};
-  const std::map<std::string, int64_t> c2{{"n", 2}, {"ci", 4}, {"h", 5}, {"w", 9}, {"co", 6}, {"cp", 3}};
-  const std::map<std::string, int64_t> c3{{"n", 1}, {"ci", 2}, {"h", 8}, {"w", 5}, {"co", 3}, {"cp", 2}};
+  d.push_back({"elementwise",
+               {{"a", {"p", "q"}}, {"b", {"p", "q"}}, {"c", {"p", "q"}}},
+               {m1, m2, m3},
+               true});
+  d.push_back({"matmul_chain",
+               {{"a", {"p", "q"}}, {"b", {"q", "r"}}, {"c", {"r", "s"}}},
+               {m1, m2, m3},
+               false});
+  d.push_back({"matmul_shared_left",
+               {{"a", {"p", "q"}}, {"b", {"q", "r"}}, {"c", {"q", "r"}}},
+               {m1, m2, m3},
+               false});
+  d.push_back({"matmul_shared_right",
+               {{"a", {"p", "q"}}, {"b", {"p", "q"}}, {"c", {"q", "r"}}},
+               {m1, m2, m3},
+               false});
+  const std::map<std::string, int64_t> c1{{"n", 1}, {"ci", 3}, {"h", 6},
+                                          {"w", 7}, {"co", 4}, {"cp", 5}};
+  const std::map<std::string, int64_t> c2{{"n", 2}, {"ci", 4}, {"h", 5},
+                                          {"w", 9}, {"co", 6}, {"cp", 3}};
+  const std::map<std::string, int64_t> c3{{"n", 1}, {"ci", 2}, {"h", 8},
+                                          {"w", 5}, {"co", 3}, {"cp", 2}};
   const std::vector<std::string> no_conv{"Conv2D", "Enlarge"}, no_mm{"MatMul", "Transpose"};
   d[0].skip_ops = d[1].skip_ops = d[2].skip_ops = d[3].skip_ops = no_conv;
   d[0].skip_ops.push_back("MatMul");
   d.push_back({"conv_pair",
-               {{"x", {"n", "ci", "h", "w"}}, {"w1", {"co", "ci", "3", "3"}, true}, {"w2", {"cp", "ci", "3", "3"}, true}},
-               {c1, c2, c3}, false, no_mm});
+               {{"x", {"n", "ci", "h", "w"}},
+                {"w1", {"co", "ci", "3", "3"}, true},
+                {"w2", {"cp", "ci", "3", "3"}, true}},
+               {c1, c2, c3},
+               false,
+               no_mm});
   d.push_back({"conv_enlarge",
-               {{"x", {"n", "ci", "h", "w"}}, {"w1", {"co", "ci", "3", "3"}, true}, {"w2", {"co", "ci", "1", "1"}, true}},
-               {c1, c2, c3}, false, no_mm});
+               {{"x", {"n", "ci", "h", "w"}},
+                {"w1", {"co", "ci", "3", "3"}, true},
+                {"w2", {"co", "ci", "1", "1"}, true}},
+               {c1, c2, c3},
+               false,
+               no_mm});
   return d;
 }
 
 TensorType VarType(const Domain& domain, int var, int set) {
   TensorType t{DType::kFloat32, {}};
-  for (const std::string& dim : domain.vars[var].dims) t.shape.push_back(DimValue(domain, dim, set));
+  for (const std::string& dim : domain.vars[var].dims)
+    t.shape.push_back(DimValue(domain, dim, set));
   return t;
 }
 
@@ -155,7 +185,8 @@ class Enumerator {
       if (var_types_.empty()) {
         var_types_.resize(2);
         for (int s = 0; s < 2; ++s) {
-          for (size_t v = 0; v < e_.domain.vars.size(); ++v) var_types_[s].push_back(VarType(e_.domain, v, s));
+          for (size_t v = 0; v < e_.domain.vars.size(); ++v)
+            var_types_[s].push_back(VarType(e_.domain, v, s));
         }
       }
       return var_types_[set][-1 - r.term];
@@ -179,7 +210,8 @@ class Enumerator {
     if (ov.op == OpType::kConv2D) role_ok = !weight_only(inputs[0]) && weight_only(inputs[1]);
     if (ov.op == OpType::kEnlarge) role_ok = weight_only(inputs[0]);
     if (inputs.size() == 2 && inputs[0] == inputs[1]) role_ok = false;
-    if (std::find(e_.domain.skip_ops.begin(), e_.domain.skip_ops.end(), ov.op_name) != e_.domain.skip_ops.end()) {
+    if (std::find(e_.domain.skip_ops.begin(), e_.domain.skip_ops.end(), ov.op_name) !=
+        e_.domain.skip_ops.end()) {
       role_ok = false;
     }
     if (!role_ok) {
@@ -208,7 +240,8 @@ class Enumerator {
       if (ov.op == OpType::kSplit) {
         const int64_t a = ov.split_axis;
         const TensorType tu = VarType(e_.domain, u, set), tv = VarType(e_.domain, v, set);
-        if (tu.shape.size() <= static_cast<size_t>(a) || tv.shape.size() <= static_cast<size_t>(a)) {
+        if (tu.shape.size() <= static_cast<size_t>(a) ||
+            tv.shape.size() <= static_cast<size_t>(a)) {
           id = -1;
           break;
         }
@@ -230,7 +263,8 @@ class Enumerator {
     return id;
   }
 
-  void AddGraph(std::vector<int> terms, std::set<std::vector<int>>& seen, std::vector<std::vector<int>>& next) {
+  void AddGraph(std::vector<int> terms, std::set<std::vector<int>>& seen,
+                std::vector<std::vector<int>>& next) {
     std::sort(terms.begin(), terms.end());
     if (seen.insert(terms).second) next.push_back(std::move(terms));
   }
@@ -268,7 +302,8 @@ class Enumerator {
                 std::set<std::string> symbols;
                 for (int u = 0; u < nv; ++u) {
                   const auto& dims = e_.domain.vars[u].dims;
-                  if (!(mask & (1u << u)) || dims.size() <= static_cast<size_t>(ov.split_axis)) continue;
+                  if (!(mask & (1u << u)) || dims.size() <= static_cast<size_t>(ov.split_axis))
+                    continue;
                   if (symbols.insert(dims[ov.split_axis]).second) sizes.push_back(u);
                 }
                 for (int u : sizes) {
@@ -310,9 +345,12 @@ class Enumerator {
     const int nv = static_cast<int>(e_.domain.vars.size());
     std::vector<int> parent(nv + g.terms.size());
     std::iota(parent.begin(), parent.end(), 0);
-    std::function<int(int)> find = [&](int x) { return parent[x] == x ? x : parent[x] = find(parent[x]); };
+    std::function<int(int)> find = [&](int x) {
+      return parent[x] == x ? x : parent[x] = find(parent[x]);
+    };
     auto pos = [&](int term) {
-      return nv + static_cast<int>(std::lower_bound(g.terms.begin(), g.terms.end(), term) - g.terms.begin());
+      return nv + static_cast<int>(std::lower_bound(g.terms.begin(), g.terms.end(), term) -
+                                   g.terms.begin());
     };
     for (int t : g.terms) {
       for (const Ref& in : e_.terms[t].inputs) {
@@ -349,7 +387,8 @@ std::string Sexpr(const Enumeration& e, const Ref& r, const std::vector<std::str
   const OpVariant& v = e.vocab[t.variant];
   std::string s = v.op_name + "{" + v.attr_text;
   if (v.op == OpType::kSplit) {
-    s += "axis=" + std::to_string(v.split_axis) + ",split=" + names[t.split_u] + "," + names[t.split_v];
+    s += "axis=" + std::to_string(v.split_axis) + ",split=" + names[t.split_u] + "," +
+         names[t.split_v];
   }
   s += "}(";
   for (size_t k = 0; k < t.inputs.size(); ++k) s += (k ? "," : "") + Sexpr(e, t.inputs[k], names);
@@ -364,8 +403,10 @@ Enumeration Enumerate(const Domain& domain, const std::vector<OpVariant>& vocab,
   return Enumerator(domain, vocab).Run(max_ops);
 }
 
-std::vector<CandidatePair> FingerprintPairs(const Enumeration& e, const std::vector<std::vector<uint64_t>>& term_fp,
-                                            const std::vector<uint64_t>& var_fp, size_t* num_buckets) {
+std::vector<CandidatePair> FingerprintPairs(const Enumeration& e,
+                                            const std::vector<std::vector<uint64_t>>& term_fp,
+                                            const std::vector<uint64_t>& var_fp,
+                                            size_t* num_buckets) {
   auto fp = [&](const Ref& r) { return r.term < 0 ? var_fp[-1 - r.term] : term_fp[r.term][r.out]; };
   std::map<std::vector<uint64_t>, std::vector<int>> buckets;
   for (int gi = 0; gi < static_cast<int>(e.graphs.size()); ++gi) {
@@ -381,7 +422,8 @@ std::vector<CandidatePair> FingerprintPairs(const Enumeration& e, const std::vec
       for (int o = 0; o < e.terms[t].num_outputs; ++o) {
         const Ref r{t, o};
         values.push_back(fp(r));
-        if (std::find(e.graphs[gi].sinks.begin(), e.graphs[gi].sinks.end(), r) == e.graphs[gi].sinks.end()) {
+        if (std::find(e.graphs[gi].sinks.begin(), e.graphs[gi].sinks.end(), r) ==
+            e.graphs[gi].sinks.end()) {
           interior.push_back(fp(r));
         }
       }
@@ -424,7 +466,8 @@ bool SharesSubgraph(const Enumeration& e, const CandidatePair& p) {
   return !common.empty();
 }
 
-bool SharesRoot(const Enumeration& e, const CandidatePair& p, const std::vector<std::vector<uint64_t>>& term_fp,
+bool SharesRoot(const Enumeration& e, const CandidatePair& p,
+                const std::vector<std::vector<uint64_t>>& term_fp,
                 const std::vector<uint64_t>& var_fp) {
   auto fp = [&](const Ref& r) { return r.term < 0 ? var_fp[-1 - r.term] : term_fp[r.term][r.out]; };
   for (const auto& [a, b] : p.outputs) {
@@ -453,7 +496,8 @@ std::string RenamingKey(const Enumeration& e, const CandidatePair& p) {
     std::vector<std::string> names(nv);
     for (int v = 0; v < nv; ++v) names[v] = "v" + std::to_string(perm[v]);
     std::vector<std::string> outs;
-    for (const auto& [from, to] : p.outputs) outs.push_back(Sexpr(e, from, names) + " -> " + Sexpr(e, to, names));
+    for (const auto& [from, to] : p.outputs)
+      outs.push_back(Sexpr(e, from, names) + " -> " + Sexpr(e, to, names));
     std::sort(outs.begin(), outs.end());
     std::string key;
     for (const auto& o : outs) key += o + "; ";
@@ -469,8 +513,8 @@ std::string RuleClass(const Enumeration& e, const CandidatePair& p) {
       const OpVariant& v = e.vocab[e.terms[t].variant];
       fused = fused || v.fused;
       linear = linear || v.op == OpType::kMatMul || v.op == OpType::kConv2D;
-      layout = layout || v.op == OpType::kConcat || v.op == OpType::kSplit || v.op == OpType::kTranspose ||
-               v.op == OpType::kEnlarge;
+      layout = layout || v.op == OpType::kConcat || v.op == OpType::kSplit ||
+               v.op == OpType::kTranspose || v.op == OpType::kEnlarge;
     }
   }
   if (fused) return "fusion";
@@ -482,8 +526,9 @@ std::string RuleClass(const Enumeration& e, const CandidatePair& p) {
 namespace {
 
 /// Writes the statements of one side; `prefix` names its values. Returns value names by Ref.
-std::map<Ref, std::string> WriteSide(const Enumeration& e, const GenGraph& g, const std::string& prefix,
-                                     const std::string& scalar_node, std::ostringstream& os,
+std::map<Ref, std::string> WriteSide(const Enumeration& e, const GenGraph& g,
+                                     const std::string& prefix, const std::string& scalar_node,
+                                     std::ostringstream& os,
                                      std::vector<std::string>* scalar_nodes) {
   std::map<Ref, std::string> names;
   for (size_t v = 0; v < e.domain.vars.size(); ++v) names[VarRef(v)] = e.domain.vars[v].name;
@@ -499,7 +544,8 @@ std::map<Ref, std::string> WriteSide(const Enumeration& e, const GenGraph& g, co
       outs += (o ? ", " : "") + n;
     }
     std::string args;
-    for (size_t k = 0; k < term.inputs.size(); ++k) args += (k ? ", " : "") + names.at(term.inputs[k]);
+    for (size_t k = 0; k < term.inputs.size(); ++k)
+      args += (k ? ", " : "") + names.at(term.inputs[k]);
     std::string attrs = v.attr_text;
     if (v.op == OpType::kScalarMul) {
       // The first source ScalarMul is unconstrained; the others and the target's take its scalar.
@@ -514,10 +560,11 @@ std::map<Ref, std::string> WriteSide(const Enumeration& e, const GenGraph& g, co
     }
     if (v.op == OpType::kSplit) {
       const std::string ax = std::to_string(v.split_axis);
-      attrs = "axis=" + ax + ", split=[dim(" + e.domain.vars[term.split_u].name + ", " + ax + "), dim(" +
-              e.domain.vars[term.split_v].name + ", " + ax + ")]";
+      attrs = "axis=" + ax + ", split=[dim(" + e.domain.vars[term.split_u].name + ", " + ax +
+              "), dim(" + e.domain.vars[term.split_v].name + ", " + ax + ")]";
     }
-    os << "    " << outs << " = " << v.op_name << "(" << args << (attrs.empty() ? "" : "; " + attrs) << ")\n";
+    os << "    " << outs << " = " << v.op_name << "(" << args << (attrs.empty() ? "" : "; " + attrs)
+       << ")\n";
   }
   return names;
 }
@@ -532,7 +579,8 @@ std::string RenderRule(const Enumeration& e, const CandidatePair& p, const std::
   // The first ScalarMul of the source names the scalar every other ScalarMul uses.
   std::string scalar_node;
   for (size_t i = 0; i < src.terms.size() && scalar_node.empty(); ++i) {
-    if (e.vocab[e.terms[src.terms[i]].variant].op == OpType::kScalarMul) scalar_node = "s" + std::to_string(i);
+    if (e.vocab[e.terms[src.terms[i]].variant].op == OpType::kScalarMul)
+      scalar_node = "s" + std::to_string(i);
   }
   bool rank_specific = false;
   for (int gi : {p.source, p.target}) {
@@ -588,7 +636,8 @@ std::string RenderRule(const Enumeration& e, const CandidatePair& p, const std::
       where.push_back(line);
     }
   }
-  for (size_t k = 1; k < scalars.size(); ++k) where.push_back(scalars[k] + ".scalar == " + scalars[0] + ".scalar");
+  for (size_t k = 1; k < scalars.size(); ++k)
+    where.push_back(scalars[k] + ".scalar == " + scalars[0] + ".scalar");
   if (!where.empty()) {
     os << "  where\n";
     for (const auto& w : where) os << "    " << w << "\n";
@@ -644,7 +693,8 @@ std::string StructureKey(const Rule& rule) {
     return name_of(value);
   };
   std::string key;
-  for (const auto& [from, to] : rule.outputs) key += expr(rule.source, from) + " -> " + expr(rule.target, to) + "; ";
+  for (const auto& [from, to] : rule.outputs)
+    key += expr(rule.source, from) + " -> " + expr(rule.target, to) + "; ";
   return key;
 }
 

@@ -28,7 +28,8 @@ struct GenVar {
 };
 
 /// A fixed set of input variables with symbolic shapes and concrete sizes for the symbols. Sets 0
-/// and 1 are the fingerprint sets (a graph must type-check on both); every set becomes a check line.
+/// and 1 are the fingerprint sets (a graph must type-check on both); every set becomes a check
+/// line.
 struct Domain {
   std::string name;
   std::vector<GenVar> vars;
@@ -42,19 +43,20 @@ struct Domain {
 
 /// One operator of the vocabulary with one attribute variant.
 struct OpVariant {
-  std::string op_name;    // name in graph/ops.def; what --ops selects
+  std::string op_name;  // name in graph/ops.def; what --ops selects
   OpType op = OpType::kOpaque;
   Attrs attrs;            // the attributes on the built node
   std::string attr_text;  // the same attributes in rule syntax ("" for none)
   int arity = 1;
   bool commutative = false;
-  int split_axis = -1;    // Split: the axis; sizes are dims of two variables (chosen per term)
-  bool fused = false;     // a fused activation
+  int split_axis = -1;  // Split: the axis; sizes are dims of two variables (chosen per term)
+  bool fused = false;   // a fused activation
 };
 
 /// Op names the generator knows (the default --ops), in vocabulary order.
 std::vector<std::string> KnownOps();
-/// The vocabulary restricted to `ops` (names from KnownOps()); InvalidArgument naming an unknown one.
+/// The vocabulary restricted to `ops` (names from KnownOps()); InvalidArgument naming an unknown
+/// one.
 StatusOr<std::vector<OpVariant>> Vocabulary(const std::vector<std::string>& ops);
 /// The domains the generator enumerates, in a fixed order.
 std::vector<Domain> Domains();
@@ -115,7 +117,8 @@ struct CandidatePair {
 /// and a target reading no variable the source does not.
 std::vector<CandidatePair> FingerprintPairs(const Enumeration& e,
                                             const std::vector<std::vector<uint64_t>>& term_fp,
-                                            const std::vector<uint64_t>& var_fp, size_t* buckets = nullptr);
+                                            const std::vector<uint64_t>& var_fp,
+                                            size_t* buckets = nullptr);
 
 /// Source and target share a term (an identical operator on identical inputs): the rule is a
 /// specialisation of a smaller one (TASO's common-subgraph pruning).
@@ -124,7 +127,8 @@ bool SharesSubgraph(const Enumeration& e, const CandidatePair& p);
 /// Every mapped output pair has the same operator at its root on inputs with equal fingerprints
 /// (Mul(a, X) -> Mul(a, Y) with X == Y): the rule is a smaller rule applied under a common op
 /// (TASO's common-subgraph pruning at the outputs).
-bool SharesRoot(const Enumeration& e, const CandidatePair& p, const std::vector<std::vector<uint64_t>>& term_fp,
+bool SharesRoot(const Enumeration& e, const CandidatePair& p,
+                const std::vector<std::vector<uint64_t>>& term_fp,
                 const std::vector<uint64_t>& var_fp);
 
 /// Key of the rule with variables renamed canonically (minimum over permutations): rules equal

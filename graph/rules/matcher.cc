@@ -58,7 +58,8 @@ struct NameTable {
   std::map<std::string, Ref> refs;
 
   explicit NameTable(const Rule& r) {
-    for (size_t i = 0; i < r.free_vars.size(); ++i) refs[r.free_vars[i]] = {Kind::kFree, static_cast<int>(i), 0};
+    for (size_t i = 0; i < r.free_vars.size(); ++i)
+      refs[r.free_vars[i]] = {Kind::kFree, static_cast<int>(i), 0};
     for (size_t i = 0; i < r.source.size(); ++i) {
       for (size_t k = 0; k < r.source[i].outputs.size(); ++k) {
         refs[r.source[i].outputs[k]] = {Kind::kSource, static_cast<int>(i), static_cast<int>(k)};
@@ -105,7 +106,8 @@ class Bound : public EvalContext {
       case NameTable::Kind::kFree:
         return free_values[ref->index].valid() ? &g_.type(free_values[ref->index]) : nullptr;
       case NameTable::Kind::kSource:
-        return nodes[ref->index] != kNoNode ? &g_.type(SourceValue(ref->index, ref->output)) : nullptr;
+        return nodes[ref->index] != kNoNode ? &g_.type(SourceValue(ref->index, ref->output))
+                                            : nullptr;
       case NameTable::Kind::kTarget:
         if (!plan || static_cast<size_t>(ref->index) >= plan->types.size()) return nullptr;
         return &plan->types[ref->index][ref->output];
@@ -115,7 +117,8 @@ class Bound : public EvalContext {
 
   const Attrs* NodeAttrs(const std::string& name) const override {
     const NameTable::Ref* ref = names_.Find(name);
-    if (!ref || ref->kind != NameTable::Kind::kSource || nodes[ref->index] == kNoNode) return nullptr;
+    if (!ref || ref->kind != NameTable::Kind::kSource || nodes[ref->index] == kNoNode)
+      return nullptr;
     return &g_.node(nodes[ref->index]).attrs;
   }
 
@@ -125,7 +128,8 @@ class Bound : public EvalContext {
     if (ref->kind == NameTable::Kind::kFree) {
       return free_values[ref->index].valid() ? free_values[ref->index].node : -1;
     }
-    if (ref->kind == NameTable::Kind::kSource) return nodes[ref->index] != kNoNode ? nodes[ref->index] : -1;
+    if (ref->kind == NameTable::Kind::kSource)
+      return nodes[ref->index] != kNoNode ? nodes[ref->index] : -1;
     return -1;
   }
 
@@ -133,9 +137,12 @@ class Bound : public EvalContext {
     const NameTable::Ref* ref = names_.Find(name);
     if (!ref) return false;
     ValueRef v;
-    if (ref->kind == NameTable::Kind::kFree) v = free_values[ref->index];
-    else if (ref->kind == NameTable::Kind::kSource) v = SourceValue(ref->index, ref->output);
-    else return false;
+    if (ref->kind == NameTable::Kind::kFree)
+      v = free_values[ref->index];
+    else if (ref->kind == NameTable::Kind::kSource)
+      v = SourceValue(ref->index, ref->output);
+    else
+      return false;
     if (!v.valid()) return false;
     return index_ ? index_->WeightOnly(v.node) : IsWeightOnly(g_, v);
   }
@@ -171,7 +178,7 @@ StatusOr<TargetPlan> PlanTarget(const Graph& g, const Rule& r, const NameTable& 
     for (const AttrSpec& spec : s.attrs) {
       auto v = Eval(*spec.value, b);
       if (!v.ok()) return v.status();
-      ASSIGN_OR_RETURN(AttrValue a, ToAttr(*v));
+      REWIRE_ASSIGN_OR_RETURN(AttrValue a, ToAttr(*v));
       attrs.Set(spec.name, a);
     }
     std::vector<TensorType> in_types;
@@ -183,8 +190,9 @@ StatusOr<TargetPlan> PlanTarget(const Graph& g, const Rule& r, const NameTable& 
     auto types = InferAndCanonicalize(s.op, &attrs, in_types);
     if (!types.ok()) return types.status();
     if (types->size() != s.outputs.size()) {
-      return InvalidArgument(std::string(OpName(s.op)) + " produces " + std::to_string(types->size()) +
-                             " outputs, the statement names " + std::to_string(s.outputs.size()));
+      return InvalidArgument(std::string(OpName(s.op)) + " produces " +
+                             std::to_string(types->size()) + " outputs, the statement names " +
+                             std::to_string(s.outputs.size()));
     }
     plan.attrs.push_back(std::move(attrs));
     plan.types.push_back(std::move(types).value());
@@ -194,8 +202,8 @@ StatusOr<TargetPlan> PlanTarget(const Graph& g, const Rule& r, const NameTable& 
     const TensorType* a = b.TensorTypeOf(from);
     const TensorType* t = b.TensorTypeOf(to);
     if (!a || !t || *a != *t) {
-      return InvalidArgument("output '" + from + "' " + (a ? a->ToString() : "?") + " would become '" + to +
-                             "' " + (t ? t->ToString() : "?"));
+      return InvalidArgument("output '" + from + "' " + (a ? a->ToString() : "?") +
+                             " would become '" + to + "' " + (t ? t->ToString() : "?"));
     }
   }
   return plan;
@@ -203,8 +211,15 @@ StatusOr<TargetPlan> PlanTarget(const Graph& g, const Rule& r, const NameTable& 
 
 class Searcher {
  public:
-  Searcher(const Graph& g, const Rule& r, int rule_index, const MatchIndex& index, RejectStats* stats)
-      : g_(g), r_(r), rule_index_(rule_index), index_(index), stats_(stats), names_(r), b_(g, r, names_, &index) {}
+  Searcher(const Graph& g, const Rule& r, int rule_index, const MatchIndex& index,
+           RejectStats* stats)
+      : g_(g),
+        r_(r),
+        rule_index_(rule_index),
+        index_(index),
+        stats_(stats),
+        names_(r),
+        b_(g, r, names_, &index) {}
 
   std::vector<Match> Run() {
     PlanOrder();
@@ -313,7 +328,9 @@ class Searcher {
     }
     for (NodeId id : *pool) {
       const Node& n = g_.node(id);
-      if (n.op != s.op || n.inputs.size() != s.inputs.size() || n.outputs.size() != s.outputs.size()) continue;
+      if (n.op != s.op || n.inputs.size() != s.inputs.size() ||
+          n.outputs.size() != s.outputs.size())
+        continue;
       if (std::find(b_.nodes.begin(), b_.nodes.end(), id) != b_.nodes.end()) continue;
       std::vector<int> bound_here;
       bool ok = true;
@@ -321,7 +338,8 @@ class Searcher {
         const NameTable::Ref* ref = names_.Find(s.inputs[j]);
         if (ref->kind == NameTable::Kind::kSource) {
           // A producer not bound yet is checked when it is (through its consumers, below).
-          if (b_.nodes[ref->index] != kNoNode) ok = b_.SourceValue(ref->index, ref->output) == n.inputs[j];
+          if (b_.nodes[ref->index] != kNoNode)
+            ok = b_.SourceValue(ref->index, ref->output) == n.inputs[j];
         } else if (b_.free_values[ref->index].valid()) {
           ok = b_.free_values[ref->index] == n.inputs[j];
         } else {
@@ -366,7 +384,8 @@ class Searcher {
     for (size_t k = 0; k < r_.source.size(); ++k) {
       const Node& n = g_.node(b_.nodes[k]);
       for (const AttrSpec& spec : r_.source[k].attrs) {
-        if (HasRefs(*spec.value) && !AttrMatches(n, spec, b_)) return Count(&RejectStats::constraint);
+        if (HasRefs(*spec.value) && !AttrMatches(n, spec, b_))
+          return Count(&RejectStats::constraint);
       }
     }
     for (const Constraint& c : r_.where) {
@@ -387,7 +406,8 @@ class Searcher {
           if (!matched.count(u.node)) return Count(&RejectStats::escaping);
         }
         for (const GraphOutput& go : g_.outputs()) {
-          if (go.value == ValueRef{n.id, static_cast<uint32_t>(o)}) return Count(&RejectStats::escaping);
+          if (go.value == ValueRef{n.id, static_cast<uint32_t>(o)})
+            return Count(&RejectStats::escaping);
         }
       }
     }
@@ -404,7 +424,8 @@ class Searcher {
       stack.pop_back();
       if (matched.count(id)) return Count(&RejectStats::cycle);
       for (const ValueRef& in : g_.node(id).inputs) {
-        if (index_.Position(in.node) >= min_pos && seen.insert(in.node).second) stack.push_back(in.node);
+        if (index_.Position(in.node) >= min_pos && seen.insert(in.node).second)
+          stack.push_back(in.node);
       }
     }
     // The target must type-check on these shapes.
@@ -440,8 +461,10 @@ class Searcher {
       for (const std::string& in : s.inputs) h = HashCombine(h, value_hash(in));
       return h;
     };
-    for (size_t i = 0; i < r_.source.size(); ++i) src[i] = statement_hash(r_.source[i], g_.node(b_.nodes[i]).attrs);
-    for (size_t i = 0; i < r_.target.size(); ++i) tgt[i] = statement_hash(r_.target[i], plan.attrs[i]);
+    for (size_t i = 0; i < r_.source.size(); ++i)
+      src[i] = statement_hash(r_.source[i], g_.node(b_.nodes[i]).attrs);
+    for (size_t i = 0; i < r_.target.size(); ++i)
+      tgt[i] = statement_hash(r_.target[i], plan.attrs[i]);
     bool noop = true;
     std::vector<std::pair<uint64_t, uint64_t>> replaced;  // (replaced value, its replacement)
     for (const auto& [from, to] : r_.outputs) {
@@ -480,7 +503,8 @@ std::vector<Match> FindMatches(const Graph& graph, const Rule& rule, int rule_in
 
 StatusOr<GraphDiff> ApplyMatch(Graph& graph, const Rule& rule, const Match& match,
                                RewriteListener* listener) {
-  if (match.nodes.size() != rule.source.size() || match.free_values.size() != rule.free_vars.size()) {
+  if (match.nodes.size() != rule.source.size() ||
+      match.free_values.size() != rule.free_vars.size()) {
     return InvalidArgument("match does not belong to rule '" + rule.name + "'");
   }
   for (NodeId id : match.nodes) {
@@ -497,20 +521,24 @@ StatusOr<GraphDiff> ApplyMatch(Graph& graph, const Rule& rule, const Match& matc
 
   Rewriter rw(graph, listener);
   std::map<std::string, ValueRef> values;
-  for (size_t i = 0; i < rule.free_vars.size(); ++i) values[rule.free_vars[i]] = match.free_values[i];
+  for (size_t i = 0; i < rule.free_vars.size(); ++i)
+    values[rule.free_vars[i]] = match.free_values[i];
   for (size_t i = 0; i < rule.target.size(); ++i) {
     const Statement& s = rule.target[i];
     std::vector<ValueRef> inputs;
     for (const std::string& in : s.inputs) inputs.push_back(values.at(in));
     auto id = rw.AddOp(s.op, inputs, plan.attrs[i]);
-    if (!id.ok()) return Internal("rule '" + rule.name + "': planned target failed: " + id.status().message());
-    for (size_t k = 0; k < s.outputs.size(); ++k) values[s.outputs[k]] = ValueRef{*id, static_cast<uint32_t>(k)};
+    if (!id.ok())
+      return Internal("rule '" + rule.name + "': planned target failed: " + id.status().message());
+    for (size_t k = 0; k < s.outputs.size(); ++k)
+      values[s.outputs[k]] = ValueRef{*id, static_cast<uint32_t>(k)};
   }
   for (const auto& [from, to] : rule.outputs) {
     const auto [stmt, out] = rule.SourceDef(from);
     // The matcher proved the edit acyclic in time bounded by the match region.
-    RETURN_IF_ERROR(rw.ReplaceAllUses(ValueRef{match.nodes[stmt], static_cast<uint32_t>(out)}, values.at(to),
-                                      /*check_cycles=*/false));
+    REWIRE_RETURN_IF_ERROR(
+        rw.ReplaceAllUses(ValueRef{match.nodes[stmt], static_cast<uint32_t>(out)}, values.at(to),
+                          /*check_cycles=*/false));
   }
   for (auto it = match.nodes.rbegin(); it != match.nodes.rend(); ++it) rw.RemoveIfDead(*it);
   return rw.TakeDiff();

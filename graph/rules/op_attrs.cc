@@ -7,7 +7,8 @@ namespace rewire::rules {
 
 const std::vector<std::string>& OpAttributeNames(OpType op) {
   static const std::vector<std::string> none;
-  static const std::vector<std::string> conv = {"strides", "pads", "dilations", "group", "activation"};
+  static const std::vector<std::string> conv = {"strides", "pads", "dilations", "group",
+                                                "activation"};
   static const std::vector<std::string> maxpool = {"kernel_shape", "strides", "pads", "ceil_mode"};
   static const std::vector<std::string> avgpool = {"kernel_shape", "strides", "pads", "ceil_mode",
                                                    "count_include_pad"};
@@ -30,34 +31,56 @@ const std::vector<std::string>& OpAttributeNames(OpType op) {
   static const std::vector<std::string> enlarge = {"kernel_shape"};
   static const std::vector<std::string> merge = {"group", "count"};
   switch (op) {
-    case OpType::kConv2D: return conv;
-    case OpType::kMaxPool2D: return maxpool;
-    case OpType::kAvgPool2D: return avgpool;
-    case OpType::kLeakyRelu: return alpha;
-    case OpType::kClip: return clip;
-    case OpType::kScalarMul: return scalar;
-    case OpType::kCast: return cast;
-    case OpType::kBatchNorm: return epsilon;
-    case OpType::kLayerNorm: return layernorm;
+    case OpType::kConv2D:
+      return conv;
+    case OpType::kMaxPool2D:
+      return maxpool;
+    case OpType::kAvgPool2D:
+      return avgpool;
+    case OpType::kLeakyRelu:
+      return alpha;
+    case OpType::kClip:
+      return clip;
+    case OpType::kScalarMul:
+      return scalar;
+    case OpType::kCast:
+      return cast;
+    case OpType::kBatchNorm:
+      return epsilon;
+    case OpType::kLayerNorm:
+      return layernorm;
     case OpType::kSoftmax:
     case OpType::kConcat:
     case OpType::kFlatten:
-    case OpType::kGather: return axis;
-    case OpType::kGemm: return gemm;
-    case OpType::kMatMul: return matmul;
-    case OpType::kSplit: return split;
-    case OpType::kReshape: return shape;
-    case OpType::kTranspose: return perm;
+    case OpType::kGather:
+      return axis;
+    case OpType::kGemm:
+      return gemm;
+    case OpType::kMatMul:
+      return matmul;
+    case OpType::kSplit:
+      return split;
+    case OpType::kReshape:
+      return shape;
+    case OpType::kTranspose:
+      return perm;
     case OpType::kSqueeze:
-    case OpType::kUnsqueeze: return axes;
-    case OpType::kPad: return pad;
-    case OpType::kSlice: return slice;
+    case OpType::kUnsqueeze:
+      return axes;
+    case OpType::kPad:
+      return pad;
+    case OpType::kSlice:
+      return slice;
     case OpType::kReduceMean:
     case OpType::kReduceSum:
-    case OpType::kReduceMax: return reduce;
-    case OpType::kEnlarge: return enlarge;
-    case OpType::kMergeGConv: return merge;
-    default: return none;
+    case OpType::kReduceMax:
+      return reduce;
+    case OpType::kEnlarge:
+      return enlarge;
+    case OpType::kMergeGConv:
+      return merge;
+    default:
+      return none;
   }
 }
 

@@ -37,15 +37,17 @@ class Lexer {
         ++p;
       } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
         size_t q = p;
-        while (q < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[q])) || s_[q] == '_')) ++q;
+        while (q < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[q])) || s_[q] == '_'))
+          ++q;
         out->push_back({Tok::kIdent, s_.substr(p, q - p)});
         p = q;
       } else if (std::isdigit(static_cast<unsigned char>(c))) {
         size_t q = p;
         bool is_float = false;
-        while (q < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[q])) || s_[q] == '.' ||
-                                 s_[q] == 'e' || s_[q] == 'E' ||
-                                 ((s_[q] == '-' || s_[q] == '+') && (s_[q - 1] == 'e' || s_[q - 1] == 'E')))) {
+        while (q < s_.size() &&
+               (std::isdigit(static_cast<unsigned char>(s_[q])) || s_[q] == '.' || s_[q] == 'e' ||
+                s_[q] == 'E' ||
+                ((s_[q] == '-' || s_[q] == '+') && (s_[q - 1] == 'e' || s_[q - 1] == 'E')))) {
           if (s_[q] == '.' || s_[q] == 'e' || s_[q] == 'E') is_float = true;
           ++q;
         }
@@ -122,7 +124,8 @@ class LineParser {
     return Err("expected '" + p + "' but found " + Describe(Peek()));
   }
   StatusOr<std::string> Ident(const char* what) {
-    if (Peek().kind != Tok::kIdent) return Err(std::string("expected ") + what + " but found " + Describe(Peek()));
+    if (Peek().kind != Tok::kIdent)
+      return Err(std::string("expected ") + what + " but found " + Describe(Peek()));
     return t_[pos_++].text;
   }
   StatusOr<int64_t> Int() {
@@ -137,9 +140,12 @@ class LineParser {
 
   static std::string Describe(const Token& t) {
     switch (t.kind) {
-      case Tok::kEnd: return "end of line";
-      case Tok::kString: return "string \"" + t.text + "\"";
-      default: return "'" + t.text + "'";
+      case Tok::kEnd:
+        return "end of line";
+      case Tok::kString:
+        return "string \"" + t.text + "\"";
+      default:
+        return "'" + t.text + "'";
     }
   }
 
@@ -157,13 +163,13 @@ class LineParser {
   }
 
   StatusOr<ExprPtr> Binary(int min_prec) {
-    ASSIGN_OR_RETURN(ExprPtr lhs, Unary());
+    REWIRE_ASSIGN_OR_RETURN(ExprPtr lhs, Unary());
     while (Peek().kind == Tok::kPunct) {
       const std::string op = Peek().text;
       const int prec = Precedence(op);
       if (prec == 0 || prec <= min_prec) break;
       ++pos_;
-      ASSIGN_OR_RETURN(ExprPtr rhs, Binary(prec));
+      REWIRE_ASSIGN_OR_RETURN(ExprPtr rhs, Binary(prec));
       auto e = std::make_unique<Expr>();
       e->kind = Expr::Kind::kBinary;
       e->name = op;
@@ -179,7 +185,7 @@ class LineParser {
     if (IsPunct("-") || IsPunct("!")) {
       const std::string op = Peek().text;
       ++pos_;
-      ASSIGN_OR_RETURN(ExprPtr inner, Unary());
+      REWIRE_ASSIGN_OR_RETURN(ExprPtr inner, Unary());
       // Fold negative literals so that `-1` is a literal (keeps constant checks simple).
       if (op == "-" && inner->kind == Expr::Kind::kLiteral) {
         if (auto* i = std::get_if<int64_t>(&inner->literal.v)) {
@@ -233,21 +239,22 @@ class LineParser {
           }
           if (!Accept(")")) {
             do {
-              ASSIGN_OR_RETURN(ExprPtr a, Expression());
+              REWIRE_ASSIGN_OR_RETURN(ExprPtr a, Expression());
               e->args.push_back(std::move(a));
             } while (Accept(","));
-            RETURN_IF_ERROR(Expect(")"));
+            REWIRE_RETURN_IF_ERROR(Expect(")"));
           }
           if (static_cast<int>(e->args.size()) != FunctionArity(e->name)) {
-            return Err("type error: " + e->name + "() takes " + std::to_string(FunctionArity(e->name)) +
-                       " arguments, got " + std::to_string(e->args.size()));
+            return Err("type error: " + e->name + "() takes " +
+                       std::to_string(FunctionArity(e->name)) + " arguments, got " +
+                       std::to_string(e->args.size()));
           }
           return e;
         }
         if (Accept(".")) {
           e->kind = Expr::Kind::kAttrRef;
           e->name = tok.text;
-          ASSIGN_OR_RETURN(e->attr, Ident("an attribute name"));
+          REWIRE_ASSIGN_OR_RETURN(e->attr, Ident("an attribute name"));
           return e;
         }
         e->kind = Expr::Kind::kTensorRef;
@@ -256,18 +263,18 @@ class LineParser {
       }
       case Tok::kPunct:
         if (Accept("(")) {
-          ASSIGN_OR_RETURN(ExprPtr inner, Expression());
-          RETURN_IF_ERROR(Expect(")"));
+          REWIRE_ASSIGN_OR_RETURN(ExprPtr inner, Expression());
+          REWIRE_RETURN_IF_ERROR(Expect(")"));
           return inner;
         }
         if (Accept("[")) {
           e->kind = Expr::Kind::kList;
           if (!Accept("]")) {
             do {
-              ASSIGN_OR_RETURN(ExprPtr a, Expression());
+              REWIRE_ASSIGN_OR_RETURN(ExprPtr a, Expression());
               e->args.push_back(std::move(a));
             } while (Accept(","));
-            RETURN_IF_ERROR(Expect("]"));
+            REWIRE_RETURN_IF_ERROR(Expect("]"));
           }
           return e;
         }
@@ -306,7 +313,7 @@ Status CheckConstantParts(const Expr& e, const std::string& where) {
     if (!v.ok()) return InvalidArgument(where + ": " + v.status().message());
     return Status::Ok();
   }
-  for (const auto& a : e.args) RETURN_IF_ERROR(CheckConstantParts(*a, where));
+  for (const auto& a : e.args) REWIRE_RETURN_IF_ERROR(CheckConstantParts(*a, where));
   return Status::Ok();
 }
 
@@ -321,78 +328,96 @@ class RuleChecker {
 
   Status Check() {
     if (r_.source.empty()) return Err(r_.line, "has no source pattern");
-    if (r_.outputs.empty()) return Err(r_.line, "has no 'outputs' line mapping source values to target values");
+    if (r_.outputs.empty())
+      return Err(r_.line, "has no 'outputs' line mapping source values to target values");
     if (r_.checks.size() < 2) {
-      return Err(r_.line, "needs at least two 'check' lines (every rule is verified on several concrete shapes)");
+      return Err(
+          r_.line,
+          "needs at least two 'check' lines (every rule is verified on several concrete shapes)");
     }
 
     std::set<std::string> source_names;
     for (const Statement& s : r_.source) {
-      RETURN_IF_ERROR(CheckStatement(s, /*is_source=*/true));
+      REWIRE_RETURN_IF_ERROR(CheckStatement(s, /*is_source=*/true));
       for (const std::string& in : s.inputs) {
         if (!source_names.count(in) && !r_.IsFreeVar(in)) r_.free_vars.push_back(in);
       }
       for (const std::string& out : s.outputs) {
-        if (!source_names.insert(out).second || r_.IsFreeVar(out)) return Err(s.line, "'" + out + "' is defined twice");
+        if (!source_names.insert(out).second || r_.IsFreeVar(out))
+          return Err(s.line, "'" + out + "' is defined twice");
       }
     }
     for (const Statement& s : r_.source) {
-      for (const AttrSpec& a : s.attrs) RETURN_IF_ERROR(CheckExpr(*a.value, s.line, source_names, {}, false));
+      for (const AttrSpec& a : s.attrs)
+        REWIRE_RETURN_IF_ERROR(CheckExpr(*a.value, s.line, source_names, {}, false));
     }
-    for (const Constraint& c : r_.where) RETURN_IF_ERROR(CheckExpr(*c.expr, c.line, source_names, {}, false));
+    for (const Constraint& c : r_.where)
+      REWIRE_RETURN_IF_ERROR(CheckExpr(*c.expr, c.line, source_names, {}, false));
 
     std::set<std::string> target_names;
     std::set<std::string> used;
     for (const Statement& s : r_.target) {
-      RETURN_IF_ERROR(CheckStatement(s, /*is_source=*/false));
+      REWIRE_RETURN_IF_ERROR(CheckStatement(s, /*is_source=*/false));
       for (const std::string& in : s.inputs) {
         if (r_.IsFreeVar(in) || target_names.count(in)) {
           used.insert(in);
           continue;
         }
         if (source_names.count(in)) {
-          return Err(s.line, "target uses source value '" + in +
-                                 "'; only free variables and target values are visible in the target");
+          return Err(s.line,
+                     "target uses source value '" + in +
+                         "'; only free variables and target values are visible in the target");
         }
         return Err(s.line, "unbound variable '" + in + "'");
       }
       if (!s.copy_attrs_from.empty() && r_.SourceDef(s.copy_attrs_from).first < 0) {
         return Err(s.line, "'*" + s.copy_attrs_from + "' must name a source node");
       }
-      for (const AttrSpec& a : s.attrs) RETURN_IF_ERROR(CheckExpr(*a.value, s.line, source_names, target_names, true));
+      for (const AttrSpec& a : s.attrs)
+        REWIRE_RETURN_IF_ERROR(CheckExpr(*a.value, s.line, source_names, target_names, true));
       for (const std::string& out : s.outputs) {
-        if (!target_names.insert(out).second || r_.IsFreeVar(out)) return Err(s.line, "'" + out + "' is defined twice");
-        if (source_names.count(out)) return Err(s.line, "'" + out + "' is already a source value; use a new name");
+        if (!target_names.insert(out).second || r_.IsFreeVar(out))
+          return Err(s.line, "'" + out + "' is defined twice");
+        if (source_names.count(out))
+          return Err(s.line, "'" + out + "' is already a source value; use a new name");
       }
     }
     std::set<std::string> mapped;
     for (const auto& [from, to] : r_.outputs) {
-      if (!source_names.count(from)) return Err(outputs_line_, "'" + from + "' in outputs is not a source value");
+      if (!source_names.count(from))
+        return Err(outputs_line_, "'" + from + "' in outputs is not a source value");
       if (!mapped.insert(from).second) return Err(outputs_line_, "'" + from + "' is mapped twice");
       if (!target_names.count(to) && !r_.IsFreeVar(to)) {
-        return Err(outputs_line_, "unbound variable '" + to + "' in outputs (not a target value or free variable)");
+        return Err(outputs_line_, "unbound variable '" + to +
+                                      "' in outputs (not a target value or free variable)");
       }
       used.insert(to);
     }
     for (const Statement& s : r_.target) {
-      if (std::none_of(s.outputs.begin(), s.outputs.end(), [&](const std::string& o) { return used.count(o) > 0; })) {
+      if (std::none_of(s.outputs.begin(), s.outputs.end(),
+                       [&](const std::string& o) { return used.count(o) > 0; })) {
         return Err(s.line, "target value '" + s.outputs[0] + "' is never used");
       }
     }
     for (const CheckCase& c : r_.checks) {
       for (const std::string& v : r_.free_vars) {
-        if (std::none_of(c.shapes.begin(), c.shapes.end(), [&](const auto& p) { return p.first == v; })) {
+        if (std::none_of(c.shapes.begin(), c.shapes.end(),
+                         [&](const auto& p) { return p.first == v; })) {
           return Err(c.line, "check gives no shape for free variable '" + v + "'");
         }
       }
       for (const auto& [name, shape] : c.shapes) {
-        if (!r_.IsFreeVar(name)) return Err(c.line, "check gives a shape for '" + name + "', which is not a free variable");
+        if (!r_.IsFreeVar(name))
+          return Err(c.line,
+                     "check gives a shape for '" + name + "', which is not a free variable");
       }
       for (const auto& [node, spec] : c.attrs) {
         const int si = r_.SourceDef(node).first;
-        if (si < 0) return Err(c.line, "check sets an attribute of '" + node + "', which is not a source node");
-        RETURN_IF_ERROR(CheckAttrName(r_.source[si].op, spec.name, c.line));
-        RETURN_IF_ERROR(CheckConstantParts(*spec.value, At(c.line)));
+        if (si < 0)
+          return Err(c.line,
+                     "check sets an attribute of '" + node + "', which is not a source node");
+        REWIRE_RETURN_IF_ERROR(CheckAttrName(r_.source[si].op, spec.name, c.line));
+        REWIRE_RETURN_IF_ERROR(CheckConstantParts(*spec.value, At(c.line)));
       }
     }
     return Status::Ok();
@@ -414,26 +439,32 @@ class RuleChecker {
 
   Status CheckStatement(const Statement& s, bool is_source) const {
     const OpInfo& info = GetOpInfo(s.op);
-    if (s.op == OpType::kInput || s.op == OpType::kWeight || s.op == OpType::kConstant || s.op == OpType::kOpaque) {
+    if (s.op == OpType::kInput || s.op == OpType::kWeight || s.op == OpType::kConstant ||
+        s.op == OpType::kOpaque) {
       return Err(s.line, std::string(info.name) + " cannot appear in a pattern");
     }
     const int n = static_cast<int>(s.inputs.size());
     if (n < info.min_inputs || (info.max_inputs != kVariadic && n > info.max_inputs)) {
       std::string want = std::to_string(info.min_inputs);
-      if (info.max_inputs == kVariadic) want += " or more";
-      else if (info.max_inputs != info.min_inputs) want += " to " + std::to_string(info.max_inputs);
-      return Err(s.line, "arity: " + std::string(info.name) + " takes " + want + " inputs, got " + std::to_string(n));
+      if (info.max_inputs == kVariadic)
+        want += " or more";
+      else if (info.max_inputs != info.min_inputs)
+        want += " to " + std::to_string(info.max_inputs);
+      return Err(s.line, "arity: " + std::string(info.name) + " takes " + want + " inputs, got " +
+                             std::to_string(n));
     }
     if (info.num_outputs != kVariadic && static_cast<int>(s.outputs.size()) != info.num_outputs) {
-      return Err(s.line, "arity: " + std::string(info.name) + " has " + std::to_string(info.num_outputs) +
-                             " output(s), the statement names " + std::to_string(s.outputs.size()));
+      return Err(s.line, "arity: " + std::string(info.name) + " has " +
+                             std::to_string(info.num_outputs) + " output(s), the statement names " +
+                             std::to_string(s.outputs.size()));
     }
-    if (is_source && !s.copy_attrs_from.empty()) return Err(s.line, "'*node' is allowed in the target only");
+    if (is_source && !s.copy_attrs_from.empty())
+      return Err(s.line, "'*node' is allowed in the target only");
     std::set<std::string> seen;
     for (const AttrSpec& a : s.attrs) {
-      RETURN_IF_ERROR(CheckAttrName(s.op, a.name, s.line));
+      REWIRE_RETURN_IF_ERROR(CheckAttrName(s.op, a.name, s.line));
       if (!seen.insert(a.name).second) return Err(s.line, "attribute '" + a.name + "' given twice");
-      RETURN_IF_ERROR(CheckConstantParts(*a.value, At(s.line)));
+      REWIRE_RETURN_IF_ERROR(CheckConstantParts(*a.value, At(s.line)));
     }
     return Status::Ok();
   }
@@ -445,8 +476,10 @@ class RuleChecker {
     for (const Expr* ref : refs) {
       if (ref->kind == Expr::Kind::kAttrRef) {
         const int si = r_.SourceDef(ref->name).first;
-        if (si < 0) return Err(line, "'" + ref->name + "." + ref->attr + "': '" + ref->name + "' is not a source node");
-        RETURN_IF_ERROR(CheckAttrName(r_.source[si].op, ref->attr, line));
+        if (si < 0)
+          return Err(line, "'" + ref->name + "." + ref->attr + "': '" + ref->name +
+                               "' is not a source node");
+        REWIRE_RETURN_IF_ERROR(CheckAttrName(r_.source[si].op, ref->attr, line));
       } else if (!r_.IsFreeVar(ref->name) && !source_names.count(ref->name) &&
                  !(in_target && target_names.count(ref->name))) {
         return Err(line, "unbound variable '" + ref->name + "'");
@@ -502,21 +535,26 @@ std::vector<std::string> SplitComma(const std::string& s) {
   return out;
 }
 
-/// Expands `foreach VAR[,VAR2...] in v1[,w1...] v2[,w2...] ...` / `endforeach` blocks (nesting allowed), substituting
+/// Expands `foreach VAR[,VAR2...] in v1[,w1...] v2[,w2...] ...` / `endforeach` blocks (nesting
+/// allowed), substituting
 /// `{VAR}` in the lines between; line numbers are kept.
-Status ExpandTemplates(const std::vector<Line>& in, size_t& i, const std::map<std::string, std::string>& vars,
-                       const std::string& file, std::vector<Line>* out, bool nested) {
+Status ExpandTemplates(const std::vector<Line>& in, size_t& i,
+                       const std::map<std::string, std::string>& vars, const std::string& file,
+                       std::vector<Line>* out, bool nested) {
   while (i < in.size()) {
     const Line& l = in[i];
     const std::vector<std::string> w = Words(l.text);
     if (!w.empty() && w[0] == "endforeach") {
-      if (!nested) return InvalidArgument(file + ":" + std::to_string(l.number) + ": 'endforeach' without 'foreach'");
+      if (!nested)
+        return InvalidArgument(file + ":" + std::to_string(l.number) +
+                               ": 'endforeach' without 'foreach'");
       ++i;
       return Status::Ok();
     }
     if (!w.empty() && w[0] == "foreach") {
       if (w.size() < 4 || w[2] != "in") {
-        return InvalidArgument(file + ":" + std::to_string(l.number) + ": expected 'foreach VAR in VALUE...'");
+        return InvalidArgument(file + ":" + std::to_string(l.number) +
+                               ": expected 'foreach VAR in VALUE...'");
       }
       const size_t body = i + 1;
       const std::vector<std::string> names = SplitComma(w[1]);
@@ -524,13 +562,13 @@ Status ExpandTemplates(const std::vector<Line>& in, size_t& i, const std::map<st
         const std::vector<std::string> values = SplitComma(w[k]);
         if (values.size() != names.size()) {
           return InvalidArgument(file + ":" + std::to_string(l.number) + ": '" + w[k] + "' has " +
-                                 std::to_string(values.size()) + " values for " + std::to_string(names.size()) +
-                                 " variables");
+                                 std::to_string(values.size()) + " values for " +
+                                 std::to_string(names.size()) + " variables");
         }
         std::map<std::string, std::string> inner = vars;
         for (size_t v = 0; v < names.size(); ++v) inner[names[v]] = values[v];
         i = body;
-        RETURN_IF_ERROR(ExpandTemplates(in, i, inner, file, out, true));
+        REWIRE_RETURN_IF_ERROR(ExpandTemplates(in, i, inner, file, out, true));
       }
       if (w.size() == 3) ++i;
       continue;
@@ -551,71 +589,71 @@ Status ExpandTemplates(const std::vector<Line>& in, size_t& i, const std::map<st
 
 StatusOr<Statement> ParseStatement(const std::string& text, const std::string& where, int line) {
   std::vector<Token> toks;
-  RETURN_IF_ERROR(Lexer(text, where).Tokenize(&toks));
+  REWIRE_RETURN_IF_ERROR(Lexer(text, where).Tokenize(&toks));
   LineParser p(std::move(toks), where, line);
   Statement s;
   s.line = line;
   do {
-    ASSIGN_OR_RETURN(std::string out, p.Ident("a value name"));
+    REWIRE_ASSIGN_OR_RETURN(std::string out, p.Ident("a value name"));
     s.outputs.push_back(out);
   } while (p.Accept(","));
-  RETURN_IF_ERROR(p.Expect("="));
-  ASSIGN_OR_RETURN(std::string op_name, p.Ident("an op name"));
+  REWIRE_RETURN_IF_ERROR(p.Expect("="));
+  REWIRE_ASSIGN_OR_RETURN(std::string op_name, p.Ident("an op name"));
   const auto op = OpTypeFromName(op_name);
   if (!op) return p.Err("unknown op '" + op_name + "'");
   s.op = *op;
-  RETURN_IF_ERROR(p.Expect("("));
+  REWIRE_RETURN_IF_ERROR(p.Expect("("));
   if (!p.IsPunct(")") && !p.IsPunct(";")) {
     do {
-      ASSIGN_OR_RETURN(std::string in, p.Ident("an input name"));
+      REWIRE_ASSIGN_OR_RETURN(std::string in, p.Ident("an input name"));
       s.inputs.push_back(in);
     } while (p.Accept(","));
   }
   if (p.Accept(";")) {
     do {
       if (p.Accept("*")) {
-        ASSIGN_OR_RETURN(s.copy_attrs_from, p.Ident("a source node name after '*'"));
+        REWIRE_ASSIGN_OR_RETURN(s.copy_attrs_from, p.Ident("a source node name after '*'"));
         continue;
       }
       AttrSpec a;
-      ASSIGN_OR_RETURN(a.name, p.Ident("an attribute name"));
-      RETURN_IF_ERROR(p.Expect("="));
-      ASSIGN_OR_RETURN(a.value, p.Expression());
+      REWIRE_ASSIGN_OR_RETURN(a.name, p.Ident("an attribute name"));
+      REWIRE_RETURN_IF_ERROR(p.Expect("="));
+      REWIRE_ASSIGN_OR_RETURN(a.value, p.Expression());
       s.attrs.push_back(std::move(a));
     } while (p.Accept(","));
   }
-  RETURN_IF_ERROR(p.Expect(")"));
-  RETURN_IF_ERROR(p.ExpectEnd());
+  REWIRE_RETURN_IF_ERROR(p.Expect(")"));
+  REWIRE_RETURN_IF_ERROR(p.ExpectEnd());
   return s;
 }
 
 StatusOr<CheckCase> ParseCheck(const std::string& text, const std::string& where, int line) {
   std::vector<Token> toks;
-  RETURN_IF_ERROR(Lexer(text, where).Tokenize(&toks));
+  REWIRE_RETURN_IF_ERROR(Lexer(text, where).Tokenize(&toks));
   LineParser p(std::move(toks), where, line);
   CheckCase c;
   c.line = line;
   while (!p.AtEnd()) {
-    ASSIGN_OR_RETURN(std::string name, p.Ident("a free variable or node.attribute"));
+    REWIRE_ASSIGN_OR_RETURN(std::string name, p.Ident("a free variable or node.attribute"));
     if (p.Accept(".")) {
       AttrSpec a;
-      ASSIGN_OR_RETURN(a.name, p.Ident("an attribute name"));
-      RETURN_IF_ERROR(p.Expect("="));
-      ASSIGN_OR_RETURN(a.value, p.Expression());
+      REWIRE_ASSIGN_OR_RETURN(a.name, p.Ident("an attribute name"));
+      REWIRE_RETURN_IF_ERROR(p.Expect("="));
+      REWIRE_ASSIGN_OR_RETURN(a.value, p.Expression());
       c.attrs.push_back({name, std::move(a)});
       continue;
     }
-    RETURN_IF_ERROR(p.Expect("="));
+    REWIRE_RETURN_IF_ERROR(p.Expect("="));
     if (p.Accept("+")) c.positive.push_back(name);
-    RETURN_IF_ERROR(p.Expect("["));
+    REWIRE_RETURN_IF_ERROR(p.Expect("["));
     Shape shape;
     if (!p.Accept("]")) {
       do {
-        ASSIGN_OR_RETURN(int64_t d, p.Int());
+        REWIRE_ASSIGN_OR_RETURN(int64_t d, p.Int());
         if (d <= 0) return p.Err("shape dimensions must be positive integers");
         shape.push_back(d);
       } while (p.Accept(","));
-      RETURN_IF_ERROR(p.Expect("]"));
+      REWIRE_RETURN_IF_ERROR(p.Expect("]"));
     }
     c.shapes.push_back({name, shape});
   }
@@ -644,7 +682,7 @@ StatusOr<std::vector<Rule>> ParseRules(const std::string& text, const std::strin
   }
   std::vector<Line> lines;
   size_t i = 0;
-  RETURN_IF_ERROR(ExpandTemplates(raw, i, {}, file, &lines, false));
+  REWIRE_RETURN_IF_ERROR(ExpandTemplates(raw, i, {}, file, &lines, false));
 
   std::vector<Rule> rules;
   std::set<std::string> names;
@@ -656,7 +694,8 @@ StatusOr<std::vector<Rule>> ParseRules(const std::string& text, const std::strin
     const std::vector<std::string> w = Words(l.text);
     const std::string& kw = w[0];
     if (!cur) {
-      if (kw != "rule") return InvalidArgument(where + ": expected 'rule NAME', found '" + l.text + "'");
+      if (kw != "rule")
+        return InvalidArgument(where + ": expected 'rule NAME', found '" + l.text + "'");
       if (w.size() != 2) return InvalidArgument(where + ": expected 'rule NAME'");
       rules.emplace_back();
       cur = &rules.back();
@@ -674,7 +713,7 @@ StatusOr<std::vector<Rule>> ParseRules(const std::string& text, const std::strin
     if (kw == "end" && w.size() == 1) {
       RuleChecker checker(*cur, file);
       checker.set_outputs_line(outputs_line ? outputs_line : cur->line);
-      RETURN_IF_ERROR(checker.Check());
+      REWIRE_RETURN_IF_ERROR(checker.Check());
       cur = nullptr;
       continue;
     }
@@ -691,54 +730,59 @@ StatusOr<std::vector<Rule>> ParseRules(const std::string& text, const std::strin
       continue;
     }
     if ((kw == "source" || kw == "target" || kw == "where") && w.size() == 1) {
-      section = kw == "source" ? Section::kSource : kw == "target" ? Section::kTarget : Section::kWhere;
+      section = kw == "source"   ? Section::kSource
+                : kw == "target" ? Section::kTarget
+                                 : Section::kWhere;
       continue;
     }
     if (kw == "outputs") {
       section = Section::kNone;
       outputs_line = l.number;
       std::vector<Token> toks;
-      RETURN_IF_ERROR(Lexer(rest, where).Tokenize(&toks));
+      REWIRE_RETURN_IF_ERROR(Lexer(rest, where).Tokenize(&toks));
       LineParser p(std::move(toks), where, l.number);
       do {
-        ASSIGN_OR_RETURN(std::string from, p.Ident("a source value"));
-        RETURN_IF_ERROR(p.Expect("->"));
-        ASSIGN_OR_RETURN(std::string to, p.Ident("a target value"));
+        REWIRE_ASSIGN_OR_RETURN(std::string from, p.Ident("a source value"));
+        REWIRE_RETURN_IF_ERROR(p.Expect("->"));
+        REWIRE_ASSIGN_OR_RETURN(std::string to, p.Ident("a target value"));
         cur->outputs.push_back({from, to});
       } while (p.Accept(","));
-      RETURN_IF_ERROR(p.ExpectEnd());
+      REWIRE_RETURN_IF_ERROR(p.ExpectEnd());
       continue;
     }
     if (kw == "check") {
       section = Section::kNone;
-      ASSIGN_OR_RETURN(CheckCase c, ParseCheck(rest, where, l.number));
+      REWIRE_ASSIGN_OR_RETURN(CheckCase c, ParseCheck(rest, where, l.number));
       cur->checks.push_back(std::move(c));
       continue;
     }
     switch (section) {
       case Section::kSource:
       case Section::kTarget: {
-        ASSIGN_OR_RETURN(Statement s, ParseStatement(l.text, where, l.number));
+        REWIRE_ASSIGN_OR_RETURN(Statement s, ParseStatement(l.text, where, l.number));
         (section == Section::kSource ? cur->source : cur->target).push_back(std::move(s));
         break;
       }
       case Section::kWhere: {
         std::vector<Token> toks;
-        RETURN_IF_ERROR(Lexer(l.text, where).Tokenize(&toks));
+        REWIRE_RETURN_IF_ERROR(Lexer(l.text, where).Tokenize(&toks));
         LineParser p(std::move(toks), where, l.number);
         Constraint c;
         c.line = l.number;
-        ASSIGN_OR_RETURN(c.expr, p.Expression());
-        RETURN_IF_ERROR(p.ExpectEnd());
+        REWIRE_ASSIGN_OR_RETURN(c.expr, p.Expression());
+        REWIRE_RETURN_IF_ERROR(p.ExpectEnd());
         cur->where.push_back(std::move(c));
         break;
       }
       case Section::kNone:
-        return InvalidArgument(where + ": unexpected '" + l.text +
-                               "' (expected class, doc, source, where, target, outputs, check or end)");
+        return InvalidArgument(
+            where + ": unexpected '" + l.text +
+            "' (expected class, doc, source, where, target, outputs, check or end)");
     }
   }
-  if (cur) return InvalidArgument(file + ":" + std::to_string(cur->line) + ": rule '" + cur->name + "' is missing 'end'");
+  if (cur)
+    return InvalidArgument(file + ":" + std::to_string(cur->line) + ": rule '" + cur->name +
+                           "' is missing 'end'");
   return rules;
 }
 
@@ -750,7 +794,8 @@ StatusOr<std::vector<std::string>> RuleFiles(const std::string& path) {
   std::vector<std::string> paths;
   for (size_t start = 0;;) {
     const size_t comma = path.find(',', start);
-    paths.push_back(path.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    paths.push_back(
+        path.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
@@ -774,7 +819,7 @@ StatusOr<std::vector<std::string>> RuleFiles(const std::string& path) {
 }
 
 StatusOr<std::vector<Rule>> LoadRules(const std::string& path) {
-  ASSIGN_OR_RETURN(const std::vector<std::string> files, RuleFiles(path));
+  REWIRE_ASSIGN_OR_RETURN(const std::vector<std::string> files, RuleFiles(path));
   std::vector<Rule> all;
   std::set<std::string> names;
   for (const std::string& f : files) {
@@ -782,10 +827,11 @@ StatusOr<std::vector<Rule>> LoadRules(const std::string& path) {
     if (!in) return NotFound("cannot read " + f);
     std::stringstream ss;
     ss << in.rdbuf();
-    ASSIGN_OR_RETURN(std::vector<Rule> rules, ParseRules(ss.str(), f));
+    REWIRE_ASSIGN_OR_RETURN(std::vector<Rule> rules, ParseRules(ss.str(), f));
     for (Rule& r : rules) {
       if (!names.insert(r.name).second) {
-        return InvalidArgument(r.Where() + ": duplicate rule name '" + r.name + "' (also in another file)");
+        return InvalidArgument(r.Where() + ": duplicate rule name '" + r.name +
+                               "' (also in another file)");
       }
       all.push_back(std::move(r));
     }

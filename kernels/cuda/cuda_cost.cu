@@ -217,11 +217,11 @@ class CudaCostModel : public MeasuredCostModel {
 template <typename Launch>
 StatusOr<double> CudaCostModel::Time(Launch&& launch) {
   const TimingOptions& t = options_.timing;
-  for (int i = 0; i < std::max(1, t.warmups); ++i) RETURN_IF_ERROR(launch());
+  for (int i = 0; i < std::max(1, t.warmups); ++i) REWIRE_RETURN_IF_ERROR(launch());
   CUDA_RETURN(cudaStreamSynchronize(stream_));
   float estimate = 0;
   CUDA_RETURN(cudaEventRecord(start_, stream_));
-  RETURN_IF_ERROR(launch());
+  REWIRE_RETURN_IF_ERROR(launch());
   CUDA_RETURN(cudaEventRecord(stop_, stream_));
   CUDA_RETURN(cudaEventSynchronize(stop_));
   CUDA_RETURN(cudaEventElapsedTime(&estimate, start_, stop_));
@@ -231,7 +231,7 @@ StatusOr<double> CudaCostModel::Time(Launch&& launch) {
   std::vector<double> samples;
   for (int r = 0; r < t.repeats; ++r) {
     CUDA_RETURN(cudaEventRecord(start_, stream_));
-    for (int c = 0; c < calls; ++c) RETURN_IF_ERROR(launch());
+    for (int c = 0; c < calls; ++c) REWIRE_RETURN_IF_ERROR(launch());
     CUDA_RETURN(cudaEventRecord(stop_, stream_));
     CUDA_RETURN(cudaEventSynchronize(stop_));
     float ms = 0;
@@ -274,7 +274,7 @@ StatusOr<double> CudaCostModel::TimeConv(const Node& node, Operands& ops) {
     return Unimplemented("Conv2D attributes");
   for (int64_t v :
        {DimOr1(xs, 0), DimOr1(xs, 1), DimOr1(xs, 2), DimOr1(xs, 3), DimOr1(ws, 0), DimOr1(ws, 1)}) {
-    RETURN_IF_ERROR(FitsInt(v, "Conv2D dimension"));
+    REWIRE_RETURN_IF_ERROR(FitsInt(v, "Conv2D dimension"));
   }
   TensorDesc xd, yd;
   FilterDesc wd;
@@ -299,8 +299,8 @@ StatusOr<double> CudaCostModel::TimeConv(const Node& node, Operands& ops) {
   CUDNN_RETURN(
       cudnnSetTensor4dDescriptor(yd.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
   DeviceBuffer y;
-  RETURN_IF_ERROR(y.Allocate(size_t{4} * n * c * h * w));
-  RETURN_IF_ERROR(EnsureWorkspace());
+  REWIRE_RETURN_IF_ERROR(y.Allocate(size_t{4} * n * c * h * w));
+  REWIRE_RETURN_IF_ERROR(EnsureWorkspace());
 
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int returned = 0;
@@ -337,7 +337,7 @@ StatusOr<double> CudaCostModel::TimeConv(const Node& node, Operands& ops) {
     }
     return Status::Ok();
   };
-  ASSIGN_OR_RETURN(const double unfused, Time(unfused_launch));
+  REWIRE_ASSIGN_OR_RETURN(const double unfused, Time(unfused_launch));
   if (!(act_code == 1 || (act_code == 0 && bias))) return unfused;
   // cuDNN's fused convolution + bias + activation (relu, or identity: bias only, which cuDNN
   // runs with the implicit precomputed GEMM only). A framework picks whichever is faster.
@@ -365,7 +365,7 @@ StatusOr<double> CudaCostModel::TimeConvBiasActivation(
       0.0));
   DeviceBuffer zero_bias;
   if (!bias) {
-    RETURN_IF_ERROR(zero_bias.Allocate(size_t{4} * channels));
+    REWIRE_RETURN_IF_ERROR(zero_bias.Allocate(size_t{4} * channels));
     CUDA_RETURN(cudaMemsetAsync(zero_bias.as<void>(), 0, zero_bias.bytes(), stream_));
     bias = zero_bias.as<float>();
   }
@@ -388,7 +388,7 @@ StatusOr<double> CudaCostModel::TimePool(const Node& node, Operands& ops) {
   const Ints pads = node.attrs.GetInts("pads", Ints{0, 0, 0, 0});
   if (k.size() != 2 || strides.size() != 2 || pads.size() != 4)
     return Unimplemented("pool attributes");
-  for (int64_t d : xs) RETURN_IF_ERROR(FitsInt(d < 0 ? 1 : d, "pool dimension"));
+  for (int64_t d : xs) REWIRE_RETURN_IF_ERROR(FitsInt(d < 0 ? 1 : d, "pool dimension"));
   const cudnnPoolingMode_t mode = node.op == OpType::kMaxPool2D ? CUDNN_POOLING_MAX
                                   : node.attrs.GetInt("count_include_pad", 0)
                                       ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
@@ -406,7 +406,7 @@ StatusOr<double> CudaCostModel::TimePool(const Node& node, Operands& ops) {
   CUDNN_RETURN(
       cudnnSetTensor4dDescriptor(yd.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
   DeviceBuffer y;
-  RETURN_IF_ERROR(y.Allocate(size_t{4} * n * c * h * w));
+  REWIRE_RETURN_IF_ERROR(y.Allocate(size_t{4} * n * c * h * w));
   const float one = 1.f, zero = 0.f;
   return Time([&]() -> Status {
     CUDNN_RETURN(cudnnPoolingForward(cudnn_, pd.get(), &one, xd.get(), ops.in[0].as<void>(), &zero,
@@ -423,9 +423,9 @@ StatusOr<double> CudaCostModel::TimeSoftmax(const Node& node, Operands& ops) {
     return InvalidArgument("Softmax axis out of range");
   const int64_t outer = Product(s, 0, axis), len = DimOr1(s, axis),
                 inner = Product(s, axis + 1, s.size());
-  RETURN_IF_ERROR(FitsInt(outer, "Softmax outer size"));
-  RETURN_IF_ERROR(FitsInt(len, "Softmax axis size"));
-  RETURN_IF_ERROR(FitsInt(inner, "Softmax inner size"));
+  REWIRE_RETURN_IF_ERROR(FitsInt(outer, "Softmax outer size"));
+  REWIRE_RETURN_IF_ERROR(FitsInt(len, "Softmax axis size"));
+  REWIRE_RETURN_IF_ERROR(FitsInt(inner, "Softmax inner size"));
   TensorDesc d;
   if (!d.ok()) return Internal("cannot create a cuDNN descriptor");
   CUDNN_RETURN(cudnnSetTensor4dDescriptor(d.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, outer, len,
@@ -450,8 +450,8 @@ StatusOr<double> CudaCostModel::TimeMatMul(const Node& node, Operands& ops) {
   const int64_t batch_b = b.size() > 2 ? Product(b, 0, b.size() - 2) : 1;
   const int64_t batch =
       std::max<int64_t>(1, Elements(node.outputs[0].shape) / std::max<int64_t>(1, p.m * p.n));
-  ASSIGN_OR_RETURN(p.activation,
-                   cuda_gemm::ParseActivation(node.attrs.GetString("activation", "none")));
+  REWIRE_ASSIGN_OR_RETURN(p.activation,
+                          cuda_gemm::ParseActivation(node.attrs.GetString("activation", "none")));
   p.a = ops.in[0].as<float>();
   p.b = ops.in[1].as<float>();
   p.y = ops.out[0].as<float>();
@@ -465,15 +465,15 @@ StatusOr<double> CudaCostModel::TimeMatMul(const Node& node, Operands& ops) {
                     const float** ptr, int64_t* stride) -> Status {
       *stride = rows * cols;
       if (batch_x == batch) return Status::Ok();
-      RETURN_IF_ERROR(buf.Allocate(size_t{4} * batch * rows * cols));
+      REWIRE_RETURN_IF_ERROR(buf.Allocate(size_t{4} * batch * rows * cols));
       FillKernel<<<Blocks(buf.words()), kThreads, 0, stream_>>>(buf.as<float>(), buf.words());
       CUDA_RETURN(cudaGetLastError());
       *ptr = buf.as<float>();
       return Status::Ok();
     };
     p.batch = batch;
-    RETURN_IF_ERROR(full(batch_a, p.m, p.k, full_a, &p.a, &p.stride_a));
-    RETURN_IF_ERROR(full(batch_b, p.k, p.n, full_b, &p.b, &p.stride_b));
+    REWIRE_RETURN_IF_ERROR(full(batch_a, p.m, p.k, full_a, &p.a, &p.stride_a));
+    REWIRE_RETURN_IF_ERROR(full(batch_b, p.k, p.n, full_b, &p.b, &p.stride_b));
   }
   return TimeLt(p);
 }
@@ -489,8 +489,8 @@ StatusOr<double> CudaCostModel::TimeGemm(const Node& node, Operands& ops) {
   p.k = p.trans_a ? DimOr1(a, 0) : DimOr1(a, 1);
   p.n = p.trans_b ? DimOr1(b, 0) : DimOr1(b, 1);
   p.alpha = node.attrs.GetFloat("alpha", 1.f);
-  ASSIGN_OR_RETURN(p.activation,
-                   cuda_gemm::ParseActivation(node.attrs.GetString("activation", "none")));
+  REWIRE_ASSIGN_OR_RETURN(p.activation,
+                          cuda_gemm::ParseActivation(node.attrs.GetString("activation", "none")));
   p.a = ops.in[0].as<float>();
   p.b = ops.in[1].as<float>();
   p.y = ops.out[0].as<float>();
@@ -501,7 +501,7 @@ StatusOr<double> CudaCostModel::TimeGemm(const Node& node, Operands& ops) {
     if (c_elems == p.n) {
       p.bias = ops.in[2].as<float>();
     } else {
-      RETURN_IF_ERROR(gemm_bias_.Allocate(size_t{4} * p.n));
+      REWIRE_RETURN_IF_ERROR(gemm_bias_.Allocate(size_t{4} * p.n));
       FillKernel<<<Blocks(gemm_bias_.words()), kThreads, 0, stream_>>>(gemm_bias_.as<float>(),
                                                                        gemm_bias_.words());
       CUDA_RETURN(cudaGetLastError());
@@ -512,9 +512,10 @@ StatusOr<double> CudaCostModel::TimeGemm(const Node& node, Operands& ops) {
 }
 
 StatusOr<double> CudaCostModel::TimeLt(const cuda_gemm::Problem& p) {
-  RETURN_IF_ERROR(EnsureWorkspace());
-  ASSIGN_OR_RETURN(std::unique_ptr<cuda_gemm::LtMatmul> mm,
-                   cuda_gemm::LtMatmul::Plan(lt_, p, workspace_.as<void>(), workspace_.bytes()));
+  REWIRE_RETURN_IF_ERROR(EnsureWorkspace());
+  REWIRE_ASSIGN_OR_RETURN(
+      std::unique_ptr<cuda_gemm::LtMatmul> mm,
+      cuda_gemm::LtMatmul::Plan(lt_, p, workspace_.as<void>(), workspace_.bytes()));
   return Time([&]() -> Status { return mm->Launch(stream_); });
 }
 
@@ -607,7 +608,7 @@ StatusOr<double> CudaCostModel::TimeStream(Operands& ops, size_t read_bytes) {
   if (ops.in.size() == 1 && ops.in[0].bytes() >= read_bytes) {
     src = ops.in[0].as<float>();
   } else {
-    RETURN_IF_ERROR(scratch.Allocate(read_bytes));
+    REWIRE_RETURN_IF_ERROR(scratch.Allocate(read_bytes));
     FillKernel<<<Blocks(scratch.words()), kThreads, 0, stream_>>>(scratch.as<float>(),
                                                                   scratch.words());
     CUDA_RETURN(cudaGetLastError());
@@ -632,12 +633,12 @@ StatusOr<double> CudaCostModel::MeasureMs(const Graph& graph, const Node& node) 
     const TensorType& t = graph.type(v);
     ops.in_types.push_back(t);
     ops.in.emplace_back();
-    RETURN_IF_ERROR(ops.in.back().Allocate(Bytes(t)));
-    RETURN_IF_ERROR(Fill(t, ops.in.back()));
+    REWIRE_RETURN_IF_ERROR(ops.in.back().Allocate(Bytes(t)));
+    REWIRE_RETURN_IF_ERROR(Fill(t, ops.in.back()));
   }
   for (const TensorType& t : node.outputs) {
     ops.out.emplace_back();
-    RETURN_IF_ERROR(ops.out.back().Allocate(Bytes(t)));
+    REWIRE_RETURN_IF_ERROR(ops.out.back().Allocate(Bytes(t)));
   }
   CUDA_RETURN(cudaStreamSynchronize(stream_));
   size_t in_bytes = 0, out_bytes = 0;
@@ -761,10 +762,10 @@ StatusOr<double> CudaCostModel::MeasureMs(const Graph& graph, const Node& node) 
 
 StatusOr<std::unique_ptr<MeasuredCostModel>> MakeCudaCostModel(const CudaCostOptions& options,
                                                                std::shared_ptr<CostCache> cache) {
-  RETURN_IF_ERROR(ValidateTimingOptions(options.timing));
+  REWIRE_RETURN_IF_ERROR(ValidateTimingOptions(options.timing));
   if (options.device_name.empty())
     return InvalidArgument("cuda cost model: device_name must not be empty");
-  ASSIGN_OR_RETURN(std::vector<CudaDevice> devices, ListCudaDevices());
+  REWIRE_ASSIGN_OR_RETURN(std::vector<CudaDevice> devices, ListCudaDevices());
   if (devices.empty()) return Unimplemented("cuda cost model: no CUDA device on this machine");
   if (options.device_index < 0 || options.device_index >= static_cast<int>(devices.size())) {
     return InvalidArgument("cuda cost model: no CUDA device " +
@@ -773,7 +774,7 @@ StatusOr<std::unique_ptr<MeasuredCostModel>> MakeCudaCostModel(const CudaCostOpt
   }
   auto model = std::make_unique<CudaCostModel>(options, devices[options.device_index].name,
                                                std::move(cache));
-  RETURN_IF_ERROR(model->Init().WithContext("cuda cost model"));
+  REWIRE_RETURN_IF_ERROR(model->Init().WithContext("cuda cost model"));
   return std::unique_ptr<MeasuredCostModel>(std::move(model));
 }
 

@@ -52,7 +52,8 @@ std::string TinyDistributedConfig(const std::string& dir, int max_updates, int a
   return "[run]\ndir = \"" + dir + "\"\nseed = 5\nmax_updates = " + std::to_string(max_updates) +
          "\n\n[env]\nmodels = [\"squeezenet\"]\nhorizon = 6\nmax_candidates = 40\n\n"
          "[gnn]\nhidden = 8\nlayers = 1\nheads = 2\n\n"
-         "[ppo]\nclip_vloss = false\nepisodes_per_update = 2\nminibatch_size = 8\nupdate_epochs = 2\n\n"
+         "[ppo]\nclip_vloss = false\nepisodes_per_update = 2\nminibatch_size = 8\nupdate_epochs = "
+         "2\n\n"
          "[distributed]\nlearners = 2\nactors = " +
          std::to_string(actors) +
          "\nmax_policy_lag = 2\nheartbeat_interval_s = 0.5\nheartbeat_timeout_s = 60\n"
@@ -73,7 +74,8 @@ bool WaitUntil(const std::function<bool()>& ready, double limit_s = 300) {
 /// `rewire launch` as a child process whose output goes to a file.
 class LaunchProcess {
  public:
-  LaunchProcess(const std::string& args, const std::string& log, const std::string& env_prefix = "") : log_(log) {
+  LaunchProcess(const std::string& args, const std::string& log, const std::string& env_prefix = "")
+      : log_(log) {
     pid_ = ::fork();
     if (pid_ == 0) {
       ::setpgid(0, 0);
@@ -200,7 +202,8 @@ TEST(Launch, TwoLearnersAndFourActorsTrainAndTheRanksHoldIdenticalWeights) {
   LaunchProcess launch("--config " + Quote(tmp / "c.toml"), tmp / "launch.log");
   ASSERT_EQ(launch.Wait(), 0) << launch.Output();
   const std::string out = launch.Output();
-  EXPECT_NE(out.find("launch: done at policy version 6 (run.max_updates 6)"), std::string::npos) << out;
+  EXPECT_NE(out.find("launch: done at policy version 6 (run.max_updates 6)"), std::string::npos)
+      << out;
 
   // The policy version advanced one update at a time, and rank 0 logged each update once.
   const std::string metrics = ReadFile(run + "/metrics.jsonl");
@@ -437,7 +440,8 @@ TEST(LaunchFaults, AKilledLearnerRankRestartsTheGroupFromTheLastCheckpoint) {
   ASSERT_EQ(versions.size(), 8u);
   for (size_t i = 0; i < versions.size(); ++i) EXPECT_EQ(versions[i], i + 1.0);
   // Both ranks agree after every update, before and after the restart.
-  EXPECT_EQ(Checksums(ReadFile(run + "/ranks/rank0.jsonl")), Checksums(ReadFile(run + "/ranks/rank1.jsonl")));
+  EXPECT_EQ(Checksums(ReadFile(run + "/ranks/rank0.jsonl")),
+            Checksums(ReadFile(run + "/ranks/rank1.jsonl")));
 }
 
 TEST(LaunchFaults, SigtermStopsEveryProcessAndLeavesTheCheckpointIntact) {
@@ -486,15 +490,16 @@ std::vector<std::string> HostileFrames(const std::string& secret, actors::Messag
   std::string malformed = "RWIR";
   malformed += static_cast<char>(static_cast<uint16_t>(expected) & 0xff);
   malformed += std::string(3, '\0');
-  malformed += static_cast<char>(expected == actors::MessageType::kRollout ? actors::RolloutMsg::kSchema : 1);
+  malformed += static_cast<char>(
+      expected == actors::MessageType::kRollout ? actors::RolloutMsg::kSchema : 1);
   malformed += std::string(3, '\0');
   malformed += "junk";
   return {
-      "garbage",                                               // shorter than a MAC
-      SignFrame(other_secret, actors::Encode(h)),              // unauthenticated
+      "garbage",                                                       // shorter than a MAC
+      SignFrame(other_secret, actors::Encode(h)),                      // unauthenticated
       SignFrame(secret, std::string(max_bytes + max_bytes / 2, 'z')),  // oversized
-      SignFrame(secret, malformed),                            // malformed payload
-      SignFrame(secret, wrong_type_body),                      // another message type
+      SignFrame(secret, malformed),                                    // malformed payload
+      SignFrame(secret, wrong_type_body),                              // another message type
   };
 }
 
@@ -553,20 +558,23 @@ TEST(LaunchSecurity, HostileMessagesToEverySocketAreDroppedAndCountedAndNothingD
   const size_t heartbeat_max = static_cast<size_t>(NumberIn(supervisor, "max_message_bytes"));
   ASSERT_GT(learner_max, 0u);
   ASSERT_GT(heartbeat_max, 0u);
-  auto push_all = [&](const std::string& endpoint, actors::MessageType expected, const std::string& wrong_type_body,
-                      size_t max_bytes) {
+  auto push_all = [&](const std::string& endpoint, actors::MessageType expected,
+                      const std::string& wrong_type_body, size_t max_bytes) {
     zmq::socket_t s(ctx, zmq::socket_type::push);
     s.set(zmq::sockopt::linger, 5000);
     s.connect(endpoint);
-    for (const std::string& f : HostileFrames(secret, expected, wrong_type_body, max_bytes)) s.send(zmq::buffer(f), zmq::send_flags::none);
+    for (const std::string& f : HostileFrames(secret, expected, wrong_type_body, max_bytes))
+      s.send(zmq::buffer(f), zmq::send_flags::none);
     zmq::message_t a("part1", 5), b("part2", 5);  // a multipart message
     s.send(a, zmq::send_flags::sndmore);
     s.send(b, zmq::send_flags::none);
     RawTcpGarbage(endpoint);
   };
   // The learners' rollout sockets (expecting RolloutMsg) and the supervisor's heartbeat socket.
-  push_all(Endpoints(run, 0)["rollouts"], actors::MessageType::kRollout, heartbeat_body, learner_max);
-  push_all(Endpoints(run, 1)["rollouts"], actors::MessageType::kRollout, heartbeat_body, learner_max);
+  push_all(Endpoints(run, 0)["rollouts"], actors::MessageType::kRollout, heartbeat_body,
+           learner_max);
+  push_all(Endpoints(run, 1)["rollouts"], actors::MessageType::kRollout, heartbeat_body,
+           learner_max);
   push_all(heartbeat_endpoint, actors::MessageType::kHeartbeat, request_body, heartbeat_max);
   // Rank 0's weight requests (REP): every hostile request gets an answer, and no weights.
   {
@@ -600,14 +608,16 @@ TEST(LaunchSecurity, HostileMessagesToEverySocketAreDroppedAndCountedAndNothingD
       << ReadFile(run + "/learners/rank0.json");
   EXPECT_TRUE(WaitUntil([&] { return counted(run + "/learners/rank1.json", "rollouts"); }, 120))
       << ReadFile(run + "/learners/rank1.json");
-  EXPECT_TRUE(WaitUntil([&] { return counted(run + "/learners/rank0.json", "weights_request", 1); }, 120))
+  EXPECT_TRUE(
+      WaitUntil([&] { return counted(run + "/learners/rank0.json", "weights_request", 1); }, 120))
       << ReadFile(run + "/learners/rank0.json");
   EXPECT_TRUE(WaitUntil([&] { return counted(run + "/supervisor0.json", "heartbeats"); }, 120))
       << ReadFile(run + "/supervisor0.json");
 
   // Nobody crashed or was restarted, and training goes on.
   const double version = LearnerVersion(run);
-  EXPECT_TRUE(WaitUntil([&] { return LearnerVersion(run) >= version + 2; }, 300)) << launch.Output();
+  EXPECT_TRUE(WaitUntil([&] { return LearnerVersion(run) >= version + 2; }, 300))
+      << launch.Output();
   for (const ProcEntry& p : ReadProcesses(run + "/processes.json")) {
     const ProcEntry* b = Find(before, p.role, p.rank);
     ASSERT_NE(b, nullptr);
@@ -617,7 +627,8 @@ TEST(LaunchSecurity, HostileMessagesToEverySocketAreDroppedAndCountedAndNothingD
   }
   ASSERT_EQ(::kill(launch.pid(), SIGTERM), 0);
   ASSERT_EQ(launch.Wait(60), 0) << launch.Output();
-  EXPECT_NE(launch.Output().find("restarts: learner group 0, env actors 0"), std::string::npos) << launch.Output();
+  EXPECT_NE(launch.Output().find("restarts: learner group 0, env actors 0"), std::string::npos)
+      << launch.Output();
 }
 
 TEST(LaunchSecurity, CompactRolloutsThatDoNotReplayAreDroppedAndCounted) {
@@ -628,8 +639,9 @@ TEST(LaunchSecurity, CompactRolloutsThatDoNotReplayAreDroppedAndCounted) {
   text.replace(text.find("max_policy_lag = 2"), 18, "max_policy_lag = 1000000");
   WriteFile(tmp / "c.toml", text);
   LaunchProcess launch("--config " + Quote(tmp / "c.toml"), tmp / "launch.log");
-  ASSERT_TRUE(WaitUntil([&] { return LearnerVersion(run) >= 1 && Endpoints(run, 0).count("rollouts"); }))
-      << launch.Output();
+  ASSERT_TRUE(WaitUntil([&] {
+    return LearnerVersion(run) >= 1 && Endpoints(run, 0).count("rollouts");
+  })) << launch.Output();
   const auto before = ReadProcesses(run + "/processes.json");
   const std::string secret = ReadFile(run + "/secret");
 
@@ -642,7 +654,8 @@ TEST(LaunchSecurity, CompactRolloutsThatDoNotReplayAreDroppedAndCounted) {
   paths.devices_dir = std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
   StatusOr<Resources> res = LoadResources(*config, paths, config->env.models);
   ASSERT_TRUE(res.ok()) << res.status().message();
-  Environment env(res->rules, *res->cost, EnvOptions{config->env.horizon, static_cast<size_t>(config->env.max_candidates)});
+  Environment env(res->rules, *res->cost,
+                  EnvOptions{config->env.horizon, static_cast<size_t>(config->env.max_candidates)});
   ASSERT_TRUE(env.Reset(res->models[0].second).ok());
   auto rollout = [&](uint64_t sequence) {
     actors::RolloutMsg m;
@@ -653,10 +666,11 @@ TEST(LaunchSecurity, CompactRolloutsThatDoNotReplayAreDroppedAndCounted) {
     m.rules_hash = res->rules_hash;
     m.env_key = EnvReplayKey(*config, *res);
     m.episode.model = res->models[0].first;
-    m.episode.initial_cost_ms = m.episode.final_cost_ms = m.episode.best_cost_ms = env.initial_cost_ms();
+    m.episode.initial_cost_ms = m.episode.final_cost_ms = m.episode.best_cost_ms =
+        env.initial_cost_ms();
     RolloutStep step;
     step.action = static_cast<int32_t>(env.candidates().size());  // the No-Op: reward 0, done
-    step.reward = 5;                                             // which the No-Op does not give
+    step.reward = 5;                                              // which the No-Op does not give
     step.done = true;
     m.episode.steps.push_back(step);
     return m;
@@ -669,14 +683,18 @@ TEST(LaunchSecurity, CompactRolloutsThatDoNotReplayAreDroppedAndCounted) {
     zmq::socket_t s(ctx, zmq::socket_type::push);
     s.set(zmq::sockopt::linger, 5000);
     s.connect(Endpoints(run, 0)["rollouts"]);
-    for (const auto& m : bad) s.send(zmq::buffer(actors::SignFrame(secret, actors::Encode(m))), zmq::send_flags::none);
+    for (const auto& m : bad)
+      s.send(zmq::buffer(actors::SignFrame(secret, actors::Encode(m))), zmq::send_flags::none);
   }
-  EXPECT_TRUE(WaitUntil([&] { return JsonNumber(ReadFile(run + "/learners/rank0.json"), "dropped_replay") >= 3; }, 300))
+  EXPECT_TRUE(WaitUntil(
+      [&] { return JsonNumber(ReadFile(run + "/learners/rank0.json"), "dropped_replay") >= 3; },
+      300))
       << ReadFile(run + "/learners/rank0.json");
 
   // Nobody crashed or was restarted, and training goes on.
   const double version = LearnerVersion(run);
-  EXPECT_TRUE(WaitUntil([&] { return LearnerVersion(run) >= version + 2; }, 300)) << launch.Output();
+  EXPECT_TRUE(WaitUntil([&] { return LearnerVersion(run) >= version + 2; }, 300))
+      << launch.Output();
   EXPECT_NE(ReadFile(run + "/train.log").find("env-intruder: rollout dropped"), std::string::npos);
   for (const ProcEntry& p : ReadProcesses(run + "/processes.json")) {
     const ProcEntry* b = Find(before, p.role, p.rank);
@@ -711,7 +729,8 @@ TEST(LaunchSlurm, TheSbatchScriptsTaskRunsATwoNodeJobFromSlurmVariables) {
   t1.join();
   ASSERT_EQ(r0.exit_code, 0) << r0.output;
   ASSERT_EQ(r1.exit_code, 0) << r1.output;
-  EXPECT_NE(r0.output.find("launch: node 0 of 2: 1 learner ranks (of 2), 1 env actors"), std::string::npos)
+  EXPECT_NE(r0.output.find("launch: node 0 of 2: 1 learner ranks (of 2), 1 env actors"),
+            std::string::npos)
       << r0.output;
   EXPECT_NE(r1.output.find("launch: node 1 of 2"), std::string::npos) << r1.output;
   EXPECT_NE(r0.output.find("launch: done at policy version 3"), std::string::npos) << r0.output;

@@ -133,7 +133,7 @@ class Background {
   Background(SupervisorOptions options, std::vector<ProcessSpec> specs)
       : supervisor_(std::move(options)) {
     result_ = std::async(std::launch::async, [this, specs = std::move(specs)]() mutable {
-      RETURN_IF_ERROR(supervisor_.Start(std::move(specs)));
+      REWIRE_RETURN_IF_ERROR(supervisor_.Start(std::move(specs)));
       return supervisor_.Run();
     });
   }

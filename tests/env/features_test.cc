@@ -46,7 +46,8 @@ TEST(Features, CandidateRegionsHoldTheDiffAndOnlyLiveSources) {
       ASSERT_LT(m.dst, static_cast<int32_t>(c.slot_node.size()));
       if (m.src >= 0) {
         ASSERT_LT(m.src, f.num_nodes());
-        EXPECT_FALSE(removed.count(m.src)) << "a removed node cannot send messages in the candidate graph";
+        EXPECT_FALSE(removed.count(m.src))
+            << "a removed node cannot send messages in the candidate graph";
       } else {
         ASSERT_LT(-m.src - 1, static_cast<int32_t>(c.slot_node.size()));
       }

@@ -14,7 +14,8 @@ TEST(Dot, ListsEveryNodeEdgeAndOutput) {
   Graph g;
   const NodeId x = Must(g.AddInput("x", F32({1, 3, 8, 8})));
   const NodeId w = Must(g.AddWeight("w\"q", {4, 3, 3, 3}, {}));
-  const NodeId c = Must(g.AddOp(OpType::kConv2D, {V(x), V(w)}, {{"group", int64_t{1}}, {"activation", std::string("relu")}}));
+  const NodeId c = Must(g.AddOp(OpType::kConv2D, {V(x), V(w)},
+                                {{"group", int64_t{1}}, {"activation", std::string("relu")}}));
   ASSERT_TRUE(g.AddOutput("y", V(c)).ok());
   const std::string dot = ToDot(g, "t");
   EXPECT_EQ(dot.rfind("digraph \"t\" {", 0), 0u);

@@ -17,7 +17,8 @@ Graph SmallConvNet() {
   Graph g;
   const NodeId x = Must(g.AddInput("x", F32({1, 3, 8, 8})));
   const NodeId w = Must(g.AddWeight("w", {4, 3, 3, 3}, WeightInit{-0.1f, 0.1f, 7}));
-  const NodeId c = Must(g.AddOp(OpType::kConv2D, {V(x), V(w)}, {{"pads", Ints{1, 1, 1, 1}}}, "conv"));
+  const NodeId c =
+      Must(g.AddOp(OpType::kConv2D, {V(x), V(w)}, {{"pads", Ints{1, 1, 1, 1}}}, "conv"));
   const NodeId r = Must(g.AddOp(OpType::kRelu, {V(c)}, {}, "relu"));
   EXPECT_TRUE(g.AddOutput("out", V(r)).ok());
   return g;
@@ -48,7 +49,8 @@ TEST(Graph, RejectsImpossibleShapesAndLeavesGraphUnchanged) {
   auto bad = g.AddOp(OpType::kConv2D, {V(g.inputs()[0]), V(w)}, {}, "badconv");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("badconv"), std::string::npos) << bad.status().message();
-  EXPECT_NE(bad.status().message().find("input channels"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("input channels"), std::string::npos)
+      << bad.status().message();
   EXPECT_EQ(g.num_nodes(), before + 1);  // only the weight
   EXPECT_TRUE(g.Validate().ok());
 }

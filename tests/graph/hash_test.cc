@@ -85,7 +85,8 @@ TEST(Hash, LazyWeightInitIsNotPartOfIdentity) {
 TEST(Hash, SmallConstantsHashByContent) {
   auto make = [](float v) {
     Graph g;
-    const NodeId c = Must(g.AddConstant("c", std::make_shared<const HostTensor>(HostTensor::FromFloats({1}, {v}))));
+    const NodeId c = Must(
+        g.AddConstant("c", std::make_shared<const HostTensor>(HostTensor::FromFloats({1}, {v}))));
     EXPECT_TRUE(g.AddOutput("y", V(c)).ok());
     return g.Hash();
   };

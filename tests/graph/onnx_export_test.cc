@@ -52,7 +52,7 @@ TEST(OnnxStandardExport, EveryOpHasUniqueNamesAndTheDefaultDomainOnly) {
   ASSERT_TRUE(bytes.ok()) << bytes.status().message();
   const onnx::ModelProto m = Parse(*bytes);
   ExpectStandard(m);
-  EXPECT_GE(Count(m, "Erf"), 2);  // the Erf op and Gelu's Erf form
+  EXPECT_GE(Count(m, "Erf"), 2);   // the Erf op and Gelu's Erf form
   EXPECT_GE(Count(m, "Relu"), 2);  // the Relu op and the fused conv's
   EXPECT_GE(Count(m, "Tanh"), 2);
 }
@@ -91,8 +91,10 @@ TEST(OnnxStandardExport, ComputedWeightsUseStandardOps) {
   const NodeId x = Must(g.AddInput("x", F32({1, 4, 6, 6})));
   const NodeId wi = Must(g.AddInput("w", F32({4, 2, 3, 3})));  // a weight known only at run time
   const NodeId enl = Op(g, OpType::kEnlarge, {V(wi)}, {{"kernel_shape", Ints{5, 5}}});
-  const NodeId merged = Op(g, OpType::kMergeGConv, {V(wi)}, {{"group", int64_t{2}}, {"count", int64_t{2}}});
-  const NodeId a = Op(g, OpType::kConv2D, {V(x), V(enl)}, {{"pads", Ints{2, 2, 2, 2}}, {"group", int64_t{2}}});
+  const NodeId merged =
+      Op(g, OpType::kMergeGConv, {V(wi)}, {{"group", int64_t{2}}, {"count", int64_t{2}}});
+  const NodeId a =
+      Op(g, OpType::kConv2D, {V(x), V(enl)}, {{"pads", Ints{2, 2, 2, 2}}, {"group", int64_t{2}}});
   const NodeId b = Op(g, OpType::kConv2D, {V(x), V(merged)}, {{"pads", Ints{1, 1, 1, 1}}});
   ASSERT_TRUE(g.AddOutput("a", V(a)).ok());
   ASSERT_TRUE(g.AddOutput("b", V(b)).ok());

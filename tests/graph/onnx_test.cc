@@ -211,9 +211,11 @@ TEST(OnnxRoundTrip, FusedMatMulAndGemmActivations) {
   const NodeId x = Must(g.AddInput("x", F32({4, 8})));
   const NodeId w = Must(g.AddWeight("w", {8, 8}, {-0.1f, 0.1f, 3}));
   const NodeId b = Must(g.AddWeight("b", {8}, {-0.1f, 0.1f, 4}));
-  const NodeId m = Op(g, OpType::kMatMul, {V(x), V(w)}, {{"activation", std::string("gelu")}}, "mm");
+  const NodeId m =
+      Op(g, OpType::kMatMul, {V(x), V(w)}, {{"activation", std::string("gelu")}}, "mm");
   const NodeId p = Op(g, OpType::kMatMul, {V(m), V(w)}, {}, "plain");
-  const NodeId gm = Op(g, OpType::kGemm, {V(p), V(w), V(b)}, {{"activation", std::string("tanh")}}, "gemm");
+  const NodeId gm =
+      Op(g, OpType::kGemm, {V(p), V(w), V(b)}, {{"activation", std::string("tanh")}}, "gemm");
   ASSERT_TRUE(g.AddOutput("y", V(gm)).ok());
   Graph back = RoundTrip(g);
   EXPECT_EQ(back.Hash(), g.Hash());

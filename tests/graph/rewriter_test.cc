@@ -128,7 +128,9 @@ TEST(Rewriter, RemovedLeafNameCanBeReused) {
   rw.RemoveIfDead(a);
   EXPECT_FALSE(g.Contains(w));
   EXPECT_EQ(g.FindNode("w"), kNoNode);
-  EXPECT_TRUE(rw.AddWeightData("w", std::make_shared<const HostTensor>(HostTensor::FromFloats({1}, {1.f}))).ok());
+  EXPECT_TRUE(
+      rw.AddWeightData("w", std::make_shared<const HostTensor>(HostTensor::FromFloats({1}, {1.f})))
+          .ok());
   EXPECT_TRUE(g.Validate().ok());
 }
 

@@ -35,19 +35,23 @@ TEST(ShapeInference, Conv2DStridesPadsGroupsDilations) {
   EXPECT_EQ(Infer(OpType::kConv2D, {{"group", int64_t{32}}, {"pads", Ints{1, 1, 1, 1}}},
                   {F32({1, 128, 56, 56}), F32({128, 4, 3, 3})}),
             (Shape{1, 128, 56, 56}));
-  EXPECT_EQ(Infer(OpType::kConv2D, {{"dilations", Ints{2, 2}}}, {F32({1, 1, 9, 9}), F32({1, 1, 3, 3})}),
-            (Shape{1, 1, 5, 5}));
+  EXPECT_EQ(
+      Infer(OpType::kConv2D, {{"dilations", Ints{2, 2}}}, {F32({1, 1, 9, 9}), F32({1, 1, 3, 3})}),
+      (Shape{1, 1, 5, 5}));
   // asymmetric padding
-  EXPECT_EQ(Infer(OpType::kConv2D, {{"pads", Ints{0, 1, 2, 3}}}, {F32({1, 1, 5, 5}), F32({1, 1, 1, 1})}),
-            (Shape{1, 1, 7, 9}));
+  EXPECT_EQ(
+      Infer(OpType::kConv2D, {{"pads", Ints{0, 1, 2, 3}}}, {F32({1, 1, 5, 5}), F32({1, 1, 1, 1})}),
+      (Shape{1, 1, 7, 9}));
 }
 
 TEST(ShapeInference, Conv2DErrorsNameTheProblem) {
-  EXPECT_NE(ErrorOf(OpType::kConv2D, {}, {F32({1, 3, 8, 8}), F32({4, 2, 3, 3})}).find("input channels"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(OpType::kConv2D, {{"group", int64_t{2}}}, {F32({1, 3, 8, 8}), F32({4, 1, 3, 3})})
-                .find("must divide"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(OpType::kConv2D, {}, {F32({1, 3, 8, 8}), F32({4, 2, 3, 3})}).find("input channels"),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf(OpType::kConv2D, {{"group", int64_t{2}}}, {F32({1, 3, 8, 8}), F32({4, 1, 3, 3})})
+          .find("must divide"),
+      std::string::npos);
   EXPECT_NE(ErrorOf(OpType::kConv2D, {}, {F32({1, 3, 2, 2}), F32({4, 3, 3, 3})}).find("larger"),
             std::string::npos);
   EXPECT_NE(ErrorOf(OpType::kConv2D, {{"activation", std::string("swish")}},
@@ -57,8 +61,9 @@ TEST(ShapeInference, Conv2DErrorsNameTheProblem) {
   EXPECT_NE(ErrorOf(OpType::kConv2D, {{"strides", Ints{1}}}, {F32({1, 3, 8, 8}), F32({4, 3, 3, 3})})
                 .find("2 values"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(OpType::kConv2D, {}, {F32({1, 3, 8, 8}), F32({4, 3, 3, 3}), F32({5})}).find("bias"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(OpType::kConv2D, {}, {F32({1, 3, 8, 8}), F32({4, 3, 3, 3}), F32({5})}).find("bias"),
+      std::string::npos);
   EXPECT_NE(ErrorOf(OpType::kConv2D, {}, {F32({3, 8, 8}), F32({4, 3, 3, 3})}).find("rank 4"),
             std::string::npos);
 }
@@ -67,13 +72,16 @@ TEST(ShapeInference, PoolingWithCeilMode) {
   EXPECT_EQ(Infer(OpType::kMaxPool2D, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}},
                   {F32({1, 64, 112, 112})}),
             (Shape{1, 64, 55, 55}));
-  EXPECT_EQ(Infer(OpType::kMaxPool2D,
-                  {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", int64_t{1}}},
-                  {F32({1, 64, 112, 112})}),
-            (Shape{1, 64, 56, 56}));
+  EXPECT_EQ(
+      Infer(OpType::kMaxPool2D,
+            {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", int64_t{1}}},
+            {F32({1, 64, 112, 112})}),
+      (Shape{1, 64, 56, 56}));
   // ceil_mode: a window starting wholly in the right padding is dropped (PyTorch rule).
   EXPECT_EQ(Infer(OpType::kMaxPool2D,
-                  {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"ceil_mode", int64_t{1}},
+                  {{"kernel_shape", Ints{2, 2}},
+                   {"strides", Ints{2, 2}},
+                   {"ceil_mode", int64_t{1}},
                    {"pads", Ints{1, 1, 1, 1}}},
                   {F32({1, 1, 4, 4})}),
             (Shape{1, 1, 3, 3}));
@@ -81,25 +89,30 @@ TEST(ShapeInference, PoolingWithCeilMode) {
                   {F32({1, 8, 17, 17})}),
             (Shape{1, 8, 17, 17}));
   EXPECT_EQ(Infer(OpType::kGlobalAvgPool, {}, {F32({2, 8, 7, 7})}), (Shape{2, 8, 1, 1}));
-  EXPECT_FALSE(ErrorOf(OpType::kMaxPool2D, {}, {F32({1, 1, 4, 4})}).empty());  // kernel_shape required
+  EXPECT_FALSE(
+      ErrorOf(OpType::kMaxPool2D, {}, {F32({1, 1, 4, 4})}).empty());  // kernel_shape required
 }
 
 TEST(ShapeInference, BroadcastingBinaryOps) {
   EXPECT_EQ(Infer(OpType::kAdd, {}, {F32({2, 1, 4}), F32({3, 1})}), (Shape{2, 3, 4}));
   EXPECT_EQ(Infer(OpType::kMul, {}, {F32({5}), F32({})}), (Shape{5}));
-  EXPECT_NE(ErrorOf(OpType::kAdd, {}, {F32({2, 3}), F32({4})}).find("do not broadcast"), std::string::npos);
+  EXPECT_NE(ErrorOf(OpType::kAdd, {}, {F32({2, 3}), F32({4})}).find("do not broadcast"),
+            std::string::npos);
   EXPECT_NE(ErrorOf(OpType::kAdd, {}, {F32({2}), I64({2})}).find("differ"), std::string::npos);
   EXPECT_EQ(Infer(OpType::kWhere, {}, {TensorType{DType::kBool, {4, 1}}, F32({1, 3}), F32({})}),
             (Shape{4, 3}));
 }
 
 TEST(ShapeInference, MatMulAndGemm) {
-  EXPECT_EQ(Infer(OpType::kMatMul, {}, {F32({16, 64, 64}), F32({16, 64, 32})}), (Shape{16, 64, 32}));
+  EXPECT_EQ(Infer(OpType::kMatMul, {}, {F32({16, 64, 64}), F32({16, 64, 32})}),
+            (Shape{16, 64, 32}));
   EXPECT_EQ(Infer(OpType::kMatMul, {}, {F32({2, 1, 5, 3}), F32({4, 3, 6})}), (Shape{2, 4, 5, 6}));
   EXPECT_EQ(Infer(OpType::kMatMul, {}, {F32({3}), F32({3, 4})}), (Shape{4}));
   EXPECT_EQ(Infer(OpType::kMatMul, {}, {F32({2, 3}), F32({3})}), (Shape{2}));
-  EXPECT_NE(ErrorOf(OpType::kMatMul, {}, {F32({2, 3}), F32({4, 5})}).find("inner"), std::string::npos);
-  EXPECT_EQ(Infer(OpType::kGemm, {{"transB", int64_t{1}}}, {F32({1, 2048}), F32({1000, 2048}), F32({1000})}),
+  EXPECT_NE(ErrorOf(OpType::kMatMul, {}, {F32({2, 3}), F32({4, 5})}).find("inner"),
+            std::string::npos);
+  EXPECT_EQ(Infer(OpType::kGemm, {{"transB", int64_t{1}}},
+                  {F32({1, 2048}), F32({1000, 2048}), F32({1000})}),
             (Shape{1, 1000}));
   EXPECT_FALSE(ErrorOf(OpType::kGemm, {}, {F32({1, 5}), F32({4, 6})}).empty());
 }
@@ -107,11 +120,13 @@ TEST(ShapeInference, MatMulAndGemm) {
 TEST(ShapeInference, ConcatAndSplit) {
   EXPECT_EQ(Infer(OpType::kConcat, {{"axis", int64_t{-3}}}, {F32({1, 2, 4, 4}), F32({1, 5, 4, 4})}),
             (Shape{1, 7, 4, 4}));
-  EXPECT_FALSE(ErrorOf(OpType::kConcat, {{"axis", int64_t{1}}}, {F32({1, 2, 4}), F32({1, 2, 5})}).empty());
+  EXPECT_FALSE(
+      ErrorOf(OpType::kConcat, {{"axis", int64_t{1}}}, {F32({1, 2, 4}), F32({1, 2, 5})}).empty());
   EXPECT_FALSE(ErrorOf(OpType::kConcat, {}, {F32({1})}).empty());  // axis required
   EXPECT_EQ(Infer(OpType::kSplit, {{"axis", int64_t{1}}, {"split", Ints{2, 6}}}, {F32({3, 8})}, 1),
             (Shape{3, 6}));
-  EXPECT_NE(ErrorOf(OpType::kSplit, {{"axis", int64_t{1}}, {"split", Ints{2, 5}}}, {F32({3, 8})}).find("sum"),
+  EXPECT_NE(ErrorOf(OpType::kSplit, {{"axis", int64_t{1}}, {"split", Ints{2, 5}}}, {F32({3, 8})})
+                .find("sum"),
             std::string::npos);
 }
 
@@ -121,8 +136,9 @@ TEST(ShapeInference, ReshapeResolvesZeroAndMinusOne) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->at(0).shape, (Shape{2, 128, 16}));
   EXPECT_EQ(a.GetInts("shape"), (Ints{2, 128, 16}));  // canonical: resolved
-  EXPECT_NE(ErrorOf(OpType::kReshape, {{"shape", Ints{5, -1}}}, {F32({2, 3})}).find("cannot reshape"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(OpType::kReshape, {{"shape", Ints{5, -1}}}, {F32({2, 3})}).find("cannot reshape"),
+      std::string::npos);
   EXPECT_FALSE(ErrorOf(OpType::kReshape, {{"shape", Ints{-1, -1}}}, {F32({2, 3})}).empty());
 }
 
@@ -140,16 +156,20 @@ TEST(ShapeInference, TransposeFlattenSqueezeUnsqueeze) {
 }
 
 TEST(ShapeInference, SliceClampsLikeOnnx) {
-  Attrs a{{"starts", Ints{1}}, {"ends", Ints{std::numeric_limits<int64_t>::max()}}, {"axes", Ints{-1}}};
+  Attrs a{
+      {"starts", Ints{1}}, {"ends", Ints{std::numeric_limits<int64_t>::max()}}, {"axes", Ints{-1}}};
   auto r = InferAndCanonicalize(OpType::kSlice, &a, {F32({4, 10})});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->at(0).shape, (Shape{4, 9}));
   EXPECT_EQ(a.GetInts("axes"), (Ints{1}));
   EXPECT_EQ(a.GetInts("ends"), (Ints{10}));
-  EXPECT_EQ(Infer(OpType::kSlice, {{"starts", Ints{0}}, {"ends", Ints{10}}, {"steps", Ints{3}}}, {F32({10})}),
+  EXPECT_EQ(Infer(OpType::kSlice, {{"starts", Ints{0}}, {"ends", Ints{10}}, {"steps", Ints{3}}},
+                  {F32({10})}),
             (Shape{4}));
   // Reverse the whole axis: start -1, end "before 0".
-  Attrs rev{{"starts", Ints{-1}}, {"ends", Ints{std::numeric_limits<int64_t>::min()}}, {"steps", Ints{-1}}};
+  Attrs rev{{"starts", Ints{-1}},
+            {"ends", Ints{std::numeric_limits<int64_t>::min()}},
+            {"steps", Ints{-1}}};
   auto rr = InferAndCanonicalize(OpType::kSlice, &rev, {F32({5})});
   ASSERT_TRUE(rr.ok());
   EXPECT_EQ(rr->at(0).shape, (Shape{5}));
@@ -157,20 +177,28 @@ TEST(ShapeInference, SliceClampsLikeOnnx) {
   Attrs again = rev;
   ASSERT_TRUE(InferAndCanonicalize(OpType::kSlice, &again, {F32({5})}).ok());
   EXPECT_EQ(again, rev);
-  EXPECT_FALSE(ErrorOf(OpType::kSlice, {{"starts", Ints{0}}, {"ends", Ints{3}}, {"steps", Ints{0}}}, {F32({5})}).empty());
-  EXPECT_FALSE(ErrorOf(OpType::kSlice, {{"starts", Ints{3}}, {"ends", Ints{3}}}, {F32({5})}).empty());
+  EXPECT_FALSE(ErrorOf(OpType::kSlice, {{"starts", Ints{0}}, {"ends", Ints{3}}, {"steps", Ints{0}}},
+                       {F32({5})})
+                   .empty());
+  EXPECT_FALSE(
+      ErrorOf(OpType::kSlice, {{"starts", Ints{3}}, {"ends", Ints{3}}}, {F32({5})}).empty());
 }
 
 TEST(ShapeInference, ReductionsNormsSoftmaxGather) {
   EXPECT_EQ(Infer(OpType::kReduceMean, {{"axes", Ints{-1}}}, {F32({2, 8, 16})}), (Shape{2, 8, 1}));
-  EXPECT_EQ(Infer(OpType::kReduceSum, {{"axes", Ints{1}}, {"keepdims", int64_t{0}}}, {F32({2, 8, 16})}),
-            (Shape{2, 16}));
+  EXPECT_EQ(
+      Infer(OpType::kReduceSum, {{"axes", Ints{1}}, {"keepdims", int64_t{0}}}, {F32({2, 8, 16})}),
+      (Shape{2, 16}));
   EXPECT_EQ(Infer(OpType::kReduceMax, {{"keepdims", int64_t{0}}}, {F32({2, 8})}), (Shape{}));
-  EXPECT_EQ(Infer(OpType::kLayerNorm, {}, {F32({2, 8, 16}), F32({16}), F32({16})}), (Shape{2, 8, 16}));
+  EXPECT_EQ(Infer(OpType::kLayerNorm, {}, {F32({2, 8, 16}), F32({16}), F32({16})}),
+            (Shape{2, 8, 16}));
   EXPECT_FALSE(ErrorOf(OpType::kLayerNorm, {}, {F32({2, 8, 16}), F32({8})}).empty());
-  EXPECT_EQ(Infer(OpType::kBatchNorm, {}, {F32({1, 4, 2, 2}), F32({4}), F32({4}), F32({4}), F32({4})}),
-            (Shape{1, 4, 2, 2}));
-  EXPECT_FALSE(ErrorOf(OpType::kBatchNorm, {}, {F32({1, 4, 2, 2}), F32({3}), F32({4}), F32({4}), F32({4})}).empty());
+  EXPECT_EQ(
+      Infer(OpType::kBatchNorm, {}, {F32({1, 4, 2, 2}), F32({4}), F32({4}), F32({4}), F32({4})}),
+      (Shape{1, 4, 2, 2}));
+  EXPECT_FALSE(
+      ErrorOf(OpType::kBatchNorm, {}, {F32({1, 4, 2, 2}), F32({3}), F32({4}), F32({4}), F32({4})})
+          .empty());
   EXPECT_EQ(Infer(OpType::kSoftmax, {}, {F32({2, 5})}), (Shape{2, 5}));
   EXPECT_EQ(Infer(OpType::kGather, {{"axis", int64_t{1}}}, {F32({3, 10, 4}), I64({2, 5})}),
             (Shape{3, 2, 5, 4}));
@@ -186,19 +214,27 @@ TEST(ShapeInference, PadCastClipAndWeightTransforms) {
   EXPECT_EQ(cast->at(0).dtype, DType::kInt64);
   EXPECT_FALSE(ErrorOf(OpType::kCast, {{"to", int64_t{11}}}, {F32({3})}).empty());  // double
   EXPECT_FALSE(ErrorOf(OpType::kClip, {{"min", 1.f}, {"max", 0.f}}, {F32({3})}).empty());
-  EXPECT_EQ(Infer(OpType::kEnlarge, {{"kernel_shape", Ints{3, 3}}}, {F32({8, 4, 1, 1})}), (Shape{8, 4, 3, 3}));
-  EXPECT_FALSE(ErrorOf(OpType::kEnlarge, {{"kernel_shape", Ints{2, 2}}}, {F32({8, 4, 1, 1})}).empty());
-  EXPECT_EQ(Infer(OpType::kMergeGConv, {{"group", int64_t{4}}, {"count", int64_t{2}}}, {F32({8, 2, 3, 3})}),
+  EXPECT_EQ(Infer(OpType::kEnlarge, {{"kernel_shape", Ints{3, 3}}}, {F32({8, 4, 1, 1})}),
             (Shape{8, 4, 3, 3}));
-  EXPECT_FALSE(ErrorOf(OpType::kMergeGConv, {{"group", int64_t{4}}, {"count", int64_t{3}}}, {F32({8, 2, 3, 3})}).empty());
+  EXPECT_FALSE(
+      ErrorOf(OpType::kEnlarge, {{"kernel_shape", Ints{2, 2}}}, {F32({8, 4, 1, 1})}).empty());
+  EXPECT_EQ(Infer(OpType::kMergeGConv, {{"group", int64_t{4}}, {"count", int64_t{2}}},
+                  {F32({8, 2, 3, 3})}),
+            (Shape{8, 4, 3, 3}));
+  EXPECT_FALSE(ErrorOf(OpType::kMergeGConv, {{"group", int64_t{4}}, {"count", int64_t{3}}},
+                       {F32({8, 2, 3, 3})})
+                   .empty());
   EXPECT_EQ(Infer(OpType::kScalarMul, {{"scalar", 0.125f}}, {F32({4})}), (Shape{4}));
   EXPECT_FALSE(ErrorOf(OpType::kScalarMul, {}, {F32({4})}).empty());
 }
 
 TEST(ShapeInference, DefaultsAreFilledSoEquivalentSpellingsAgree) {
   Attrs implicit;
-  Attrs explicit_{{"strides", Ints{1, 1}}, {"pads", Ints{0, 0, 0, 0}}, {"dilations", Ints{1, 1}},
-                  {"group", int64_t{1}}, {"activation", std::string("none")}};
+  Attrs explicit_{{"strides", Ints{1, 1}},
+                  {"pads", Ints{0, 0, 0, 0}},
+                  {"dilations", Ints{1, 1}},
+                  {"group", int64_t{1}},
+                  {"activation", std::string("none")}};
   const std::vector<TensorType> in{F32({1, 3, 8, 8}), F32({4, 3, 3, 3})};
   ASSERT_TRUE(InferAndCanonicalize(OpType::kConv2D, &implicit, in).ok());
   ASSERT_TRUE(InferAndCanonicalize(OpType::kConv2D, &explicit_, in).ok());
@@ -224,17 +260,28 @@ TEST(ShapeInference, HugeValuesAreErrorsNotOverflow) {
   };
   const int64_t big = int64_t{1} << 62;
   EXPECT_FALSE(err(OpType::kReshape, {{"shape", Ints{big, big, 0}}}, {F32({2, 3})}).empty());
-  EXPECT_FALSE(err(OpType::kConv2D, {{"dilations", Ints{big, 1}}}, {F32({1, 1, 8, 8}), F32({1, 1, 3, 3})}).empty());
-  EXPECT_FALSE(err(OpType::kSlice, {{"starts", Ints{0}}, {"ends", Ints{5}}, {"steps", Ints{std::numeric_limits<int64_t>::min()}}},
-                   {F32({5})}).empty());
+  EXPECT_FALSE(
+      err(OpType::kConv2D, {{"dilations", Ints{big, 1}}}, {F32({1, 1, 8, 8}), F32({1, 1, 3, 3})})
+          .empty());
+  EXPECT_FALSE(err(OpType::kSlice,
+                   {{"starts", Ints{0}},
+                    {"ends", Ints{5}},
+                    {"steps", Ints{std::numeric_limits<int64_t>::min()}}},
+                   {F32({5})})
+                   .empty());
   // A huge positive step takes one element.
-  auto one = InferOutputTypes(OpType::kSlice, {{"starts", Ints{0}}, {"ends", Ints{5}}, {"steps", Ints{std::numeric_limits<int64_t>::max()}}},
+  auto one = InferOutputTypes(OpType::kSlice,
+                              {{"starts", Ints{0}},
+                               {"ends", Ints{5}},
+                               {"steps", Ints{std::numeric_limits<int64_t>::max()}}},
                               {F32({5})});
   ASSERT_TRUE(one.ok()) << one.status().message();
   EXPECT_EQ(one->at(0).shape, (Shape{1}));
   EXPECT_FALSE(err(OpType::kUnsqueeze, {{"axes", Ints{0}}}, {F32({1 << 30, 1 << 30})}).empty());
-  EXPECT_NE(err(OpType::kLeakyRelu, {{"alpha", std::numeric_limits<float>::quiet_NaN()}}, {F32({2})}).find("NaN"),
-            std::string::npos);
+  EXPECT_NE(
+      err(OpType::kLeakyRelu, {{"alpha", std::numeric_limits<float>::quiet_NaN()}}, {F32({2})})
+          .find("NaN"),
+      std::string::npos);
   Graph g;
   EXPECT_FALSE(g.AddInput("x", F32({1 << 30, 1 << 30})).ok());
 }

@@ -3,8 +3,8 @@
 // device-versus-reference check; on a GPU (CUDA LibTorch and a device), every zoo model's GPU
 // outputs against the CPU reference, CUDA Graph replays, and Opaque ops on the CPU fallback.
 
-#include "tests/graph/test_util.h"
 #include "kernels/device_executor.h"
+#include "tests/graph/test_util.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,5 @@
 // The Opaque ONNX ops of the reference executor against hand-computed values or explicit loops.
 
-
 #include "tests/kernels/op_test_util.h"
 
 namespace rewire {

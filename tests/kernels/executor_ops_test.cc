@@ -1,7 +1,6 @@
 // Every vocabulary kernel of the reference executor against hand-computed values or an
 // independent formula (explicit loops) on small tensors.
 
-
 #include "tests/kernels/op_test_util.h"
 
 namespace rewire {
@@ -55,7 +54,6 @@ TEST(Conv2D, FusedActivations) {
 }
 
 // ---------------------------------------------------------------- pooling
-
 
 TEST(MaxPool2D, CeilModeKeepsThePartialLastWindow) {
   auto x = Iota({1, 1, 5, 5});
@@ -225,15 +223,15 @@ TEST(Softmax, AlongTheGivenAxis) {
 
 // ---------------------------------------------------------------- linear algebra
 
-
 TEST(MatMul, FusedActivationsApplyToTheResult) {
   auto a = Rand({3, 4}, 30), b = Rand({4, 5}, 31);
   const HostTensor plain = Op1(OpType::kMatMul, {a, b});
   for (const char* act : {"relu", "sigmoid", "tanh", "gelu"}) {
     const HostTensor fused = Op1(OpType::kMatMul, {a, b}, {{"activation", std::string(act)}});
-    const OpType op = std::string(act) == "relu" ? OpType::kRelu
+    const OpType op = std::string(act) == "relu"      ? OpType::kRelu
                       : std::string(act) == "sigmoid" ? OpType::kSigmoid
-                      : std::string(act) == "tanh" ? OpType::kTanh : OpType::kGelu;
+                      : std::string(act) == "tanh"    ? OpType::kTanh
+                                                      : OpType::kGelu;
     const HostTensor want = Op1(op, {std::make_shared<const HostTensor>(plain)});
     ExpectClose(Fl(fused), Fl(want), 1e-6);
   }

@@ -1,8 +1,8 @@
 // The reference executor as a whole: graph walk, input validation, lazy weights, freeing of
 // intermediates, RandomInputs and Compare. Per-op semantics are in executor_ops_test.cc.
 
-#include "tests/graph/test_util.h"
 #include "kernels/executor.h"
+#include "tests/graph/test_util.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

@@ -30,9 +30,11 @@ TEST(OnnxLowering, FusedActivationsAndComputedWeights) {
   const NodeId x = Must(g.AddInput("x", F32({1, 4, 6, 6})));
   const NodeId wi = Must(g.AddInput("w", F32({4, 2, 3, 3})));
   const NodeId enl = Op(g, OpType::kEnlarge, {V(wi)}, {{"kernel_shape", Ints{5, 5}}});
-  const NodeId merged = Op(g, OpType::kMergeGConv, {V(wi)}, {{"group", int64_t{2}}, {"count", int64_t{2}}});
-  const NodeId a = Op(g, OpType::kConv2D, {V(x), V(enl)},
-                      {{"pads", Ints{2, 2, 2, 2}}, {"group", int64_t{2}}, {"activation", std::string("sigmoid")}});
+  const NodeId merged =
+      Op(g, OpType::kMergeGConv, {V(wi)}, {{"group", int64_t{2}}, {"count", int64_t{2}}});
+  const NodeId a = Op(
+      g, OpType::kConv2D, {V(x), V(enl)},
+      {{"pads", Ints{2, 2, 2, 2}}, {"group", int64_t{2}}, {"activation", std::string("sigmoid")}});
   const NodeId b = Op(g, OpType::kConv2D, {V(x), V(merged)},
                       {{"pads", Ints{1, 1, 1, 1}}, {"activation", std::string("gelu")}});
   const NodeId mw = Must(g.AddWeight("mw", {6, 5}, {-0.5f, 0.5f, 3}));

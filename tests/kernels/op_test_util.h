@@ -61,7 +61,8 @@ inline std::vector<int> Bo(const HostTensor& t) {
   return out;
 }
 
-inline void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, double tol = 1e-5) {
+inline void ExpectClose(const std::vector<float>& got, const std::vector<float>& want,
+                        double tol = 1e-5) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_NEAR(got[i], want[i], tol * std::max(1.0, std::fabs(double(want[i]))))
@@ -69,7 +70,7 @@ inline void ExpectClose(const std::vector<float>& got, const std::vector<float>&
   }
 }
 inline void ExpectTensor(const HostTensor& t, const Shape& shape, const std::vector<float>& want,
-                  double tol = 1e-5) {
+                         double tol = 1e-5) {
   EXPECT_EQ(t.type.shape, shape);
   ExpectClose(Fl(t), want, tol);
 }
@@ -107,7 +108,8 @@ inline HostTensor Op1(OpType op, const Ptrs& ins, Attrs attrs = {}) {
 }
 
 /// Runs one ONNX op as an Opaque node with the given output types.
-inline Outs Onnx(const std::string& type, const Ptrs& ins, Attrs attrs, std::vector<TensorType> outs) {
+inline Outs Onnx(const std::string& type, const Ptrs& ins, Attrs attrs,
+                 std::vector<TensorType> outs) {
   Graph g;
   TensorMap map;
   auto refs = AddInputs(g, ins, &map);
@@ -122,8 +124,9 @@ inline HostTensor Onnx1(const std::string& type, const Ptrs& ins, Attrs attrs, T
 // ---------------------------------------------------------------- independent references
 
 /// Direct convolution loops. pads = {top, left, bottom, right}.
-inline std::vector<float> NaiveConv2D(const HostTensor& x, const HostTensor& w, const HostTensor* bias,
-                               Ints s, Ints p, Ints d, int64_t group, Shape* out_shape) {
+inline std::vector<float> NaiveConv2D(const HostTensor& x, const HostTensor& w,
+                                      const HostTensor* bias, Ints s, Ints p, Ints d, int64_t group,
+                                      Shape* out_shape) {
   const int64_t N = x.type.shape[0], C = x.type.shape[1], H = x.type.shape[2], W = x.type.shape[3];
   const int64_t O = w.type.shape[0], Cg = w.type.shape[1], KH = w.type.shape[2],
                 KW = w.type.shape[3];
@@ -154,7 +157,7 @@ inline std::vector<float> NaiveConv2D(const HostTensor& x, const HostTensor& w, 
 
 /// Direct pooling loops over an output grid of OH x OW windows; pads = {t, l, b, r}.
 inline std::vector<float> NaivePool(const HostTensor& x, int64_t k, int64_t s, Ints p, bool is_max,
-                             bool count_include_pad, int64_t OH, int64_t OW) {
+                                    bool count_include_pad, int64_t OH, int64_t OW) {
   const int64_t NC = x.type.shape[0] * x.type.shape[1], H = x.type.shape[2], W = x.type.shape[3];
   std::vector<float> y;
   for (int64_t c = 0; c < NC; ++c)

@@ -26,7 +26,8 @@ Graph ConvNet() {
   Graph g;
   const NodeId x = Must(g.AddInput("x", F32({1, 16, 28, 28})));
   const NodeId w = Must(g.AddWeight("w", {16, 16, 3, 3}, {-0.1f, 0.1f, 1}));
-  const NodeId a = Op(g, OpType::kConv2D, {V(x), V(w)}, {{"pads", Ints{1, 1, 1, 1}}, {"activation", std::string("relu")}});
+  const NodeId a = Op(g, OpType::kConv2D, {V(x), V(w)},
+                      {{"pads", Ints{1, 1, 1, 1}}, {"activation", std::string("relu")}});
   const NodeId b = Op(g, OpType::kConv2D, {V(a), V(w)}, {{"pads", Ints{1, 1, 1, 1}}});
   const NodeId c = Op(g, OpType::kGelu, {V(b)});
   EXPECT_TRUE(g.AddOutput("y", V(c)).ok());
@@ -34,7 +35,8 @@ Graph ConvNet() {
 }
 
 TEST(OrtCost, MeasuresOpsAndReusesTheCache) {
-  if (!OrtInstalled()) GTEST_SKIP() << "ONNX Runtime is not installed in tools/ort (run scripts/install-deps.sh)";
+  if (!OrtInstalled())
+    GTEST_SKIP() << "ONNX Runtime is not installed in tools/ort (run scripts/install-deps.sh)";
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("rewire-ort-cost-test-" + std::to_string(::getpid()) + ".sqlite"))
                                .string();

@@ -74,13 +74,15 @@ TEST_P(RewriteProperty, RandomRewriteSequencesKeepTheGraphValidAndEqual) {
     }
     rewrites += static_cast<int>(applied.size());
   }
-  std::printf("[ property ] %s: %d sequences, %d rewrites, worst relative error %.2e (tolerance %.0e)\n",
-              GetParam().c_str(), sequences, rewrites, worst, kTolerance);
+  std::printf(
+      "[ property ] %s: %d sequences, %d rewrites, worst relative error %.2e (tolerance %.0e)\n",
+      GetParam().c_str(), sequences, rewrites, worst, kTolerance);
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, RewriteProperty,
-                         ::testing::Values("inceptionv3", "resnext50", "squeezenet", "bert", "vit", "dalle",
-                                           "tt", "resnet50", "nasrnn", "nasneta", "vgg19"));
+                         ::testing::Values("inceptionv3", "resnext50", "squeezenet", "bert", "vit",
+                                           "dalle", "tt", "resnet50", "nasrnn", "nasneta",
+                                           "vgg19"));
 
 }  // namespace
 }  // namespace rewire

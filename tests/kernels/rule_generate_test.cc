@@ -26,7 +26,8 @@ std::string ReadAll(const std::string& path) {
 
 struct ScratchDir {
   explicit ScratchDir(const std::string& tag) {
-    path = (fs::temp_directory_path() / ("rewire_gen_" + tag + "_" + std::to_string(::getpid()))).string();
+    path = (fs::temp_directory_path() / ("rewire_gen_" + tag + "_" + std::to_string(::getpid())))
+               .string();
     fs::remove_all(path);
   }
   ~ScratchDir() { fs::remove_all(path); }
@@ -74,7 +75,8 @@ end
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->rejected.size() >= 1, true);
   bool planted_rejected = false;
-  for (const auto& name : r->rejected) planted_rejected = planted_rejected || name == "rule planted";
+  for (const auto& name : r->rejected)
+    planted_rejected = planted_rejected || name == "rule planted";
   EXPECT_TRUE(planted_rejected);
   EXPECT_GT(r->rules.size(), 0u);
   for (const auto& f : r->files) EXPECT_EQ(ReadAll(f).find("planted"), std::string::npos) << f;

@@ -25,9 +25,11 @@ rule fuse
   class fusion
   source
     c = Conv2D(x, w; activation="none")
-    y = )" + op + R"((c)
+    y = )" +
+         op + R"((c)
   target
-    z = Conv2D(x, w; *c, activation=")" + act + R"(")
+    z = Conv2D(x, w; *c, activation=")" +
+         act + R"(")
   outputs y -> z
   check x=[1,4,7,7] w=[8,4,3,3] c.pads=[1,1,1,1]
   check x=[2,4,6,5] w=[4,1,3,3] c.group=4 c.strides=[2,2]
@@ -145,7 +147,8 @@ TEST(RuleVerify, LoadVerifiedRulesRefusesAFileWithAWrongRule) {
 
 TEST(RuleVerify, AVerifiedRuleSetIsCachedByContentAndACorruptEntryIsRewritten) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::path(::testing::TempDir()) / ("rule-cache-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("rule-cache-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string path = (dir / "good.rules").string();
@@ -155,7 +158,8 @@ TEST(RuleVerify, AVerifiedRuleSetIsCachedByContentAndACorruptEntryIsRewritten) {
   auto entries = [&] {
     std::vector<fs::path> out;
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir / "cache" / "verified-rules", ec)) out.push_back(e.path());
+    for (const auto& e : fs::directory_iterator(dir / "cache" / "verified-rules", ec))
+      out.push_back(e.path());
     return out;
   };
   auto read = [](const fs::path& p) {
@@ -176,7 +180,8 @@ TEST(RuleVerify, AVerifiedRuleSetIsCachedByContentAndACorruptEntryIsRewritten) {
   std::ofstream(entry, std::ios::trunc) << text.substr(0, text.size() / 2);
   ASSERT_TRUE(LoadVerifiedRules(path, o).ok());
   EXPECT_EQ(read(entry), text);
-  // Other content has another key: a wrong rule added to the file is still refused, and never cached.
+  // Other content has another key: a wrong rule added to the file is still refused, and never
+  // cached.
   std::string bad = FuseRule("Tanh", "relu");
   bad.replace(bad.find("rule fuse"), 9, "rule fuse_bad");
   std::ofstream(path, std::ios::app) << "\n" << bad;

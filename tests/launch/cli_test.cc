@@ -20,7 +20,7 @@ using testing::Rewire;
 using testing::TempDir;
 using testing::WriteFile;
 
-const char* kZoo[] = {"inceptionv3", "resnext50", "squeezenet", "bert",   "vit",   "dalle",
+const char* kZoo[] = {"inceptionv3", "resnext50", "squeezenet", "bert",    "vit",  "dalle",
                       "tt",          "resnet50",  "nasrnn",     "nasneta", "vgg19"};
 
 // A tiny ONNX model written through the library: y = relu(x @ w), x [2, 3].
@@ -40,13 +40,15 @@ TEST(Cli, ModelsListsAllElevenWithOperatorCounts) {
   auto r = Rewire("models");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* m : kZoo) {
-    EXPECT_NE(r.output.find(std::string("\n") + m + " "), std::string::npos) << m << "\n" << r.output;
+    EXPECT_NE(r.output.find(std::string("\n") + m + " "), std::string::npos) << m << "\n"
+                                                                             << r.output;
   }
   EXPECT_EQ(CountLines(r.output), 12) << r.output;  // header + 11
 }
 
 TEST(Cli, EveryCommandHasHelp) {
-  for (const char* cmd : {"", "models", "show", "export", "run", "optimize", "rules", "rules list", "rules verify", "bench candidates", "bench cost"}) {
+  for (const char* cmd : {"", "models", "show", "export", "run", "optimize", "rules", "rules list",
+                          "rules verify", "bench candidates", "bench cost"}) {
     auto r = Rewire(std::string(cmd) + " --help");
     EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.output;
     EXPECT_NE(r.output.find("Usage"), std::string::npos) << cmd;
@@ -135,15 +137,18 @@ TEST(Cli, RunWritesOutputsAndChecksInputs) {
                      " --output-dir " + Quote(dir / "o4"));
   EXPECT_EQ(junk.exit_code, 1) << junk.output;
   EXPECT_EQ(CountLines(junk.output), 1) << junk.output;
-  auto spec = Rewire("run --model " + Quote(model) + " --input x --output-dir " + Quote(dir / "o5"));
+  auto spec =
+      Rewire("run --model " + Quote(model) + " --input x --output-dir " + Quote(dir / "o5"));
   EXPECT_EQ(spec.exit_code, 1) << spec.output;
   EXPECT_NE(spec.output.find("NAME=FILE.npy"), std::string::npos) << spec.output;
 }
 
 TEST(Cli, RunWithRandomInputsIsDeterministic) {
   TempDir dir;
-  auto a = Rewire("run --model squeezenet --random-inputs --input-seed 3 --output-dir " + Quote(dir / "a"));
-  auto b = Rewire("run --model squeezenet --random-inputs --input-seed 3 --output-dir " + Quote(dir / "b"));
+  auto a = Rewire("run --model squeezenet --random-inputs --input-seed 3 --output-dir " +
+                  Quote(dir / "a"));
+  auto b = Rewire("run --model squeezenet --random-inputs --input-seed 3 --output-dir " +
+                  Quote(dir / "b"));
   ASSERT_EQ(a.exit_code, 0) << a.output;
   ASSERT_EQ(b.exit_code, 0) << b.output;
   std::string name;
@@ -279,11 +284,14 @@ TEST(CliOptimize, CorruptCostCacheIsAClearErrorAndIsLeftAlone) {
   const std::string cache = dir / "costs.sqlite";
   const std::string junk(4096, 'x');
   testing::WriteFile(cache, "SQLite format 3" + std::string(1, '\0') + junk);
-  auto r = Rewire("optimize --model squeezenet --cost cpu --search greedy --budget 1 -q --cost-cache " + Quote(cache));
+  auto r =
+      Rewire("optimize --model squeezenet --cost cpu --search greedy --budget 1 -q --cost-cache " +
+             Quote(cache));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find(cache), std::string::npos) << r.output;
   EXPECT_EQ(testing::CountLines(r.output), 1) << r.output;
-  EXPECT_EQ(testing::ReadFile(cache), "SQLite format 3" + std::string(1, '\0') + junk);  // not overwritten
+  EXPECT_EQ(testing::ReadFile(cache),
+            "SQLite format 3" + std::string(1, '\0') + junk);  // not overwritten
 }
 
 }  // namespace

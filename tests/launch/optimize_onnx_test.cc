@@ -36,18 +36,20 @@ TEST_P(OptimizedOnnx, PassesCheckerAndRunsToTheSameOutputs) {
   ASSERT_EQ(optimized.exit_code, 0) << optimized.output;
   ASSERT_NE(optimized.output.find("verified         yes"), std::string::npos) << optimized.output;
 
-  auto checked = RunCommand(Quote(REWIRE_PYTHON) + " -c 'import sys, onnx; onnx.checker.check_model(sys.argv[1])' " +
-                            Quote(opt));
-  ASSERT_EQ(checked.exit_code, 0) << "onnx.checker rejected the optimised model:\n" << checked.output;
+  auto checked =
+      RunCommand(Quote(REWIRE_PYTHON) +
+                 " -c 'import sys, onnx; onnx.checker.check_model(sys.argv[1])' " + Quote(opt));
+  ASSERT_EQ(checked.exit_code, 0) << "onnx.checker rejected the optimised model:\n"
+                                  << checked.output;
 
   // The original with seeded random inputs (written next to its outputs), then the optimised
   // file on those same inputs.
-  auto original = Rewire(std::string("run --model ") + c.model + " --random-inputs --input-seed 4 --output-dir " +
-                         Quote(dir / "a"));
+  auto original = Rewire(std::string("run --model ") + c.model +
+                         " --random-inputs --input-seed 4 --output-dir " + Quote(dir / "a"));
   ASSERT_EQ(original.exit_code, 0) << original.output;
   const std::string input = dir / (std::string("a/input.") + c.input + ".npy");
-  auto rerun = Rewire("run --model " + Quote(opt) + " --input " + c.input + "=" + Quote(input) + " --output-dir " +
-                      Quote(dir / "b"));
+  auto rerun = Rewire("run --model " + Quote(opt) + " --input " + c.input + "=" + Quote(input) +
+                      " --output-dir " + Quote(dir / "b"));
   ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
 
   auto want = ReadNpy(dir / "a/output.npy");
@@ -64,7 +66,8 @@ TEST_P(OptimizedOnnx, PassesCheckerAndRunsToTheSameOutputs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, OptimizedOnnx,
-                         ::testing::Values(Case{"squeezenet", "greedy", "input"}, Case{"bert", "greedy", "input"},
+                         ::testing::Values(Case{"squeezenet", "greedy", "input"},
+                                           Case{"bert", "greedy", "input"},
                                            Case{"resnext50", "backtrack", "input"}),
                          [](const auto& info) { return std::string(info.param.model); });
 

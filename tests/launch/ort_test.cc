@@ -30,15 +30,17 @@ namespace fs = std::filesystem;
 
 constexpr double kTolerance = 1e-3;
 // Quick judging: the figures are not the point here.
-const std::string kQuickJudge = " --runtime ort --runtime-rounds 1 --runtime-repeats 2 --runtime-threads 1";
+const std::string kQuickJudge =
+    " --runtime ort --runtime-rounds 1 --runtime-repeats 2 --runtime-threads 1";
 
 bool OrtInstalled() {
-  return fs::exists(std::string(REWIRE_SOURCE_DIR) + "/tools/ort/node_modules/onnxruntime-node/package.json") &&
+  return fs::exists(std::string(REWIRE_SOURCE_DIR) +
+                    "/tools/ort/node_modules/onnxruntime-node/package.json") &&
          RunCommand("node --version").exit_code == 0;
 }
 
-#define SKIP_WITHOUT_ORT()                                                                  \
-  if (!OrtInstalled())                                                                      \
+#define SKIP_WITHOUT_ORT() \
+  if (!OrtInstalled())     \
   GTEST_SKIP() << "ONNX Runtime is not installed in tools/ort (run scripts/install-deps.sh)"
 
 /// The number at `key` of a report; NAN when absent.
@@ -64,7 +66,8 @@ void ExpectSameOutputs(const std::string& got_dir, const std::string& want_dir) 
     }
     double max_abs = 0, max_ref = 0;
     for (int64_t i = 0; i < want->numel(); ++i) {
-      max_abs = std::max(max_abs, double(std::fabs(want->data<float>()[i] - got->data<float>()[i])));
+      max_abs =
+          std::max(max_abs, double(std::fabs(want->data<float>()[i] - got->data<float>()[i])));
       max_ref = std::max(max_ref, double(std::fabs(want->data<float>()[i])));
     }
     const double rel = max_abs / (max_ref + 1e-6);
@@ -79,8 +82,9 @@ void ExpectSameOutputs(const std::string& got_dir, const std::string& want_dir) 
 void OptimiseLoadAndMatch(const std::string& model, const std::string& shape_args = "") {
   TempDir dir;
   const std::string out = dir / "opt.onnx", report = dir / "report.json";
-  auto opt = Rewire("optimize --model " + Quote(model) + shape_args + " --search greedy --budget 8 -q" +
-                    kQuickJudge + " --out " + Quote(out) + " --report " + Quote(report));
+  auto opt =
+      Rewire("optimize --model " + Quote(model) + shape_args + " --search greedy --budget 8 -q" +
+             kQuickJudge + " --out " + Quote(out) + " --report " + Quote(report));
   ASSERT_EQ(opt.exit_code, 0) << opt.output;
   const Json js = testing::ReadJson(report);
   const std::string decision = JsonStringAt(js, "decision").value_or("");
@@ -93,8 +97,9 @@ void OptimiseLoadAndMatch(const std::string& model, const std::string& shape_arg
               ReportNumber(js, "runtime_before_ms"), ReportNumber(js, "runtime_after_ms"),
               decision.c_str());
 
-  auto ort = Rewire("run --model " + Quote(out) + " --runtime ort --random-inputs --input-seed 3 --output-dir " +
-                    Quote(dir / "ort"));
+  auto ort =
+      Rewire("run --model " + Quote(out) +
+             " --runtime ort --random-inputs --input-seed 3 --output-dir " + Quote(dir / "ort"));
   ASSERT_EQ(ort.exit_code, 0) << ort.output;
   std::string inputs;
   for (const auto& entry : fs::directory_iterator(dir / "ort")) {
@@ -116,9 +121,11 @@ TEST_P(OrtZoo, OptimisedFileLoadsInOrtAndMatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModels, OrtZoo,
-                         ::testing::Values("inceptionv3", "resnext50", "squeezenet", "bert", "vit", "dalle", "tt",
-                                           "resnet50", "nasrnn", "nasneta", "vgg19"),
-                         [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
+                         ::testing::Values("inceptionv3", "resnext50", "squeezenet", "bert", "vit",
+                                           "dalle", "tt", "resnet50", "nasrnn", "nasneta", "vgg19"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
 
 class OrtTorchvision : public ::testing::TestWithParam<const char*> {};
 
@@ -128,24 +135,29 @@ TEST_P(OrtTorchvision, OptimisedExportLoadsInOrtAndMatchesTheReference) {
     GTEST_SKIP() << REWIRE_PYTHON << " lacks torch, torchvision or onnx";
   }
   TempDir dir;
-  auto exported = RunCommand(Quote(REWIRE_PYTHON) + " " +
-                             Quote(std::string(REWIRE_SOURCE_DIR) + "/tests/python/torch_reference.py") +
-                             " --model " + GetParam() + " --opset 17 --out-dir " + Quote(dir.path()));
+  auto exported =
+      RunCommand(Quote(REWIRE_PYTHON) + " " +
+                 Quote(std::string(REWIRE_SOURCE_DIR) + "/tests/python/torch_reference.py") +
+                 " --model " + GetParam() + " --opset 17 --out-dir " + Quote(dir.path()));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   OptimiseLoadAndMatch(dir / "model.onnx");
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, OrtTorchvision,
-                         ::testing::Values("resnet18", "squeezenet1_1", "mobilenet_v3_small", "transformer"),
-                         [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
+                         ::testing::Values("resnet18", "squeezenet1_1", "mobilenet_v3_small",
+                                           "transformer"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
 
 TEST(OrtJudge, ForcedSlowerResultWritesTheInputAndSaysSo) {
   SKIP_WITHOUT_ORT();
   TempDir dir;
-  const std::string out = dir / "opt.onnx", report = dir / "report.json", input = dir / "input.onnx";
+  const std::string out = dir / "opt.onnx", report = dir / "report.json",
+                    input = dir / "input.onnx";
   auto opt = RunCommand("REWIRE_TEST_RUNTIME_SLOWDOWN=1000 " + Quote(REWIRE_BINARY) +
-                        " optimize --model squeezenet --search greedy --budget 8 -q" + kQuickJudge + " --out " +
-                        Quote(out) + " --report " + Quote(report) + " 2>&1");
+                        " optimize --model squeezenet --search greedy --budget 8 -q" + kQuickJudge +
+                        " --out " + Quote(out) + " --report " + Quote(report) + " 2>&1");
   ASSERT_EQ(opt.exit_code, 0) << opt.output;
   EXPECT_NE(opt.output.find("not measurably faster"), std::string::npos) << opt.output;
   EXPECT_NE(opt.output.find("(the input, unchanged)"), std::string::npos) << opt.output;
@@ -167,10 +179,11 @@ TEST(OrtJudge, ForcedSlowerResultWritesTheInputAndSaysSo) {
 TEST(OrtJudge, ReferenceRuntimeJudgesToo) {
   TempDir dir;
   const std::string report = dir / "report.json";
-  auto opt = RunCommand("REWIRE_TEST_RUNTIME_SLOWDOWN=1000 " + Quote(REWIRE_BINARY) +
-                        " optimize --model squeezenet --search greedy --budget 8 -q --runtime reference "
-                        "--runtime-rounds 1 --runtime-repeats 1 --out " +
-                        Quote(dir / "o.onnx") + " --report " + Quote(report) + " 2>&1");
+  auto opt =
+      RunCommand("REWIRE_TEST_RUNTIME_SLOWDOWN=1000 " + Quote(REWIRE_BINARY) +
+                 " optimize --model squeezenet --search greedy --budget 8 -q --runtime reference "
+                 "--runtime-rounds 1 --runtime-repeats 1 --out " +
+                 Quote(dir / "o.onnx") + " --report " + Quote(report) + " 2>&1");
   ASSERT_EQ(opt.exit_code, 0) << opt.output;
   const Json js = testing::ReadJson(report);
   EXPECT_EQ(JsonStringAt(js, "runtime"), "reference") << js.dump();
@@ -189,18 +202,20 @@ TEST(OrtBadInput, ModelOrtCannotLoad) {
   TempDir dir;
   const std::string custom = dir / "custom.onnx";
   // ai.rewire ops (fused activations): rewire reads the file, ONNX Runtime does not know them.
-  auto exp = Rewire("optimize --model squeezenet --search greedy --budget 8 -q --onnx-custom-ops --out " +
-                    Quote(custom));
+  auto exp =
+      Rewire("optimize --model squeezenet --search greedy --budget 8 -q --onnx-custom-ops --out " +
+             Quote(custom));
   ASSERT_EQ(exp.exit_code, 0) << exp.output;
   TempDir out;
-  auto run = Rewire("run --model " + Quote(custom) + " --runtime ort --random-inputs --output-dir " +
-                    Quote(out / "o"));
+  auto run = Rewire("run --model " + Quote(custom) +
+                    " --runtime ort --random-inputs --output-dir " + Quote(out / "o"));
   ASSERT_NE(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("ONNX Runtime cannot load it"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("custom.onnx"), std::string::npos) << run.output;
   EXPECT_FALSE(fs::exists(out / "o/output.npy"));
   // And --onnx-custom-ops cannot be judged by ONNX Runtime at all.
-  auto opt = Rewire("optimize --model squeezenet --onnx-custom-ops --runtime ort -q --out " + Quote(out / "x.onnx"));
+  auto opt = Rewire("optimize --model squeezenet --onnx-custom-ops --runtime ort -q --out " +
+                    Quote(out / "x.onnx"));
   EXPECT_NE(opt.exit_code, 0);
   EXPECT_FALSE(fs::exists(out / "x.onnx"));
 }
@@ -210,10 +225,12 @@ TEST(OrtBadInput, RunnerDyingMidMeasurementWritesNothing) {
   TempDir dir;
   // The runner exits during its 4th inference run: after the output checks, while timing.
   auto opt = RunCommand("REWIRE_ORT_RUNNER_EXIT_AFTER=3 " + Quote(REWIRE_BINARY) +
-                        " optimize --model squeezenet --search greedy --budget 8 -q" + kQuickJudge + " --out " +
-                        Quote(dir / "opt.onnx") + " --report " + Quote(dir / "report.json") + " 2>&1");
+                        " optimize --model squeezenet --search greedy --budget 8 -q" + kQuickJudge +
+                        " --out " + Quote(dir / "opt.onnx") + " --report " +
+                        Quote(dir / "report.json") + " 2>&1");
   ASSERT_NE(opt.exit_code, 0) << opt.output;
-  EXPECT_NE(opt.output.find("the ONNX Runtime runner died: it exited with status 3"), std::string::npos)
+  EXPECT_NE(opt.output.find("the ONNX Runtime runner died: it exited with status 3"),
+            std::string::npos)
       << opt.output;
   EXPECT_EQ(testing::CountLines(opt.output), 1) << opt.output;
   ExpectNothingWritten(dir);
@@ -221,10 +238,11 @@ TEST(OrtBadInput, RunnerDyingMidMeasurementWritesNothing) {
 
 TEST(OrtBadInput, MissingRuntimeIsOneClearErrorBeforeTheSearch) {
   TempDir dir;
-  for (const std::string& env :
-       {std::string("REWIRE_ORT_RUNNER=/nonexistent/runner.js"), std::string("REWIRE_NODE=/nonexistent/node")}) {
-    auto opt = RunCommand(env + " " + Quote(REWIRE_BINARY) + " optimize --model squeezenet -q --runtime ort --out " +
-                          Quote(dir / "opt.onnx") + " --report " + Quote(dir / "report.json") + " 2>&1");
+  for (const std::string& env : {std::string("REWIRE_ORT_RUNNER=/nonexistent/runner.js"),
+                                 std::string("REWIRE_NODE=/nonexistent/node")}) {
+    auto opt = RunCommand(
+        env + " " + Quote(REWIRE_BINARY) + " optimize --model squeezenet -q --runtime ort --out " +
+        Quote(dir / "opt.onnx") + " --report " + Quote(dir / "report.json") + " 2>&1");
     ASSERT_NE(opt.exit_code, 0) << opt.output;
     EXPECT_NE(opt.output.find("not found"), std::string::npos) << opt.output;
     EXPECT_NE(opt.output.find("install-deps.sh"), std::string::npos) << opt.output;
@@ -239,8 +257,9 @@ TEST(OrtBadInput, RunnerWithoutThePackage) {
   // A copy of runner.js with no node_modules beside it.
   fs::copy_file(std::string(REWIRE_SOURCE_DIR) + "/tools/ort/runner.js", dir / "runner.js");
   TempDir out;
-  auto opt = RunCommand("REWIRE_ORT_RUNNER=" + Quote(dir / "runner.js") + " " + Quote(REWIRE_BINARY) +
-                        " optimize --model squeezenet -q --runtime ort --out " + Quote(out / "opt.onnx") + " 2>&1");
+  auto opt = RunCommand(
+      "REWIRE_ORT_RUNNER=" + Quote(dir / "runner.js") + " " + Quote(REWIRE_BINARY) +
+      " optimize --model squeezenet -q --runtime ort --out " + Quote(out / "opt.onnx") + " 2>&1");
   ASSERT_NE(opt.exit_code, 0) << opt.output;
   EXPECT_NE(opt.output.find("onnxruntime-node is not installed"), std::string::npos) << opt.output;
   ExpectNothingWritten(out);

@@ -524,15 +524,16 @@ TEST(ReportEval, ResultsBecomeATableOfCostsAndSpeedups) {
   const std::string md = ReadFile(run / "report/summary.md");
   EXPECT_NE(md.find("## Evaluation"), std::string::npos) << md;
   EXPECT_NE(md.find("`ckpt/policy_40.pt`"), std::string::npos) << md;
-  EXPECT_NE(md.find("| model | initial | RL greedy | RL best of samples | guided search | greedy | backtrack | RL "
+  EXPECT_NE(md.find("| model | initial | RL greedy | RL best of samples | guided search | greedy | "
+                    "backtrack | RL "
                     "time (s) | verified |"),
             std::string::npos)
       << md;
-  EXPECT_NE(
-      md.find("| bert | 1.0000 | 0.8000 (1.250x) | 0.7500 (1.333x, 8 samples) | 0.7000 (1.429x, 400 graphs) | "
-              "0.8200 (1.220x) | "
-              "0.7900 (1.266x) | 3.2 | yes |"),
-      std::string::npos)
+  EXPECT_NE(md.find("| bert | 1.0000 | 0.8000 (1.250x) | 0.7500 (1.333x, 8 samples) | 0.7000 "
+                    "(1.429x, 400 graphs) | "
+                    "0.8200 (1.220x) | "
+                    "0.7900 (1.266x) | 3.2 | yes |"),
+            std::string::npos)
       << md;
   // Missing fields are dashes; no speedup without the initial cost.
   EXPECT_NE(md.find("| squeezenet | - | 2.0000 | - | - | - | - | - | **NO** |"), std::string::npos)

@@ -13,7 +13,8 @@ using testing::Rewire;
 using testing::TempDir;
 
 TEST(CliRules, GeneratedRulesVerify) {
-  auto r = Rewire("rules verify --rules " + Quote(std::string(REWIRE_SOURCE_DIR) + "/configs/rules/generated"));
+  auto r = Rewire("rules verify --rules " +
+                  Quote(std::string(REWIRE_SOURCE_DIR) + "/configs/rules/generated"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(" 0 failed"), std::string::npos) << r.output;
 }

@@ -25,9 +25,12 @@ namespace {
 
 std::string TinyConfig(const std::string& dir) {
   return "[run]\ndir = \"" + dir +
-         "\"\nseed = 3\nmax_updates = 2\n\n[env]\nmodels = [\"squeezenet\"]\nhorizon = 4\nmax_candidates = 40\n\n"
-         "[gnn]\nhidden = 8\nlayers = 1\nheads = 2\n\n[ppo]\nepisodes_per_update = 2\nminibatch_size = 4\n"
-         "update_epochs = 2\n\n[eval]\nsamples = 1\nbaselines = [\"greedy\"]\nbudget = 5\nguided_budget = 6\nbeam_width = 2\n";
+         "\"\nseed = 3\nmax_updates = 2\n\n[env]\nmodels = [\"squeezenet\"]\nhorizon = "
+         "4\nmax_candidates = 40\n\n"
+         "[gnn]\nhidden = 8\nlayers = 1\nheads = 2\n\n[ppo]\nepisodes_per_update = "
+         "2\nminibatch_size = 4\n"
+         "update_epochs = 2\n\n[eval]\nsamples = 1\nbaselines = [\"greedy\"]\nbudget = "
+         "5\nguided_budget = 6\nbeam_width = 2\n";
 }
 
 /// The metrics line of update `update` of a metrics.jsonl text; an empty object when none.
@@ -62,7 +65,9 @@ const char* const kMetricKeys[] = {"update",
                                    "losses/explained_variance",
                                    "losses/epochs"};
 
-int CountLines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+int CountLines(const std::string& s) {
+  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
 
 /// Per update, the numbers of its metrics line ("update" itself left out; null as NaN).
 std::map<int64_t, std::map<std::string, double>> MetricsByUpdate(const std::string& metrics) {
@@ -150,7 +155,8 @@ TEST(TrainCli, UnknownKeyNamesTheFileLineAndTheClosestKey) {
   WriteFile(tmp / "typo.toml", "[run]\nseed = 1\n\n[ppo]\nlearning_rat = 1e-3\n");
   const RunResult r = Rewire("train --config " + Quote(tmp / "typo.toml"));
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("typo.toml:5: unknown key 'ppo.learning_rat'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("typo.toml:5: unknown key 'ppo.learning_rat'"), std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("learning_rate"), std::string::npos) << r.output;
 }
 
@@ -213,11 +219,13 @@ TEST(TrainCli, TrainsResumesExactlyAndEvaluates) {
   r = Rewire("train -q --config " + Quote(tmp / "c.toml") + " --set run.dir=" + Quote(split));
   EXPECT_EQ(r.exit_code, 1) << "a second start must not overwrite the run";
   EXPECT_NE(r.output.find("--resume"), std::string::npos) << r.output;
-  r = Rewire("train -q --resume --config " + Quote(tmp / "c.toml") + " --set run.dir=" + Quote(split));
+  r = Rewire("train -q --resume --config " + Quote(tmp / "c.toml") +
+             " --set run.dir=" + Quote(split));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string resumed = ReadFile(split + "/metrics.jsonl");
   ASSERT_EQ(CountLines(resumed), 2) << resumed;
-  for (const char* key : {"policy_version", "global_step", "charts/episodic_return", "losses/value_loss"}) {
+  for (const char* key :
+       {"policy_version", "global_step", "charts/episodic_return", "losses/value_loss"}) {
     ASSERT_NE(JsonMember(MetricsOf(straight, 2), key), nullptr) << key;
     EXPECT_EQ(MetricsOf(resumed, 2)[key], MetricsOf(straight, 2)[key]) << key;
   }
@@ -251,13 +259,14 @@ TEST(TrainCli, TrainsResumesExactlyAndEvaluates) {
   EXPECT_TRUE(std::ifstream(tmp / "straight/optimized/squeezenet.onnx").good());
 
   // The policy as a search in `rewire optimize`.
-  r = Rewire("optimize -q --model squeezenet --search rl --policy " + Quote(tmp / "straight/checkpoints/latest.pt") +
-             " --samples 1 --horizon 4");
+  r = Rewire("optimize -q --model squeezenet --search rl --policy " +
+             Quote(tmp / "straight/checkpoints/latest.pt") + " --samples 1 --horizon 4");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("verified         yes"), std::string::npos) << r.output;
   // The policy guiding a beam search: a budget of graphs, the stop reason in the output.
   r = Rewire("optimize -q --model squeezenet --search guided --policy " +
-             Quote(tmp / "straight/checkpoints/latest.pt") + " --budget 6 --beam-width 2 --expand 2");
+             Quote(tmp / "straight/checkpoints/latest.pt") +
+             " --budget 6 --beam-width 2 --expand 2");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("verified         yes"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("budget"), std::string::npos) << r.output;
@@ -307,9 +316,11 @@ TEST(TrainCli, ResumeDropsACutOffMetricsLineAndTensorBoardHasEveryMetric) {
 TEST(TrainCli, MissingAndIncompatibleCheckpointsAreClearErrors) {
   TempDir tmp;
   WriteFile(tmp / "c.toml", TinyConfig(tmp / "run"));
-  RunResult r = Rewire("eval -q --config " + Quote(tmp / "c.toml") + " --policy " + Quote(tmp / "none.pt"));
+  RunResult r =
+      Rewire("eval -q --config " + Quote(tmp / "c.toml") + " --policy " + Quote(tmp / "none.pt"));
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("checkpoint " + (tmp / "none.pt") + " not found"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("checkpoint " + (tmp / "none.pt") + " not found"), std::string::npos)
+      << r.output;
 
   r = Rewire("train -q --resume --config " + Quote(tmp / "c.toml"));
   EXPECT_EQ(r.exit_code, 1);
@@ -325,10 +336,12 @@ TEST(TrainCli, MissingAndIncompatibleCheckpointsAreClearErrors) {
   // A policy with another GNN shape cannot be evaluated or resumed under this config.
   r = Rewire("eval -q --config " + Quote(tmp / "c.toml") + " --set gnn.hidden=16");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("has gnn.hidden = 8, the config asks for 16"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("has gnn.hidden = 8, the config asks for 16"), std::string::npos)
+      << r.output;
   r = Rewire("train -q --resume --config " + Quote(tmp / "c.toml") + " --set gnn.layers=2");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("has gnn.layers = 1, the config asks for 2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("has gnn.layers = 1, the config asks for 2"), std::string::npos)
+      << r.output;
 
   r = Rewire("optimize -q --model squeezenet --search rl");
   EXPECT_EQ(r.exit_code, 1);
@@ -337,15 +350,19 @@ TEST(TrainCli, MissingAndIncompatibleCheckpointsAreClearErrors) {
   // The guided search: no policy, a zero budget, a policy of another shape (eval runs it).
   r = Rewire("optimize -q --model squeezenet --search guided");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("--search guided needs --policy CHECKPOINT"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--search guided needs --policy CHECKPOINT"), std::string::npos)
+      << r.output;
   r = Rewire("optimize -q --model squeezenet --search guided --budget 0 --policy " +
              Quote(tmp / "run/checkpoints/latest.pt"));
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("--budget must be at least 1 graph for the guided search (got 0)"), std::string::npos)
+  EXPECT_NE(r.output.find("--budget must be at least 1 graph for the guided search (got 0)"),
+            std::string::npos)
       << r.output;
-  r = Rewire("eval -q --config " + Quote(tmp / "c.toml") + " --set gnn.heads=4 --set eval.guided_budget=10");
+  r = Rewire("eval -q --config " + Quote(tmp / "c.toml") +
+             " --set gnn.heads=4 --set eval.guided_budget=10");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("has gnn.heads = 2, the config asks for 4"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("has gnn.heads = 2, the config asks for 4"), std::string::npos)
+      << r.output;
   r = Rewire("eval -q --config " + Quote(tmp / "c.toml") + " --set eval.beam_width=0");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("eval.beam_width must be >= 1, got 0"), std::string::npos) << r.output;
@@ -357,14 +374,15 @@ TEST(TrainCli, TrainsOnAnOnnxFileAndAModelSet) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   WriteFile(tmp / "c.toml", TinyConfig(tmp / "run"));
   // One episode on the ONNX file and one on a zoo model, sampled per episode.
-  r = Rewire("train --config " + Quote(tmp / "c.toml") + " --set run.max_updates=1 --set ppo.episodes_per_update=4" +
-             " --set " + Quote("env.models=[\"" + (tmp / "sq.onnx") + "\", {name=\"vgg19\", image=32}]"));
+  r = Rewire("train --config " + Quote(tmp / "c.toml") +
+             " --set run.max_updates=1 --set ppo.episodes_per_update=4" + " --set " +
+             Quote("env.models=[\"" + (tmp / "sq.onnx") + "\", {name=\"vgg19\", image=32}]"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("training on " + (tmp / "sq.onnx") + ", vgg19(image=32)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("training on " + (tmp / "sq.onnx") + ", vgg19(image=32)"),
+            std::string::npos)
+      << r.output;
   EXPECT_EQ(CountLines(ReadFile(tmp / "run/metrics.jsonl")), 1);
 }
-
-
 
 TEST(TrainCli, TwoDataParallelRanksHoldIdenticalWeightsAfterEveryUpdate) {
   TempDir tmp;
@@ -372,8 +390,9 @@ TEST(TrainCli, TwoDataParallelRanksHoldIdenticalWeightsAfterEveryUpdate) {
   const int port = FreeLoopbackPort();
   ASSERT_GT(port, 0);
   auto rank = [&](int r, RunResult* out) {
-    *out = RunCommand("RANK=" + std::to_string(r) + " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
-                      std::to_string(port) + " " + Quote(REWIRE_BINARY) + " train --config " + Quote(tmp / "c.toml") +
+    *out = RunCommand("RANK=" + std::to_string(r) +
+                      " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) +
+                      " " + Quote(REWIRE_BINARY) + " train --config " + Quote(tmp / "c.toml") +
                       " --set run.max_updates=3 --set run.collective_timeout_s=120");
   };
   RunResult r0, r1;
@@ -386,8 +405,8 @@ TEST(TrainCli, TwoDataParallelRanksHoldIdenticalWeightsAfterEveryUpdate) {
   const auto c0 = Checksums(ReadFile(tmp / "run/ranks/rank0.jsonl"));
   const auto c1 = Checksums(ReadFile(tmp / "run/ranks/rank1.jsonl"));
   ASSERT_EQ(c0.size(), 3u);
-  EXPECT_EQ(c0, c1);                // identical weights after every update
-  EXPECT_NE(c0[0], c0[2]);          // and they did change
+  EXPECT_EQ(c0, c1);        // identical weights after every update
+  EXPECT_NE(c0[0], c0[2]);  // and they did change
   // Rank 0 alone writes the metrics, which count both ranks' steps.
   const std::string metrics = ReadFile(tmp / "run/metrics.jsonl");
   EXPECT_EQ(CountLines(metrics), 3);
@@ -402,9 +421,11 @@ TEST(TrainCli, ARankWhosePeerNeverComesFailsClearly) {
   WriteFile(tmp / "c.toml", TinyConfig(tmp / "run"));
   const RunResult r = RunCommand("RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
                                  std::to_string(FreeLoopbackPort()) + " " + Quote(REWIRE_BINARY) +
-                                 " train -q --config " + Quote(tmp / "c.toml") + " --set run.collective_timeout_s=2");
+                                 " train -q --config " + Quote(tmp / "c.toml") +
+                                 " --set run.collective_timeout_s=2");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("rewire: error: data-parallel rendezvous of 2 ranks failed on rank 0"), std::string::npos)
+  EXPECT_NE(r.output.find("rewire: error: data-parallel rendezvous of 2 ranks failed on rank 0"),
+            std::string::npos)
       << r.output;
 }
 
@@ -412,11 +433,12 @@ TEST(TrainCli, ShippedConfigsParse) {
   // Every shipped training config is valid: a one-update dry run is too slow for all, so check
   // parsing through `train` with an impossible max_updates and look for the range error only.
   for (const std::string name :
-       {"quickstart", "distributed-local", "models/bert", "models/inceptionv3", "generalisation/bert_seq_len",
-        "generalisation/unseen_models"}) {
-    const RunResult r = Rewire("train -q --config " + Quote(std::string(REWIRE_SOURCE_DIR) + "/configs/" + name +
-                                                          ".toml") +
-                               " --set run.max_updates=0");
+       {"quickstart", "distributed-local", "models/bert", "models/inceptionv3",
+        "generalisation/bert_seq_len", "generalisation/unseen_models"}) {
+    const RunResult r =
+        Rewire("train -q --config " +
+               Quote(std::string(REWIRE_SOURCE_DIR) + "/configs/" + name + ".toml") +
+               " --set run.max_updates=0");
     EXPECT_EQ(r.exit_code, 1) << name;
     EXPECT_NE(r.output.find("run.max_updates"), std::string::npos) << name << ": " << r.output;
   }

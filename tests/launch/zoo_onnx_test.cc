@@ -83,10 +83,10 @@ TEST(OnnxExport, EveryOpGraphPassesTheChecker) {
   ASSERT_TRUE(ExportOnnxFile(g, path, custom).ok());
   ASSERT_TRUE(ExportOnnxFile(g, standard).ok());
   for (const std::string& p : {path, standard}) {
-    auto checked =
-        RunCommand(Quote(REWIRE_PYTHON) +
-                   " -c 'import sys, onnx; onnx.checker.check_model(sys.argv[1], full_check=True)' " +
-                   Quote(p));
+    auto checked = RunCommand(
+        Quote(REWIRE_PYTHON) +
+        " -c 'import sys, onnx; onnx.checker.check_model(sys.argv[1], full_check=True)' " +
+        Quote(p));
     EXPECT_EQ(checked.exit_code, 0) << p << ": " << checked.output;
   }
   auto back = ImportOnnxFile(path);

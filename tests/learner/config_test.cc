@@ -290,7 +290,8 @@ TEST(ConfigValidation, OutOfRangeValuesNameKeyLineAndValue) {
       {"[run]\nmax_updates = 0\n", "cfg.toml:2: run.max_updates must be >= 1, got 0"},
       {"[run]\nthreads = -2\n", "cfg.toml:2: run.threads must be >= 1, got -2"},
       {"[run]\ncheckpoint_every = 0\n", "cfg.toml:2: run.checkpoint_every must be >= 1, got 0"},
-      {"[run]\ncollective_timeout_s = 0\n", "cfg.toml:2: run.collective_timeout_s must be > 0, got 0.0"},
+      {"[run]\ncollective_timeout_s = 0\n",
+       "cfg.toml:2: run.collective_timeout_s must be > 0, got 0.0"},
       {"[run]\ndir = \"\"\n", "cfg.toml:2: run.dir must not be empty"},
       {"[env]\nhorizon = 0\n", "cfg.toml:2: env.horizon must be >= 1, got 0"},
       {"[env]\nmax_candidates = 0\n", "cfg.toml:2: env.max_candidates must be >= 1, got 0"},
@@ -333,23 +334,30 @@ TEST(ConfigValidation, DistributedValuesNameKeyLineAndValue) {
        "cfg.toml:2: distributed.bind must not be empty (\"127.0.0.1\" is loopback)"},
       {"[distributed]\nmaster_port = 70000\n",
        "cfg.toml:2: distributed.master_port must be in 0..65535 (0 = pick a free port), got 70000"},
-      {"[distributed]\nmax_policy_lag = -1\n", "cfg.toml:2: distributed.max_policy_lag must be >= 0, got -1"},
-      {"[distributed]\nmax_message_mb = 0\n", "cfg.toml:2: distributed.max_message_mb must be >= 1, got 0"},
-      {"[distributed]\nmax_restarts = -1\n", "cfg.toml:2: distributed.max_restarts must be >= 0, got -1"},
+      {"[distributed]\nmax_policy_lag = -1\n",
+       "cfg.toml:2: distributed.max_policy_lag must be >= 0, got -1"},
+      {"[distributed]\nmax_message_mb = 0\n",
+       "cfg.toml:2: distributed.max_message_mb must be >= 1, got 0"},
+      {"[distributed]\nmax_restarts = -1\n",
+       "cfg.toml:2: distributed.max_restarts must be >= 0, got -1"},
       {"[distributed]\nheartbeat_interval_s = 0\n",
        "cfg.toml:2: distributed.heartbeat_interval_s must be > 0, got 0.0"},
       {"[distributed]\nheartbeat_interval_s = 5\nheartbeat_timeout_s = 8\n",
-       "cfg.toml:3: distributed.heartbeat_timeout_s (8.0) must exceed twice distributed.heartbeat_interval_s (5.0)"},
+       "cfg.toml:3: distributed.heartbeat_timeout_s (8.0) must exceed twice "
+       "distributed.heartbeat_interval_s (5.0)"},
       {"[distributed]\nendpoint_timeout_s = 0\n",
        "cfg.toml:2: distributed.endpoint_timeout_s must be > 0, got 0.0"},
-      {"[distributed]\nstop_grace_s = -1\n", "cfg.toml:2: distributed.stop_grace_s must be >= 0, got -1.0"},
+      {"[distributed]\nstop_grace_s = -1\n",
+       "cfg.toml:2: distributed.stop_grace_s must be >= 0, got -1.0"},
       {"[distributed]\nactor_device = \"gpu\"\n",
        "cfg.toml:2: distributed.actor_device must be cpu, cuda or cuda:N, got 'gpu'"},
-      {"[run]\ndevice = \"cuda:x\"\n", "cfg.toml:2: run.device must be cpu, cuda or cuda:N, got 'cuda:x'"},
+      {"[run]\ndevice = \"cuda:x\"\n",
+       "cfg.toml:2: run.device must be cpu, cuda or cuda:N, got 'cuda:x'"},
   };
   for (const auto& [text, expected] : cases) EXPECT_EQ(ErrorOf(text), expected) << text;
   const TrainConfig c = ParseOrDie(
-      "[distributed]\nlearners = 3\nactors = 0\nbind = \"*\"\nadvertise = \"node7\"\nmaster_port = 29500\n");
+      "[distributed]\nlearners = 3\nactors = 0\nbind = \"*\"\nadvertise = \"node7\"\nmaster_port = "
+      "29500\n");
   EXPECT_EQ(c.distributed.learners, 3);
   EXPECT_EQ(c.distributed.actors, 0);
   EXPECT_EQ(c.distributed.bind, "*");

@@ -383,7 +383,7 @@ void TrainAndCheck(
         net->to(device(rank));
         std::vector<torch::Tensor> params = net->parameters();
         t.initial = Values(params);
-        RETURN_IF_ERROR(dp.Broadcast(params));
+        REWIRE_RETURN_IF_ERROR(dp.Broadcast(params));
         t.broadcast = Values(params);
         torch::optim::Adam adam(params, torch::optim::AdamOptions(1e-2));
         for (int step = 0; step < kSteps; ++step) {
@@ -391,7 +391,7 @@ void TrainAndCheck(
           const auto [x, y] = LocalBatch(rank, step);
           torch::mse_loss(net->forward(x.to(device(rank))), y.to(device(rank))).backward();
           t.local_grads.push_back(Grads(params));
-          RETURN_IF_ERROR(dp.AllReduceGradients(params));
+          REWIRE_RETURN_IF_ERROR(dp.AllReduceGradients(params));
           t.averaged_grads.push_back(Grads(params));
           adam.step();
         }
@@ -446,11 +446,11 @@ TEST(DataParallelGroup, ScalarsAndMinibatchCountsAgree) {
   ExpectAllOk(RunRanks(
       3,
       [&](int rank, GradientAllReducer& dp) -> Status {
-        ASSIGN_OR_RETURN(minibatches[rank],
-                         GradientAllReducer::MinibatchesPerRank(samples[rank], 16, dp));
+        REWIRE_ASSIGN_OR_RETURN(minibatches[rank],
+                                GradientAllReducer::MinibatchesPerRank(samples[rank], 16, dp));
         for (ReduceKind kind :
              {ReduceKind::kSum, ReduceKind::kMean, ReduceKind::kMax, ReduceKind::kMin}) {
-          ASSIGN_OR_RETURN(double v, dp.AllReduceScalar(rank + 1.5, kind));
+          REWIRE_ASSIGN_OR_RETURN(double v, dp.AllReduceScalar(rank + 1.5, kind));
           got[rank].push_back(v);
         }
         return dp.Barrier();
@@ -471,7 +471,7 @@ TEST(DataParallelGroup, UndefinedGradientsCountAsZeros) {
         std::vector<torch::Tensor> params = {torch::zeros({3}).requires_grad_(),
                                              torch::zeros({2}).requires_grad_()};
         if (rank == 0) params[0].mutable_grad() = torch::full({3}, 2.0);
-        RETURN_IF_ERROR(dp.AllReduceGradients(params));
+        REWIRE_RETURN_IF_ERROR(dp.AllReduceGradients(params));
         after[rank] = Grads(params);
         return Status::Ok();
       },
@@ -564,7 +564,7 @@ TEST(DataParallelNccl, TwoRanksOnOneGpuAverageOrFailWithoutHanging) {
         torch::Tensor p = torch::zeros({4}, torch::kCUDA).requires_grad_();
         p.mutable_grad() = torch::full({4}, 1.0 + 2 * rank, torch::kCUDA);
         std::vector<torch::Tensor> params = {p};
-        RETURN_IF_ERROR(dp.AllReduceGradients(params));
+        REWIRE_RETURN_IF_ERROR(dp.AllReduceGradients(params));
         grads[rank] = p.grad().to(torch::kCPU);
         return Status::Ok();
       },
@@ -629,7 +629,7 @@ TEST(DataParallelFailure, ARankThatStopsJoiningFailsTheOthersWithinTheTimeout) {
           std::promise<void>& p;
           ~Done() { p.set_value(); }
         } done{rank1_done};
-        RETURN_IF_ERROR(dp.Connect());
+        REWIRE_RETURN_IF_ERROR(dp.Connect());
         std::vector<torch::Tensor> params = {torch::ones({4}).requires_grad_()};
         params[0].mutable_grad() = torch::ones({4});
         const auto start = Clock::now();

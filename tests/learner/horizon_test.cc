@@ -56,7 +56,8 @@ TEST(ShippedConfigs, EveryHorizonFitsWhatGreedySearchNeedsOnTheConfigsModels) {
       ASSERT_TRUE(greedy.ok()) << label << ": " << greedy.status().message();
       EXPECT_LE(static_cast<int>(greedy->steps.size()), config->env.horizon)
           << label << ": greedy search takes " << greedy->steps.size() << " rewrites to reach "
-          << greedy->initial_cost_ms / greedy->final_cost_ms << "x, env.horizon is " << config->env.horizon;
+          << greedy->initial_cost_ms / greedy->final_cost_ms << "x, env.horizon is "
+          << config->env.horizon;
     }
   }
 }

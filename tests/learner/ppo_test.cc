@@ -25,8 +25,8 @@ std::vector<float> LogProbs(GnnPolicy& policy, const RolloutBuffer& buffer) {
 }
 
 /// `n` episodes of `policy` sampling its actions on `graph`, with every step recorded.
-std::vector<Episode> SampledEpisodes(GnnPolicy& policy, Environment& env, const Graph& graph, std::mt19937_64& rng,
-                                     int n) {
+std::vector<Episode> SampledEpisodes(GnnPolicy& policy, Environment& env, const Graph& graph,
+                                     std::mt19937_64& rng, int n) {
   std::vector<Episode> out;
   for (int e = 0; e < n; ++e) {
     auto run = RunEpisode(policy, env, graph, /*sample=*/true, rng, /*record=*/true);
@@ -61,7 +61,8 @@ TEST(Ppo, AnUpdateFavoursActionsWithPositiveAdvantage) {
   ppo.minibatch_size = 8;
   ppo.learning_rate = 3e-3;
   ppo.target_kl = 0;
-  torch::optim::Adam opt(policy->parameters(), torch::optim::AdamOptions(ppo.learning_rate).eps(ppo.adam_eps));
+  torch::optim::Adam opt(policy->parameters(),
+                         torch::optim::AdamOptions(ppo.learning_rate).eps(ppo.adam_eps));
   auto dp = GradientAllReducer::Create(Rendezvous{});
   ASSERT_TRUE(dp.ok());
   auto stats = UpdatePolicy(policy, opt, buffer, ppo, **dp, rng);
@@ -123,9 +124,10 @@ TEST(Ppo, TheValueFitsReturnsInPercentOfTheRuntimeWithinAFewUpdates) {
   std::vector<Episode> episodes = SampledEpisodes(policy, env, graph, rng, 4);
   ASSERT_EQ(episodes.size(), 4u);
   for (Episode& episode : episodes) buffer.Add(std::move(episode));
-  PpoSection ppo;  // X-RLflow's defaults
+  PpoSection ppo;          // X-RLflow's defaults
   ppo.clip_vloss = false;  // as every shipped config
-  torch::optim::Adam opt(policy->parameters(), torch::optim::AdamOptions(ppo.learning_rate).eps(ppo.adam_eps));
+  torch::optim::Adam opt(policy->parameters(),
+                         torch::optim::AdamOptions(ppo.learning_rate).eps(ppo.adam_eps));
   auto dp = GradientAllReducer::Create(Rendezvous{});
   ASSERT_TRUE(dp.ok());
   for (int update = 0; update < 8; ++update) {
@@ -200,12 +202,12 @@ TEST(PpoDataParallel, ARankWithoutSamplesClipsAndStepsLikeTheOthers) {
       [&](int rank, GradientAllReducer& dp) -> Status {
         GnnPolicy& policy = policies[rank];
         std::vector<torch::Tensor> params = policy->parameters();
-        RETURN_IF_ERROR(dp.Broadcast(params));
+        REWIRE_RETURN_IF_ERROR(dp.Broadcast(params));
         before[rank] = Snapshot(policy);
         torch::optim::SGD sgd(params, torch::optim::SGDOptions(1.0));
         std::mt19937_64 rng(10 + rank);
         StatusOr<UpdateStats> stats = UpdatePolicy(policy, sgd, buffers[rank], ppo, dp, rng);
-        RETURN_IF_ERROR(stats.status());
+        REWIRE_RETURN_IF_ERROR(stats.status());
         after[rank] = Snapshot(policy);
         return Status::Ok();
       },

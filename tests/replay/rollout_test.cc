@@ -62,7 +62,8 @@ TEST(Gae, LambdaOneIsTheDiscountedReturnMinusValue) {
   const std::vector<uint8_t> d{0, 0, 1};
   std::vector<float> adv, ret;
   ComputeGae(r, v, d, 100.0f, 0.5, 1.0, &adv, &ret);
-  // Returns: G2 = 3, G1 = 2 + 0.5*3 = 3.5, G0 = 1 + 0.5*3.5 = 2.75 (the last value is ignored: done).
+  // Returns: G2 = 3, G1 = 2 + 0.5*3 = 3.5, G0 = 1 + 0.5*3.5 = 2.75 (the last value is ignored:
+  // done).
   EXPECT_NEAR(ret[2], 3.0, 1e-6);
   EXPECT_NEAR(ret[1], 3.5, 1e-6);
   EXPECT_NEAR(ret[0], 2.75, 1e-6);

@@ -65,7 +65,8 @@ TEST_P(CandidatesOnZoo, DiffKeyDedupIsNoCoarserThanGraphHash) {
   EXPECT_EQ(a.matches, b.matches);
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, CandidatesOnZoo, ::testing::Values("bert", "squeezenet", "nasrnn", "resnext50"));
+INSTANTIATE_TEST_SUITE_P(Zoo, CandidatesOnZoo,
+                         ::testing::Values("bert", "squeezenet", "nasrnn", "resnext50"));
 
 }  // namespace
 }  // namespace rewire::rules

@@ -97,7 +97,8 @@ TEST(Matcher, LiteralAttributeConstraintsFilter) {
   Graph g;
   const NodeId x = Must(g.AddInput("x", F32({1, 2, 6, 6})));
   const NodeId w = Must(g.AddWeight("w", {4, 2, 3, 3}, {}));
-  const NodeId c = Must(g.AddOp(OpType::kConv2D, {V(x), V(w)}, {{"activation", std::string("tanh")}}));
+  const NodeId c =
+      Must(g.AddOp(OpType::kConv2D, {V(x), V(w)}, {{"activation", std::string("tanh")}}));
   const NodeId r = Must(g.AddOp(OpType::kRelu, {V(c)}));
   ASSERT_TRUE(g.AddOutput("y", V(r)).ok());
   EXPECT_TRUE(FindMatches(g, rule, 0, MatchIndex(g)).empty());
@@ -168,7 +169,7 @@ TEST(Candidates, DeduplicatesIdenticalResultsAndCapsRoundRobin) {
     ASSERT_TRUE(g.AddOutput("y" + std::to_string(i), V(relus.back())).ok());
   }
   const CandidateSet all = EnumerateCandidates(g, rules);
-  EXPECT_EQ(all.matches, 12u);   // 6 ordered pairs, twice
+  EXPECT_EQ(all.matches, 12u);    // 6 ordered pairs, twice
   EXPECT_EQ(all.duplicates, 6u);  // the second rule repeats the first
   EXPECT_EQ(all.candidates.size(), 6u);
   EXPECT_EQ(all.dropped, 0u);

@@ -66,9 +66,11 @@ TEST(RuleParser, UnboundVariableInTarget) {
 }
 
 TEST(RuleParser, UnboundVariableInOutputsAndInterior) {
-  EXPECT_NE(ErrorOf(Mutate("outputs y -> z", "outputs y -> nope")).find("unbound variable 'nope'"), std::string::npos);
-  EXPECT_NE(ErrorOf(Mutate("z = Conv2D(x, w;", "z = Conv2D(c, w;")).find("target uses source value 'c'"),
+  EXPECT_NE(ErrorOf(Mutate("outputs y -> z", "outputs y -> nope")).find("unbound variable 'nope'"),
             std::string::npos);
+  EXPECT_NE(
+      ErrorOf(Mutate("z = Conv2D(x, w;", "z = Conv2D(c, w;")).find("target uses source value 'c'"),
+      std::string::npos);
 }
 
 TEST(RuleParser, ArityErrors) {
@@ -82,7 +84,8 @@ TEST(RuleParser, TypeErrorsInConstantExpressions) {
   const std::string e = ErrorOf(Mutate("activation=\"relu\")", "activation=\"relu\" + 1)"));
   EXPECT_NE(e.find("bad.rules:10:"), std::string::npos) << e;
   EXPECT_NE(e.find("type error"), std::string::npos) << e;
-  EXPECT_NE(ErrorOf(Mutate("activation=\"none\"", "activation=dim(x)")).find("type error"), std::string::npos);
+  EXPECT_NE(ErrorOf(Mutate("activation=\"none\"", "activation=dim(x)")).find("type error"),
+            std::string::npos);
   EXPECT_NE(ErrorOf(Mutate("activation=\"none\"", "activation=nosuch(x)")).find("unknown function"),
             std::string::npos);
 }
@@ -99,11 +102,13 @@ TEST(RuleParser, StructuralErrors) {
   EXPECT_NE(ErrorOf(Mutate("  check x=[2,4,7,9] w=[4,1,3,3] c.group=4 c.pads=[1,1,1,1]\n", ""))
                 .find("at least two 'check' lines"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(Mutate("w=[16,8,3,3]", "")).find("no shape for free variable 'w'"), std::string::npos);
+  EXPECT_NE(ErrorOf(Mutate("w=[16,8,3,3]", "")).find("no shape for free variable 'w'"),
+            std::string::npos);
   EXPECT_NE(ErrorOf(Mutate("  outputs y -> z\n", "")).find("no 'outputs'"), std::string::npos);
   EXPECT_NE(ErrorOf(std::string(kGood) + kGood).find("duplicate rule name"), std::string::npos);
   EXPECT_NE(ErrorOf(Mutate("y = Relu(c)", "c = Relu(c)")).find("defined twice"), std::string::npos);
-  EXPECT_NE(ErrorOf(Mutate("  target\n", "  target\n    u = Relu(x)\n")).find("never used"), std::string::npos);
+  EXPECT_NE(ErrorOf(Mutate("  target\n", "  target\n    u = Relu(x)\n")).find("never used"),
+            std::string::npos);
   EXPECT_NE(ErrorOf("garbage here\n").find("bad.rules:1:"), std::string::npos);
   EXPECT_NE(ErrorOf(Mutate("c.group=4", "q.group=4")).find("not a source node"), std::string::npos);
 }
@@ -130,7 +135,8 @@ endforeach
   EXPECT_EQ(r->at(1).name, "fuse_tanh");
   EXPECT_EQ(r->at(1).source[1].op, OpType::kTanh);
   EXPECT_EQ(r->at(1).line, 3);  // line numbers are those of the file
-  EXPECT_NE(ErrorOf("foreach A,B in x\nendforeach\n").find("values for 2 variables"), std::string::npos);
+  EXPECT_NE(ErrorOf("foreach A,B in x\nendforeach\n").find("values for 2 variables"),
+            std::string::npos);
   EXPECT_NE(ErrorOf("foreach A in x\n").find("without 'endforeach'"), std::string::npos);
 }
 
