@@ -300,11 +300,10 @@ TEST(TrainCli, ResumeDropsACutOffMetricsLineAndTensorBoardHasEveryMetric) {
   const std::string metrics = ReadFile(tmp / "run/metrics.jsonl");
   ASSERT_EQ(CountLines(metrics), 2) << metrics;
   EXPECT_EQ(metrics.substr(0, first.size()), first);
-  std::istringstream lines(metrics);
-  std::string line;
-  for (int update = 1; std::getline(lines, line); ++update) {
-    EXPECT_EQ(line.rfind("{\"update\": " + std::to_string(update) + ",", 0), 0u) << line;
-    EXPECT_EQ(line.back(), '}') << line;
+  const std::vector<Json> parsed = ParseJsonLines(metrics);
+  ASSERT_EQ(parsed.size(), 2u) << metrics;
+  for (size_t i = 0; i < parsed.size(); ++i) {
+    EXPECT_EQ(JsonNumberAt(parsed[i], "update"), static_cast<double>(i + 1)) << parsed[i].dump();
   }
   // No temporary file is left beside it.
   for (const auto& e : std::filesystem::directory_iterator(tmp / "run")) {
