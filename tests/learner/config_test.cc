@@ -160,7 +160,7 @@ TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
   for (size_t pos = text.find(" = "); pos != std::string::npos; pos = text.find(" = ", pos + 1)) {
     ++keys;
   }
-  EXPECT_EQ(keys, 54u);  // 7 run + 7 env + 3 gnn + 15 ppo + 7 eval + 15 distributed
+  EXPECT_EQ(keys, 56u);  // 7 run + 7 env + 3 gnn + 15 ppo + 7 eval + 17 distributed
 }
 
 // ---------------------------------------------------------------------------------------------
