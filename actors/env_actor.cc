@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+
 #include "actors/messages.h"
 #include "actors/runtime.h"
 #include "actors/runtime_util.h"
@@ -60,9 +62,7 @@ StatusOr<std::optional<EndpointList>> WaitForEndpoints(const std::string& run_di
         break;
       }
       if (SecondsSince(start) > timeout_s) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%g", timeout_s);
-        const std::string waited = buf;
+        const std::string waited = fmt::format("{:g}", timeout_s);
         const std::string why = e.ok() ? run_dir + "/endpoints/learner0 has no weights lines yet"
                                        : e.status().message();
         return DeadlineExceeded("waited " + waited + " s for the learners' endpoints: " + why +

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "graph/rules/matcher.h"
 #include "graph/weights.h"
 #include "kernels/executor.h"
@@ -251,11 +253,7 @@ uint64_t Fnv(uint64_t h, std::string_view bytes) {
   return h;
 }
 
-std::string Hex(uint64_t v) {
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+std::string Hex(uint64_t v) { return fmt::format("{:016x}", v); }
 
 std::string ReadWhole(const std::string& path, bool* ok) {
   std::ifstream in(path, std::ios::binary);

@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "launch/commands.h"
 
 namespace rewire::cli {
@@ -92,11 +94,10 @@ void RunOne(const ThroughputCli& t, const std::string& self, int learners, int a
     steps.push_back(Number(m, "global_step"));
     wall.push_back(Number(m, "wall_time"));
   }
-  char label[64];
-  std::snprintf(label, sizeof label, "%d learner%s, %d actor%s", learners, learners == 1 ? "" : "s",
-                actors, actors == 1 ? "" : "s");
+  const std::string label = fmt::format("{} learner{}, {} actor{}", learners,
+                                        learners == 1 ? "" : "s", actors, actors == 1 ? "" : "s");
   if (status != 0 || sps.size() < 2) {
-    std::printf("  %-22s failed (exit %d; log %s)\n", label, status, log.c_str());
+    std::printf("  %-22s failed (exit %d; log %s)\n", label.c_str(), status, log.c_str());
     std::fflush(stdout);
     return;
   }
@@ -137,7 +138,7 @@ void RunOne(const ThroughputCli& t, const std::string& self, int learners, int a
   std::printf(
       "  %-22s %8.1f %8.1f %8.1f %8.1f %9.0f %6.0f/%-5.0f %6.2f %6.2f %6.2f %6.2f %7.2f %6.1f "
       "%6.2f\n",
-      label, Median(after_first), *std::min_element(after_first.begin(), after_first.end()),
+      label.c_str(), Median(after_first), *std::min_element(after_first.begin(), after_first.end()),
       *std::max_element(after_first.begin(), after_first.end()), overall,
       bytes / std::max(1.0, sent_steps), stale, used, env_s * per_step, encode_s * per_step,
       forward_s * per_step, send_s * per_step, wait_s * per_step,

@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "graph/json.h"
 #include "launch/commands.h"
 #include "launch/plot.h"
@@ -148,28 +150,15 @@ Stats StatsOf(const plot::Series& s) {
 
 std::string Num(double v) {
   if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
-  char buf[64];
-  if (v == std::floor(v) && std::fabs(v) < 1e15) {
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.4g", v);
-  }
-  return buf;
+  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.4g}", v);
 }
 
 std::string Duration(double seconds) {
-  char buf[64];
-  if (seconds < 60) {
-    std::snprintf(buf, sizeof buf, "%.1f s", seconds);
-    return buf;
-  }
+  if (seconds < 60) return fmt::format("{:.1f} s", seconds);
   const long long t = std::llround(seconds);
-  if (t < 3600) {
-    std::snprintf(buf, sizeof buf, "%lldm %02llds", t / 60, t % 60);
-  } else {
-    std::snprintf(buf, sizeof buf, "%lldh %02lldm %02llds", t / 3600, t % 3600 / 60, t % 60);
-  }
-  return buf;
+  if (t < 3600) return fmt::format("{}m {:02}s", t / 60, t % 60);
+  return fmt::format("{}h {:02}m {:02}s", t / 3600, t % 3600 / 60, t % 60);
 }
 
 /// Text for a markdown table cell.
@@ -219,13 +208,10 @@ double LastValue(const std::vector<Update>& updates, const std::string& key, boo
 std::string CostCell(std::optional<double> cost, std::optional<double> initial,
                      const std::string& note = "") {
   if (!cost || !std::isfinite(*cost)) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4f", *cost);
+  const std::string buf = fmt::format("{:.4f}", *cost);
   std::vector<std::string> extras;
   if (initial && std::isfinite(*initial) && *cost > 0) {
-    char speedup[32];
-    std::snprintf(speedup, sizeof speedup, "%.3fx", *initial / *cost);
-    extras.push_back(speedup);
+    extras.push_back(fmt::format("{:.3f}x", *initial / *cost));
   }
   if (!note.empty()) extras.push_back(note);
   std::string cell = buf;
@@ -371,19 +357,17 @@ void RunReport(const ReportOptions& o) {
   md << "| Wall time | " << (found ? Duration(wall) : "-") << " |\n";
   const double version = LastValue(updates, "policy_version", &found);
   if (found) md << "| Policy version | " << Num(version) << " |\n";
-  char buf[64];
   const Stats speed = StatsOf(MetricSeries(updates, "charts/speedup", ""));
   const Stats best_speed = StatsOf(MetricSeries(updates, "charts/best_speedup", ""));
   if (speed.points > 0) {
-    std::snprintf(buf, sizeof buf, "%.3fx", speed.last);
-    md << "| Final speedup | " << buf << " |\n";
+    md << "| Final speedup | " << fmt::format("{:.3f}x", speed.last) << " |\n";
   } else {
     md << "| Final speedup | - |\n";
   }
   const Stats& best = best_speed.points > 0 ? best_speed : speed;
   if (best.points > 0) {
-    std::snprintf(buf, sizeof buf, "%.3fx", best.max);
-    md << "| Best speedup | " << buf << " (update " << Num(best.max_at) << ") |\n";
+    md << "| Best speedup | " << fmt::format("{:.3f}x", best.max) << " (update " << Num(best.max_at)
+       << ") |\n";
   }
 
   md << "\n## Metrics\n\n";

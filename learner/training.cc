@@ -493,11 +493,9 @@ const std::string& LearnerRank::env_key() const { return impl_->env_key; }
 Status LearnerRank::Replay(uint64_t rules_hash, const std::string& env_key, Episode& episode) {
   Impl& s = *impl_;
   if (rules_hash != s.res.rules_hash) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "rule set %016llx, this learner's is %016llx",
-                  static_cast<unsigned long long>(rules_hash),
-                  static_cast<unsigned long long>(s.res.rules_hash));
-    return InvalidArgument(std::string(buf) + " (every process must load the same rules)");
+    return InvalidArgument(fmt::format(
+        "rule set {:016x}, this learner's is {:016x} (every process must load the same rules)",
+        rules_hash, s.res.rules_hash));
   }
   if (env_key != s.env_key) {
     return InvalidArgument("environment '" + env_key + "', this learner's is '" + s.env_key + "'");

@@ -5,16 +5,14 @@
 #include <cstdio>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "env/features.h"
 
 namespace rewire {
 namespace {
 
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
+std::string Num(double v) { return fmt::format("{:.9g}", v); }
 
 /// Rewards and costs are computed by the same code from the same graphs on both sides; the
 /// tolerance only absorbs the float rounding of the recorded reward.
