@@ -70,8 +70,6 @@ std::vector<OpVariant> FullVocabulary() {
   return v;
 }
 
-std::string VarName(const Domain& d, int var) { return d.vars[var].name; }
-
 int64_t DimValue(const Domain& d, const std::string& dim, int set) {
   if (!dim.empty() && std::isdigit(static_cast<unsigned char>(dim[0]))) return std::stoll(dim);
   return d.sets[set].at(dim);
@@ -113,19 +111,23 @@ std::vector<Domain> Domains() {
   d.push_back({"elementwise",
                {{"a", {"p", "q"}}, {"b", {"p", "q"}}, {"c", {"p", "q"}}},
                {m1, m2, m3},
-               true});
+               true,
+               {}});
   d.push_back({"matmul_chain",
                {{"a", {"p", "q"}}, {"b", {"q", "r"}}, {"c", {"r", "s"}}},
                {m1, m2, m3},
-               false});
+               false,
+               {}});
   d.push_back({"matmul_shared_left",
                {{"a", {"p", "q"}}, {"b", {"q", "r"}}, {"c", {"q", "r"}}},
                {m1, m2, m3},
-               false});
+               false,
+               {}});
   d.push_back({"matmul_shared_right",
                {{"a", {"p", "q"}}, {"b", {"p", "q"}}, {"c", {"q", "r"}}},
                {m1, m2, m3},
-               false});
+               false,
+               {}});
   const std::map<std::string, int64_t> c1{{"n", 1}, {"ci", 3}, {"h", 6},
                                           {"w", 7}, {"co", 4}, {"cp", 5}};
   const std::map<std::string, int64_t> c2{{"n", 2}, {"ci", 4}, {"h", 5},

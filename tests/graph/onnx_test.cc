@@ -466,7 +466,9 @@ TEST(OnnxBadInput, TruncatedAtEveryFewBytes) {
   for (size_t cut = 0; cut < bytes.size(); cut += 1 + bytes.size() / 97) {
     auto g = ImportOnnxBytes(bytes.substr(0, cut), "cut.onnx");
     EXPECT_FALSE(g.ok()) << "cut at " << cut << " of " << bytes.size();
-    if (!g.ok()) EXPECT_NE(g.status().message().find("cut.onnx"), std::string::npos);
+    if (!g.ok()) {
+      EXPECT_NE(g.status().message().find("cut.onnx"), std::string::npos);
+    }
   }
 }
 
