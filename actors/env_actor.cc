@@ -14,8 +14,6 @@
 #include <thread>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include <fmt/format.h>
 
 #include "actors/messages.h"
@@ -162,22 +160,22 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
       c.run.dir + "/actors/env" + std::to_string(rank) + ".profile.json";
   auto write_profile = [&] {
     const ActingProfile& p = policy->profile();
-    nlohmann::json j = {{"actor", id},
-                        {"compact_rollouts", compact},
-                        {"envs_per_actor", d.envs_per_actor},
-                        {"episodes", p.episodes},
-                        {"steps", p.steps},
-                        {"forwards", p.forwards},
-                        {"env_s", p.env_s},
-                        {"encode_s", p.encode_s},
-                        {"forward_s", p.forward_s},
-                        {"send_s", send_s},
-                        {"wait_weights_s", wait_s},
-                        {"waits", waits},
-                        {"wait_timeouts", wait_timeouts},
-                        {"messages_sent", sent},
-                        {"bytes_sent", bytes_sent}};
-    (void)WriteFileAtomic(profile_path, j.dump(1) + "\n");
+    const Json j = {{"actor", id},
+                    {"compact_rollouts", compact},
+                    {"envs_per_actor", d.envs_per_actor},
+                    {"episodes", p.episodes},
+                    {"steps", p.steps},
+                    {"forwards", p.forwards},
+                    {"env_s", p.env_s},
+                    {"encode_s", p.encode_s},
+                    {"forward_s", p.forward_s},
+                    {"send_s", send_s},
+                    {"wait_weights_s", wait_s},
+                    {"waits", waits},
+                    {"wait_timeouts", wait_timeouts},
+                    {"messages_sent", sent},
+                    {"bytes_sent", bytes_sent}};
+    (void)WriteFileAtomic(profile_path, JsonText(j, 1) + "\n");
   };
 
   // Newer weights: the newest on the subscription (waiting up to `wait_ms` for one), else (no

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <climits>
@@ -15,36 +14,26 @@
 #include <fstream>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "graph/json.h"
 #include "launch/commands.h"
 
 namespace rewire::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
-
-std::string ReadText(const fs::path& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+/// The JSON object in the file; an empty object when it is missing or malformed.
+Json ReadJson(const fs::path& path) {
+  StatusOr<Json> j = ReadJsonFile(path.string());
+  return j.ok() ? std::move(*j) : Json::object();
 }
 
-/// The file as JSON; null when missing or malformed.
-json ReadJson(const fs::path& path) { return json::parse(ReadText(path), nullptr, false); }
-
-double Number(const json& j, const char* key) {
-  if (!j.is_object()) return 0;
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
+double Number(const Json& j, const char* key) { return JsonNumberAt(j, key).value_or(0.0); }
 
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -86,10 +75,11 @@ void RunOne(const ThroughputCli& t, const std::string& self, int learners, int a
 
   // Samples/s per update (charts/SPS), the updates after the first (which includes start-up).
   std::vector<double> sps, steps, wall;
-  std::istringstream lines(ReadText(dir / "metrics.jsonl"));
+  std::ifstream lines(dir / "metrics.jsonl");
   for (std::string line; std::getline(lines, line);) {
-    const json m = json::parse(line, nullptr, false);
-    if (!m.is_object()) continue;
+    const StatusOr<Json> parsed = ParseJsonObject(line);
+    if (!parsed.ok()) continue;
+    const Json& m = *parsed;
     sps.push_back(Number(m, "charts/SPS"));
     steps.push_back(Number(m, "global_step"));
     wall.push_back(Number(m, "wall_time"));
@@ -103,20 +93,17 @@ void RunOne(const ThroughputCli& t, const std::string& self, int learners, int a
   }
   const double overall =
       (steps.back() - steps.front()) / std::max(1e-9, wall.back() - wall.front());
-  double stale = 0, used = 0, replay_failed = 0, replay_s = 0;
+  // Per learner rank: its drops and replays, and the rollout bytes it received from each actor
+  // (MAC included; per step the actors sent, below).
+  double stale = 0, used = 0, replay_failed = 0, replay_s = 0, bytes = 0, sent_steps = 0;
   for (int r = 0; r < learners; ++r) {
-    const json j = ReadJson(dir / "learners" / ("rank" + std::to_string(r) + ".json"));
+    const Json j = ReadJson(dir / "learners" / ("rank" + std::to_string(r) + ".json"));
     stale += Number(j, "dropped_stale") + Number(j, "dropped_future");
     used += Number(j, "episodes_used");
     replay_failed += Number(j, "dropped_replay");
     replay_s += Number(j, "replay_seconds");
-  }
-  // Rollout bytes as the learners received them (MAC included), per step the actors sent.
-  double bytes = 0, sent_steps = 0;
-  for (int r = 0; r < learners; ++r) {
-    const json j = ReadJson(dir / "learners" / ("rank" + std::to_string(r) + ".json"));
-    if (j.is_object() && j.contains("actors") && j["actors"].is_object()) {
-      for (const auto& [id, a] : j["actors"].items()) bytes += Number(a, "bytes");
+    if (const Json* per_actor = JsonMember(j, "actors"); per_actor && per_actor->is_object()) {
+      for (const auto& a : per_actor->items()) bytes += Number(a.value(), "bytes");
     }
   }
   // The actors' profiles, summed.
@@ -124,7 +111,7 @@ void RunOne(const ThroughputCli& t, const std::string& self, int learners, int a
          forwards = 0;
   for (int a = 0; a < actors; ++a) {
     sent_steps += Number(ReadJson(dir / "actors" / ("env" + std::to_string(a) + ".json")), "steps");
-    const json p = ReadJson(dir / "actors" / ("env" + std::to_string(a) + ".profile.json"));
+    const Json p = ReadJson(dir / "actors" / ("env" + std::to_string(a) + ".profile.json"));
     env_s += Number(p, "env_s");
     encode_s += Number(p, "encode_s");
     forward_s += Number(p, "forward_s");

@@ -4,8 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 #include <memory>
 #include <sstream>
@@ -52,15 +50,12 @@ std::string StepBytes(const RolloutStep& step) {
 }
 
 /// metrics.jsonl without the timing columns.
-std::vector<nlohmann::json> MetricsWithoutTimes(const std::string& path) {
-  std::vector<nlohmann::json> out;
-  std::istringstream in(ReadFile(path));
-  for (std::string line; std::getline(in, line);) {
-    nlohmann::json j = nlohmann::json::parse(line);
+std::vector<Json> MetricsWithoutTimes(const std::string& path) {
+  std::vector<Json> out = ParseJsonLines(ReadFile(path));
+  for (Json& j : out) {
     for (const char* k :
          {"wall_time", "charts/SPS", "charts/rollout_seconds", "charts/update_seconds"})
       j.erase(k);
-    out.push_back(j);
   }
   return out;
 }
