@@ -14,20 +14,6 @@
 
 namespace rewire::actors {
 
-Status WriteFileAtomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    f << text;
-    f.flush();
-    if (!f) return Internal("cannot write " + tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Internal("cannot write " + path + ": " + ec.message());
-  return Status::Ok();
-}
-
 Json CountersJson(const SocketCounters& c) {
   return Json{{"received", c.received},
               {"accepted", c.accepted},

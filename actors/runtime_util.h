@@ -13,12 +13,10 @@
 #include <zmq.hpp>
 
 #include "actors/transport.h"
+#include "graph/files.h"
 #include "graph/status.h"
 
 namespace rewire::actors {
-
-/// Writes `text` to `path` through a temporary file and a rename (readers never see half a file).
-Status WriteFileAtomic(const std::string& path, const std::string& text);
 
 /// {"received": .., "accepted": .., "dropped_bad_mac": .., ...} for one socket.
 nlohmann::ordered_json CountersJson(const SocketCounters& c);

@@ -29,6 +29,7 @@
 
 #include "actors/messages.h"
 #include "actors/transport.h"
+#include "graph/files.h"
 #include "graph/json.h"
 
 extern char** environ;
@@ -164,14 +165,9 @@ struct Supervisor::Impl {
           {"state", StateName(p.state)},
           {"last_heartbeat_unix", p.has_heartbeat ? Json(p.last_heartbeat_unix) : Json(nullptr)}});
     }
-    const std::string path = options.run_dir + "/" + options.processes_file;
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    {
-      std::ofstream f(tmp, std::ios::trunc);
-      f << JsonText(table, 2) << "\n";
-      if (!f.good()) return;  // best effort: the run goes on without its status file
-    }
-    std::rename(tmp.c_str(), path.c_str());
+    // Best effort: the run goes on without its status file.
+    (void)WriteFileAtomic(options.run_dir + "/" + options.processes_file,
+                          JsonText(table, 2) + "\n");
   }
 
   // -------------------------------------------------------------------------- spawning

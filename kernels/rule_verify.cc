@@ -1,7 +1,5 @@
 #include "kernels/rule_verify.h"
 
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "graph/files.h"
 #include "graph/rules/matcher.h"
 #include "graph/weights.h"
 #include "kernels/executor.h"
@@ -332,13 +331,7 @@ StatusOr<std::vector<Rule>> LoadVerifiedRules(const std::string& path,
     // that cannot be written only costs the next process the verification.
     std::error_code ec;
     fs::create_directories(fs::path(entry).parent_path(), ec);
-    const std::string tmp = entry + ".tmp." + std::to_string(::getpid());
-    {
-      std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
-      out << expected;
-    }
-    fs::rename(tmp, entry, ec);
-    if (ec) fs::remove(tmp, ec);
+    (void)WriteFileAtomic(entry, expected);
   }
   return rules;
 }

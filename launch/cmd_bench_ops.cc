@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 
+#include "graph/files.h"
 #include "graph/json.h"
 #include "kernels/cost_backends.h"
 #include "launch/commands.h"
@@ -31,18 +32,6 @@ struct OpRow {
   double ms = 0;
   double analytic_ms = 0;
 };
-
-void WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << text;
-    if (!f.flush()) throw CommandError("cannot write " + path);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw CommandError("cannot write " + path + ": " + ec.message());
-}
 
 }  // namespace
 
@@ -155,7 +144,9 @@ void RegisterBenchOps(CLI::App& bench) {
                            {"analytic_ms", JsonDecimal(row.analytic_ms)}});
       }
       js["ops"] = std::move(ops);
-      WriteFileAtomically(o->json, JsonText(js, 2) + "\n");
+      if (Status w = WriteFileAtomic(o->json, JsonText(js, 2) + "\n"); !w.ok()) {
+        throw CommandError(w.message());
+      }
       std::printf("wrote %s\n", o->json.c_str());
     }
   });

@@ -13,6 +13,7 @@
 
 #include "env/finish.h"
 #include "env/search.h"
+#include "graph/files.h"
 #include "graph/json.h"
 #include "graph/models/load.h"
 #include "kernels/cost_backends.h"
@@ -303,15 +304,7 @@ StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& c, const RunPaths&
   js["policy_version"] = agent->policy_version();
   js["cost_model"] = res.cost->Name();
   js["results"] = std::move(rows);
-  const fs::path eval_path = dir / "eval.json";
-  const fs::path tmp = dir / "eval.json.tmp";
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    f << JsonText(js, 2) << "\n";
-    if (!f) return Internal("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, eval_path, ec);
-  if (ec) return Internal("cannot write " + eval_path.string() + ": " + ec.message());
+  REWIRE_RETURN_IF_ERROR(WriteFileAtomic((dir / "eval.json").string(), JsonText(js, 2) + "\n"));
   return results;
 }
 

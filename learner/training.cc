@@ -4,16 +4,11 @@
 
 #include "learner/training.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -22,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "graph/env_var.h"
+#include "graph/files.h"
 #include "graph/json.h"
 #include "graph/models/load.h"
 #include "graph/weights.h"
@@ -68,41 +64,10 @@ std::optional<int64_t> UpdateOfMetricsLine(const std::string& line) {
   return static_cast<int64_t>(*update);
 }
 
-/// Replaces `path` by `text` atomically: a temporary file in the same directory, fsync, rename
-/// (a crash leaves the old file or the new one, never a mix).
-Status ReplaceFile(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Internal("cannot write " + tmp + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  const bool written = done == text.size() && ::fsync(fd) == 0;
-  const int err = errno;
-  ::close(fd);
-  if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(written ? errno : err);
-    ::unlink(tmp.c_str());
-    return Internal("cannot rewrite " + path + ": " + why);
-  }
-  // The rename itself is durable once the directory is synced.
-  const std::string dir = fs::path(path).parent_path().string();
-  const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  return Status::Ok();
-}
-
 /// Keeps the lines of metrics.jsonl whose "update" is at most `last` (a crash after the
 /// metrics line and before the checkpoint leaves lines the resumed run will write again). A
 /// line that is not a whole metrics line (cut short by a crash while it was written) is dropped
-/// and `note` says so. The file is replaced atomically (ReplaceFile).
+/// and `note` says so. The file is replaced atomically and durably.
 Status TrimMetrics(const std::string& path, int64_t last,
                    const std::function<void(const std::string&)>& note) {
   std::ifstream in(path);
@@ -122,7 +87,7 @@ Status TrimMetrics(const std::string& path, int64_t last,
     if (*update <= last) kept += line + "\n";
   }
   in.close();
-  return ReplaceFile(path, kept);
+  return WriteFileAtomic(path, kept, /*durable=*/true);
 }
 
 /// FNV-1a over the bytes of every parameter: equal on every rank when the weights are.
