@@ -163,6 +163,7 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
     const Json j = {{"actor", id},
                     {"compact_rollouts", compact},
                     {"envs_per_actor", d.envs_per_actor},
+                    {"double_buffer", d.double_buffer},
                     {"episodes", p.episodes},
                     {"steps", p.steps},
                     {"forwards", p.forwards},

@@ -119,6 +119,7 @@ void ForEachField(Config& c, Visit&& visit) {
   visit("distributed", "actor_device", c.distributed.actor_device);
   visit("distributed", "compact_rollouts", c.distributed.compact_rollouts);
   visit("distributed", "envs_per_actor", c.distributed.envs_per_actor);
+  visit("distributed", "double_buffer", c.distributed.double_buffer);
 }
 
 struct KnownField {

@@ -11,7 +11,8 @@
 //   [eval] models, samples, baselines, budget
 //   [distributed] learners, actors, bind, advertise, master_port, max_policy_lag, max_message_mb,
 //          heartbeat_interval_s, heartbeat_timeout_s, max_restarts, backoff_initial_s,
-//          backoff_max_s, stop_grace_s, actor_device, compact_rollouts, envs_per_actor
+//          backoff_max_s, stop_grace_s, actor_device, compact_rollouts, envs_per_actor,
+//          double_buffer
 //
 // Every section and key is optional. Unknown sections and keys are errors that name FILE:LINE
 // (and the closest known key); so are values of the wrong type and values out of range.
@@ -155,6 +156,11 @@ struct DistributedSection {
   /// Episodes each env actor plays side by side, with one batched policy forward pass per step
   /// over all of them (>= 1).
   int envs_per_actor = 1;
+  /// With envs_per_actor >= 2: the environments step in two halves, one half's forward pass
+  /// running on a second thread while the other half steps its environments and encodes its
+  /// observations (Sample Factory's double-buffered sampling). The episodes are the same as
+  /// without it; only the time differs.
+  bool double_buffer = false;
 };
 
 /// A whole training run's configuration.

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <optional>
 #include <sstream>
 
@@ -483,6 +484,7 @@ struct ActingPolicy::Impl {
   int64_t version = -1;
   torch::Device device{torch::kCPU};
   std::string env_key;
+  bool double_buffer = false;
   ActingProfile profile;
 };
 
@@ -506,6 +508,7 @@ StatusOr<std::unique_ptr<ActingPolicy>> ActingPolicy::Create(const TrainConfig& 
   impl->env_options.horizon = c.env.horizon;
   impl->env_options.max_candidates = static_cast<size_t>(c.env.max_candidates);
   impl->env_key = EnvReplayKey(c, impl->res);
+  impl->double_buffer = c.distributed.double_buffer;
   impl->policy = GnnPolicy(ShapeOf(c.gnn));
   impl->policy->eval();
   REWIRE_ASSIGN_OR_RETURN(impl->device, PickDevice(c.distributed.actor_device, device_index));
@@ -538,8 +541,13 @@ StatusOr<std::vector<Episode>> ActingPolicy::RunEpisodes(int n, bool keep_observ
     return std::chrono::duration<double>(Clock::now() - a).count();
   };
   std::vector<Episode> episodes(n);
+  // Each episode samples from a generator of its own, seeded in episode order: the actions an
+  // episode draws do not depend on which other episodes share its forward passes, so plain and
+  // double-buffered acting play the same episodes.
+  std::vector<std::mt19937_64> rngs;
   for (int e = 0; e < n; ++e) {
     const size_t m = s.res.models.size() == 1 ? 0 : s.rng() % s.res.models.size();
+    rngs.emplace_back(s.rng());
     const auto t = Clock::now();
     REWIRE_ASSIGN_OR_RETURN(Observation first, s.envs[e]->Reset(s.res.models[m].second));
     (void)first;
@@ -550,33 +558,55 @@ StatusOr<std::vector<Episode>> ActingPolicy::RunEpisodes(int n, bool keep_observ
     ep.initial_cost_ms = s.envs[e]->initial_cost_ms();
     ep.best_cost_ms = ep.initial_cost_ms;
   }
-  std::vector<ObservationFeatures> features(n);
-  for (;;) {
-    // The episodes still running, each with its observation; one forward pass over all of them.
+
+  // A group of environments stepped together: the episodes of `[begin, end)` still running, their
+  // batch, and the forward pass over it (in flight on a thread of its own when double-buffered).
+  struct Group {
+    int begin = 0, end = 0;
     std::vector<int> running;
+    ObservationBatch batch;
+    std::future<PolicyOutput> forward;
+  };
+  std::vector<ObservationFeatures> features(n);
+  // Encodes the group's running episodes into its batch; false when all of them are done.
+  auto prepare = [&](Group& g) {
+    const auto t = Clock::now();
+    g.running.clear();
     std::vector<const ObservationFeatures*> batch_of;
-    auto t = Clock::now();
-    for (int e = 0; e < n; ++e) {
+    for (int e = g.begin; e < g.end; ++e) {
       if (s.envs[e]->done()) continue;
       features[e] = EncodeObservation(*s.envs[e], hops);
-      running.push_back(e);
+      g.running.push_back(e);
       batch_of.push_back(&features[e]);
     }
-    if (running.empty()) break;
-    const ObservationBatch batch = MakeBatch(batch_of);
+    if (!g.running.empty()) g.batch = MakeBatch(batch_of);
     s.profile.encode_s += seconds(t);
-    t = Clock::now();
-    const PolicyOutput o = s.policy->Forward(batch);
+    return !g.running.empty();
+  };
+  auto launch = [&](Group& g, bool on_thread) {
+    GnnPolicy policy = s.policy;
+    const ObservationBatch* batch = &g.batch;
+    auto forward = [policy, batch]() mutable {
+      torch::NoGradGuard guard;  // thread-local: the pass may run on another thread
+      return policy->Forward(*batch);
+    };
+    g.forward = std::async(on_thread ? std::launch::async : std::launch::deferred, forward);
+    ++s.profile.forwards;
+  };
+  // Waits for the group's forward pass, samples an action per episode (a candidate by its
+  // probability, else the No-Op) and steps the environments.
+  auto act = [&](Group& g) -> Status {
+    auto t = Clock::now();
+    const PolicyOutput o = g.forward.get();
     const auto logp = o.logp.contiguous();
     const auto values = o.value.contiguous();
     const float* lp = logp.data_ptr<float>();
     const float* v = values.data_ptr<float>();
-    ++s.profile.forwards;
-    // Sampling per observation over its candidates, then its No-Op (the flat order of one).
-    std::vector<int64_t> flats(running.size());
-    for (size_t i = 0; i < running.size(); ++i) {
+    const ObservationBatch& batch = g.batch;
+    std::vector<int64_t> flats(g.running.size());
+    for (size_t i = 0; i < g.running.size(); ++i) {
       const int64_t k = batch.num_candidates_of[i];
-      const double u = std::uniform_real_distribution<double>(0.0, 1.0)(s.rng);
+      const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rngs[g.running[i]]);
       int64_t flat =
           batch.FlatAction(static_cast<int64_t>(i), k);  // No-Op unless a candidate is drawn
       double acc = 0;
@@ -591,8 +621,8 @@ StatusOr<std::vector<Episode>> ActingPolicy::RunEpisodes(int n, bool keep_observ
     }
     s.profile.forward_s += seconds(t);
     t = Clock::now();
-    for (size_t i = 0; i < running.size(); ++i) {
-      const int e = running[i];
+    for (size_t i = 0; i < g.running.size(); ++i) {
+      const int e = g.running[i];
       const int64_t action = batch.ActionOf(static_cast<int64_t>(i), flats[i]);
       REWIRE_ASSIGN_OR_RETURN(StepResult r, s.envs[e]->Step(static_cast<size_t>(action)));
       Episode& ep = episodes[e];
@@ -611,6 +641,44 @@ StatusOr<std::vector<Episode>> ActingPolicy::RunEpisodes(int n, bool keep_observ
       ++s.profile.steps;
     }
     s.profile.env_s += seconds(t);
+    return Status::Ok();
+  };
+
+  if (!s.double_buffer || n < 2) {
+    // One group: encode every running episode, one forward pass, step them all.
+    Group all;
+    all.end = n;
+    while (prepare(all)) {
+      launch(all, /*on_thread=*/false);
+      REWIRE_RETURN_IF_ERROR(act(all));
+    }
+  } else {
+    // Two halves, double-buffered: while one half's forward pass runs on a thread, the other half
+    // steps its environments and encodes its next observations. At most one pass is in flight.
+    Group half[2];
+    half[0].end = half[1].begin = n / 2;
+    half[1].end = n;
+    Status status;
+    if (prepare(half[0])) launch(half[0], true);
+    prepare(half[1]);
+    while (half[0].forward.valid() || half[1].forward.valid() || !half[0].running.empty() ||
+           !half[1].running.empty()) {
+      for (int h = 0; h < 2; ++h) {
+        Group& g = half[h];
+        Group& other = half[1 - h];
+        if (g.forward.valid()) g.forward.wait();
+        if (!other.running.empty() && !other.forward.valid()) launch(other, true);
+        if (!g.forward.valid()) continue;
+        status = act(g);
+        if (!status.ok()) break;
+        prepare(g);
+      }
+      if (!status.ok()) break;
+    }
+    for (Group& g : half) {  // never leave a pass running over a batch that goes out of scope
+      if (g.forward.valid()) g.forward.wait();
+    }
+    REWIRE_RETURN_IF_ERROR(status);
   }
   for (int e = 0; e < n; ++e) episodes[e].final_cost_ms = s.envs[e]->cost_ms();
   s.profile.episodes += n;
