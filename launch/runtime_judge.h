@@ -26,7 +26,7 @@ struct RuntimeJudgeOptions {
 
 /// What the runtime measured and decided.
 struct RuntimeVerdict {
-  std::string runtime;                 // "ort 1.20.1" or "reference"
+  std::string runtime;                 // "ort 1.30.0" or "reference"
   double before_ms = 0, after_ms = 0;  // medians of every timed run
   double speedup = 0;                  // before / after
   /// "optimised" (the result is written) or "input" (the input is written unchanged).

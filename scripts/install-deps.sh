@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   # toolchain
-  build-essential cmake ninja-build pkg-config git clang-format
+  build-essential cmake ninja-build pkg-config git clang-format ca-certificates
   # fuzzing (libFuzzer ships with clang's runtime)
   clang-14 libclang-rt-14-dev
   # libraries

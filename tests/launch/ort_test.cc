@@ -1,7 +1,8 @@
 // ONNX Runtime as the judge (`rewire optimize --runtime ort`) and as a runtime (`rewire run
 // --runtime ort`), end to end through the real binary and tools/ort/runner.js:
-// - every zoo model and a set of torchvision exports, optimised, gives a file that loads in ONNX
-//   Runtime and whose outputs there match the reference executor's within 1e-3;
+// - every zoo model and every torchvision export of docs/onnx_coverage.md, optimised with each
+//   cost model a CPU has (analytic, cpu, ort), gives a file that loads in ONNX Runtime and whose
+//   outputs there match the reference executor's within 1e-3;
 // - the never-slower guard, forced with the REWIRE_TEST_RUNTIME_SLOWDOWN test hook, writes the
 //   input and reports the figures and the decision;
 // - a model ONNX Runtime cannot load, a runner that dies mid-measurement and a missing runtime
@@ -77,23 +78,30 @@ void ExpectSameOutputs(const std::string& got_dir, const std::string& want_dir) 
   EXPECT_GT(compared, 0) << "no outputs in " << want_dir;
 }
 
-/// Optimises `model` (greedy, analytic cost) judged in ONNX Runtime, then runs the written file
-/// in ONNX Runtime and on the reference executor on the same inputs.
-void OptimiseLoadAndMatch(const std::string& model, const std::string& shape_args = "") {
+/// The cost models a CPU machine has: every test optimises with each of them, since each picks
+/// other rewrites (and so other fused forms to lower).
+const char* const kCostModels[] = {"analytic", "cpu", "ort"};
+
+/// Optimises `model` (greedy) with `cost` (measured costs cached in `cost_cache`), judged in ONNX
+/// Runtime, then runs the written file in ONNX Runtime and on the reference executor on the same
+/// inputs.
+void OptimiseLoadAndMatch(const std::string& model, const std::string& cost,
+                          const std::string& cost_cache, const std::string& shape_args = "") {
+  SCOPED_TRACE(model + " with --cost " + cost);
   TempDir dir;
   const std::string out = dir / "opt.onnx", report = dir / "report.json";
-  auto opt =
-      Rewire("optimize --model " + Quote(model) + shape_args + " --search greedy --budget 8 -q" +
-             kQuickJudge + " --out " + Quote(out) + " --report " + Quote(report));
+  auto opt = Rewire("optimize --model " + Quote(model) + shape_args + " --cost " + cost +
+                    " --cost-cache " + Quote(cost_cache) + " --search greedy --budget 8 -q" +
+                    kQuickJudge + " --out " + Quote(out) + " --report " + Quote(report));
   ASSERT_EQ(opt.exit_code, 0) << opt.output;
   const Json js = testing::ReadJson(report);
   const std::string decision = JsonStringAt(js, "decision").value_or("");
   EXPECT_TRUE(decision == "optimised" || decision == "input") << js.dump();
   EXPECT_EQ(JsonStringAt(js, "runtime").value_or("").rfind("ort ", 0), 0u)
-      << js.dump();  // "ort 1.20.1"
+      << js.dump();  // "ort 1.30.0"
   EXPECT_GT(ReportNumber(js, "runtime_before_ms"), 0) << js.dump();
   EXPECT_LE(ReportNumber(js, "runtime_max_rel_error_result"), kTolerance) << js.dump();
-  std::printf("%s: ort %.3f ms -> %.3f ms, decision %s\n", model.c_str(),
+  std::printf("%s, cost %s: ort %.3f ms -> %.3f ms, decision %s\n", model.c_str(), cost.c_str(),
               ReportNumber(js, "runtime_before_ms"), ReportNumber(js, "runtime_after_ms"),
               decision.c_str());
 
@@ -117,7 +125,10 @@ class OrtZoo : public ::testing::TestWithParam<const char*> {};
 TEST_P(OrtZoo, OptimisedFileLoadsInOrtAndMatchesTheReference) {
   SKIP_WITHOUT_ORT();
   // VGG-19 at 224x224 takes a minute on 2 cores; its ops are the same at 64x64.
-  OptimiseLoadAndMatch(GetParam(), std::string(GetParam()) == "vgg19" ? " --image 64" : "");
+  const std::string shape = std::string(GetParam()) == "vgg19" ? " --image 64" : "";
+  TempDir cache;
+  for (const char* cost : kCostModels)
+    OptimiseLoadAndMatch(GetParam(), cost, cache / "costs.db", shape);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModels, OrtZoo,
@@ -127,6 +138,8 @@ INSTANTIATE_TEST_SUITE_P(AllModels, OrtZoo,
                            return std::string(info.param);
                          });
 
+/// A torchvision export (tests/python/torch_reference.py): "NAME" at opset 17, "NAME@OPSET" at
+/// another opset.
 class OrtTorchvision : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(OrtTorchvision, OptimisedExportLoadsInOrtAndMatchesTheReference) {
@@ -134,21 +147,40 @@ TEST_P(OrtTorchvision, OptimisedExportLoadsInOrtAndMatchesTheReference) {
   if (RunCommand(Quote(REWIRE_PYTHON) + " -c 'import torch, torchvision, onnx'").exit_code != 0) {
     GTEST_SKIP() << REWIRE_PYTHON << " lacks torch, torchvision or onnx";
   }
+  const std::string param = GetParam();
+  const size_t at = param.find('@');
+  const std::string name = param.substr(0, at);
+  const std::string opset = at == std::string::npos ? "17" : param.substr(at + 1);
   TempDir dir;
   auto exported =
       RunCommand(Quote(REWIRE_PYTHON) + " " +
                  Quote(std::string(REWIRE_SOURCE_DIR) + "/tests/python/torch_reference.py") +
-                 " --model " + GetParam() + " --opset 17 --out-dir " + Quote(dir.path()));
+                 " --model " + name + " --opset " + opset + " --out-dir " + Quote(dir.path()));
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
-  OptimiseLoadAndMatch(dir / "model.onnx");
+  for (const char* cost : kCostModels) {
+    OptimiseLoadAndMatch(dir / "model.onnx", cost, dir / "costs.db");
+  }
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, OrtTorchvision,
-                         ::testing::Values("resnet18", "squeezenet1_1", "mobilenet_v3_small",
-                                           "transformer"),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           return std::string(info.param);
-                         });
+// Every export of docs/onnx_coverage.md that imports: each torchvision classification family at
+// opset 17, the older opsets listed there, and a 2-layer TransformerEncoder.
+INSTANTIATE_TEST_SUITE_P(
+    Models, OrtTorchvision,
+    ::testing::Values("resnet18", "resnet50", "resnet50@11", "resnext50_32x4d", "wide_resnet50_2",
+                      "alexnet", "vgg11", "squeezenet1_0", "squeezenet1_1", "squeezenet1_1@11",
+                      "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_small@13",
+                      "mobilenet_v3_large", "efficientnet_b0", "efficientnet_b0@12",
+                      "efficientnet_v2_s", "densenet121", "densenet121@16", "googlenet",
+                      "googlenet@11", "inception_v3", "inception_v3@13", "shufflenet_v2_x1_0",
+                      "shufflenet_v2_x1_0@11", "mnasnet0_5", "regnet_y_400mf", "regnet_y_400mf@12",
+                      "regnet_x_400mf", "convnext_tiny", "convnext_tiny@14", "vit_b_16",
+                      "vit_b_16@13", "vit_b_32", "vit_l_16", "swin_t", "swin_t@15", "maxvit_t",
+                      "maxvit_t@16", "transformer", "transformer@11"),
+    [](const ::testing::TestParamInfo<const char*>& info) {
+      std::string name = info.param;  // "resnet50@11" -> "resnet50_opset11"
+      const size_t at = name.find('@');
+      return at == std::string::npos ? name : name.replace(at, 1, "_opset");
+    });
 
 TEST(OrtJudge, ForcedSlowerResultWritesTheInputAndSaysSo) {
   SKIP_WITHOUT_ORT();

@@ -3,7 +3,7 @@
 //
 // Protocol: one JSON request per line on stdin, one JSON reply per line on stdout, in order.
 // Tensors travel as .npy files (float32, float64, int64, int32, bool) in a folder the client owns.
-//   {"op":"hello"}                                   -> {"ok":true,"ort":"1.20.1"}
+//   {"op":"hello"}                                   -> {"ok":true,"ort":"1.30.0"}
 //   {"op":"load","id":"a","path":"m.onnx","threads":2}
 //                                                    -> {"ok":true,"inputs":[..],"outputs":[..]}
 //   {"op":"run","id":"a","inputs":{"x":"x.npy"},"out_dir":"d"}
