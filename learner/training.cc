@@ -661,8 +661,9 @@ StatusOr<std::vector<Episode>> ActingPolicy::RunEpisodes(int n, bool keep_observ
     Status status;
     if (prepare(half[0])) launch(half[0], true);
     prepare(half[1]);
-    while (half[0].forward.valid() || half[1].forward.valid() || !half[0].running.empty() ||
-           !half[1].running.empty()) {
+    // A group has a pass in flight only while it has running episodes (`running` changes only in
+    // prepare, after the group's pass was consumed), so running episodes are all there is to check.
+    while (!half[0].running.empty() || !half[1].running.empty()) {
       for (int h = 0; h < 2; ++h) {
         Group& g = half[h];
         Group& other = half[1 - h];
