@@ -160,7 +160,7 @@ TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
   for (size_t pos = text.find(" = "); pos != std::string::npos; pos = text.find(" = ", pos + 1)) {
     ++keys;
   }
-  EXPECT_EQ(keys, 56u);  // 7 run + 7 env + 3 gnn + 15 ppo + 7 eval + 17 distributed
+  EXPECT_EQ(keys, 57u);  // 7 run + 7 env + 3 gnn + 15 ppo + 7 eval + 18 distributed
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -357,12 +357,14 @@ TEST(ConfigValidation, DistributedValuesNameKeyLineAndValue) {
   for (const auto& [text, expected] : cases) EXPECT_EQ(ErrorOf(text), expected) << text;
   const TrainConfig c = ParseOrDie(
       "[distributed]\nlearners = 3\nactors = 0\nbind = \"*\"\nadvertise = \"node7\"\nmaster_port = "
-      "29500\n");
+      "29500\ndouble_buffer = true\n");
   EXPECT_EQ(c.distributed.learners, 3);
   EXPECT_EQ(c.distributed.actors, 0);
   EXPECT_EQ(c.distributed.bind, "*");
   EXPECT_EQ(c.distributed.advertise, "node7");
   EXPECT_EQ(c.distributed.master_port, 29500);
+  EXPECT_TRUE(c.distributed.double_buffer);
+  EXPECT_FALSE(TrainConfig{}.distributed.double_buffer);
   EXPECT_EQ(ParseOrDie("[run]\ndevice = \"cuda:1\"\n").run.device, "cuda:1");
   EXPECT_EQ(ToToml(ParseOrDie(ToToml(c))), ToToml(c));  // every key round-trips
 }
