@@ -1,6 +1,8 @@
 #include "env/search.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <random>
 #include <set>
@@ -35,7 +37,7 @@ struct Child {
   Graph graph;
   GraphDiff diff;
   double cost_ms;
-  std::string rule;
+  rules::Match match;
   int active_ops = 0;
 };
 
@@ -82,7 +84,7 @@ class Searcher {
     std::vector<Child> out;
     out.reserve(set.candidates.size());
     for (const auto& c : set.candidates) {
-      Child child{s.graph, {}, 0, rules_[c.match.rule].name};
+      Child child{s.graph, {}, 0, c.match};
       REWIRE_ASSIGN_OR_RETURN(child.diff,
                               rules::ApplyMatch(child.graph, rules_[c.match.rule], c.match));
       REWIRE_ASSIGN_OR_RETURN(child.cost_ms, s.table.CostAfterMs(child.graph, child.diff));
@@ -96,7 +98,7 @@ class Searcher {
   StatusOr<State> Enter(const State& parent, Child child) {
     State next{std::move(child.graph), parent.table, parent.steps, child.active_ops};
     REWIRE_RETURN_IF_ERROR(next.table.Apply(next.graph, child.diff));
-    next.steps.push_back({child.rule, child.cost_ms});
+    next.steps.push_back({rules_[child.match.rule].name, child.cost_ms, std::move(child.match)});
     return next;
   }
 
@@ -193,7 +195,7 @@ class Searcher {
         continue;
       }
       const auto& c = set.candidates[rng() % set.candidates.size()];
-      Child child{s.graph, {}, 0, rules_[c.match.rule].name};
+      Child child{s.graph, {}, 0, c.match};
       REWIRE_ASSIGN_OR_RETURN(child.diff,
                               rules::ApplyMatch(child.graph, rules_[c.match.rule], c.match));
       REWIRE_ASSIGN_OR_RETURN(child.cost_ms, s.table.CostAfterMs(child.graph, child.diff));
@@ -230,6 +232,47 @@ const char* StopReasonName(StopReason r) {
       return "time limit";
   }
   return "?";
+}
+
+StatusOr<std::vector<Graph>> ReplaySteps(const Graph& input, const std::vector<rules::Rule>& rules,
+                                         const std::vector<SearchStep>& steps,
+                                         const std::vector<size_t>& prefixes) {
+  size_t longest = 0;
+  for (size_t k : prefixes) {
+    if (k > steps.size()) {
+      return InvalidArgument("cannot replay " + std::to_string(k) + " rewrites of a path of " +
+                             std::to_string(steps.size()));
+    }
+    longest = std::max(longest, k);
+  }
+  std::vector<Graph> out(prefixes.size());
+  Graph g = input;
+  for (size_t done = 0;; ++done) {
+    for (size_t i = 0; i < prefixes.size(); ++i) {
+      if (prefixes[i] == done) out[i] = g;
+    }
+    if (done == longest) break;
+    const rules::Match& m = steps[done].match;
+    if (m.rule < 0 || static_cast<size_t>(m.rule) >= rules.size()) {
+      return InvalidArgument("rewrite " + std::to_string(done + 1) + " (" + steps[done].rule +
+                             ") recorded no match to replay");
+    }
+    REWIRE_RETURN_IF_ERROR(rules::ApplyMatch(g, rules[m.rule], m)
+                               .status()
+                               .WithContext("replaying rewrite " + std::to_string(done + 1) + " (" +
+                                            steps[done].rule + ")"));
+  }
+  return out;
+}
+
+std::vector<size_t> SpreadPrefixes(size_t n, int count) {
+  std::vector<size_t> out;
+  for (int j = 0; j < count && n > 0; ++j) {
+    const size_t k = static_cast<size_t>(
+        std::llround(static_cast<double>(n) * (count - j) / static_cast<double>(count)));
+    if (k >= 1 && std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+  }
+  return out;
 }
 
 const std::vector<std::string>& SearchAlgorithms() {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/rules/matcher.h"
 #include "graph/rules/rule.h"
 #include "kernels/cost_model.h"
 
@@ -61,6 +62,10 @@ struct SearchOptions {
 struct SearchStep {
   std::string rule;
   double cost_ms = 0;  // cost of the graph after this rewrite
+  /// The match applied (`match.rule` indexes the search's rules), so that ReplaySteps can
+  /// rebuild the graphs along the path; match.rule is -1 where a search does not record it (the
+  /// agent's searches).
+  rules::Match match;
 };
 
 struct SearchResult {
@@ -74,6 +79,18 @@ struct SearchResult {
   int64_t dropped = 0;  // backtrack: queued graphs dropped to keep the queue under max_queue
   double seconds = 0;
 };
+
+/// The graph after the first k rewrites of `steps` from `input`, for each k of `prefixes`, by
+/// replaying the recorded matches on `input` with `rules` (the search's own): the graph after
+/// all of RunSearch's steps is its `best`, node for node. Errors: a k beyond the steps, a step
+/// that recorded no match, a match that no longer applies (other rules or another input).
+StatusOr<std::vector<Graph>> ReplaySteps(const Graph& input, const std::vector<rules::Rule>& rules,
+                                         const std::vector<SearchStep>& steps,
+                                         const std::vector<size_t>& prefixes);
+
+/// Up to `count` prefix lengths of a path of `n` rewrites, spread evenly and longest first:
+/// n, then shorter ones down to about n / count; never 0 (the input itself). Empty for n = 0.
+std::vector<size_t> SpreadPrefixes(size_t n, int count);
 
 /// The algorithm names RunSearch accepts.
 const std::vector<std::string>& SearchAlgorithms();

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "env/search.h"
+#include "graph/files.h"
 #include "graph/json.h"
 #include "graph/onnx/onnx_io.h"
 #include "kernels/cost_backends.h"
@@ -47,21 +48,46 @@ struct OptimizeOptions {
   bool onnx_custom_ops = false;        // write ai.rewire ops instead of standard ONNX
   std::string runtime;                 // "", "ort" or "reference": the judge of the result
   RuntimeJudgeOptions judge;
+  int runtime_candidates = 3;  // graphs along the search's path judged, the final one included
 };
+
+/// The graphs the runtime judges: the search's final graph, then up to `count` - 1 graphs along
+/// its path (after fewer of its rewrites), each folded, verified and exported like the final
+/// one. Searches that record no matches (the agent's) offer their final graph only.
+std::vector<std::pair<size_t, FinishedGraph>> PathCandidates(const Graph& original,
+                                                             const std::vector<rules::Rule>& rules,
+                                                             const SearchResult& r, CostModel& cost,
+                                                             const FinishOptions& finish, int count,
+                                                             bool quiet) {
+  std::vector<std::pair<size_t, FinishedGraph>> out;
+  std::vector<size_t> prefixes = SpreadPrefixes(r.steps.size(), count);
+  if (!prefixes.empty()) prefixes.erase(prefixes.begin());  // the final graph, judged already
+  const bool replayable = std::all_of(r.steps.begin(), r.steps.end(),
+                                      [](const SearchStep& s) { return s.match.rule >= 0; });
+  if (prefixes.empty() || !replayable) return out;
+  FinishOptions fo = finish;
+  fo.also_cost.clear();
+  fo.onnx_path.clear();
+  fo.export_onnx = true;
+  std::vector<Graph> graphs = Take(ReplaySteps(original, rules, r.steps, prefixes));
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    FinishedGraph done = Take(FinishSearch(original, std::move(graphs[i]), cost, fo));
+    if (!done.equivalence.verified) {
+      // Not offered: every graph the judge may choose is verified first.
+      if (!quiet) {
+        std::fprintf(stderr, "the graph after %zu rewrites does not verify (%s): not judged\n",
+                     prefixes[i], done.equivalence.message.c_str());
+      }
+      continue;
+    }
+    out.emplace_back(prefixes[i], std::move(done));
+  }
+  return out;
+}
 
 /// Writes `bytes` to `path` through a temporary file renamed into place: never half a file.
 void WriteAtomically(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!f.flush()) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw CommandError("cannot write " + path);
-    }
-  }
-  std::filesystem::rename(tmp, path);
+  Check(WriteFileAtomic(path, bytes));
 }
 
 /// End-to-end figures of the input and the result on one device (--latency).
@@ -204,6 +230,12 @@ void RegisterOptimize(CLI::App& app) {
                   "both graphs are checked and timed there, and the result is written only if it "
                   "measures faster (else the input is written unchanged)")
       ->check(CLI::IsMember({"ort", "reference"}));
+  cmd->add_option("--runtime-candidates", o->runtime_candidates,
+                  "Graphs along the search's path that --runtime judges, the final one included "
+                  "(greedy, backtrack, random; the rl and guided searches offer their final graph "
+                  "only): the fastest is confirmed against the input and written if faster")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--runtime-rounds", o->judge.rounds, "Alternating timing rounds of --runtime")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -215,7 +247,8 @@ void RegisterOptimize(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--runtime-min-gain", o->judge.min_gain,
-                  "Fraction by which the result must measure faster to be written")
+                  "Fraction by which the result must measure faster overall to be written (it must "
+                  "also measure faster in every round)")
       ->capture_default_str();
   cmd->add_option("--runtime-rtol", o->judge.rtol,
                   "Tolerance of the runtime's outputs against the reference executor")
@@ -293,11 +326,30 @@ void RegisterOptimize(CLI::App& app) {
     const double latency_before = latency.before_ms, latency_after = latency.after_ms;
     std::string written = done.onnx;  // the bytes --out gets
     RuntimeVerdict verdict;
+    size_t chosen_rewrites = r.steps.size();  // rewrites of the graph written
     if (v.verified && !o->runtime.empty()) {
       const std::string input_bytes = Take(ExportOnnxBytes(original, request.finish.onnx));
-      if (!o->quiet) std::fprintf(stderr, "judging in %s\n", o->runtime.c_str());
-      verdict = Take(JudgeInRuntime(original, best, input_bytes, written, ort.get(), o->judge));
-      if (verdict.decision == "input") written = input_bytes;
+      const auto path = PathCandidates(original, rules, r, *cost, request.finish,
+                                       o->runtime_candidates, o->quiet);
+      std::vector<RuntimeCandidate> candidates;
+      candidates.push_back(
+          {"final, " + std::to_string(r.steps.size()) + " rewrites", &best, written});
+      for (const auto& [k, g] : path) {
+        candidates.push_back(
+            {"after " + std::to_string(k) + " of " + std::to_string(r.steps.size()) + " rewrites",
+             &g.graph, g.onnx});
+      }
+      if (!o->quiet) {
+        std::fprintf(stderr, "judging %zu graph(s) in %s\n", candidates.size(), o->runtime.c_str());
+      }
+      verdict = Take(JudgeInRuntime(original, input_bytes, candidates, ort.get(), o->judge));
+      if (verdict.decision == "input") {
+        written = input_bytes;
+        chosen_rewrites = 0;
+      } else if (verdict.chosen > 0) {
+        written = path[verdict.chosen - 1].second.onnx;
+        chosen_rewrites = path[verdict.chosen - 1].first;
+      }
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
@@ -338,6 +390,10 @@ void RegisterOptimize(CLI::App& app) {
             latency.check_rel_before, latency.check_rel_after, o->device_rtol,
             latency.check_message.empty() ? "" : ": ", latency.check_message.c_str());
       }
+    }
+    for (const CandidateTiming& c : verdict.candidates) {
+      std::printf("candidate        %-28s %.3f ms (%.3fx), max rel error %.3g\n", c.label.c_str(),
+                  c.ms, c.speedup, c.max_rel);
     }
     if (!verdict.decision.empty()) {
       std::printf(
@@ -402,6 +458,18 @@ void RegisterOptimize(CLI::App& app) {
         js["runtime_test_slowdown"] = JsonDecimal(verdict.test_slowdown);
         js["decision"] = verdict.decision;
         js["decision_reason"] = verdict.reason;
+        js["written_rewrites"] = chosen_rewrites;
+        js["runtime_rounds"] = verdict.rounds;
+        js["runtime_rounds_faster"] = verdict.rounds_faster;
+        Json judged = Json::array();
+        for (const CandidateTiming& c : verdict.candidates) {
+          judged.push_back(Json{{"label", c.label},
+                                {"ms", JsonDecimal(c.ms)},
+                                {"speedup", JsonDecimal(c.speedup)},
+                                {"max_rel_error", JsonDecimal(c.max_rel)}});
+        }
+        js["runtime_candidates"] = std::move(judged);
+        js["runtime_chosen"] = verdict.chosen;
       }
       js["onnx_custom_ops"] = o->onnx_custom_ops;
       WriteAtomically(o->report, JsonText(js, 2) + "\n");
@@ -416,8 +484,14 @@ void RegisterOptimize(CLI::App& app) {
     }
     if (!o->out.empty()) {
       WriteAtomically(o->out, written);
-      std::printf("wrote            %s%s\n", o->out.c_str(),
-                  verdict.decision == "input" ? " (the input, unchanged)" : "");
+      std::string what;
+      if (verdict.decision == "input") {
+        what = " (the input, unchanged)";
+      } else if (chosen_rewrites != r.steps.size()) {
+        what = " (the graph after " + std::to_string(chosen_rewrites) + " of " +
+               std::to_string(r.steps.size()) + " rewrites)";
+      }
+      std::printf("wrote            %s%s\n", o->out.c_str(), what.c_str());
     }
   });
 }

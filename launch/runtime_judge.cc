@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "graph/onnx/onnx_io.h"
@@ -23,16 +24,30 @@ std::string Digits(double v, int digits) {
   return os.str();
 }
 
-/// REWIRE_TEST_RUNTIME_SLOWDOWN, or 1 when unset.
-StatusOr<double> TestSlowdown() {
+/// REWIRE_TEST_RUNTIME_SLOWDOWN as one factor per candidate ({1, ...} when unset).
+StatusOr<std::vector<double>> TestSlowdowns(size_t candidates) {
   const char* env = std::getenv("REWIRE_TEST_RUNTIME_SLOWDOWN");
-  if (!env || !*env) return 1.0;
-  char* end = nullptr;
-  const double f = std::strtod(env, &end);
-  if (end == env || *end || !(f > 0)) {
-    return InvalidArgument(std::string("REWIRE_TEST_RUNTIME_SLOWDOWN must be a number > 0, got '") +
-                           env + "'");
+  std::vector<double> f;
+  if (env && *env) {
+    const std::string text = env;
+    size_t pos = 0;
+    for (;;) {
+      const size_t comma = text.find(',', pos);
+      const std::string item = text.substr(pos, comma == std::string::npos ? comma : comma - pos);
+      char* end = nullptr;
+      const double v = std::strtod(item.c_str(), &end);
+      if (item.empty() || *end || !(v > 0)) {
+        return InvalidArgument(
+            "REWIRE_TEST_RUNTIME_SLOWDOWN must be numbers > 0 separated by commas, got '" + text +
+            "'");
+      }
+      f.push_back(v);
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
   }
+  if (f.empty()) f.push_back(1.0);
+  while (f.size() < candidates) f.push_back(f.back());
   return f;
 }
 
@@ -73,23 +88,53 @@ class TempFiles {
   std::string dir_;
 };
 
-/// Times in ORT: rounds of `repeats` runs, alternating input / result (ABBA order).
-Status TimeOrt(OrtRunner& ort, const NamedTensors& inputs, const RuntimeJudgeOptions& o,
-               std::vector<double>& before, std::vector<double>& after) {
+/// Times graphs 0 (the input) .. n end to end in `rounds` alternating rounds (the order
+/// reverses every round, ABBA style), appending to runs[id]; a graph gets o.warmups untimed runs
+/// the first time it is timed, one after that.
+using TimeOne = std::function<Status(size_t id, int warmups, std::vector<double>& times)>;
+Status Rounds(const std::vector<size_t>& ids, const RuntimeJudgeOptions& o, const TimeOne& time,
+              std::vector<bool>& warmed, std::vector<TimedRuns>& runs) {
   for (int r = 0; r < o.rounds; ++r) {
-    const bool input_first = r % 2 == 0;
-    for (int k = 0; k < 2; ++k) {
-      const bool input = (k == 0) == input_first;
-      REWIRE_ASSIGN_OR_RETURN(OrtTiming t, ort.Time(input ? "input" : "result", inputs,
-                                                    r == 0 ? o.warmups : 1, o.repeats));
-      auto& dst = input ? before : after;
-      dst.insert(dst.end(), t.times_ms.begin(), t.times_ms.end());
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const size_t id = r % 2 == 0 ? ids[k] : ids[ids.size() - 1 - k];
+      std::vector<double> times;
+      REWIRE_RETURN_IF_ERROR(time(id, warmed[id] ? 1 : o.warmups, times));
+      warmed[id] = true;
+      runs[id].all.insert(runs[id].all.end(), times.begin(), times.end());
+      runs[id].round_medians.push_back(Median(times));
     }
   }
   return Status::Ok();
 }
 
 }  // namespace
+
+void Decide(const TimedRuns& input, const TimedRuns& result, double min_gain,
+            const std::string& what, RuntimeVerdict& v) {
+  const double f = v.test_slowdown;
+  v.before_ms = Median(input.all);
+  v.after_ms = Median(result.all) * f;
+  v.speedup = v.after_ms > 0 ? v.before_ms / v.after_ms : 0;
+  v.rounds = static_cast<int>(std::min(input.round_medians.size(), result.round_medians.size()));
+  v.rounds_faster = 0;
+  for (int r = 0; r < v.rounds; ++r)
+    v.rounds_faster += result.round_medians[r] * f < input.round_medians[r];
+  const bool faster = v.after_ms * (1 + min_gain) < v.before_ms;
+  v.decision = faster && v.rounds_faster == v.rounds ? "optimised" : "input";
+  const std::string where = " in " + (v.runtime.empty() ? "the runtime" : v.runtime);
+  if (v.decision == "optimised") {
+    v.reason = what + " measures " + Digits(v.speedup, 4) + "x faster" + where;
+  } else if (faster) {
+    v.reason = what + " measures " + Digits(v.speedup, 4) + "x faster" + where +
+               " overall but in only " + std::to_string(v.rounds_faster) + " of " +
+               std::to_string(v.rounds) +
+               " rounds, within the noise: the input is written unchanged";
+  } else {
+    v.reason = what + " is not measurably faster" + where + " (" + Digits(v.speedup, 4) +
+               "x; at least " + Digits(1 + min_gain, 4) +
+               "x needed): the input is written unchanged";
+  }
+}
 
 StatusOr<std::unique_ptr<OrtRunner>> StartRuntime(const RuntimeJudgeOptions& options) {
   if (options.runtime == "reference") return std::unique_ptr<OrtRunner>();
@@ -101,98 +146,123 @@ StatusOr<std::unique_ptr<OrtRunner>> StartRuntime(const RuntimeJudgeOptions& opt
   return OrtRunner::Start(ro);
 }
 
-StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const Graph& best,
-                                        const std::string& before_onnx,
-                                        const std::string& after_onnx, OrtRunner* ort,
-                                        const RuntimeJudgeOptions& o) {
+StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const std::string& before_onnx,
+                                        const std::vector<RuntimeCandidate>& candidates,
+                                        OrtRunner* ort, const RuntimeJudgeOptions& o) {
   if (o.rounds < 1 || o.repeats < 1 || o.warmups < 0) {
     return InvalidArgument("runtime timing needs rounds >= 1, repeats >= 1 and warmups >= 0");
   }
+  if (candidates.empty()) return InvalidArgument("the runtime judge needs a result to judge");
+  const size_t n = candidates.size() + 1;  // graph 0 is the input
+  const auto label = [&](size_t id) {
+    return id == 0 ? std::string("the input") : "the optimised graph " + candidates[id - 1].label;
+  };
   RuntimeVerdict v;
-  REWIRE_ASSIGN_OR_RETURN(v.test_slowdown, TestSlowdown());
+  REWIRE_ASSIGN_OR_RETURN(std::vector<double> slowdown, TestSlowdowns(candidates.size()));
   const TensorMap inputs = RandomInputs(original, o.seed);
-  std::vector<double> before, after;
+  std::vector<double> max_rel(n, 0);
+  TimeOne time;
 
+  TempFiles tmp;
+  NamedTensors feed;
+  std::vector<Graph> imported;  // reference: the files as written, read back
+  TimingOptions timing;
   if (o.runtime == "ort") {
     if (!ort) return Internal("JudgeInRuntime: ONNX Runtime was not started");
     v.runtime = "ort " + ort->version();
-    TempFiles tmp;
-    REWIRE_ASSIGN_OR_RETURN(std::string before_path, tmp.Write("input.onnx", before_onnx));
-    REWIRE_ASSIGN_OR_RETURN(std::string after_path, tmp.Write("result.onnx", after_onnx));
-    REWIRE_RETURN_IF_ERROR(ort->Load("input", before_path).WithContext("the input as exported"));
-    REWIRE_RETURN_IF_ERROR(
-        ort->Load("result", after_path).WithContext("the optimised graph as exported"));
-    NamedTensors feed;
     for (const auto& [name, t] : inputs) feed.emplace_back(name, *t);
     REWIRE_ASSIGN_OR_RETURN(TensorMap want, RunGraph(original, inputs));
-    for (const char* id : {"input", "result"}) {
-      REWIRE_ASSIGN_OR_RETURN(NamedTensors got, ort->Run(id, feed));
+    for (size_t id = 0; id < n; ++id) {
+      const std::string session = "g" + std::to_string(id);
+      REWIRE_ASSIGN_OR_RETURN(
+          std::string path,
+          tmp.Write(session + ".onnx", id == 0 ? before_onnx : candidates[id - 1].onnx));
+      REWIRE_RETURN_IF_ERROR(ort->Load(session, path).WithContext(label(id) + " as exported"));
+      REWIRE_ASSIGN_OR_RETURN(NamedTensors got, ort->Run(session, feed));
       double worst = 0;
       for (const auto& [name, t] : got) {
         auto it = want.find(name);
         if (it == want.end())
-          return Internal(std::string(id) + " in ONNX Runtime has an unknown output '" + name +
-                          "'");
+          return Internal(label(id) + " in ONNX Runtime has an unknown output '" + name + "'");
         REWIRE_ASSIGN_OR_RETURN(double rel, Mismatch(t, *it->second, name));
         worst = std::max(worst, rel);
       }
       if (got.size() != want.size()) {
-        return Internal(std::string(id) + " in ONNX Runtime gives " + std::to_string(got.size()) +
+        return Internal(label(id) + " in ONNX Runtime gives " + std::to_string(got.size()) +
                         " outputs, the reference " + std::to_string(want.size()));
       }
-      (std::string(id) == "input" ? v.max_rel_before : v.max_rel_after) = worst;
+      max_rel[id] = worst;
       if (!(worst <= o.rtol)) {
-        return InvalidArgument(
-            std::string("the ") + (std::string(id) == "input" ? "input" : "optimised graph") +
-            " in ONNX Runtime differs from the reference executor: max |a-b| / max |b| = " +
-            Digits(worst, 3) + " > " + Digits(o.rtol, 3));
+        return InvalidArgument(label(id) +
+                               " in ONNX Runtime differs from the reference executor: max |a-b| "
+                               "/ max |b| = " +
+                               Digits(worst, 3) + " > " + Digits(o.rtol, 3));
       }
     }
-    REWIRE_RETURN_IF_ERROR(TimeOrt(*ort, feed, o, before, after));
-    (void)ort->Unload("input");
-    (void)ort->Unload("result");
+    time = [&](size_t id, int warmups, std::vector<double>& out) -> Status {
+      REWIRE_ASSIGN_OR_RETURN(OrtTiming t,
+                              ort->Time("g" + std::to_string(id), feed, warmups, o.repeats));
+      out.insert(out.end(), t.times_ms.begin(), t.times_ms.end());
+      return Status::Ok();
+    };
   } else if (o.runtime == "reference") {
     v.runtime = "reference";
-    // The files as written, read back: what is timed is what would be written.
-    REWIRE_ASSIGN_OR_RETURN(Graph before_g, ImportOnnxBytes(before_onnx, "the input as exported"));
-    REWIRE_ASSIGN_OR_RETURN(Graph after_g,
-                            ImportOnnxBytes(after_onnx, "the optimised graph as exported"));
-    const Equivalence eb = CheckEquivalent(original, before_g, o.rtol);
-    const Equivalence ea = CheckEquivalent(original, after_g, o.rtol);
-    v.max_rel_before = eb.max_rel;
-    v.max_rel_after = ea.max_rel;
-    if (!eb.verified)
-      return InvalidArgument("the input as exported differs from the model: " + eb.message);
-    if (!ea.verified)
-      return InvalidArgument("the optimised graph as exported differs from the input: " +
-                             ea.message);
-    TimingOptions timing;
-    timing.repeats = o.repeats;
-    for (int r = 0; r < o.rounds; ++r) {
-      timing.warmups = r == 0 ? o.warmups : 1;
-      for (int k = 0; k < 2; ++k) {
-        const bool input = (k == 0) == (r % 2 == 0);
-        REWIRE_ASSIGN_OR_RETURN(LatencyStats s, MeasureGraphLatency(input ? before_g : after_g,
-                                                                    timing, o.threads, o.seed));
-        (input ? before : after).push_back(s.median_ms);
+    for (size_t id = 0; id < n; ++id) {
+      REWIRE_ASSIGN_OR_RETURN(Graph g,
+                              ImportOnnxBytes(id == 0 ? before_onnx : candidates[id - 1].onnx,
+                                              label(id) + " as exported"));
+      const Equivalence e = CheckEquivalent(original, g, o.rtol);
+      max_rel[id] = e.max_rel;
+      if (!e.verified) {
+        return InvalidArgument(label(id) + " as exported differs from the model: " + e.message);
       }
+      imported.push_back(std::move(g));
     }
+    timing.repeats = o.repeats;
+    time = [&](size_t id, int warmups, std::vector<double>& out) -> Status {
+      timing.warmups = warmups;
+      REWIRE_ASSIGN_OR_RETURN(LatencyStats s,
+                              MeasureGraphLatency(imported[id], timing, o.threads, o.seed));
+      out.push_back(s.median_ms);
+      return Status::Ok();
+    };
   } else {
     return InvalidArgument("unknown runtime '" + o.runtime + "' (ort or reference)");
   }
 
-  v.before_ms = Median(before);
-  v.after_ms = Median(after) * v.test_slowdown;
-  v.speedup = v.after_ms > 0 ? v.before_ms / v.after_ms : 0;
-  if (v.after_ms * (1 + o.min_gain) < v.before_ms) {
-    v.decision = "optimised";
-    v.reason = "the optimised graph measures " + Digits(v.speedup, 4) + "x faster in " + v.runtime;
-  } else {
-    v.decision = "input";
-    v.reason = "the optimised graph is not measurably faster in " + v.runtime + " (" +
-               Digits(v.speedup, 4) + "x; at least " + Digits(1 + o.min_gain, 4) +
-               "x needed): the input is written unchanged";
+  std::vector<bool> warmed(n, false);
+  size_t chosen = 1;
+  if (candidates.size() > 1) {
+    // Choose in one set of rounds over every graph...
+    std::vector<TimedRuns> runs(n);
+    std::vector<size_t> all(n);
+    for (size_t id = 0; id < n; ++id) all[id] = id;
+    REWIRE_RETURN_IF_ERROR(Rounds(all, o, time, warmed, runs));
+    const double input_ms = Median(runs[0].all);
+    for (size_t id = 1; id < n; ++id) {
+      CandidateTiming c;
+      c.label = candidates[id - 1].label;
+      c.ms = Median(runs[id].all) * slowdown[id - 1];
+      c.speedup = c.ms > 0 ? input_ms / c.ms : 0;
+      c.max_rel = max_rel[id];
+      if (v.candidates.empty() || c.ms < v.candidates[chosen - 1].ms) chosen = id;
+      v.candidates.push_back(std::move(c));
+    }
   }
+  // ... and decide on fresh rounds of the input against the chosen one.
+  std::vector<TimedRuns> runs(n);
+  REWIRE_RETURN_IF_ERROR(Rounds({0, chosen}, o, time, warmed, runs));
+  for (size_t id = 0; ort && id < n; ++id) (void)ort->Unload("g" + std::to_string(id));
+
+  v.chosen = static_cast<int>(chosen - 1);
+  v.test_slowdown = slowdown[chosen - 1];
+  v.max_rel_before = max_rel[0];
+  v.max_rel_after = max_rel[chosen];
+  const std::string which = candidates.size() > 1
+                                ? " (" + candidates[chosen - 1].label + ", the fastest of " +
+                                      std::to_string(candidates.size()) + " candidates)"
+                                : "";
+  Decide(runs[0], runs[chosen], o.min_gain, "the optimised graph" + which, v);
   return v;
 }
 

@@ -1,11 +1,15 @@
 #pragma once
 // The runtime as the judge of `rewire optimize --runtime ort|reference`: the input and the
-// result, as the exact ONNX bytes that would be written, are loaded in the runtime, their
-// outputs checked there against the reference executor, and both timed end to end in
-// alternating rounds. The result is kept only when it measures faster.
+// results (the search's final graph, and graphs along its path), as the exact ONNX bytes that
+// would be written, are loaded in the runtime, their outputs checked there against the
+// reference executor, and timed end to end in alternating rounds. With several results the
+// fastest is chosen in one set of rounds and confirmed against the input in fresh rounds, so
+// that picking the luckiest of several noisy figures does not decide. A result is kept only
+// when it measures faster.
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "graph/graph.h"
 #include "kernels/ort_runner.h"
@@ -19,39 +23,74 @@ struct RuntimeJudgeOptions {
   int warmups = 3;         // untimed runs of each graph before the first round
   int repeats = 10;        // timed runs of each graph per round
   int threads = 0;         // intra-op threads (0: the runtime's default)
-  double min_gain = 0.01;  // the result must be at least this much faster (fraction)
+  double min_gain = 0.01;  // the result must be this much faster overall (fraction), and
+                           // faster in every round
   double rtol = 1e-3;      // runtime outputs vs the reference: max |a-b| / max |b|
   uint64_t seed = 7;       // random inputs
+};
+
+/// A graph offered to the judge: the search's final graph or one along its path.
+struct RuntimeCandidate {
+  std::string label;  // e.g. "final (12 rewrites)"
+  const Graph* graph = nullptr;
+  std::string onnx;  // the bytes that would be written
+};
+
+/// What the runtime measured of one candidate in the choosing rounds.
+struct CandidateTiming {
+  std::string label;
+  double ms = 0;       // median of its runs (test slowdown applied)
+  double speedup = 0;  // the input's median in the same rounds / ms
+  double max_rel = 0;  // its outputs in the runtime vs the reference executor
 };
 
 /// What the runtime measured and decided.
 struct RuntimeVerdict {
   std::string runtime;                 // "ort 1.30.0" or "reference"
-  double before_ms = 0, after_ms = 0;  // medians of every timed run
+  double before_ms = 0, after_ms = 0;  // medians of every timed run of the input / the chosen
   double speedup = 0;                  // before / after
-  /// "optimised" (the result is written) or "input" (the input is written unchanged).
+  /// "optimised" (candidate `chosen` is written) or "input" (the input is written unchanged).
   std::string decision;
-  std::string reason;                            // one line for humans
+  std::string reason;  // one line for humans
+  /// The candidate measured fastest (index into the candidates); with one candidate, 0.
+  int chosen = 0;
   double max_rel_before = 0, max_rel_after = 0;  // runtime outputs vs reference executor
-  /// Factor from REWIRE_TEST_RUNTIME_SLOWDOWN applied to the result's times (1: none).
+  /// Deciding rounds in which the chosen graph's median beat the input's: "optimised" needs
+  /// all of them as well as the overall margin, so that a noisy machine's luck does not decide.
+  int rounds_faster = 0, rounds = 0;
+  /// Every candidate's figures in the choosing rounds; empty with one candidate (no choice).
+  std::vector<CandidateTiming> candidates;
+  /// Factor from REWIRE_TEST_RUNTIME_SLOWDOWN applied to the chosen result's times (1: none).
   double test_slowdown = 1;
 };
+
+/// One graph's timed runs in the deciding rounds: every run, and each round's median.
+struct TimedRuns {
+  std::vector<double> all;
+  std::vector<double> round_medians;
+};
+
+/// The judge's decision from the deciding rounds of the input and the chosen result: fills
+/// before_ms, after_ms (times v.test_slowdown), speedup, rounds, rounds_faster, decision and
+/// reason (which calls the result `what`). "optimised" needs the result's median of all runs
+/// faster by min_gain and its median faster in every round; otherwise "input".
+void Decide(const TimedRuns& input, const TimedRuns& result, double min_gain,
+            const std::string& what, RuntimeVerdict& v);
 
 /// Starts ONNX Runtime when `options.runtime` is "ort" (null for "reference"): an error here is
 /// reported before any search runs. Errors: unknown runtime, missing Node.js / runner / package.
 StatusOr<std::unique_ptr<OrtRunner>> StartRuntime(const RuntimeJudgeOptions& options);
 
-/// Judges the result against the input. `before_onnx` / `after_onnx` are the ONNX bytes of
-/// `original` / `best` as they would be written. Errors (nothing should be written then): a
-/// file the runtime cannot load, a runner that dies or hangs, outputs that differ from the
-/// reference executor's by more than options.rtol.
+/// Judges the candidates (at least one) against the input; `before_onnx` is the ONNX bytes of
+/// `original` as they would be written. Errors (nothing should be written then): a file the
+/// runtime cannot load, a runner that dies or hangs, outputs that differ from the reference
+/// executor's by more than options.rtol.
 ///
-/// Test hook: the environment variable REWIRE_TEST_RUNTIME_SLOWDOWN=F (a number > 0)
-/// multiplies the result's measured times by F, so that tests can force the "result measures
-/// slower" decision.
-StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const Graph& best,
-                                        const std::string& before_onnx,
-                                        const std::string& after_onnx, OrtRunner* ort,
-                                        const RuntimeJudgeOptions& options);
+/// Test hook: the environment variable REWIRE_TEST_RUNTIME_SLOWDOWN=F or F1,F2,... (numbers
+/// > 0) multiplies candidate i's measured times by Fi (the last factor repeats), so that tests
+/// can force the "result measures slower" decision, or the choice of a candidate.
+StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const std::string& before_onnx,
+                                        const std::vector<RuntimeCandidate>& candidates,
+                                        OrtRunner* ort, const RuntimeJudgeOptions& options);
 
 }  // namespace rewire::cli

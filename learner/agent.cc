@@ -68,7 +68,7 @@ StatusOr<EpisodeOutcome> RunEpisode(GnnPolicy& policy, Environment& env, const G
     ep.steps.push_back(std::move(s));
     if (!r.rule.empty()) {
       ep.rules.push_back(r.rule);
-      path.push_back(SearchStep{r.rule, r.cost_ms});
+      path.push_back(SearchStep{r.rule, r.cost_ms, {}});
       if (r.cost_ms < ep.best_cost_ms) {
         ep.best_cost_ms = r.cost_ms;
         out.best_graph = env.graph();
@@ -530,7 +530,7 @@ StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph,
         child.cost_ms = c.cost_ms;
         child.hash = h;
         child.path = node.path;
-        child.path.push_back(SearchStep{rules[c.rule].name, c.cost_ms});
+        child.path.push_back(SearchStep{rules[c.rule].name, c.cost_ms, {}});
         if (c.cost_ms < result.final_cost_ms) {
           result.final_cost_ms = c.cost_ms;
           result.best = child.graph;

@@ -96,6 +96,66 @@ TEST(Search, RandomIsDeterministicForASeed) {
   EXPECT_LE(a->final_cost_ms, a->initial_cost_ms);
 }
 
+TEST(Search, ReplayingTheStepsRebuildsThePathAndTheBest) {
+  auto cost = Analytic();
+  const Graph g = SmallBert();
+  for (const char* algorithm : {"greedy", "backtrack", "random"}) {
+    SCOPED_TRACE(algorithm);
+    SearchOptions o;
+    o.algorithm = algorithm;
+    o.budget = 30;
+    o.seed = 3;
+    auto r = RunSearch(g, Rules(), *cost, o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const size_t n = r->steps.size();
+    ASSERT_GE(n, 2u);
+    auto graphs = ReplaySteps(g, Rules(), r->steps, {n, 1, 0});
+    ASSERT_TRUE(graphs.ok()) << graphs.status().message();
+    ASSERT_EQ(graphs->size(), 3u);
+    // All steps: the search's best, node for node.
+    EXPECT_EQ((*graphs)[0].Hash(), r->best.Hash());
+    EXPECT_EQ((*graphs)[0].NodeIds(), r->best.NodeIds());
+    // One step: the graph that step's recorded cost belongs to; none: the input.
+    auto one = GraphCostMs(*cost, (*graphs)[1]);
+    ASSERT_TRUE(one.ok());
+    EXPECT_NEAR(*one, r->steps[0].cost_ms, 1e-9);
+    EXPECT_EQ((*graphs)[2].Hash(), g.Hash());
+    EXPECT_LE(MaxRelError(g, (*graphs)[1]), 1e-4);
+  }
+}
+
+TEST(Search, ReplayRefusesWhatItCannotReplay) {
+  auto cost = Analytic();
+  const Graph g = SmallBert();
+  SearchOptions o;
+  o.algorithm = "greedy";
+  auto r = RunSearch(g, Rules(), *cost, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const size_t n = r->steps.size();
+  ASSERT_GE(n, 1u);
+  EXPECT_EQ(
+      ReplaySteps(g, Rules(), r->steps, {n + 1}).status().message(),
+      "cannot replay " + std::to_string(n + 1) + " rewrites of a path of " + std::to_string(n));
+  std::vector<SearchStep> unrecorded = r->steps;
+  unrecorded[0].match.rule = -1;  // as the agent's searches record them
+  const auto missing = ReplaySteps(g, Rules(), unrecorded, {1});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("recorded no match"), std::string::npos)
+      << missing.status().message();
+  // Another input: the recorded matches name nodes it does not have.
+  const Graph other = *BuildModel("squeezenet", {});
+  EXPECT_FALSE(ReplaySteps(other, Rules(), r->steps, {n}).ok());
+}
+
+TEST(Search, SpreadPrefixesAreLongestFirstAndNeverTheInput) {
+  EXPECT_EQ(SpreadPrefixes(10, 3), (std::vector<size_t>{10, 7, 3}));
+  EXPECT_EQ(SpreadPrefixes(34, 3), (std::vector<size_t>{34, 23, 11}));
+  EXPECT_EQ(SpreadPrefixes(2, 3), (std::vector<size_t>{2, 1}));
+  EXPECT_EQ(SpreadPrefixes(5, 1), (std::vector<size_t>{5}));
+  EXPECT_TRUE(SpreadPrefixes(0, 3).empty());
+  EXPECT_TRUE(SpreadPrefixes(7, 0).empty());
+}
+
 TEST(Search, BadOptionsAreErrors) {
   auto cost = Analytic();
   const Graph g = SmallBert();

@@ -208,6 +208,34 @@ TEST(OrtJudge, ForcedSlowerResultWritesTheInputAndSaysSo) {
   EXPECT_EQ(ReadFile(out), ReadFile(input));
 }
 
+TEST(OrtJudge, AFasterGraphAlongThePathIsWrittenWhenTheFinalOneIsSlower) {
+  SKIP_WITHOUT_ORT();
+  TempDir dir;
+  const std::string out = dir / "opt.onnx", report = dir / "report.json",
+                    prefix = dir / "prefix.onnx";
+  // The final graph (8 rewrites) measures 1000x slower, the one after 4 rewrites 1000x faster.
+  auto opt = RunCommand("REWIRE_TEST_RUNTIME_SLOWDOWN=1000,0.001 " + Quote(REWIRE_BINARY) +
+                        " optimize --model squeezenet --search greedy --budget 8 -q" + kQuickJudge +
+                        " --runtime-candidates 2 --out " + Quote(out) + " --report " +
+                        Quote(report) + " 2>&1");
+  ASSERT_EQ(opt.exit_code, 0) << opt.output;
+  EXPECT_NE(opt.output.find("(the graph after 4 of 8 rewrites)"), std::string::npos) << opt.output;
+  const Json js = testing::ReadJson(report);
+  EXPECT_EQ(JsonStringAt(js, "decision"), "optimised") << js.dump();
+  EXPECT_EQ(ReportNumber(js, "runtime_chosen"), 1) << js.dump();
+  EXPECT_EQ(ReportNumber(js, "written_rewrites"), 4) << js.dump();
+  ASSERT_TRUE(js.contains("runtime_candidates") && js["runtime_candidates"].size() == 2)
+      << js.dump();
+  EXPECT_EQ(JsonStringAt(js["runtime_candidates"][0], "label"), "final, 8 rewrites");
+  EXPECT_EQ(JsonStringAt(js["runtime_candidates"][1], "label"), "after 4 of 8 rewrites");
+  EXPECT_LE(ReportNumber(js, "runtime_max_rel_error_result"), kTolerance) << js.dump();
+  // Greedy search is deterministic: with a budget of 4 it writes that same graph.
+  auto four =
+      Rewire("optimize --model squeezenet --search greedy --budget 4 -q --out " + Quote(prefix));
+  ASSERT_EQ(four.exit_code, 0) << four.output;
+  EXPECT_EQ(ReadFile(out), ReadFile(prefix));
+}
+
 TEST(OrtJudge, ReferenceRuntimeJudgesToo) {
   TempDir dir;
   const std::string report = dir / "report.json";
