@@ -2,9 +2,11 @@
 // The ort cost model: times each operator in ONNX Runtime (tools/ort/runner.js) as a one-node
 // model, with every ORT graph optimisation on: the node's weight inputs become initializers
 // (so ORT can pre-pack them), constants stay constants, the rest are random graph inputs. The
-// runner's fixed cost of one run (measured once on a one-element Identity model) is subtracted.
-// Memoised by op signature, optionally in the persistent cost cache under
-// "ort:<version>:threads=<n>".
+// cost is the time of the kernels ONNX Runtime runs for it (the median over runs of their sum,
+// from ORT's profiler, layout reorders included), not the wall time of a run: moving tensors
+// between JavaScript and ORT costs more than a Relu or an Add on a large tensor, and that cost
+// does not exist inside a whole graph. Memoised by op signature, optionally in the persistent
+// cost cache under "ort:<version>:kernels:threads=<n>".
 //
 // What it cannot see: ORT fuses across nodes in a whole graph (Conv + Relu, MatMul + Add, Gelu's
 // Erf form), so an activation timed alone costs something here that it may not in the graph.
@@ -36,12 +38,11 @@ class OrtCostModel : public MeasuredCostModel {
  private:
   OrtCostModel(const OrtCostOptions& options, std::unique_ptr<OrtRunner> runner, std::string key,
                std::shared_ptr<CostCache> cache);
-  /// Median ms of one run of `g` in ORT (with the runner's fixed cost included).
-  StatusOr<double> TimeGraph(const Graph& g);
+  /// Median over runs of the summed kernel time (ms) of `g` in ORT.
+  StatusOr<double> TimeKernels(const Graph& g);
 
   OrtCostOptions options_;
   std::unique_ptr<OrtRunner> runner_;
-  double overhead_ms_ = -1;  // the fixed cost of one run; measured on first use
   int models_ = 0;
 };
 

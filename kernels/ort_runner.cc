@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -250,12 +251,12 @@ StatusOr<std::string> OrtRunner::Call(const std::string& request) {
                   (err.empty() ? "" : " (stderr: " + err + ")"));
 }
 
-Status OrtRunner::Load(const std::string& id, const std::string& model_path) {
+Status OrtRunner::Load(const std::string& id, const std::string& model_path, bool profile) {
   std::error_code ec;
   const std::string abs = fs::absolute(model_path, ec).string();
-  REWIRE_ASSIGN_OR_RETURN(
-      const std::string reply,
-      Call(JsonText(Json{{"op", "load"}, {"id", id}, {"path", abs}, {"threads", threads_}})));
+  Json request{{"op", "load"}, {"id", id}, {"path", abs}, {"threads", threads_}};
+  if (profile) request["profile"] = dir_ + "/profile" + std::to_string(files_++);
+  REWIRE_ASSIGN_OR_RETURN(const std::string reply, Call(JsonText(request)));
   REWIRE_ASSIGN_OR_RETURN(const Json d, ParseReply(reply));
   if (!*JsonBoolAt(d, "ok"))
     return InvalidArgument(model_path + ": ONNX Runtime cannot load it: " + ErrorOf(d));
@@ -311,6 +312,23 @@ StatusOr<OrtTiming> OrtRunner::Time(const std::string& id, const NamedTensors& i
     if (!v.is_number())
       return Internal("reply of the ONNX Runtime runner with a non-number time: " + reply);
     t.times_ms.push_back(v.get<double>());
+  }
+  if (const Json* kernels = JsonMember(d, "kernel_ms")) {
+    if (!kernels->is_array() || kernels->size() != t.times_ms.size()) {
+      return Internal("reply of the ONNX Runtime runner with kernel times not one per run: " +
+                      reply);
+    }
+    for (const Json& v : *kernels) {
+      if (!v.is_number())
+        return Internal("reply of the ONNX Runtime runner with a non-number kernel time: " + reply);
+      t.kernel_ms.push_back(v.get<double>());
+    }
+    std::vector<double> sorted = t.kernel_ms;
+    std::sort(sorted.begin(), sorted.end());
+    const size_t m = sorted.size();
+    t.kernel_median_ms = m == 0  ? 0
+                         : m % 2 ? sorted[m / 2]
+                                 : (sorted[m / 2 - 1] + sorted[m / 2]) / 2;
   }
   return t;
 }

@@ -34,6 +34,10 @@ using NamedTensors = std::vector<std::pair<std::string, HostTensor>>;
 struct OrtTiming {
   double median_ms = 0;
   std::vector<double> times_ms;
+  /// A session loaded with profiling: per timed run, the summed time of the kernels ONNX Runtime
+  /// ran (from its profiler: no JavaScript, no tensor transfer), and their median.
+  std::vector<double> kernel_ms;
+  double kernel_median_ms = 0;
 };
 
 /// The runner path that OrtRunnerOptions{} resolves to (for messages and tests).
@@ -54,8 +58,10 @@ class OrtRunner {
   const std::string& version() const { return version_; }
 
   /// Loads `model_path` as session `id` (replacing one of that id). ONNX Runtime's load error
-  /// is an InvalidArgument naming the file.
-  Status Load(const std::string& id, const std::string& model_path);
+  /// is an InvalidArgument naming the file. With `profile`, ONNX Runtime's profiler records the
+  /// session's kernels, and the session's first Time reports their times (kernel_ms); profiling
+  /// ends there.
+  Status Load(const std::string& id, const std::string& model_path, bool profile = false);
   /// Runs session `id` once; outputs in the model's output order.
   StatusOr<NamedTensors> Run(const std::string& id, const NamedTensors& inputs);
   /// `warmups` untimed runs, then `repeats` timed ones (wall time of each run in the runner).

@@ -5,10 +5,14 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
+#include "graph/onnx/onnx_io.h"
 #include "kernels/cost_backends.h"
 #include "kernels/cost_cache.h"
+#include "kernels/executor.h"
 #include "kernels/ort_cost.h"
+#include "kernels/ort_runner.h"
 #include "tests/graph/onnx_test_graphs.h"
 #include "tests/graph/test_util.h"
 
@@ -67,6 +71,51 @@ TEST(OrtCost, MeasuresOpsAndReusesTheCache) {
     EXPECT_EQ((*model)->stats().measured, 0u);
     EXPECT_EQ((*model)->stats().cache_hits, 3u);
   }
+  std::filesystem::remove(path);
+}
+
+TEST(OrtRunner, AProfiledSessionReportsItsKernelTimesWithinEachRun) {
+  if (!OrtInstalled())
+    GTEST_SKIP() << "ONNX Runtime is not installed in tools/ort (run scripts/install-deps.sh)";
+  const Graph g = ConvNet();
+  auto bytes = ExportOnnxBytes(g);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("rewire-ort-profile-test-" + std::to_string(::getpid()) + ".onnx"))
+                               .string();
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << *bytes;
+  }
+  OrtRunnerOptions ro;
+  ro.threads = 1;
+  auto runner = OrtRunner::Start(ro);
+  ASSERT_TRUE(runner.ok()) << runner.status().message();
+  NamedTensors feed;
+  for (const auto& [name, t] : RandomInputs(g, 1)) feed.emplace_back(name, *t);
+
+  ASSERT_TRUE((*runner)->Load("p", path, /*profile=*/true).ok());
+  ASSERT_TRUE((*runner)->Run("p", feed).ok());  // profiled too, not reported as a timed run
+  auto t = (*runner)->Time("p", feed, /*warmups=*/2, /*repeats=*/4);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->times_ms.size(), 4u);
+  ASSERT_EQ(t->kernel_ms.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    // The kernels run inside the run that the runner timed from outside.
+    EXPECT_GT(t->kernel_ms[i], 0) << i;
+    EXPECT_LE(t->kernel_ms[i], t->times_ms[i]) << i;
+  }
+  EXPECT_GT(t->kernel_median_ms, 0);
+  // Profiling ended with that request; the profile file was read and removed.
+  auto again = (*runner)->Time("p", feed, 0, 2);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_TRUE(again->kernel_ms.empty());
+  // A session loaded without profiling reports wall times only.
+  ASSERT_TRUE((*runner)->Load("q", path).ok());
+  auto plain = (*runner)->Time("q", feed, 0, 2);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_TRUE(plain->kernel_ms.empty());
+  EXPECT_EQ(plain->times_ms.size(), 2u);
   std::filesystem::remove(path);
 }
 

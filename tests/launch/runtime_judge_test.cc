@@ -17,8 +17,8 @@ RuntimeVerdict DecideOn(const TimedRuns& input, const TimedRuns& result, double 
 }
 
 TEST(JudgeDecision, FasterOverallAndInEveryRoundIsWritten) {
-  const RuntimeVerdict v = DecideOn({{10, 10, 11, 11, 10, 10}, {10, 11, 10}},
-                                    {{8, 8, 9, 9, 8, 8}, {8, 9, 8}});
+  const RuntimeVerdict v =
+      DecideOn({{10, 10, 11, 11, 10, 10}, {10, 11, 10}}, {{8, 8, 9, 9, 8, 8}, {8, 9, 8}});
   EXPECT_EQ(v.decision, "optimised");
   EXPECT_DOUBLE_EQ(v.before_ms, 10);
   EXPECT_DOUBLE_EQ(v.after_ms, 8);
@@ -30,8 +30,8 @@ TEST(JudgeDecision, FasterOverallAndInEveryRoundIsWritten) {
 
 TEST(JudgeDecision, FasterOverallButNotInEveryRoundIsNoise) {
   // One round where the result was slower (the machine was busy): the input is kept.
-  const RuntimeVerdict v = DecideOn({{10, 10, 10, 10, 10, 10}, {10, 10, 10}},
-                                    {{8, 8, 8, 8, 12, 12}, {8, 8, 12}});
+  const RuntimeVerdict v =
+      DecideOn({{10, 10, 10, 10, 10, 10}, {10, 10, 10}}, {{8, 8, 8, 8, 12, 12}, {8, 8, 12}});
   EXPECT_EQ(v.decision, "input");
   EXPECT_EQ(v.rounds_faster, 2);
   EXPECT_EQ(v.reason,

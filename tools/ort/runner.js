@@ -4,12 +4,15 @@
 // Protocol: one JSON request per line on stdin, one JSON reply per line on stdout, in order.
 // Tensors travel as .npy files (float32, float64, int64, int32, bool) in a folder the client owns.
 //   {"op":"hello"}                                   -> {"ok":true,"ort":"1.30.0"}
-//   {"op":"load","id":"a","path":"m.onnx","threads":2}
+//   {"op":"load","id":"a","path":"m.onnx","threads":2[,"profile":"dir/prefix"]}
 //                                                    -> {"ok":true,"inputs":[..],"outputs":[..]}
 //   {"op":"run","id":"a","inputs":{"x":"x.npy"},"out_dir":"d"}
 //                                                    -> {"ok":true,"outputs":{"y":"d/0.npy"}}
 //   {"op":"time","id":"a","inputs":{..},"warmups":2,"repeats":10}
 //                                                    -> {"ok":true,"times_ms":[..],"median_ms":m}
+//     A session loaded with "profile" (ONNX Runtime's profiler writing to that file prefix) also
+//     replies "kernel_ms": per timed run, the summed time of the kernels ONNX Runtime ran, from
+//     its profile (no JavaScript, no tensor transfer); its profiling ends with that request.
 //   {"op":"unload","id":"a"}                          -> {"ok":true}
 //   {"op":"quit"}                                     -> {"ok":true}, then exit 0
 // A failed request replies {"ok":false,"error":"..."} and the runner goes on.
@@ -38,6 +41,7 @@ const exitAfter = process.env.REWIRE_ORT_RUNNER_EXIT_AFTER
   ? parseInt(process.env.REWIRE_ORT_RUNNER_EXIT_AFTER, 10) : -1;
 let runs = 0;
 const sessions = new Map();
+const profiles = new Map();  // session id -> profile file prefix, until its profile is read
 
 const NPY_TYPES = {
   '<f4': ['float32', Float32Array, 4], '<f8': ['float64', Float64Array, 8],
@@ -82,6 +86,12 @@ function writeNpy(file, tensor) {
   fs.writeFileSync(file, Buffer.concat([head, Buffer.from(header, 'latin1'), data]));
 }
 
+function median(xs) {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const m = sorted.length;
+  return m % 2 ? sorted[(m - 1) / 2] : (sorted[m / 2 - 1] + sorted[m / 2]) / 2;
+}
+
 function feeds(req) {
   const f = {};
   for (const [name, file] of Object.entries(req.inputs || {})) f[name] = readNpy(file);
@@ -103,6 +113,23 @@ async function runOnce(s, f) {
   return s.run(f);
 }
 
+// Per run after the first `skip` runs, the summed duration (ms) of the kernels ONNX Runtime ran,
+// from the profile file the session wrote under `prefix` (read, then removed).
+function kernelTimes(prefix, skip) {
+  const dir = path.dirname(prefix);
+  const base = path.basename(prefix) + '_';
+  const files = fs.readdirSync(dir).filter(f => f.startsWith(base) && f.endsWith('.json'));
+  if (files.length !== 1) throw new Error('expected one ONNX Runtime profile ' + prefix + '_*.json, found ' + files.length);
+  const file = path.join(dir, files[0]);
+  const events = JSON.parse(fs.readFileSync(file, 'utf8'));
+  fs.unlinkSync(file);
+  const runsOf = events.filter(e => e.cat === 'Session' && e.name === 'model_run').sort((a, b) => a.ts - b.ts);
+  const kernels = events.filter(e => e.cat === 'Node' && e.name.endsWith('_kernel_time'));
+  return runsOf.slice(skip).map(r => kernels
+    .filter(k => k.ts >= r.ts && k.ts <= r.ts + r.dur)
+    .reduce((sum, k) => sum + k.dur, 0) / 1000);
+}
+
 async function handle(req) {
   switch (req.op) {
     case 'hello':
@@ -111,10 +138,16 @@ async function handle(req) {
       const opts = { graphOptimizationLevel: 'all', executionMode: 'sequential',
                      interOpNumThreads: 1, logSeverityLevel: 3 };
       if (req.threads > 0) opts.intraOpNumThreads = req.threads;
+      if (req.profile) {
+        opts.enableProfiling = true;
+        opts.profileFilePrefix = req.profile;
+      }
       const s = await ort.InferenceSession.create(req.path, opts);
       const old = sessions.get(req.id);
       if (old) await old.release();
       sessions.set(req.id, s);
+      if (req.profile) profiles.set(req.id, req.profile);
+      else profiles.delete(req.id);
       return { ok: true, inputs: s.inputNames, outputs: s.outputNames };
     }
     case 'run': {
@@ -138,13 +171,27 @@ async function handle(req) {
         await runOnce(s, f);
         times.push(Number(process.hrtime.bigint() - t0) / 1e6);
       }
-      const sorted = [...times].sort((a, b) => a - b);
-      const m = sorted.length;
-      const median = m % 2 ? sorted[(m - 1) / 2] : (sorted[m / 2 - 1] + sorted[m / 2]) / 2;
-      return { ok: true, times_ms: times, median_ms: median };
+      const reply = { ok: true, times_ms: times, median_ms: median(times) };
+      const prefix = profiles.get(req.id);
+      if (prefix) {
+        // Every run of this session since its load was profiled: skip all but the timed ones.
+        s.endProfiling();
+        profiles.delete(req.id);
+        const all = kernelTimes(prefix, 0);
+        reply.kernel_ms = all.slice(all.length - times.length);
+      }
+      return reply;
     }
     case 'unload': {
       const s = sessions.get(req.id);
+      if (s && profiles.has(req.id)) {
+        s.endProfiling();  // its file is removed below, unread
+        const prefix = profiles.get(req.id);
+        profiles.delete(req.id);
+        for (const f of fs.readdirSync(path.dirname(prefix))) {
+          if (f.startsWith(path.basename(prefix) + '_')) fs.unlinkSync(path.join(path.dirname(prefix), f));
+        }
+      }
       if (s) await s.release();
       sessions.delete(req.id);
       return { ok: true };
