@@ -6,7 +6,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -18,6 +17,7 @@
 
 #include "graph/json.h"
 #include "graph/npy.h"
+#include "kernels/measured_cost.h"
 
 namespace rewire {
 namespace {
