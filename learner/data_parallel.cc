@@ -5,6 +5,8 @@
 #include "learner/data_parallel.h"
 #include "learner/nccl_comm.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
 #include <torch/torch.h>
 #include <torch/version.h>
 
@@ -532,6 +534,21 @@ StatusOr<std::unique_ptr<GradientAllReducer>> GradientAllReducer::Create(
                            " needs the master's port; port 0 (pick a free one) is for rank 0 only");
   }
   if (rv.master_addr.empty()) return InvalidArgument("the master address is empty");
+  // A name that does not resolve is an error now: the store would retry it until the timeout.
+  {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int rc = ::getaddrinfo(rv.master_addr.c_str(), nullptr, &hints, &found);
+    if (found) ::freeaddrinfo(found);
+    if (rc != 0) {
+      return InvalidArgument("the master address '" + rv.master_addr + "' does not resolve (" +
+                             ::gai_strerror(rc) + ") on " + impl->Who() +
+                             ": give MASTER_ADDR (or distributed.advertise) as an IP address or a "
+                             "host name this machine resolves");
+    }
+  }
 #if defined(USE_C10D_GLOO)
   try {
     c10d::TCPStoreOptions so;

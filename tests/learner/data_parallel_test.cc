@@ -675,5 +675,23 @@ TEST(DataParallelFailure, NoMasterFailsWithinTheTimeout) {
   std::printf("no master: failed after %.2fs: %s\n", seconds, worker.status().message().c_str());
 }
 
+TEST(DataParallelFailure, AMasterAddressThatDoesNotResolveIsOneClearError) {
+  // .invalid never resolves (RFC 2606): every rank says so instead of retrying until the timeout.
+  for (int rank : {0, 1}) {
+    auto r = GradientAllReducer::Create(Rendezvous{rank, 2, "no-such-host.invalid", 29400},
+                                        WithTimeout(kShortTimeout));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().message();
+    EXPECT_EQ(r.status().message().rfind("the master address 'no-such-host.invalid' does not "
+                                         "resolve (",
+                                         0),
+              0u)
+        << r.status().message();
+    EXPECT_NE(r.status().message().find("rank " + std::to_string(rank) + " of 2"),
+              std::string::npos)
+        << r.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace rewire
