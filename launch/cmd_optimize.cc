@@ -239,9 +239,15 @@ void RegisterOptimize(CLI::App& app) {
   cmd->add_option("--runtime-rounds", o->judge.rounds, "Alternating timing rounds of --runtime")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--runtime-repeats", o->judge.repeats, "Timed runs of each graph per round")
+  cmd->add_option("--runtime-repeats", o->judge.repeats,
+                  "Timed runs of each graph per round, at least (see --runtime-min-round-ms)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--runtime-min-round-ms", o->judge.min_round_ms,
+                  "A graph faster than this / --runtime-repeats gets more runs per round, so "
+                  "that each round of each graph lasts about this long (0: exactly the repeats)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--runtime-threads", o->judge.threads,
                   "Intra-op threads of --runtime (0: its default)")
       ->capture_default_str()
@@ -460,6 +466,7 @@ void RegisterOptimize(CLI::App& app) {
         js["decision_reason"] = verdict.reason;
         js["written_rewrites"] = chosen_rewrites;
         js["runtime_rounds"] = verdict.rounds;
+        js["runtime_repeats"] = verdict.repeats;
         js["runtime_rounds_faster"] = verdict.rounds_faster;
         Json judged = Json::array();
         for (const CandidateTiming& c : verdict.candidates) {

@@ -1,5 +1,7 @@
 #include "launch/runtime_judge.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -91,14 +93,15 @@ class TempFiles {
 /// Times graphs 0 (the input) .. n end to end in `rounds` alternating rounds (the order
 /// reverses every round, ABBA style), appending to runs[id]; a graph gets o.warmups untimed runs
 /// the first time it is timed, one after that.
-using TimeOne = std::function<Status(size_t id, int warmups, std::vector<double>& times)>;
-Status Rounds(const std::vector<size_t>& ids, const RuntimeJudgeOptions& o, const TimeOne& time,
-              std::vector<bool>& warmed, std::vector<TimedRuns>& runs) {
+using TimeOne =
+    std::function<Status(size_t id, int warmups, int repeats, std::vector<double>& times)>;
+Status Rounds(const std::vector<size_t>& ids, const RuntimeJudgeOptions& o, int repeats,
+              const TimeOne& time, std::vector<bool>& warmed, std::vector<TimedRuns>& runs) {
   for (int r = 0; r < o.rounds; ++r) {
     for (size_t k = 0; k < ids.size(); ++k) {
       const size_t id = r % 2 == 0 ? ids[k] : ids[ids.size() - 1 - k];
       std::vector<double> times;
-      REWIRE_RETURN_IF_ERROR(time(id, warmed[id] ? 1 : o.warmups, times));
+      REWIRE_RETURN_IF_ERROR(time(id, warmed[id] ? 1 : o.warmups, repeats, times));
       warmed[id] = true;
       runs[id].all.insert(runs[id].all.end(), times.begin(), times.end());
       runs[id].round_medians.push_back(Median(times));
@@ -149,8 +152,9 @@ StatusOr<std::unique_ptr<OrtRunner>> StartRuntime(const RuntimeJudgeOptions& opt
 StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const std::string& before_onnx,
                                         const std::vector<RuntimeCandidate>& candidates,
                                         OrtRunner* ort, const RuntimeJudgeOptions& o) {
-  if (o.rounds < 1 || o.repeats < 1 || o.warmups < 0) {
-    return InvalidArgument("runtime timing needs rounds >= 1, repeats >= 1 and warmups >= 0");
+  if (o.rounds < 1 || o.repeats < 1 || o.warmups < 0 || !(o.min_round_ms >= 0)) {
+    return InvalidArgument(
+        "runtime timing needs rounds >= 1, repeats >= 1, warmups >= 0 and min_round_ms >= 0");
   }
   if (candidates.empty()) return InvalidArgument("the runtime judge needs a result to judge");
   const size_t n = candidates.size() + 1;  // graph 0 is the input
@@ -199,9 +203,9 @@ StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const std::string
                                Digits(worst, 3) + " > " + Digits(o.rtol, 3));
       }
     }
-    time = [&](size_t id, int warmups, std::vector<double>& out) -> Status {
+    time = [&](size_t id, int warmups, int repeats, std::vector<double>& out) -> Status {
       REWIRE_ASSIGN_OR_RETURN(OrtTiming t,
-                              ort->Time("g" + std::to_string(id), feed, warmups, o.repeats));
+                              ort->Time("g" + std::to_string(id), feed, warmups, repeats));
       out.insert(out.end(), t.times_ms.begin(), t.times_ms.end());
       return Status::Ok();
     };
@@ -218,9 +222,9 @@ StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const std::string
       }
       imported.push_back(std::move(g));
     }
-    timing.repeats = o.repeats;
-    time = [&](size_t id, int warmups, std::vector<double>& out) -> Status {
+    time = [&](size_t id, int warmups, int repeats, std::vector<double>& out) -> Status {
       timing.warmups = warmups;
+      timing.repeats = repeats;
       REWIRE_ASSIGN_OR_RETURN(LatencyStats s,
                               MeasureGraphLatency(imported[id], timing, o.threads, o.seed));
       out.push_back(s.median_ms);
@@ -231,13 +235,27 @@ StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const std::string
   }
 
   std::vector<bool> warmed(n, false);
+  // Rounds of at least min_round_ms: a graph of a few milliseconds gets more runs per round, so
+  // that one round's median is not one moment of a busy machine.
+  int repeats = o.repeats;
+  if (o.min_round_ms > 0) {
+    std::vector<double> probe;
+    REWIRE_RETURN_IF_ERROR(time(0, o.warmups, 3, probe));
+    warmed[0] = true;
+    const double ms = Median(probe);
+    if (ms > 0) {
+      repeats = static_cast<int>(
+          std::clamp(std::ceil(o.min_round_ms / ms), static_cast<double>(o.repeats), 1000.0));
+    }
+  }
+  v.repeats = repeats;
   size_t chosen = 1;
   if (candidates.size() > 1) {
     // Choose in one set of rounds over every graph...
     std::vector<TimedRuns> runs(n);
     std::vector<size_t> all(n);
     for (size_t id = 0; id < n; ++id) all[id] = id;
-    REWIRE_RETURN_IF_ERROR(Rounds(all, o, time, warmed, runs));
+    REWIRE_RETURN_IF_ERROR(Rounds(all, o, repeats, time, warmed, runs));
     const double input_ms = Median(runs[0].all);
     for (size_t id = 1; id < n; ++id) {
       CandidateTiming c;
@@ -251,7 +269,7 @@ StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const std::string
   }
   // ... and decide on fresh rounds of the input against the chosen one.
   std::vector<TimedRuns> runs(n);
-  REWIRE_RETURN_IF_ERROR(Rounds({0, chosen}, o, time, warmed, runs));
+  REWIRE_RETURN_IF_ERROR(Rounds({0, chosen}, o, repeats, time, warmed, runs));
   for (size_t id = 0; ort && id < n; ++id) (void)ort->Unload("g" + std::to_string(id));
 
   v.chosen = static_cast<int>(chosen - 1);

@@ -19,9 +19,12 @@ namespace rewire::cli {
 struct RuntimeJudgeOptions {
   /// "ort" (ONNX Runtime via tools/ort/runner.js) or "reference" (rewire's executor).
   std::string runtime = "ort";
-  int rounds = 3;          // alternating rounds (input, result, result, input, ...)
-  int warmups = 3;         // untimed runs of each graph before the first round
-  int repeats = 10;        // timed runs of each graph per round
+  int rounds = 3;    // alternating rounds (input, result, result, input, ...)
+  int warmups = 3;   // untimed runs of each graph before the first round
+  int repeats = 10;  // timed runs of each graph per round, at least
+  /// A graph faster than min_round_ms / repeats gets more runs per round (up to 1000), so that
+  /// every round of every graph lasts about this long.
+  double min_round_ms = 200;
   int threads = 0;         // intra-op threads (0: the runtime's default)
   double min_gain = 0.01;  // the result must be this much faster overall (fraction), and
                            // faster in every round
@@ -58,6 +61,7 @@ struct RuntimeVerdict {
   /// Deciding rounds in which the chosen graph's median beat the input's: "optimised" needs
   /// all of them as well as the overall margin, so that a noisy machine's luck does not decide.
   int rounds_faster = 0, rounds = 0;
+  int repeats = 0;  // timed runs of each graph per round (RuntimeJudgeOptions::min_round_ms)
   /// Every candidate's figures in the choosing rounds; empty with one candidate (no choice).
   std::vector<CandidateTiming> candidates;
   /// Factor from REWIRE_TEST_RUNTIME_SLOWDOWN applied to the chosen result's times (1: none).
