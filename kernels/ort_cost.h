@@ -2,8 +2,8 @@
 // The ort cost model: times each operator in ONNX Runtime (tools/ort/runner.js) as a one-node
 // model, with every ORT graph optimisation on: the node's weight inputs become initializers
 // (so ORT can pre-pack them), constants stay constants, the rest are random graph inputs. The
-// cost is the time of the kernels ONNX Runtime runs for it (the median over runs of their sum,
-// from ORT's profiler, layout reorders included), not the wall time of a run: moving tensors
+// cost is the time of the kernels ONNX Runtime runs for it (their sum in the fastest run, from
+// ORT's profiler, layout reorders included), not the wall time of a run: moving tensors
 // between JavaScript and ORT costs more than a Relu or an Add on a large tensor, and that cost
 // does not exist inside a whole graph. Memoised by op signature, optionally in the persistent
 // cost cache under "ort:<version>:kernels:threads=<n>".
@@ -38,7 +38,7 @@ class OrtCostModel : public MeasuredCostModel {
  private:
   OrtCostModel(const OrtCostOptions& options, std::unique_ptr<OrtRunner> runner, std::string key,
                std::shared_ptr<CostCache> cache);
-  /// Median over runs of the summed kernel time (ms) of `g` in ORT.
+  /// The least, over runs, of the summed kernel time (ms) of `g` in ORT.
   StatusOr<double> TimeKernels(const Graph& g);
 
   OrtCostOptions options_;

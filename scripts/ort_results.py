@@ -28,7 +28,7 @@ from results import TORCHVISION, ZOO, export_torchvision, run, write_section  # 
 BEGIN = "<!-- ort-results:begin -->"
 END = "<!-- ort-results:end -->"
 # What the figures of the last run (2 shared cores, greedy, budget 100) say; kept with the table.
-NOTE = ['', "Reading it: ONNX Runtime already performs the fusions that most of rewire's rules do (Conv +", "bias + Relu, Gelu's Erf form, MatMul + Add), so those rewrites gain little there, and the", 'merges that enlarge 1x1 kernels to 3x3 to concatenate convolutions (squeezenet, inception,', 'googlenet under `analytic(h100)`) cost up to 9x the FLOPs of those channels on a CPU. The ort', "cost backend times each operator alone, where a separate Relu or Add costs what ORT's fusion", 'removes in the whole graph, so it over-predicts (compare the predicted and measured', 'columns). Timings on this shared machine drift between runs by more than the 1% margin, so a', 'row decided *optimised* at 1.01-1.03x may not reproduce.']
+NOTE = ['', "Reading it: ONNX Runtime already performs the fusions that most of rewire's rules do (Conv +", "bias + Relu, Gelu's Erf form, MatMul + Add), so on this CPU most search results do not", 'measure faster than the input, and which rows are decided *optimised* changes from one run', 'of this command to the next. The merges that enlarge 1x1 kernels to 3x3 to', 'concatenate convolutions (squeezenet, inception, googlenet under `analytic(h100)`) cost up to', "9x the FLOPs of those channels on a CPU. The ort cost backend sees each operator's kernels", "alone: the Relu or Add that ORT fuses into the Conv or MatMul before it costs something there,", 'so the rewrites that fuse them are predicted to gain what ORT gains on its own. It takes', "each operator's kernels in their fastest run: their median moved by up to 2x between runs on", 'these shared cores. A judged graph of a few milliseconds measures 0.7x to 1.06x in', 'successive runs on 2 cores (nasrnn), which is why the judge wants every round to agree.']
 
 
 def optimize(rewire, model, cost, args, workdir):
@@ -81,7 +81,7 @@ def section(rows, args, seconds, command):
         f"{rows[0]['runtime'].split()[-1] if rows else ''} (CPU, onnxruntime-node from tools/ort) with every graph",
         f"optimisation on and {args.threads} intra-op thread(s); the input and the optimised graph, as the",
         "standard ONNX files rewire writes, are timed end to end in "
-        f"{args.rounds} alternating rounds of {args.repeats} runs",
+        f"{args.rounds} alternating rounds of at least {args.repeats} runs and 200 ms per graph",
         "(median of all runs), after their outputs in ORT were checked against the reference executor",
         "(max relative error <= 1e-3). The judge offers ONNX Runtime the search's final graph and up to",
         f"{args.candidates - 1} graph(s) along its path (after fewer of its rewrites, spread evenly), picks the fastest in one",
@@ -92,8 +92,8 @@ def section(rows, args, seconds, command):
         f"Search: {args.search}, budget {args.budget}; *predicted* is what the search's cost",
         "model predicted (`analytic(h100)`: a roofline for an H100, not this CPU; `ort`: each operator",
         "run alone in ONNX Runtime as a one-node model, costed by the kernel time ORT's profiler",
-        "records, cached in SQLite). The machine has 2 cores",
-        "shared with other jobs: differences of a few percent are noise.",
+        "records, cached in SQLite). The machine has 2 cores: differences of a few percent are",
+        "noise.",
         "",
         "| model | source | cost model | nodes | predicted | graph | ORT before ms | ORT after ms | measured | decision | written | ORT max rel err | s |",
         "|---|---|---|---|---:|---|---:|---:|---:|---|---:|---:|---:|",
