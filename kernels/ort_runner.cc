@@ -17,7 +17,6 @@
 
 #include "graph/json.h"
 #include "graph/npy.h"
-#include "kernels/measured_cost.h"
 
 namespace rewire {
 namespace {
@@ -323,12 +322,6 @@ StatusOr<OrtTiming> OrtRunner::Time(const std::string& id, const NamedTensors& i
         return Internal("reply of the ONNX Runtime runner with a non-number kernel time: " + reply);
       t.kernel_ms.push_back(v.get<double>());
     }
-    std::vector<double> sorted = t.kernel_ms;
-    std::sort(sorted.begin(), sorted.end());
-    const size_t m = sorted.size();
-    t.kernel_median_ms = m == 0  ? 0
-                         : m % 2 ? sorted[m / 2]
-                                 : (sorted[m / 2 - 1] + sorted[m / 2]) / 2;
   }
   return t;
 }

@@ -35,9 +35,8 @@ struct OrtTiming {
   double median_ms = 0;
   std::vector<double> times_ms;
   /// A session loaded with profiling: per timed run, the summed time of the kernels ONNX Runtime
-  /// ran (from its profiler: no JavaScript, no tensor transfer), and their median.
+  /// ran (from its profiler: no JavaScript, no tensor transfer).
   std::vector<double> kernel_ms;
-  double kernel_median_ms = 0;
 };
 
 /// The runner path that OrtRunnerOptions{} resolves to (for messages and tests).

@@ -85,11 +85,6 @@ std::vector<std::pair<size_t, FinishedGraph>> PathCandidates(const Graph& origin
   return out;
 }
 
-/// Writes `bytes` to `path` through a temporary file renamed into place: never half a file.
-void WriteAtomically(const std::string& path, const std::string& bytes) {
-  Check(WriteFileAtomic(path, bytes));
-}
-
 /// End-to-end figures of the input and the result on one device (--latency).
 struct LatencyReport {
   std::string device;
@@ -479,7 +474,7 @@ void RegisterOptimize(CLI::App& app) {
         js["runtime_chosen"] = verdict.chosen;
       }
       js["onnx_custom_ops"] = o->onnx_custom_ops;
-      WriteAtomically(o->report, JsonText(js, 2) + "\n");
+      Check(WriteFileAtomic(o->report, JsonText(js, 2) + "\n"));
     }
     if (!v.verified) {
       throw CommandError("the optimised graph does not match the input (" + v.message +
@@ -490,7 +485,7 @@ void RegisterOptimize(CLI::App& app) {
                          " outputs differ from the CPU reference (" + latency.check_message + ")");
     }
     if (!o->out.empty()) {
-      WriteAtomically(o->out, written);
+      Check(WriteFileAtomic(o->out, written));
       std::string what;
       if (verdict.decision == "input") {
         what = " (the input, unchanged)";

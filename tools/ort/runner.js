@@ -113,19 +113,23 @@ async function runOnce(s, f) {
   return s.run(f);
 }
 
-// Per run after the first `skip` runs, the summed duration (ms) of the kernels ONNX Runtime ran,
-// from the profile file the session wrote under `prefix` (read, then removed).
-function kernelTimes(prefix, skip) {
+// The profile files a session wrote under `prefix` (ONNX Runtime appends a date to it).
+function profileFiles(prefix) {
   const dir = path.dirname(prefix);
   const base = path.basename(prefix) + '_';
-  const files = fs.readdirSync(dir).filter(f => f.startsWith(base) && f.endsWith('.json'));
+  return fs.readdirSync(dir).filter(f => f.startsWith(base)).map(f => path.join(dir, f));
+}
+
+// Per profiled run, the summed duration (ms) of the kernels ONNX Runtime ran, from the profile
+// file the session wrote under `prefix` (read, then removed).
+function kernelTimes(prefix) {
+  const files = profileFiles(prefix).filter(f => f.endsWith('.json'));
   if (files.length !== 1) throw new Error('expected one ONNX Runtime profile ' + prefix + '_*.json, found ' + files.length);
-  const file = path.join(dir, files[0]);
-  const events = JSON.parse(fs.readFileSync(file, 'utf8'));
-  fs.unlinkSync(file);
+  const events = JSON.parse(fs.readFileSync(files[0], 'utf8'));
+  fs.unlinkSync(files[0]);
   const runsOf = events.filter(e => e.cat === 'Session' && e.name === 'model_run').sort((a, b) => a.ts - b.ts);
   const kernels = events.filter(e => e.cat === 'Node' && e.name.endsWith('_kernel_time'));
-  return runsOf.slice(skip).map(r => kernels
+  return runsOf.map(r => kernels
     .filter(k => k.ts >= r.ts && k.ts <= r.ts + r.dur)
     .reduce((sum, k) => sum + k.dur, 0) / 1000);
 }
@@ -177,7 +181,7 @@ async function handle(req) {
         // Every run of this session since its load was profiled: skip all but the timed ones.
         s.endProfiling();
         profiles.delete(req.id);
-        const all = kernelTimes(prefix, 0);
+        const all = kernelTimes(prefix);
         reply.kernel_ms = all.slice(all.length - times.length);
       }
       return reply;
@@ -186,11 +190,8 @@ async function handle(req) {
       const s = sessions.get(req.id);
       if (s && profiles.has(req.id)) {
         s.endProfiling();  // its file is removed below, unread
-        const prefix = profiles.get(req.id);
+        for (const f of profileFiles(profiles.get(req.id))) fs.unlinkSync(f);
         profiles.delete(req.id);
-        for (const f of fs.readdirSync(path.dirname(prefix))) {
-          if (f.startsWith(path.basename(prefix) + '_')) fs.unlinkSync(path.join(path.dirname(prefix), f));
-        }
       }
       if (s) await s.release();
       sessions.delete(req.id);
