@@ -195,11 +195,22 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
       REWIRE_RETURN_IF_ERROR(policy->LoadWeights(newest->blob, newest->policy_version));
       ++weight_updates;
     }
+    // The first weights: asked of rank 0 until it answers, for distributed.endpoint_timeout_s.
+    const auto asked_since = Clock::now();
     while (policy->version() < 0 && !StopFlag().load()) {
+      if (SecondsSince(asked_since) > d.endpoint_timeout_s) {
+        return DeadlineExceeded(
+            fmt::format("waited {:g} s for the first weights from learner rank 0 at {}: it never "
+                        "answered (is rank 0 running and past its start? "
+                        "distributed.endpoint_timeout_s sets the wait)",
+                        d.endpoint_timeout_s, links.endpoints[0]["weights_request"]));
+      }
       WeightsRequest r;
       r.actor_id = id;
       r.have_version = -1;
-      StatusOr<WeightsMsg> m = links.req->Request<WeightsMsg>(r, 2000);
+      const int wait_ms = static_cast<int>(
+          std::clamp(1000 * (d.endpoint_timeout_s - SecondsSince(asked_since)), 1.0, 2000.0));
+      StatusOr<WeightsMsg> m = links.req->Request<WeightsMsg>(r, wait_ms);
       if (m.ok() && !m->blob.empty()) {
         REWIRE_RETURN_IF_ERROR(policy->LoadWeights(m->blob, m->policy_version));
         version_since = Clock::now();
@@ -288,14 +299,21 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
       // Round-robin over the learner ranks (actors start at different ranks); a rank whose queue
       // stays full is skipped. A rollout no rank takes within a minute is given up (it would be
       // too stale to learn from).
+      // Encoded and signed once: every Pusher of the run shares its secret and limits.
       bool delivered = false;
       const auto send_start = Clock::now();
-      const size_t bytes = Encode(msg).size();
-      for (uint64_t attempt = 0; !delivered && !StopFlag().load() && SecondsSince(send_start) < 60;
+      StatusOr<std::string> frame = links.push[0].Seal(msg);
+      if (!frame.ok()) {
+        std::fprintf(stderr, "%s: rollout refused: %s\n", id.c_str(),
+                     frame.status().message().c_str());
+      }
+      const size_t bytes = frame.ok() ? frame->size() - kMacBytes : 0;
+      for (uint64_t attempt = 0;
+           frame.ok() && !delivered && !StopFlag().load() && SecondsSince(send_start) < 60;
            ++attempt) {
         Pusher& p =
             links.push[(sequence + static_cast<uint64_t>(rank) + attempt) % links.push.size()];
-        const Status s = p.Send(msg, 250);
+        const Status s = p.SendFrame(*frame, 250);
         if (s.ok()) {
           delivered = true;
         } else if (s.code() == StatusCode::kInvalidArgument) {

@@ -84,8 +84,9 @@ StatusOr<Socket> BindPreferring(zmq::context_t& ctx, const std::string& host, in
 }
 
 /// Rank 0's weight broadcast: a thread that owns the PUB and REP sockets, publishes every new
-/// version (and the current one again each second, for subscribers that joined late or rolled
-/// back with a restarted learner group), and answers WeightsRequests.
+/// version (and the current one again each second: for subscribers that joined late or rolled
+/// back with a restarted learner group, and because a conflating queue can hold back its newest
+/// message until the next write, see Publisher), and answers WeightsRequests.
 class WeightServer {
  public:
   WeightServer(Publisher pub, Replier rep) : pub_(std::move(pub)), rep_(std::move(rep)) {
@@ -122,7 +123,7 @@ class WeightServer {
         return m;
       });
       std::unique_lock<std::mutex> lock(mu_);
-      if (!blob_.empty() && (dirty_ || SecondsSince(last_publish) >= 1.0)) {
+      if (dirty_) {  // a new version: encoded and signed once, re-sent as it is below
         WeightsMsg m;
         m.policy_version = version_;
         m.blob = blob_;
@@ -131,6 +132,9 @@ class WeightServer {
         (void)pub_.Publish(m);
         last_publish = Clock::now();
         lock.lock();
+      } else if (SecondsSince(last_publish) >= 1.0) {
+        (void)pub_.RepublishLatest();
+        last_publish = Clock::now();
       }
       pub_counters_ = pub_.counters();
       rep_counters_ = rep_.counters();

@@ -275,21 +275,21 @@ void SecureSocket::CountDropped(uint64_t SocketCounters::*counter, std::string r
   last_drop_ = std::move(reason);
 }
 
-Status SecureSocket::SendBody(std::string_view body, int timeout_ms) {
+StatusOr<std::string> SecureSocket::SealBody(std::string_view body) {
   if (body.size() > options_.max_message_bytes) {
     ++counters_.send_refused;
     return InvalidArgument("message of " + std::to_string(body.size()) +
                            " bytes exceeds max_message_bytes " +
                            std::to_string(options_.max_message_bytes));
   }
-  zmq::message_t frame(kMacBytes + body.size());
-  auto* p = static_cast<unsigned char*>(frame.data());
-  std::memcpy(p + kMacBytes, body.data(), body.size());
-  crypto_auth_hmacsha256(p, p + kMacBytes, body.size(),
-                         reinterpret_cast<const unsigned char*>(secret_.data()));
+  return SignFrame(secret_, body);
+}
+
+Status SecureSocket::SendFrame(std::string_view frame, int timeout_ms) {
+  zmq::message_t message(frame.data(), frame.size());
   try {
     socket_.set(zmq::sockopt::sndtimeo, timeout_ms);
-    if (!socket_.send(frame, zmq::send_flags::none)) {
+    if (!socket_.send(message, zmq::send_flags::none)) {
       ++counters_.send_timeouts;
       return DeadlineExceeded("not sent to " + bound_endpoint_ + " within " +
                               std::to_string(timeout_ms) +

@@ -118,16 +118,26 @@ class SecureSocket {
                                      const std::string& endpoint, std::string_view secret,
                                      const SocketOptions& options);
 
-  /// Validates, encodes, signs and sends `msg`. Errors: InvalidArgument (fails Validate, over
-  /// max_message_bytes, socket error), DeadlineExceeded (not sent within timeout_ms: HWM reached).
+  /// Validates, encodes and signs `msg` once: the frame SendFrame sends, as often as needed (a
+  /// retry, a re-publish), on any socket of the same run secret. Errors: InvalidArgument (fails
+  /// Validate, over max_message_bytes).
   template <typename T>
-  Status SendMessage(const T& msg, int timeout_ms) {
+  StatusOr<std::string> Seal(const T& msg) {
     REWIRE_RETURN_IF_ERROR(CountRefusal(Validate(msg))
                                .WithContext(std::string("sending ") + MessageTypeName(T::kType)));
-    return SendBody(Encode(msg), timeout_ms);
+    return SealBody(Encode(msg));
   }
-  /// Signs and sends an already encoded body.
-  Status SendBody(std::string_view body, int timeout_ms);
+  /// Signs an already encoded body. Errors: over max_message_bytes.
+  StatusOr<std::string> SealBody(std::string_view body);
+  /// Sends a frame from Seal. Errors: InvalidArgument (socket error), DeadlineExceeded (not sent
+  /// within timeout_ms: HWM reached).
+  Status SendFrame(std::string_view frame, int timeout_ms);
+  /// Seal, then SendFrame.
+  template <typename T>
+  Status SendMessage(const T& msg, int timeout_ms) {
+    REWIRE_ASSIGN_OR_RETURN(std::string frame, Seal(msg));
+    return SendFrame(frame, timeout_ms);
+  }
   /// Sends an unsigned empty frame: a REP socket's answer to a request it dropped (it must answer
   /// before it can receive again; the requester drops the answer as unauthenticated).
   void SendEmpty();
@@ -234,6 +244,16 @@ class Pusher : public PatternSocket<Pusher, zmq::socket_type::push> {
   Status Send(const T& msg, int timeout_ms = -1) {
     return socket_.SendMessage(msg, timeout_ms);
   }
+  /// `msg` validated, encoded and signed once (SecureSocket::Seal), for SendFrame: a sender that
+  /// retries, or tries several Pushers of the same run, encodes and signs a message only once.
+  template <typename T>
+  StatusOr<std::string> Seal(const T& msg) {
+    return socket_.Seal(msg);
+  }
+  /// Sends a frame from Seal; blocks like Send.
+  Status SendFrame(std::string_view frame, int timeout_ms = -1) {
+    return socket_.SendFrame(frame, timeout_ms);
+  }
 
  private:
   friend class PatternSocket<Pusher, zmq::socket_type::push>;
@@ -278,22 +298,40 @@ class Puller : public PatternSocket<Puller, zmq::socket_type::pull> {
 /// Broadcasts messages (weights) to every connected Subscriber; never blocks. Its queue per
 /// subscriber is conflated too (ZMQ_CONFLATE): a subscriber that cannot keep up skips versions
 /// but always gets the latest (a plain PUB at its high-water mark would drop the newest).
+///
+/// A conflated queue can hold back its newest message, though: libzmq 4.3's conflating pipe
+/// (ypipe_conflate_t) keeps its "reader awake" flag unsynchronised between the thread that
+/// writes and the thread that reads, so when the reader finds the pipe empty at the moment the
+/// writer puts the newest message in, neither wakes the other and the message waits for the
+/// next write. It happens on either end (the PUB's queue towards the I/O thread, the SUB's
+/// towards the application), about once in hundreds of bursts on a busy machine. Any later
+/// write repairs it: a publisher whose newest message must arrive calls RepublishLatest
+/// periodically (the learners' weight server does, every second).
 class Publisher : public PatternSocket<Publisher, zmq::socket_type::pub> {
  public:
+  /// Encodes, signs and sends `msg`, and keeps the frame for RepublishLatest.
   template <typename T>
   Status Publish(const T& msg) {
-    return socket_.SendMessage(msg, 0);
+    REWIRE_ASSIGN_OR_RETURN(latest_, socket_.Seal(msg));
+    return socket_.SendFrame(latest_, 0);
+  }
+  /// Sends the last published frame again, as it is (not encoded or signed again); nothing
+  /// before the first Publish. Subscribers receive a copy of what they may already hold.
+  Status RepublishLatest() {
+    return latest_.empty() ? Status::Ok() : socket_.SendFrame(latest_, 0);
   }
 
  private:
   friend class PatternSocket<Publisher, zmq::socket_type::pub>;
   using PatternSocket::PatternSocket;
+  std::string latest_;  // the last frame published, MAC included
 };
 
 /// Subscribes to everything a Publisher sends and keeps only the latest message (ZMQ_CONFLATE:
 /// single frames only, which is what this transport sends). A new subscriber misses what was
 /// published before its subscription reached the publisher (the slow-joiner problem): a late
-/// joiner fetches the current weights over REQ/REP instead.
+/// joiner fetches the current weights over REQ/REP instead. The newest message can be held back
+/// until the publisher's next write (see Publisher).
 class Subscriber : public PatternSocket<Subscriber, zmq::socket_type::sub> {
  public:
   /// The latest valid T within timeout_ms.

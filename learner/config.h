@@ -137,9 +137,10 @@ struct DistributedSection {
   int max_message_mb = 64;
   double heartbeat_interval_s = 1;  // how often each process reports to its supervisor (> 0)
   double heartbeat_timeout_s = 60;  // a process silent this long is killed and restarted (> 0)
-  /// How long an env actor waits for the learners' endpoint files (RUN_DIR/endpoints/learnerR)
-  /// before it exits with an error naming the missing file (> 0). A learner rank writes its file
-  /// after the group's rendezvous, which may take up to run.collective_timeout_s.
+  /// How long an env actor waits for the learners' endpoint files (RUN_DIR/endpoints/learnerR),
+  /// and then for rank 0's answer to its first weights request, before it exits with an error
+  /// naming the missing file or the silent endpoint (> 0). A learner rank writes its file after
+  /// the group's rendezvous, which may take up to run.collective_timeout_s.
   double endpoint_timeout_s = 600;
   int max_restarts = 10;           // restarts per process (or learner group) before the run fails
   double backoff_initial_s = 0.5;  // first restart delay, doubling up to backoff_max_s

@@ -415,6 +415,35 @@ TEST(LaunchFaults, AnActorWithoutLearnersExitsAfterTheEndpointTimeoutNamingTheFi
   EXPECT_NE(out.find("distributed.endpoint_timeout_s"), std::string::npos) << out;
 }
 
+// An env actor whose learners wrote their endpoints but whose rank 0 never answers a weights
+// request (here: sockets bound by the test that never reply) gives up after
+// distributed.endpoint_timeout_s with an error naming the endpoint, instead of asking forever.
+TEST(LaunchFaults, AnActorWhoseRankZeroNeverServesWeightsExitsAfterTheTimeout) {
+  TempDir tmp;
+  const std::string run = tmp / "run";
+  WriteFile(tmp / "c.toml", TinyDistributedConfig(run, 2, 1));
+  zmq::context_t ctx;
+  const std::string secret = actors::NewRunSecret();
+  auto rollouts = actors::Puller::Bind(ctx, actors::kLoopbackAnyPort, secret);
+  auto weights = actors::Publisher::Bind(ctx, actors::kLoopbackAnyPort, secret);
+  auto silent = actors::Replier::Bind(ctx, actors::kLoopbackAnyPort, secret);
+  ASSERT_TRUE(rollouts.ok() && weights.ok() && silent.ok());
+  std::filesystem::create_directories(run + "/endpoints");
+  WriteFile(run + "/endpoints/learner0", "rollouts " + rollouts->BoundEndpoint() + "\nweights " +
+                                             weights->BoundEndpoint() + "\nweights_request " +
+                                             silent->BoundEndpoint() + "\n");
+  LaunchProcess actor("--role actor --config " + Quote(tmp / "c.toml") +
+                          " --set distributed.endpoint_timeout_s=1 --set distributed.learners=1",
+                      tmp / "actor.log", "REWIRE_RANK=0 REWIRE_LEARNERS=1");
+  ASSERT_EQ(actor.Wait(300), 1) << actor.Output();
+  const std::string out = actor.Output();
+  EXPECT_NE(out.find("waited 1 s for the first weights from learner rank 0 at " +
+                     silent->BoundEndpoint()),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("distributed.endpoint_timeout_s"), std::string::npos) << out;
+}
+
 TEST(LaunchFaults, AKilledLearnerRankRestartsTheGroupFromTheLastCheckpoint) {
   TempDir tmp;
   const std::string run = tmp / "run";
