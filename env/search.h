@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,9 @@ struct SearchResult {
   int64_t candidates_evaluated = 0;
   int64_t dropped = 0;  // backtrack: queued graphs dropped to keep the queue under max_queue
   double seconds = 0;
+  /// Figures a search reports besides these, by name (the rl search: the cheapest graph of its
+  /// greedy-policy rollout and of its samples); reports list them as they are.
+  std::map<std::string, double> stats;
 };
 
 /// The graph after the first k rewrites of `steps` from `input`, for each k of `prefixes`, by

@@ -12,73 +12,10 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "learner/acting.h"
 #include "learner/policy.h"
 
 namespace rewire {
-
-// ---------------------------------------------------------------------------- rollouts
-
-StatusOr<EpisodeOutcome> RunEpisode(GnnPolicy& policy, Environment& env, const Graph& graph,
-                                    bool sample, std::mt19937_64& rng, bool record) {
-  torch::NoGradGuard no_grad;
-  REWIRE_ASSIGN_OR_RETURN(Observation first, env.Reset(graph));
-  (void)first;
-  EpisodeOutcome out;
-  Episode& ep = out.episode;
-  ep.initial_cost_ms = env.initial_cost_ms();
-  ep.best_cost_ms = ep.initial_cost_ms;
-  out.best_graph = graph;
-  std::vector<SearchStep> path;
-  const int hops = policy->shape().layers;
-  while (!env.done()) {
-    ObservationFeatures f = EncodeObservation(env, hops);
-    const ObservationBatch batch = MakeBatch({&f});
-    const PolicyOutput o = policy->Forward(batch);
-    const auto logp = o.logp.contiguous();
-    const float* lp = logp.data_ptr<float>();
-    const int64_t n = logp.size(0);
-    int64_t flat = 0;
-    if (sample) {
-      double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng), acc = 0;
-      flat = n - 1;
-      for (int64_t i = 0; i < n; ++i) {
-        acc += std::exp(static_cast<double>(lp[i]));
-        if (u < acc) {
-          flat = i;
-          break;
-        }
-      }
-    } else {
-      for (int64_t i = 1; i < n; ++i) {
-        if (lp[i] > lp[flat]) flat = i;
-      }
-    }
-    const int64_t action = batch.ActionOf(0, flat);
-    REWIRE_ASSIGN_OR_RETURN(StepResult r, env.Step(static_cast<size_t>(action)));
-    // Without `record` a step keeps its reward only: the return and length are still reported.
-    RolloutStep s;
-    s.reward = static_cast<float>(r.reward);
-    s.done = r.done;
-    if (record) {
-      s.observation = std::move(f);
-      s.action = static_cast<int32_t>(action);
-      s.logprob = lp[flat];
-      s.value = o.value[0].item<float>();
-    }
-    ep.steps.push_back(std::move(s));
-    if (!r.rule.empty()) {
-      ep.rules.push_back(r.rule);
-      path.push_back(SearchStep{r.rule, r.cost_ms, {}});
-      if (r.cost_ms < ep.best_cost_ms) {
-        ep.best_cost_ms = r.cost_ms;
-        out.best_graph = env.graph();
-        out.best_steps = path;
-      }
-    }
-  }
-  ep.final_cost_ms = env.cost_ms();
-  return out;
-}
 
 // ---------------------------------------------------------------------------- checkpoints
 
@@ -321,9 +258,14 @@ StatusOr<AgentSearchResult> Agent::Optimize(const Graph& graph,
   AgentSearchResult out;
   SearchResult& best = out.best;
   int64_t steps = 0;
+  ActingOptions acting;
+  acting.record_actions = false;
+  acting.track_best = true;
   for (int k = 0; k <= options.samples; ++k) {
-    REWIRE_ASSIGN_OR_RETURN(EpisodeOutcome e,
-                            RunEpisode(impl_->policy, env, graph, /*sample=*/k > 0, rng, false));
+    acting.choice = k > 0 ? ActionChoice::kSample : ActionChoice::kMostLikely;
+    REWIRE_ASSIGN_OR_RETURN(std::vector<EpisodeOutcome> played,
+                            PlayEpisodes(impl_->policy, {EpisodeSeat{&env, &graph, &rng}}, acting));
+    EpisodeOutcome& e = played[0];
     steps += static_cast<int64_t>(e.episode.steps.size());
     if (k == 0) {
       best.initial_cost_ms = e.episode.initial_cost_ms;
@@ -349,11 +291,6 @@ StatusOr<AgentSearchResult> Agent::Optimize(const Graph& graph,
 }
 
 // ---------------------------------------------------------------------------- guided search
-
-const std::vector<std::string>& AgentSearchAlgorithms() {
-  static const std::vector<std::string> names = {"rl", "guided"};
-  return names;
-}
 
 namespace {
 
@@ -424,8 +361,14 @@ StatusOr<SearchResult> Agent::GuidedSearch(const Graph& graph,
     EnvOptions ro = eo;
     ro.horizon = std::min(options.horizon, options.budget);
     Environment rollout_env(rules, cost, ro);
-    REWIRE_ASSIGN_OR_RETURN(EpisodeOutcome rollout,
-                            RunEpisode(policy, rollout_env, graph, /*sample=*/false, rng, false));
+    ActingOptions most_likely;
+    most_likely.choice = ActionChoice::kMostLikely;
+    most_likely.record_actions = false;
+    most_likely.track_best = true;
+    REWIRE_ASSIGN_OR_RETURN(
+        std::vector<EpisodeOutcome> played,
+        PlayEpisodes(policy, {EpisodeSeat{&rollout_env, &graph, &rng}}, most_likely));
+    EpisodeOutcome& rollout = played[0];
     expansions = static_cast<int>(rollout.episode.steps.size());
     if (rollout.episode.best_cost_ms < result.final_cost_ms) {
       result.final_cost_ms = rollout.episode.best_cost_ms;

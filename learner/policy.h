@@ -152,18 +152,12 @@ Status MoveLearnerToDevice(GnnPolicy& policy, torch::optim::Optimizer* optimizer
 
 // ---------------------------------------------------------------------------- rollouts
 
-/// What one episode found.
+/// What one episode found (learner/acting.h plays them).
 struct EpisodeOutcome {
-  Episode episode;                     // steps recorded only when asked
-  Graph best_graph;                    // the cheapest graph of the episode
+  Episode episode;                     // steps recorded as asked
+  Graph best_graph;                    // the cheapest graph of the episode, when tracked
   std::vector<SearchStep> best_steps;  // rewrites from the start to best_graph
 };
-
-/// Runs one episode of `policy` in `env` from `graph`: each step samples an action (`sample`)
-/// or takes the most likely one. With `record`, keeps every step's observation, action,
-/// log-probability and value for PPO. Deterministic given `rng`'s state.
-StatusOr<EpisodeOutcome> RunEpisode(GnnPolicy& policy, Environment& env, const Graph& graph,
-                                    bool sample, std::mt19937_64& rng, bool record);
 
 // ---------------------------------------------------------------------------- checkpoints
 

@@ -1,37 +1,15 @@
-// PPO for the rewrite policy, in the order of CleanRL's ppo.py: set-up, rollouts (whole
-// episodes), GAE, epochs of shuffled minibatches with the clipped objective, value loss and
-// entropy bonus, target-KL early stop, metrics, checkpoint. Then evaluation of a checkpoint
-// against the non-learned searches.
+// One PPO update of the rewrite policy, in the order of CleanRL's ppo.py: GAE, epochs of shuffled
+// minibatches with the clipped objective, value loss and entropy bonus, target-KL early stop.
+// The loop around it (rollouts, metrics, checkpoints) is LearnerRank's (learner/training.cc).
 
-#include <chrono>
+#include "learner/ppo.h"
+
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <map>
 
-#include <fmt/format.h>
-
-#include "env/finish.h"
-#include "env/search.h"
-#include "graph/files.h"
-#include "graph/json.h"
-#include "graph/models/load.h"
-#include "kernels/cost_backends.h"
-#include "kernels/rule_verify.h"
-#include "learner/agent.h"
 #include "learner/data_parallel.h"
 #include "learner/policy.h"
-#include "learner/ppo.h"
-#include "learner/trainer.h"
-#include "learner/training.h"
 
 namespace rewire {
-namespace {
-
-namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-}  // namespace
 
 double MeanOf(const std::vector<double>& v) {
   if (v.empty()) return std::nan("");
@@ -163,149 +141,6 @@ StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& o
   stats.explained_variance = explained_var;
   stats.epochs = epochs_run;
   return stats;
-}
-
-// ---------------------------------------------------------------------------- training
-
-Status Train(const TrainConfig& c, const RunPaths& paths, bool resume,
-             const std::function<void(const std::string&)>& log) {
-  REWIRE_ASSIGN_OR_RETURN(
-      std::unique_ptr<LearnerRank> learner,
-      LearnerRank::Create(c, paths, resume ? ResumeMode::kResume : ResumeMode::kFresh, log));
-  while (!learner->finished()) {
-    // --- rollouts: whole episodes, one model sampled per episode
-    const auto start = Clock::now();
-    REWIRE_ASSIGN_OR_RETURN(std::vector<Episode> episodes,
-                            learner->CollectEpisodes(c.ppo.episodes_per_update));
-    const double rollout_s = std::chrono::duration<double>(Clock::now() - start).count();
-    // --- advantages, the PPO epochs, metrics and checkpoint
-    REWIRE_RETURN_IF_ERROR(learner->Update(std::move(episodes), rollout_s));
-  }
-  return Status::Ok();
-}
-
-// ---------------------------------------------------------------------------- evaluation
-
-StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& c, const RunPaths& paths,
-                                           const std::string& checkpoint,
-                                           const std::function<void(const std::string&)>& log) {
-  REWIRE_RETURN_IF_ERROR(ValidateTrainConfig(c));
-  SetComputeThreads(c.run.threads);
-  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<Agent> agent, Agent::Load(checkpoint, &c.gnn));
-  const std::vector<ModelSpec>& specs = c.eval.models.empty() ? c.env.models : c.eval.models;
-  REWIRE_ASSIGN_OR_RETURN(Resources res, LoadResources(c, paths, specs));
-  const fs::path dir(c.run.dir);
-  std::error_code ec;
-  fs::create_directories(dir / "optimized", ec);
-
-  std::vector<EvalResult> results;
-  for (auto& [label, graph] : res.models) {
-    EvalResult r;
-    r.model = label;
-    r.samples = c.eval.samples;
-    AgentSearchOptions ao;
-    ao.horizon = c.env.horizon;
-    ao.max_candidates = static_cast<size_t>(c.env.max_candidates);
-    ao.samples = c.eval.samples;
-    ao.seed = c.run.seed;
-    REWIRE_ASSIGN_OR_RETURN(AgentSearchResult found,
-                            agent->Optimize(graph, res.rules, *res.cost, ao));
-    r.initial_cost_ms = found.best.initial_cost_ms;
-    r.greedy_policy_cost_ms = found.greedy_policy_cost_ms;
-    r.sampled_best_cost_ms = found.sampled_best_cost_ms;
-    r.rl_seconds = found.best.seconds;
-    Graph best = std::move(found.best.best);
-    if (c.eval.guided_budget > 0) {
-      GuidedSearchOptions go;
-      go.budget = c.eval.guided_budget;
-      go.beam_width = c.eval.beam_width;
-      go.expand = c.eval.expand;
-      go.horizon = c.env.horizon;
-      go.max_candidates = static_cast<size_t>(c.env.max_candidates);
-      REWIRE_ASSIGN_OR_RETURN(SearchResult guided,
-                              agent->GuidedSearch(graph, res.rules, *res.cost, go));
-      r.guided_cost_ms = guided.final_cost_ms;
-      r.guided_seconds = guided.seconds;
-      r.guided_expansions = guided.iterations;
-      if (guided.final_cost_ms < found.best.final_cost_ms) best = std::move(guided.best);
-    }
-    // Fold, verify and write the best graph of the policy's searches.
-    std::string file = label;
-    for (char& ch : file) {
-      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-') ch = '_';
-    }
-    FinishOptions finish;
-    finish.rtol = 1e-3;
-    finish.onnx_path = (dir / "optimized" / (file + ".onnx")).string();
-    REWIRE_ASSIGN_OR_RETURN(FinishedGraph done,
-                            FinishSearch(graph, std::move(best), *res.cost, finish));
-    const Equivalence& eq = done.equivalence;
-    r.verified = eq.verified;
-    r.max_rel_error = eq.max_rel;
-    if (eq.verified) r.onnx_path = finish.onnx_path;
-    for (const std::string& b : c.eval.baselines) {
-      SearchOptions so;
-      so.algorithm = b;
-      so.budget = c.eval.budget;
-      so.seed = c.run.seed;
-      so.max_candidates = static_cast<size_t>(c.env.max_candidates);
-      REWIRE_ASSIGN_OR_RETURN(SearchResult sr, RunSearch(graph, res.rules, *res.cost, so));
-      r.baselines.emplace_back(b, sr.final_cost_ms);
-      r.baseline_seconds.emplace_back(b, sr.seconds);
-    }
-    if (log) {
-      const double rl_best = r.sampled_best_cost_ms > 0
-                                 ? std::min(r.sampled_best_cost_ms, r.greedy_policy_cost_ms)
-                                 : r.greedy_policy_cost_ms;
-      std::string base;
-      for (const auto& [name, ms] : r.baselines) {
-        base += fmt::format("  {} {:.3f}x", name, r.initial_cost_ms / ms);
-      }
-      std::string guided;
-      if (r.guided_cost_ms > 0) {
-        guided = fmt::format("  guided {:.3f}x ({} graphs, {:.1f}s)",
-                             r.initial_cost_ms / r.guided_cost_ms, r.guided_expansions,
-                             r.guided_seconds);
-      }
-      log(fmt::format(
-          "{:<28} rl {:.3f}x (greedy policy {:.3f}x, best of {} samples, {:.1f}s){}{}  verified {}",
-          label, r.initial_cost_ms / rl_best, r.initial_cost_ms / r.greedy_policy_cost_ms,
-          r.samples, r.rl_seconds, guided, base, r.verified ? "yes" : "NO: " + eq.message));
-    }
-    results.push_back(std::move(r));
-  }
-
-  // eval.json: the format `rewire report` reads.
-  Json rows = Json::array();
-  for (const EvalResult& r : results) {
-    Json baselines = Json::object(), baseline_seconds = Json::object();
-    for (const auto& [name, ms] : r.baselines) baselines[name] = JsonDecimal(ms, 8);
-    for (const auto& [name, s] : r.baseline_seconds) baseline_seconds[name] = JsonDecimal(s, 8);
-    Json row;
-    row["model"] = r.model;
-    row["initial_cost_ms"] = JsonDecimal(r.initial_cost_ms, 8);
-    row["greedy_policy_cost_ms"] = JsonDecimal(r.greedy_policy_cost_ms, 8);
-    row["sampled_best_cost_ms"] =
-        r.samples > 0 ? JsonDecimal(r.sampled_best_cost_ms, 8) : Json(nullptr);
-    row["samples"] = r.samples;
-    row["baselines"] = std::move(baselines);
-    row["baseline_seconds"] = std::move(baseline_seconds);
-    row["rl_seconds"] = JsonDecimal(r.rl_seconds, 8);
-    row["guided_cost_ms"] = r.guided_cost_ms > 0 ? JsonDecimal(r.guided_cost_ms, 8) : Json(nullptr);
-    row["guided_seconds"] = JsonDecimal(r.guided_seconds, 8);
-    row["guided_expansions"] = r.guided_expansions;
-    row["verified"] = r.verified;
-    row["max_rel_error"] = JsonDecimal(r.max_rel_error, 8);
-    row["onnx"] = r.onnx_path;
-    rows.push_back(std::move(row));
-  }
-  Json js;
-  js["policy"] = checkpoint;
-  js["policy_version"] = agent->policy_version();
-  js["cost_model"] = res.cost->Name();
-  js["results"] = std::move(rows);
-  REWIRE_RETURN_IF_ERROR(WriteFileAtomic((dir / "eval.json").string(), JsonText(js, 2) + "\n"));
-  return results;
 }
 
 }  // namespace rewire

@@ -45,7 +45,8 @@ struct EvalResult {
   int guided_expansions = 0;
   bool verified = false;
   double max_rel_error = 0;
-  std::string onnx_path;  // the best graph of the policy's searches, written when verified
+  std::string verify_message;  // why it did not verify
+  std::string onnx_path;       // the best graph of the policy's searches, written when verified
 };
 
 /// Evaluates the policy in `checkpoint` on eval.models (env.models when empty) as configured:

@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <optional>
 #include <sstream>
 
@@ -24,6 +23,7 @@
 #include "graph/weights.h"
 #include "kernels/cost_backends.h"
 #include "kernels/rule_verify.h"
+#include "learner/acting.h"
 #include "learner/data_parallel.h"
 #include "learner/policy.h"
 #include "learner/ppo.h"
@@ -321,13 +321,17 @@ StatusOr<std::vector<Episode>> LearnerRank::CollectEpisodes(int n) {
   Impl& s = *impl_;
   s.policy->eval();
   std::vector<Episode> out;
+  ActingOptions sampled;  // sampled actions, every step recorded with its observation
   for (int e = 0; e < n; ++e) {
     const size_t m = s.res.models.size() == 1 ? 0 : s.rng() % s.res.models.size();
     REWIRE_ASSIGN_OR_RETURN(
-        EpisodeOutcome o, RunEpisode(s.policy, *s.env, s.res.models[m].second, true, s.rng, true));
-    o.episode.model = s.res.models[m].first;
-    o.episode.policy_version = s.meta.policy_version;
-    out.push_back(std::move(o.episode));
+        std::vector<EpisodeOutcome> played,
+        PlayEpisodes(s.policy, {EpisodeSeat{s.env.get(), &s.res.models[m].second, &s.rng}},
+                     sampled));
+    Episode& episode = played[0].episode;
+    episode.model = s.res.models[m].first;
+    episode.policy_version = s.meta.policy_version;
+    out.push_back(std::move(episode));
   }
   return out;
 }
@@ -532,157 +536,34 @@ StatusOr<std::vector<Episode>> ActingPolicy::RunEpisodes(int n, bool keep_observ
   Impl& s = *impl_;
   if (n < 1)
     return InvalidArgument("RunEpisodes needs at least one episode, got " + std::to_string(n));
-  torch::NoGradGuard no_grad;
   while (static_cast<int>(s.envs.size()) < n) {
     s.envs.push_back(std::make_unique<Environment>(s.res.rules, *s.res.cost, s.env_options));
   }
-  const int hops = s.policy->shape().layers;
-  auto seconds = [](Clock::time_point a) {
-    return std::chrono::duration<double>(Clock::now() - a).count();
-  };
-  std::vector<Episode> episodes(n);
   // Each episode samples from a generator of its own, seeded in episode order: the actions an
   // episode draws do not depend on which other episodes share its forward passes, so plain and
   // double-buffered acting play the same episodes.
+  std::vector<size_t> models(n);
   std::vector<std::mt19937_64> rngs;
+  rngs.reserve(n);
   for (int e = 0; e < n; ++e) {
-    const size_t m = s.res.models.size() == 1 ? 0 : s.rng() % s.res.models.size();
+    models[e] = s.res.models.size() == 1 ? 0 : s.rng() % s.res.models.size();
     rngs.emplace_back(s.rng());
-    const auto t = Clock::now();
-    REWIRE_ASSIGN_OR_RETURN(Observation first, s.envs[e]->Reset(s.res.models[m].second));
-    (void)first;
-    s.profile.env_s += seconds(t);
-    Episode& ep = episodes[e];
-    ep.model = s.res.models[m].first;
+  }
+  std::vector<EpisodeSeat> seats;
+  for (int e = 0; e < n; ++e)
+    seats.push_back(EpisodeSeat{s.envs[e].get(), &s.res.models[models[e]].second, &rngs[e]});
+  ActingOptions options;
+  options.keep_observations = keep_observations;
+  options.double_buffer = s.double_buffer;
+  REWIRE_ASSIGN_OR_RETURN(std::vector<EpisodeOutcome> played,
+                          PlayEpisodes(s.policy, seats, options, &s.profile));
+  std::vector<Episode> episodes;
+  for (int e = 0; e < n; ++e) {
+    Episode& ep = played[e].episode;
+    ep.model = s.res.models[models[e]].first;
     ep.policy_version = s.version;
-    ep.initial_cost_ms = s.envs[e]->initial_cost_ms();
-    ep.best_cost_ms = ep.initial_cost_ms;
+    episodes.push_back(std::move(ep));
   }
-
-  // A group of environments stepped together: the episodes of `[begin, end)` still running, their
-  // batch, and the forward pass over it (in flight on a thread of its own when double-buffered).
-  struct Group {
-    int begin = 0, end = 0;
-    std::vector<int> running;
-    ObservationBatch batch;
-    std::future<PolicyOutput> forward;
-  };
-  std::vector<ObservationFeatures> features(n);
-  // Encodes the group's running episodes into its batch; false when all of them are done.
-  auto prepare = [&](Group& g) {
-    const auto t = Clock::now();
-    g.running.clear();
-    std::vector<const ObservationFeatures*> batch_of;
-    for (int e = g.begin; e < g.end; ++e) {
-      if (s.envs[e]->done()) continue;
-      features[e] = EncodeObservation(*s.envs[e], hops);
-      g.running.push_back(e);
-      batch_of.push_back(&features[e]);
-    }
-    if (!g.running.empty()) g.batch = MakeBatch(batch_of);
-    s.profile.encode_s += seconds(t);
-    return !g.running.empty();
-  };
-  auto launch = [&](Group& g, bool on_thread) {
-    GnnPolicy policy = s.policy;
-    const ObservationBatch* batch = &g.batch;
-    auto forward = [policy, batch]() mutable {
-      torch::NoGradGuard guard;  // thread-local: the pass may run on another thread
-      return policy->Forward(*batch);
-    };
-    g.forward = std::async(on_thread ? std::launch::async : std::launch::deferred, forward);
-    ++s.profile.forwards;
-  };
-  // Waits for the group's forward pass, samples an action per episode (a candidate by its
-  // probability, else the No-Op) and steps the environments.
-  auto act = [&](Group& g) -> Status {
-    auto t = Clock::now();
-    const PolicyOutput o = g.forward.get();
-    const auto logp = o.logp.contiguous();
-    const auto values = o.value.contiguous();
-    const float* lp = logp.data_ptr<float>();
-    const float* v = values.data_ptr<float>();
-    const ObservationBatch& batch = g.batch;
-    std::vector<int64_t> flats(g.running.size());
-    for (size_t i = 0; i < g.running.size(); ++i) {
-      const int64_t k = batch.num_candidates_of[i];
-      const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rngs[g.running[i]]);
-      int64_t flat =
-          batch.FlatAction(static_cast<int64_t>(i), k);  // No-Op unless a candidate is drawn
-      double acc = 0;
-      for (int64_t a = 0; a < k; ++a) {
-        acc += std::exp(static_cast<double>(lp[batch.cand_offset[i] + a]));
-        if (u < acc) {
-          flat = batch.cand_offset[i] + a;
-          break;
-        }
-      }
-      flats[i] = flat;
-    }
-    s.profile.forward_s += seconds(t);
-    t = Clock::now();
-    for (size_t i = 0; i < g.running.size(); ++i) {
-      const int e = g.running[i];
-      const int64_t action = batch.ActionOf(static_cast<int64_t>(i), flats[i]);
-      REWIRE_ASSIGN_OR_RETURN(StepResult r, s.envs[e]->Step(static_cast<size_t>(action)));
-      Episode& ep = episodes[e];
-      RolloutStep st;
-      st.reward = static_cast<float>(r.reward);
-      st.done = r.done;
-      st.action = static_cast<int32_t>(action);
-      st.logprob = lp[flats[i]];
-      st.value = v[i];
-      if (keep_observations) st.observation = std::move(features[e]);
-      ep.steps.push_back(std::move(st));
-      if (!r.rule.empty()) {
-        ep.rules.push_back(r.rule);
-        ep.best_cost_ms = std::min(ep.best_cost_ms, r.cost_ms);
-      }
-      ++s.profile.steps;
-    }
-    s.profile.env_s += seconds(t);
-    return Status::Ok();
-  };
-
-  if (!s.double_buffer || n < 2) {
-    // One group: encode every running episode, one forward pass, step them all.
-    Group all;
-    all.end = n;
-    while (prepare(all)) {
-      launch(all, /*on_thread=*/false);
-      REWIRE_RETURN_IF_ERROR(act(all));
-    }
-  } else {
-    // Two halves, double-buffered: while one half's forward pass runs on a thread, the other half
-    // steps its environments and encodes its next observations. At most one pass is in flight.
-    Group half[2];
-    half[0].end = half[1].begin = n / 2;
-    half[1].end = n;
-    Status status;
-    if (prepare(half[0])) launch(half[0], true);
-    prepare(half[1]);
-    // A group has a pass in flight only while it has running episodes (`running` changes only in
-    // prepare, after the group's pass was consumed), so running episodes are all there is to check.
-    while (!half[0].running.empty() || !half[1].running.empty()) {
-      for (int h = 0; h < 2; ++h) {
-        Group& g = half[h];
-        Group& other = half[1 - h];
-        if (g.forward.valid()) g.forward.wait();
-        if (!other.running.empty() && !other.forward.valid()) launch(other, true);
-        if (!g.forward.valid()) continue;
-        status = act(g);
-        if (!status.ok()) break;
-        prepare(g);
-      }
-      if (!status.ok()) break;
-    }
-    for (Group& g : half) {  // never leave a pass running over a batch that goes out of scope
-      if (g.forward.valid()) g.forward.wait();
-    }
-    REWIRE_RETURN_IF_ERROR(status);
-  }
-  for (int e = 0; e < n; ++e) episodes[e].final_cost_ms = s.envs[e]->cost_ms();
-  s.profile.episodes += n;
   return episodes;
 }
 

@@ -1,4 +1,4 @@
-#include "launch/runtime_judge.h"
+#include "pipeline/runtime_judge.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 #include "kernels/executor.h"
 #include "kernels/measured_cost.h"
 
-namespace rewire::cli {
+namespace rewire {
 namespace {
 
 namespace fs = std::filesystem;
@@ -90,18 +90,114 @@ class TempFiles {
   std::string dir_;
 };
 
-/// Times graphs 0 (the input) .. n end to end in `rounds` alternating rounds (the order
-/// reverses every round, ABBA style), appending to runs[id]; a graph gets o.warmups untimed runs
-/// the first time it is timed, one after that.
-using TimeOne =
-    std::function<Status(size_t id, int warmups, int repeats, std::vector<double>& times)>;
-Status Rounds(const std::vector<size_t>& ids, const RuntimeJudgeOptions& o, int repeats,
-              const TimeOne& time, std::vector<bool>& warmed, std::vector<TimedRuns>& runs) {
+/// The graphs a judge compares, loaded in one runtime: graph 0 is the input, 1.. the candidates.
+class RuntimeGraphs {
+ public:
+  virtual ~RuntimeGraphs() = default;
+  /// "ort 1.30.0" or "reference".
+  virtual std::string Name() const = 0;
+  /// Loads graph `id` from the bytes that would be written and checks its outputs against the
+  /// reference executor's on the judge's inputs: the max |a-b| / max |b| over its outputs.
+  virtual StatusOr<double> Load(size_t id, const std::string& label, const std::string& onnx) = 0;
+  /// Appends the times of `repeats` runs of graph `id` (after `warmups` untimed ones) to `ms`.
+  virtual Status Time(size_t id, int warmups, int repeats, std::vector<double>& ms) = 0;
+};
+
+/// ONNX Runtime through tools/ort/runner.js: one session per graph, in a temporary folder.
+class OrtGraphs : public RuntimeGraphs {
+ public:
+  OrtGraphs(OrtRunner& ort, const Graph& original, const TensorMap& inputs)
+      : ort_(ort), original_(original) {
+    for (const auto& [name, t] : inputs) feed_.emplace_back(name, *t);
+    inputs_ = inputs;
+  }
+  ~OrtGraphs() override {
+    for (size_t id = 0; id < loaded_; ++id) (void)ort_.Unload(Session(id));
+  }
+  std::string Name() const override { return "ort " + ort_.version(); }
+
+  StatusOr<double> Load(size_t id, const std::string& label, const std::string& onnx) override {
+    if (want_.empty()) {
+      REWIRE_ASSIGN_OR_RETURN(want_, RunGraph(original_, inputs_));
+    }
+    REWIRE_ASSIGN_OR_RETURN(std::string path, tmp_.Write(Session(id) + ".onnx", onnx));
+    REWIRE_RETURN_IF_ERROR(ort_.Load(Session(id), path).WithContext(label + " as exported"));
+    loaded_ = std::max(loaded_, id + 1);
+    REWIRE_ASSIGN_OR_RETURN(NamedTensors got, ort_.Run(Session(id), feed_));
+    double worst = 0;
+    for (const auto& [name, t] : got) {
+      auto it = want_.find(name);
+      if (it == want_.end())
+        return Internal(label + " in ONNX Runtime has an unknown output '" + name + "'");
+      REWIRE_ASSIGN_OR_RETURN(double rel, Mismatch(t, *it->second, name));
+      worst = std::max(worst, rel);
+    }
+    if (got.size() != want_.size()) {
+      return Internal(label + " in ONNX Runtime gives " + std::to_string(got.size()) +
+                      " outputs, the reference " + std::to_string(want_.size()));
+    }
+    return worst;
+  }
+
+  Status Time(size_t id, int warmups, int repeats, std::vector<double>& ms) override {
+    REWIRE_ASSIGN_OR_RETURN(OrtTiming t, ort_.Time(Session(id), feed_, warmups, repeats));
+    ms.insert(ms.end(), t.times_ms.begin(), t.times_ms.end());
+    return Status::Ok();
+  }
+
+ private:
+  static std::string Session(size_t id) { return "g" + std::to_string(id); }
+  OrtRunner& ort_;
+  const Graph& original_;
+  TensorMap inputs_, want_;
+  NamedTensors feed_;
+  TempFiles tmp_;
+  size_t loaded_ = 0;
+};
+
+/// rewire's reference executor on the files as written, read back.
+class ReferenceGraphs : public RuntimeGraphs {
+ public:
+  ReferenceGraphs(const Graph& original, const RuntimeJudgeOptions& o)
+      : original_(original), o_(o) {}
+  std::string Name() const override { return "reference"; }
+
+  StatusOr<double> Load(size_t id, const std::string& label, const std::string& onnx) override {
+    REWIRE_ASSIGN_OR_RETURN(Graph g, ImportOnnxBytes(onnx, label + " as exported"));
+    const Equivalence e = CheckEquivalent(original_, g, o_.rtol);
+    if (!e.verified)
+      return InvalidArgument(label + " as exported differs from the model: " + e.message);
+    if (graphs_.size() <= id) graphs_.resize(id + 1);
+    graphs_[id] = std::move(g);
+    return e.max_rel;
+  }
+
+  Status Time(size_t id, int warmups, int repeats, std::vector<double>& ms) override {
+    TimingOptions timing;
+    timing.warmups = warmups;
+    timing.repeats = repeats;
+    REWIRE_ASSIGN_OR_RETURN(LatencyStats s,
+                            MeasureGraphLatency(graphs_[id], timing, o_.threads, o_.seed));
+    ms.push_back(s.median_ms);
+    return Status::Ok();
+  }
+
+ private:
+  const Graph& original_;
+  const RuntimeJudgeOptions& o_;
+  std::vector<Graph> graphs_;
+};
+
+/// Times graphs `ids` end to end in o.rounds alternating rounds (the order reverses every
+/// round, ABBA style), appending to runs[id]; a graph gets o.warmups untimed runs the first
+/// time it is timed, one after that.
+Status Rounds(RuntimeGraphs& graphs, const std::vector<size_t>& ids, const RuntimeJudgeOptions& o,
+              int repeats, std::vector<bool>& warmed, std::vector<TimedRuns>& runs) {
   for (int r = 0; r < o.rounds; ++r) {
     for (size_t k = 0; k < ids.size(); ++k) {
       const size_t id = r % 2 == 0 ? ids[k] : ids[ids.size() - 1 - k];
       std::vector<double> times;
-      REWIRE_RETURN_IF_ERROR(time(id, warmed[id] ? 1 : o.warmups, repeats, times));
+      REWIRE_RETURN_IF_ERROR(graphs.Time(id, warmed[id] ? 1 : o.warmups, repeats, times));
       warmed[id] = true;
       runs[id].all.insert(runs[id].all.end(), times.begin(), times.end());
       runs[id].round_medians.push_back(Median(times));
@@ -110,11 +206,26 @@ Status Rounds(const std::vector<size_t>& ids, const RuntimeJudgeOptions& o, int 
   return Status::Ok();
 }
 
+/// Timed runs per round: o.repeats, or more for a graph so fast that a round of o.repeats runs
+/// would last less than o.min_round_ms (a round's median is then not one moment of a busy
+/// machine). Times the input three times to find out (its warm-up runs included).
+StatusOr<int> RepeatsPerRound(RuntimeGraphs& graphs, const RuntimeJudgeOptions& o,
+                              std::vector<bool>& warmed) {
+  if (o.min_round_ms <= 0) return o.repeats;
+  std::vector<double> probe;
+  REWIRE_RETURN_IF_ERROR(graphs.Time(0, o.warmups, 3, probe));
+  warmed[0] = true;
+  const double ms = Median(probe);
+  if (!(ms > 0)) return o.repeats;
+  return static_cast<int>(
+      std::clamp(std::ceil(o.min_round_ms / ms), static_cast<double>(o.repeats), 1000.0));
+}
+
 }  // namespace
 
 void Decide(const TimedRuns& input, const TimedRuns& result, double min_gain,
-            const std::string& what, RuntimeVerdict& v) {
-  const double f = v.test_slowdown;
+            const std::string& what, double slowdown, RuntimeVerdict& v) {
+  const double f = slowdown;
   v.before_ms = Median(input.all);
   v.after_ms = Median(result.all) * f;
   v.speedup = v.after_ms > 0 ? v.before_ms / v.after_ms : 0;
@@ -157,105 +268,40 @@ StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const std::string
         "runtime timing needs rounds >= 1, repeats >= 1, warmups >= 0 and min_round_ms >= 0");
   }
   if (candidates.empty()) return InvalidArgument("the runtime judge needs a result to judge");
-  const size_t n = candidates.size() + 1;  // graph 0 is the input
-  const auto label = [&](size_t id) {
-    return id == 0 ? std::string("the input") : "the optimised graph " + candidates[id - 1].label;
-  };
-  RuntimeVerdict v;
   REWIRE_ASSIGN_OR_RETURN(std::vector<double> slowdown, TestSlowdowns(candidates.size()));
-  const TensorMap inputs = RandomInputs(original, o.seed);
-  std::vector<double> max_rel(n, 0);
-  TimeOne time;
-
-  TempFiles tmp;
-  NamedTensors feed;
-  std::vector<Graph> imported;  // reference: the files as written, read back
-  TimingOptions timing;
+  std::unique_ptr<RuntimeGraphs> graphs;
   if (o.runtime == "ort") {
     if (!ort) return Internal("JudgeInRuntime: ONNX Runtime was not started");
-    v.runtime = "ort " + ort->version();
-    for (const auto& [name, t] : inputs) feed.emplace_back(name, *t);
-    REWIRE_ASSIGN_OR_RETURN(TensorMap want, RunGraph(original, inputs));
-    for (size_t id = 0; id < n; ++id) {
-      const std::string session = "g" + std::to_string(id);
-      REWIRE_ASSIGN_OR_RETURN(
-          std::string path,
-          tmp.Write(session + ".onnx", id == 0 ? before_onnx : candidates[id - 1].onnx));
-      REWIRE_RETURN_IF_ERROR(ort->Load(session, path).WithContext(label(id) + " as exported"));
-      REWIRE_ASSIGN_OR_RETURN(NamedTensors got, ort->Run(session, feed));
-      double worst = 0;
-      for (const auto& [name, t] : got) {
-        auto it = want.find(name);
-        if (it == want.end())
-          return Internal(label(id) + " in ONNX Runtime has an unknown output '" + name + "'");
-        REWIRE_ASSIGN_OR_RETURN(double rel, Mismatch(t, *it->second, name));
-        worst = std::max(worst, rel);
-      }
-      if (got.size() != want.size()) {
-        return Internal(label(id) + " in ONNX Runtime gives " + std::to_string(got.size()) +
-                        " outputs, the reference " + std::to_string(want.size()));
-      }
-      max_rel[id] = worst;
-      if (!(worst <= o.rtol)) {
-        return InvalidArgument(label(id) +
-                               " in ONNX Runtime differs from the reference executor: max |a-b| "
-                               "/ max |b| = " +
-                               Digits(worst, 3) + " > " + Digits(o.rtol, 3));
-      }
-    }
-    time = [&](size_t id, int warmups, int repeats, std::vector<double>& out) -> Status {
-      REWIRE_ASSIGN_OR_RETURN(OrtTiming t,
-                              ort->Time("g" + std::to_string(id), feed, warmups, repeats));
-      out.insert(out.end(), t.times_ms.begin(), t.times_ms.end());
-      return Status::Ok();
-    };
+    graphs = std::make_unique<OrtGraphs>(*ort, original, RandomInputs(original, o.seed));
   } else if (o.runtime == "reference") {
-    v.runtime = "reference";
-    for (size_t id = 0; id < n; ++id) {
-      REWIRE_ASSIGN_OR_RETURN(Graph g,
-                              ImportOnnxBytes(id == 0 ? before_onnx : candidates[id - 1].onnx,
-                                              label(id) + " as exported"));
-      const Equivalence e = CheckEquivalent(original, g, o.rtol);
-      max_rel[id] = e.max_rel;
-      if (!e.verified) {
-        return InvalidArgument(label(id) + " as exported differs from the model: " + e.message);
-      }
-      imported.push_back(std::move(g));
-    }
-    time = [&](size_t id, int warmups, int repeats, std::vector<double>& out) -> Status {
-      timing.warmups = warmups;
-      timing.repeats = repeats;
-      REWIRE_ASSIGN_OR_RETURN(LatencyStats s,
-                              MeasureGraphLatency(imported[id], timing, o.threads, o.seed));
-      out.push_back(s.median_ms);
-      return Status::Ok();
-    };
+    graphs = std::make_unique<ReferenceGraphs>(original, o);
   } else {
     return InvalidArgument("unknown runtime '" + o.runtime + "' (ort or reference)");
   }
-
-  std::vector<bool> warmed(n, false);
-  // Rounds of at least min_round_ms: a graph of a few milliseconds gets more runs per round, so
-  // that one round's median is not one moment of a busy machine.
-  int repeats = o.repeats;
-  if (o.min_round_ms > 0) {
-    std::vector<double> probe;
-    REWIRE_RETURN_IF_ERROR(time(0, o.warmups, 3, probe));
-    warmed[0] = true;
-    const double ms = Median(probe);
-    if (ms > 0) {
-      repeats = static_cast<int>(
-          std::clamp(std::ceil(o.min_round_ms / ms), static_cast<double>(o.repeats), 1000.0));
+  RuntimeVerdict v;
+  v.runtime = graphs->Name();
+  const size_t n = candidates.size() + 1;  // graph 0 is the input
+  std::vector<double> max_rel(n, 0);
+  for (size_t id = 0; id < n; ++id) {
+    const std::string label =
+        id == 0 ? std::string("the input") : "the optimised graph " + candidates[id - 1].label;
+    REWIRE_ASSIGN_OR_RETURN(
+        max_rel[id], graphs->Load(id, label, id == 0 ? before_onnx : candidates[id - 1].onnx));
+    if (!(max_rel[id] <= o.rtol)) {
+      return InvalidArgument(label + " in " + (o.runtime == "ort" ? "ONNX Runtime" : v.runtime) +
+                             " differs from the reference executor: max |a-b| / max |b| = " +
+                             Digits(max_rel[id], 3) + " > " + Digits(o.rtol, 3));
     }
   }
-  v.repeats = repeats;
+  std::vector<bool> warmed(n, false);
+  REWIRE_ASSIGN_OR_RETURN(v.repeats, RepeatsPerRound(*graphs, o, warmed));
   size_t chosen = 1;
   if (candidates.size() > 1) {
     // Choose in one set of rounds over every graph...
     std::vector<TimedRuns> runs(n);
     std::vector<size_t> all(n);
     for (size_t id = 0; id < n; ++id) all[id] = id;
-    REWIRE_RETURN_IF_ERROR(Rounds(all, o, repeats, time, warmed, runs));
+    REWIRE_RETURN_IF_ERROR(Rounds(*graphs, all, o, v.repeats, warmed, runs));
     const double input_ms = Median(runs[0].all);
     for (size_t id = 1; id < n; ++id) {
       CandidateTiming c;
@@ -269,19 +315,16 @@ StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const std::string
   }
   // ... and decide on fresh rounds of the input against the chosen one.
   std::vector<TimedRuns> runs(n);
-  REWIRE_RETURN_IF_ERROR(Rounds({0, chosen}, o, repeats, time, warmed, runs));
-  for (size_t id = 0; ort && id < n; ++id) (void)ort->Unload("g" + std::to_string(id));
-
+  REWIRE_RETURN_IF_ERROR(Rounds(*graphs, {0, chosen}, o, v.repeats, warmed, runs));
   v.chosen = static_cast<int>(chosen - 1);
-  v.test_slowdown = slowdown[chosen - 1];
   v.max_rel_before = max_rel[0];
   v.max_rel_after = max_rel[chosen];
   const std::string which = candidates.size() > 1
                                 ? " (" + candidates[chosen - 1].label + ", the fastest of " +
                                       std::to_string(candidates.size()) + " candidates)"
                                 : "";
-  Decide(runs[0], runs[chosen], o.min_gain, "the optimised graph" + which, v);
+  Decide(runs[0], runs[chosen], o.min_gain, "the optimised graph" + which, slowdown[chosen - 1], v);
   return v;
 }
 
-}  // namespace rewire::cli
+}  // namespace rewire

@@ -14,11 +14,12 @@
 #include "graph/graph.h"
 #include "kernels/ort_runner.h"
 
-namespace rewire::cli {
+namespace rewire {
 
 struct RuntimeJudgeOptions {
-  /// "ort" (ONNX Runtime via tools/ort/runner.js) or "reference" (rewire's executor).
-  std::string runtime = "ort";
+  /// "ort" (ONNX Runtime via tools/ort/runner.js) or "reference" (rewire's executor); empty in
+  /// an OptimizeRequest: no judge.
+  std::string runtime;
   int rounds = 3;    // alternating rounds (input, result, result, input, ...)
   int warmups = 3;   // untimed runs of each graph before the first round
   int repeats = 10;  // timed runs of each graph per round, at least
@@ -64,8 +65,6 @@ struct RuntimeVerdict {
   int repeats = 0;  // timed runs of each graph per round (RuntimeJudgeOptions::min_round_ms)
   /// Every candidate's figures in the choosing rounds; empty with one candidate (no choice).
   std::vector<CandidateTiming> candidates;
-  /// Factor from REWIRE_TEST_RUNTIME_SLOWDOWN applied to the chosen result's times (1: none).
-  double test_slowdown = 1;
 };
 
 /// One graph's timed runs in the deciding rounds: every run, and each round's median.
@@ -75,11 +74,12 @@ struct TimedRuns {
 };
 
 /// The judge's decision from the deciding rounds of the input and the chosen result: fills
-/// before_ms, after_ms (times v.test_slowdown), speedup, rounds, rounds_faster, decision and
-/// reason (which calls the result `what`). "optimised" needs the result's median of all runs
-/// faster by min_gain and its median faster in every round; otherwise "input".
+/// before_ms, after_ms, speedup, rounds, rounds_faster, decision and reason (which calls the
+/// result `what`). "optimised" needs the result's median of all runs faster by min_gain and its
+/// median faster in every round; otherwise "input". `slowdown` multiplies the result's times
+/// (the test hook of JudgeInRuntime; 1 otherwise).
 void Decide(const TimedRuns& input, const TimedRuns& result, double min_gain,
-            const std::string& what, RuntimeVerdict& v);
+            const std::string& what, double slowdown, RuntimeVerdict& v);
 
 /// Starts ONNX Runtime when `options.runtime` is "ort" (null for "reference"): an error here is
 /// reported before any search runs. Errors: unknown runtime, missing Node.js / runner / package.
@@ -92,9 +92,10 @@ StatusOr<std::unique_ptr<OrtRunner>> StartRuntime(const RuntimeJudgeOptions& opt
 ///
 /// Test hook: the environment variable REWIRE_TEST_RUNTIME_SLOWDOWN=F or F1,F2,... (numbers
 /// > 0) multiplies candidate i's measured times by Fi (the last factor repeats), so that tests
-/// can force the "result measures slower" decision, or the choice of a candidate.
+/// can force the "result measures slower" decision, or the choice of a candidate. The factors
+/// are never reported.
 StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const std::string& before_onnx,
                                         const std::vector<RuntimeCandidate>& candidates,
                                         OrtRunner* ort, const RuntimeJudgeOptions& options);
 
-}  // namespace rewire::cli
+}  // namespace rewire

@@ -199,7 +199,7 @@ TEST(OrtJudge, ForcedSlowerResultWritesTheInputAndSaysSo) {
   EXPECT_NE(JsonStringAt(js, "decision_reason").value_or("").find("not measurably faster"),
             std::string::npos)
       << js.dump();
-  EXPECT_EQ(ReportNumber(js, "runtime_test_slowdown"), 1000) << js.dump();
+  EXPECT_FALSE(js.contains("runtime_test_slowdown")) << "a test hook reached the report";
   EXPECT_GT(ReportNumber(js, "runtime_after_ms"), ReportNumber(js, "runtime_before_ms"))
       << js.dump();
   EXPECT_LT(ReportNumber(js, "runtime_speedup"), 1) << js.dump();

@@ -344,17 +344,19 @@ TEST(TrainCli, MissingAndIncompatibleCheckpointsAreClearErrors) {
 
   r = Rewire("optimize -q --model squeezenet --search rl");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("--search rl needs --policy"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the rl search needs a policy checkpoint (--policy"), std::string::npos)
+      << r.output;
 
   // The guided search: no policy, a zero budget, a policy of another shape (eval runs it).
   r = Rewire("optimize -q --model squeezenet --search guided");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("--search guided needs --policy CHECKPOINT"), std::string::npos)
+  EXPECT_NE(r.output.find("the guided search needs a policy checkpoint (--policy"),
+            std::string::npos)
       << r.output;
   r = Rewire("optimize -q --model squeezenet --search guided --budget 0 --policy " +
              Quote(tmp / "run/checkpoints/latest.pt"));
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("--budget must be at least 1 graph for the guided search (got 0)"),
+  EXPECT_NE(r.output.find("the guided search's budget (--budget) must be at least 1 graph, got 0"),
             std::string::npos)
       << r.output;
   r = Rewire("eval -q --config " + Quote(tmp / "c.toml") +

@@ -1,6 +1,7 @@
-// OptimizeGraph: `rewire optimize` as a library call (search, then FinishSearch).
+// The trained policy's searches in the optimise pipeline (learner/agent_searches.h): rl and
+// guided load the request's checkpoint, and the pipeline finishes their graphs like any other.
 
-#include "learner/optimize.h"
+#include "learner/agent_searches.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 
 #include "graph/models/zoo.h"
 #include "learner/policy.h"
+#include "pipeline/optimize.h"
 #include "tests/kernels/shipped_rules.h"
 
 namespace rewire {
@@ -31,38 +33,14 @@ struct Checkpoint {
           .string();
 };
 
-TEST(OptimizeGraph, GreedyIsTheSearchThenFinishSearch) {
-  auto cost = testing::AnalyticCost();
-  ASSERT_TRUE(cost);
-  const auto& rules = testing::VerifiedShippedRules();
-  const Graph input = *BuildModel("squeezenet");
-  OptimizeRequest request;
-  request.search.algorithm = "greedy";
-  request.search.budget = 50;
-  request.finish.export_onnx = true;
-  auto out = OptimizeGraph(input, rules, *cost, request);
-  ASSERT_TRUE(out.ok()) << out.status().message();
-
-  // The same as the two steps by hand.
-  auto searched = RunSearch(input, rules, *cost, request.search);
-  ASSERT_TRUE(searched.ok());
-  const double searched_cost = searched->final_cost_ms;
-  auto finished = FinishSearch(input, std::move(searched->best), *cost, request.finish);
-  ASSERT_TRUE(finished.ok());
-  ASSERT_EQ(out->search.steps.size(), searched->steps.size());
-  for (size_t i = 0; i < searched->steps.size(); ++i)
-    EXPECT_EQ(out->search.steps[i].rule, searched->steps[i].rule);
-  EXPECT_EQ(out->search.reason, searched->reason);
-  EXPECT_DOUBLE_EQ(out->search.initial_cost_ms, searched->initial_cost_ms);
-  EXPECT_DOUBLE_EQ(out->search.final_cost_ms, searched_cost);
-  EXPECT_DOUBLE_EQ(out->result.final_cost_ms, finished->final_cost_ms);
-  EXPECT_EQ(out->result.graph.Hash(), finished->graph.Hash());
-  EXPECT_EQ(out->result.onnx, finished->onnx);
-  EXPECT_TRUE(out->result.equivalence.verified) << out->result.equivalence.message;
-  EXPECT_LT(out->result.final_cost_ms, out->search.initial_cost_ms);
+StatusOr<OptimizeReport> Optimize(const OptimizeRequest& request, const Graph& input,
+                                  CostModel& cost) {
+  const SearchRegistry searches = AllSearches();
+  REWIRE_ASSIGN_OR_RETURN(OptimizePipeline pipeline, OptimizePipeline::Prepare(request, searches));
+  return pipeline.Run(input, testing::VerifiedShippedRules(), cost);
 }
 
-TEST(OptimizeGraph, ThePolicySearchesLoadTheCheckpoint) {
+TEST(AgentSearches, ThePolicySearchesLoadTheCheckpoint) {
   Checkpoint ckpt;
   auto cost = testing::AnalyticCost();
   ASSERT_TRUE(cost);
@@ -74,41 +52,49 @@ TEST(OptimizeGraph, ThePolicySearchesLoadTheCheckpoint) {
     request.search.budget = 5;
     request.policy = ckpt.path;
     request.agent.horizon = 4;
-    auto out = OptimizeGraph(input, testing::VerifiedShippedRules(), *cost, request);
+    request.agent.samples = 1;
+    auto out = Optimize(request, input, *cost);
     ASSERT_TRUE(out.ok()) << out.status().message();
     EXPECT_TRUE(out->result.equivalence.verified) << out->result.equivalence.message;
-    EXPECT_LE(out->result.final_cost_ms, out->search.initial_cost_ms * (1 + 1e-9));
-    EXPECT_LE(out->search.steps.size(), 5u);
+    EXPECT_LE(out->result.final_cost_ms, out->search_result.initial_cost_ms * (1 + 1e-9));
+    EXPECT_LE(out->search_result.steps.size(), 5u);
+    if (std::string(algorithm) == "rl") {
+      // The rollouts' figures: the best of both is the search's result.
+      const auto& stats = out->search_result.stats;
+      ASSERT_EQ(stats.count("greedy_policy_cost_ms"), 1u);
+      ASSERT_EQ(stats.count("sampled_best_cost_ms"), 1u);
+      EXPECT_DOUBLE_EQ(
+          out->search_result.final_cost_ms,
+          std::min(stats.at("greedy_policy_cost_ms"), stats.at("sampled_best_cost_ms")));
+    }
   }
 }
 
-TEST(OptimizeGraph, APolicyIsNeededExactlyByThePolicySearches) {
+TEST(AgentSearches, APolicyIsNeededExactlyByThePolicySearches) {
   Checkpoint ckpt;
-  auto cost = testing::AnalyticCost();
-  ASSERT_TRUE(cost);
-  const Graph input = *BuildModel("squeezenet");
+  const SearchRegistry searches = AllSearches();
+  EXPECT_TRUE(searches.NeedsPolicy("rl"));
+  EXPECT_TRUE(searches.NeedsPolicy("guided"));
+  EXPECT_FALSE(searches.NeedsPolicy("greedy"));
   OptimizeRequest rl;
   rl.search.algorithm = "rl";
-  auto missing = OptimizeGraph(input, testing::VerifiedShippedRules(), *cost, rl);
+  const Status missing = CheckRequest(rl, searches);
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.status().message().find("needs a policy checkpoint"), std::string::npos)
-      << missing.status().message();
+  EXPECT_NE(missing.message().find("needs a policy checkpoint"), std::string::npos)
+      << missing.message();
   OptimizeRequest greedy;
   greedy.search.algorithm = "greedy";
   greedy.policy = ckpt.path;
-  auto extra = OptimizeGraph(input, testing::VerifiedShippedRules(), *cost, greedy);
+  const Status extra = CheckRequest(greedy, searches);
   ASSERT_FALSE(extra.ok());
-  EXPECT_NE(extra.status().message().find("rl and guided searches only"), std::string::npos)
-      << extra.status().message();
+  EXPECT_NE(extra.message().find("not to greedy"), std::string::npos) << extra.message();
+  // A checkpoint that cannot be loaded is the search's error.
+  auto cost = testing::AnalyticCost();
+  ASSERT_TRUE(cost);
   OptimizeRequest bad;
   bad.search.algorithm = "rl";
   bad.policy = ckpt.path + ".missing";
-  EXPECT_FALSE(OptimizeGraph(input, testing::VerifiedShippedRules(), *cost, bad).ok());
-  OptimizeRequest unknown;
-  unknown.search.algorithm = "annealing";
-  auto u = OptimizeGraph(input, testing::VerifiedShippedRules(), *cost, unknown);
-  ASSERT_FALSE(u.ok());
-  EXPECT_NE(u.status().message().find("annealing"), std::string::npos) << u.status().message();
+  EXPECT_FALSE(Optimize(bad, *BuildModel("squeezenet"), *cost).ok());
 }
 
 }  // namespace

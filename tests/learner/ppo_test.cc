@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/models/zoo.h"
+#include "learner/acting.h"
 #include "tests/kernels/shipped_rules.h"
 #include "tests/learner/run_ranks.h"
 
@@ -29,9 +30,9 @@ std::vector<Episode> SampledEpisodes(GnnPolicy& policy, Environment& env, const 
                                      std::mt19937_64& rng, int n) {
   std::vector<Episode> out;
   for (int e = 0; e < n; ++e) {
-    auto run = RunEpisode(policy, env, graph, /*sample=*/true, rng, /*record=*/true);
+    auto run = PlayEpisodes(policy, {EpisodeSeat{&env, &graph, &rng}}, ActingOptions{});
     EXPECT_TRUE(run.ok()) << run.status().message();
-    if (run.ok()) out.push_back(std::move(run->episode));
+    if (run.ok()) out.push_back(std::move((*run)[0].episode));
   }
   return out;
 }

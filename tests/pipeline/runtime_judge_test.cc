@@ -1,18 +1,17 @@
 // The runtime judge's decision rule, on given figures (the timings themselves are measured by
 // the OrtJudge tests through the real binary).
 
-#include "launch/runtime_judge.h"
+#include "pipeline/runtime_judge.h"
 
 #include <gtest/gtest.h>
 
-namespace rewire::cli {
+namespace rewire {
 namespace {
 
 RuntimeVerdict DecideOn(const TimedRuns& input, const TimedRuns& result, double slowdown = 1) {
   RuntimeVerdict v;
   v.runtime = "ort 1.30.0";
-  v.test_slowdown = slowdown;
-  Decide(input, result, 0.01, "the optimised graph", v);
+  Decide(input, result, 0.01, "the optimised graph", slowdown, v);
   return v;
 }
 
@@ -58,4 +57,4 @@ TEST(JudgeDecision, TheTestSlowdownScalesTheResultInEveryRound) {
 }
 
 }  // namespace
-}  // namespace rewire::cli
+}  // namespace rewire

@@ -1,0 +1,235 @@
+#include "learner/acting.h"
+
+#include <chrono>
+#include <cmath>
+#include <future>
+
+#include "env/features.h"
+
+namespace rewire {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+/// The episodes of one PlayEpisodes call and the state they share.
+class ActingLoop {
+ public:
+  ActingLoop(GnnPolicy& policy, const std::vector<EpisodeSeat>& seats, const ActingOptions& o,
+             ActingProfile& profile)
+      : policy_(policy),
+        seats_(seats),
+        o_(o),
+        profile_(profile),
+        hops_(policy->shape().layers),
+        out_(seats.size()),
+        features_(seats.size()),
+        paths_(seats.size()) {}
+
+  /// Resets every environment on its seat's graph.
+  Status Reset() {
+    for (size_t e = 0; e < seats_.size(); ++e) {
+      const auto t = Clock::now();
+      REWIRE_ASSIGN_OR_RETURN(Observation first, seats_[e].env->Reset(*seats_[e].graph));
+      (void)first;
+      profile_.env_s += SecondsSince(t);
+      Episode& ep = out_[e].episode;
+      ep.initial_cost_ms = seats_[e].env->initial_cost_ms();
+      ep.best_cost_ms = ep.initial_cost_ms;
+      if (o_.track_best) out_[e].best_graph = *seats_[e].graph;
+    }
+    return Status::Ok();
+  }
+
+  /// A group of episodes stepped together: those of [begin, end) still running, their batch,
+  /// and the forward pass over it (in flight on a thread of its own when double-buffered).
+  struct Group {
+    int begin = 0, end = 0;
+    std::vector<int> running;
+    ObservationBatch batch;
+    std::future<PolicyOutput> forward;
+  };
+
+  /// Encodes the group's running episodes into its batch; false when all of them are done.
+  bool Prepare(Group& g) {
+    const auto t = Clock::now();
+    g.running.clear();
+    std::vector<const ObservationFeatures*> batch_of;
+    for (int e = g.begin; e < g.end; ++e) {
+      if (seats_[e].env->done()) continue;
+      features_[e] = EncodeObservation(*seats_[e].env, hops_);
+      g.running.push_back(e);
+      batch_of.push_back(&features_[e]);
+    }
+    if (!g.running.empty()) g.batch = MakeBatch(batch_of);
+    profile_.encode_s += SecondsSince(t);
+    return !g.running.empty();
+  }
+
+  /// Starts the group's forward pass, on a thread of its own or deferred to Act.
+  void Launch(Group& g, bool on_thread) {
+    GnnPolicy policy = policy_;
+    const ObservationBatch* batch = &g.batch;
+    auto forward = [policy, batch]() mutable {
+      torch::NoGradGuard guard;  // thread-local: the pass may run on another thread
+      return policy->Forward(*batch);
+    };
+    g.forward = std::async(on_thread ? std::launch::async : std::launch::deferred, forward);
+    ++profile_.forwards;
+  }
+
+  /// Waits for the group's forward pass, picks an action per episode and steps them.
+  Status Act(Group& g) {
+    auto t = Clock::now();
+    const PolicyOutput o = g.forward.get();
+    const auto logp = o.logp.contiguous();
+    const auto values = o.value.contiguous();
+    const float* lp = logp.data_ptr<float>();
+    const float* v = values.data_ptr<float>();
+    std::vector<int64_t> flats(g.running.size());
+    for (size_t i = 0; i < g.running.size(); ++i) flats[i] = Choose(g, i, lp);
+    profile_.forward_s += SecondsSince(t);
+    t = Clock::now();
+    for (size_t i = 0; i < g.running.size(); ++i) {
+      const int e = g.running[i];
+      const int64_t action = g.batch.ActionOf(static_cast<int64_t>(i), flats[i]);
+      REWIRE_ASSIGN_OR_RETURN(StepResult r, seats_[e].env->Step(static_cast<size_t>(action)));
+      RolloutStep st;
+      st.reward = static_cast<float>(r.reward);
+      st.done = r.done;
+      if (o_.record_actions) {
+        st.action = static_cast<int32_t>(action);
+        st.logprob = lp[flats[i]];
+        st.value = v[i];
+        if (o_.keep_observations) st.observation = std::move(features_[e]);
+      }
+      Record(e, r, std::move(st));
+    }
+    profile_.env_s += SecondsSince(t);
+    return Status::Ok();
+  }
+
+  /// One group: encode every running episode, one forward pass, step them all.
+  Status RunTogether() {
+    Group all;
+    all.end = static_cast<int>(seats_.size());
+    while (Prepare(all)) {
+      Launch(all, /*on_thread=*/false);
+      REWIRE_RETURN_IF_ERROR(Act(all));
+    }
+    return Status::Ok();
+  }
+
+  /// Two halves, double-buffered: while one half's forward pass runs on a thread, the other half
+  /// steps its environments and encodes its next observations. At most one pass is in flight.
+  Status RunDoubleBuffered() {
+    const int n = static_cast<int>(seats_.size());
+    Group half[2];
+    half[0].end = half[1].begin = n / 2;
+    half[1].end = n;
+    Status status;
+    if (Prepare(half[0])) Launch(half[0], true);
+    Prepare(half[1]);
+    // A group has a pass in flight only while it has running episodes (`running` changes only in
+    // Prepare, after the group's pass was consumed), so running episodes are all to check.
+    while (status.ok() && (!half[0].running.empty() || !half[1].running.empty())) {
+      for (int h = 0; h < 2 && status.ok(); ++h) {
+        Group& g = half[h];
+        Group& other = half[1 - h];
+        if (g.forward.valid()) g.forward.wait();
+        if (!other.running.empty() && !other.forward.valid()) Launch(other, true);
+        if (!g.forward.valid()) continue;
+        status = Act(g);
+        if (status.ok()) Prepare(g);
+      }
+    }
+    for (Group& g : half) {  // never leave a pass running over a batch that goes out of scope
+      if (g.forward.valid()) g.forward.wait();
+    }
+    return status;
+  }
+
+  std::vector<EpisodeOutcome> Finish() {
+    for (size_t e = 0; e < seats_.size(); ++e) {
+      out_[e].episode.final_cost_ms = seats_[e].env->cost_ms();
+    }
+    profile_.episodes += static_cast<int64_t>(seats_.size());
+    return std::move(out_);
+  }
+
+ private:
+  /// The flat action of the group's i-th episode: a candidate by its probability (else the
+  /// No-Op), or the most likely action.
+  int64_t Choose(const Group& g, size_t i, const float* lp) {
+    const ObservationBatch& batch = g.batch;
+    const auto row = static_cast<int64_t>(i);
+    const int64_t k = batch.num_candidates_of[i];
+    const int64_t noop = batch.FlatAction(row, k);
+    if (o_.choice == ActionChoice::kMostLikely) {
+      int64_t best = k > 0 ? batch.cand_offset[i] : noop;
+      for (int64_t a = 1; a < k; ++a) {
+        if (lp[batch.cand_offset[i] + a] > lp[best]) best = batch.cand_offset[i] + a;
+      }
+      return k > 0 && lp[noop] > lp[best] ? noop : best;
+    }
+    const double u = std::uniform_real_distribution<double>(0.0, 1.0)(*seats_[g.running[i]].rng);
+    double acc = 0;
+    for (int64_t a = 0; a < k; ++a) {
+      acc += std::exp(static_cast<double>(lp[batch.cand_offset[i] + a]));
+      if (u < acc) return batch.cand_offset[i] + a;
+    }
+    return noop;
+  }
+
+  /// Appends a step to episode `e`, with its rewrite and, when tracked, its best graph.
+  void Record(int e, const StepResult& r, RolloutStep step) {
+    Episode& ep = out_[e].episode;
+    ep.steps.push_back(std::move(step));
+    ++profile_.steps;
+    if (r.rule.empty()) return;
+    ep.rules.push_back(r.rule);
+    if (!o_.track_best) {
+      ep.best_cost_ms = std::min(ep.best_cost_ms, r.cost_ms);
+      return;
+    }
+    paths_[e].push_back(SearchStep{r.rule, r.cost_ms, {}});
+    if (r.cost_ms < ep.best_cost_ms) {
+      ep.best_cost_ms = r.cost_ms;
+      out_[e].best_graph = seats_[e].env->graph();
+      out_[e].best_steps = paths_[e];
+    }
+  }
+
+  GnnPolicy& policy_;
+  const std::vector<EpisodeSeat>& seats_;
+  const ActingOptions& o_;
+  ActingProfile& profile_;
+  const int hops_;
+  std::vector<EpisodeOutcome> out_;
+  std::vector<ObservationFeatures> features_;
+  std::vector<std::vector<SearchStep>> paths_;
+};
+
+}  // namespace
+
+StatusOr<std::vector<EpisodeOutcome>> PlayEpisodes(GnnPolicy& policy,
+                                                   const std::vector<EpisodeSeat>& seats,
+                                                   const ActingOptions& options,
+                                                   ActingProfile* profile) {
+  if (seats.empty()) return InvalidArgument("PlayEpisodes needs at least one episode");
+  ActingProfile unused;
+  torch::NoGradGuard no_grad;
+  ActingLoop loop(policy, seats, options, profile ? *profile : unused);
+  REWIRE_RETURN_IF_ERROR(loop.Reset());
+  if (options.double_buffer && seats.size() > 1) {
+    REWIRE_RETURN_IF_ERROR(loop.RunDoubleBuffered());
+  } else {
+    REWIRE_RETURN_IF_ERROR(loop.RunTogether());
+  }
+  return loop.Finish();
+}
+
+}  // namespace rewire

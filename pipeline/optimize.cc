@@ -1,0 +1,211 @@
+#include "pipeline/optimize.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "graph/onnx/onnx_io.h"
+#include "kernels/device_executor.h"
+
+namespace rewire {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void Log(const OptimizeRequest& request, const std::string& line) {
+  if (request.log) request.log(line);
+}
+
+/// The runtime judge's verdict on the result and the graphs along the search's path; fills the
+/// report's verdict and the bytes to write.
+Status Judge(const Graph& input, const std::vector<rules::Rule>& rules, CostModel& cost,
+             const OptimizeRequest& request, OrtRunner* ort, OptimizeReport& report) {
+  const SearchResult& r = report.search_result;
+  REWIRE_ASSIGN_OR_RETURN(const std::string input_bytes,
+                          ExportOnnxBytes(input, request.finish.onnx));
+  REWIRE_ASSIGN_OR_RETURN(auto path, PathCandidates(input, rules, r, cost, request.finish,
+                                                    request.runtime_candidates, request.log));
+  const std::string total = std::to_string(r.steps.size());
+  std::vector<RuntimeCandidate> candidates;
+  candidates.push_back({"final, " + total + " rewrites", &report.result.graph, report.written});
+  for (const auto& [k, g] : path) {
+    candidates.push_back(
+        {"after " + std::to_string(k) + " of " + total + " rewrites", &g.graph, g.onnx});
+  }
+  Log(request,
+      "judging " + std::to_string(candidates.size()) + " graph(s) in " + request.judge.runtime);
+  REWIRE_ASSIGN_OR_RETURN(report.verdict,
+                          JudgeInRuntime(input, input_bytes, candidates, ort, request.judge));
+  if (report.verdict.decision == "input") {
+    report.written = input_bytes;
+    report.written_rewrites = 0;
+  } else if (report.verdict.chosen > 0) {
+    const auto& [k, g] = path[report.verdict.chosen - 1];
+    report.written = g.onnx;
+    report.written_rewrites = k;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckRequest(const OptimizeRequest& request, const SearchRegistry& searches) {
+  const std::string& name = request.search.algorithm;
+  if (!searches.Has(name)) {
+    std::string known;
+    for (const std::string& k : searches.Names()) known += (known.empty() ? "" : ", ") + k;
+    return InvalidArgument("unknown search '" + name + "' (known: " + known + ")");
+  }
+  if (searches.NeedsPolicy(name) && request.policy.empty()) {
+    return InvalidArgument("the " + name +
+                           " search needs a policy checkpoint (--policy, from `rewire train`)");
+  }
+  if (!searches.NeedsPolicy(name) && !request.policy.empty()) {
+    return InvalidArgument("a policy (--policy) applies to the searches that run one, not to " +
+                           name);
+  }
+  if (name == "guided" && request.search.budget < 1) {
+    return InvalidArgument("the guided search's budget (--budget) must be at least 1 graph, got " +
+                           std::to_string(request.search.budget));
+  }
+  if (request.judge.runtime == "ort" && request.finish.onnx.custom_ops) {
+    return InvalidArgument(
+        "files with rewire's custom ops (--onnx-custom-ops) do not load in ONNX Runtime: judge "
+        "them in the reference runtime or write standard ONNX");
+  }
+  if (request.runtime_candidates < 1) {
+    return InvalidArgument("the runtime judge needs at least 1 candidate, got " +
+                           std::to_string(request.runtime_candidates));
+  }
+  return Status::Ok();
+}
+
+OptimizePipeline::OptimizePipeline(OptimizeRequest request, const SearchRegistry& searches,
+                                   std::unique_ptr<OrtRunner> ort)
+    : request_(std::move(request)), searches_(&searches), ort_(std::move(ort)) {}
+OptimizePipeline::OptimizePipeline(OptimizePipeline&&) noexcept = default;
+OptimizePipeline& OptimizePipeline::operator=(OptimizePipeline&&) noexcept = default;
+OptimizePipeline::~OptimizePipeline() = default;
+
+StatusOr<OptimizePipeline> OptimizePipeline::Prepare(OptimizeRequest request,
+                                                     const SearchRegistry& searches) {
+  REWIRE_RETURN_IF_ERROR(CheckRequest(request, searches));
+  std::unique_ptr<OrtRunner> ort;
+  if (!request.judge.runtime.empty()) {
+    REWIRE_ASSIGN_OR_RETURN(ort, StartRuntime(request.judge));
+  }
+  if (request.latency.repeats > 0) {
+    REWIRE_ASSIGN_OR_RETURN(const ExecDevice device, ParseExecDevice(request.latency.device));
+    REWIRE_RETURN_IF_ERROR(CheckExecDevice(device));
+  }
+  return OptimizePipeline(std::move(request), searches, std::move(ort));
+}
+
+StatusOr<OptimizeReport> OptimizePipeline::Run(const Graph& input,
+                                               const std::vector<rules::Rule>& rules,
+                                               CostModel& cost) {
+  const auto start = Clock::now();
+  const OptimizeRequest& q = request_;
+  OptimizeReport report;
+  report.label = q.label;
+  report.search = q.search.algorithm;
+  report.cost_model = cost.Name();
+  report.onnx_custom_ops = q.finish.onnx.custom_ops;
+  report.nodes_before = input.num_nodes();
+  report.latency.tolerance = q.latency.device_rtol;
+  REWIRE_ASSIGN_OR_RETURN(report.search_result,
+                          searches_->Run(q.search.algorithm, input, rules, cost, q));
+  FinishOptions finish = q.finish;
+  finish.export_onnx = finish.export_onnx || !q.judge.runtime.empty();
+  REWIRE_ASSIGN_OR_RETURN(report.result,
+                          FinishSearch(input, std::move(report.search_result.best), cost, finish));
+  report.nodes_after = report.result.graph.num_nodes();
+  report.written = report.result.onnx;
+  report.written_rewrites = report.search_result.steps.size();
+  if (report.result.equivalence.verified) {
+    if (q.latency.repeats > 0) {
+      REWIRE_ASSIGN_OR_RETURN(report.latency,
+                              MeasureLatency(input, report.result.graph, q.latency));
+    }
+    if (!q.judge.runtime.empty()) {
+      REWIRE_RETURN_IF_ERROR(Judge(input, rules, cost, q, ort_.get(), report));
+    }
+  }
+  report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return report;
+}
+
+StatusOr<std::vector<std::pair<size_t, FinishedGraph>>> PathCandidates(
+    const Graph& input, const std::vector<rules::Rule>& rules, const SearchResult& search,
+    CostModel& cost, const FinishOptions& finish, int count,
+    const std::function<void(const std::string&)>& log) {
+  std::vector<std::pair<size_t, FinishedGraph>> out;
+  std::vector<size_t> prefixes = SpreadPrefixes(search.steps.size(), count);
+  if (!prefixes.empty()) prefixes.erase(prefixes.begin());  // the final graph, judged already
+  const bool replayable = std::all_of(search.steps.begin(), search.steps.end(),
+                                      [](const SearchStep& s) { return s.match.rule >= 0; });
+  if (prefixes.empty() || !replayable) return out;
+  FinishOptions fo = finish;
+  fo.also_cost.clear();
+  fo.onnx_path.clear();
+  fo.export_onnx = true;
+  REWIRE_ASSIGN_OR_RETURN(std::vector<Graph> graphs,
+                          ReplaySteps(input, rules, search.steps, prefixes));
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    REWIRE_ASSIGN_OR_RETURN(FinishedGraph done,
+                            FinishSearch(input, std::move(graphs[i]), cost, fo));
+    if (!done.equivalence.verified) {
+      // Not offered: every graph the judge may choose is verified first.
+      if (log) {
+        log("the graph after " + std::to_string(prefixes[i]) + " rewrites does not verify (" +
+            done.equivalence.message + "): not judged");
+      }
+      continue;
+    }
+    out.emplace_back(prefixes[i], std::move(done));
+  }
+  return out;
+}
+
+StatusOr<LatencyReport> MeasureLatency(const Graph& input, const Graph& result,
+                                       const LatencyOptions& o) {
+  LatencyReport r;
+  r.tolerance = o.device_rtol;
+  TimingOptions timing;
+  timing.warmups = 2;
+  timing.repeats = o.repeats;
+  DeviceRunOptions run;
+  run.device = o.device;
+  run.num_threads = o.num_threads;
+  REWIRE_ASSIGN_OR_RETURN(const DeviceLatency before, MeasureGraphLatencyOn(input, timing, run));
+  REWIRE_ASSIGN_OR_RETURN(const DeviceLatency after, MeasureGraphLatencyOn(result, timing, run));
+  r.device = before.device;
+  r.before_ms = before.stats.median_ms;
+  r.after_ms = after.stats.median_ms;
+  REWIRE_ASSIGN_OR_RETURN(const ExecDevice device, ParseExecDevice(o.device));
+  if (!device.cuda) return r;
+  if (o.cuda_graph) {
+    run.cuda_graph = true;
+    REWIRE_ASSIGN_OR_RETURN(const DeviceLatency gb, MeasureGraphLatencyOn(input, timing, run));
+    REWIRE_ASSIGN_OR_RETURN(const DeviceLatency ga, MeasureGraphLatencyOn(result, timing, run));
+    r.graph_used = gb.cuda_graph && ga.cuda_graph;
+    r.graph_before_ms = gb.cuda_graph ? gb.stats.median_ms : 0;
+    r.graph_after_ms = ga.cuda_graph ? ga.stats.median_ms : 0;
+    r.graph_note = !gb.note.empty()   ? "input: " + gb.note
+                   : !ga.note.empty() ? "result: " + ga.note
+                                      : "";
+    run.cuda_graph = false;
+  }
+  REWIRE_ASSIGN_OR_RETURN(const Equivalence a,
+                          CompareDeviceWithReference(input, run, o.device_rtol));
+  REWIRE_ASSIGN_OR_RETURN(const Equivalence b,
+                          CompareDeviceWithReference(result, run, o.device_rtol));
+  r.checked = true;
+  r.check_ok = a.verified && b.verified;
+  r.check_rel_before = a.max_rel;
+  r.check_rel_after = b.max_rel;
+  r.check_message = !a.verified ? "input: " + a.message : !b.verified ? "result: " + b.message : "";
+  return r;
+}
+
+}  // namespace rewire
