@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -25,11 +28,10 @@ std::string HumanCount(int64_t n) {
 
 std::string HashString(uint64_t h) { return fmt::format("0x{:016x}", h); }
 
-std::string InputShapes(const Graph& g) {
-  // Identical types are counted rather than repeated ("5 x f32[1x512]").
+/// Types in order, identical neighbours counted rather than repeated ("5 x f32[1x512]").
+std::string GroupedTypes(const std::vector<std::string>& types) {
   std::vector<std::pair<std::string, int>> groups;
-  for (NodeId id : g.inputs()) {
-    const std::string t = g.node(id).outputs[0].ToString();
+  for (const std::string& t : types) {
     if (!groups.empty() && groups.back().first == t)
       ++groups.back().second;
     else
@@ -43,13 +45,16 @@ std::string InputShapes(const Graph& g) {
   return s;
 }
 
+std::string InputShapes(const Graph& g) {
+  std::vector<std::string> types;
+  for (NodeId id : g.inputs()) types.push_back(g.node(id).outputs[0].ToString());
+  return GroupedTypes(types);
+}
+
 std::string OutputShapes(const Graph& g) {
-  std::string s;
-  for (const GraphOutput& o : g.outputs()) {
-    if (!s.empty()) s += ", ";
-    s += g.type(o.value).ToString();
-  }
-  return s;
+  std::vector<std::string> types;
+  for (const GraphOutput& o : g.outputs()) types.push_back(g.type(o.value).ToString());
+  return GroupedTypes(types);
 }
 
 void PrintSummary(const std::string& model, const Graph& g) {
@@ -113,11 +118,11 @@ void WriteDot(const Graph& g, const std::string& title, const std::string& path)
 void RegisterModels(CLI::App& app) {
   auto* cmd = app.add_subcommand("models", "List the built-in model zoo with operator counts");
   cmd->callback([]() {
-    std::printf("%-12s %9s %10s  %-30s %-18s %s\n", "model", "operators", "params", "inputs",
+    std::printf("%-19s %9s %10s  %-30s %-18s %s\n", "model", "operators", "params", "inputs",
                 "outputs", "description");
     for (const ModelInfo& info : ZooModels()) {
       const Graph g = Take(BuildModel(info.name));
-      std::printf("%-12s %9d %10s  %-30s %-18s %s\n", info.name.c_str(), g.NumOperators(),
+      std::printf("%-19s %9d %10s  %-30s %-18s %s\n", info.name.c_str(), g.NumOperators(),
                   HumanCount(g.NumParameters()).c_str(), InputShapes(g).c_str(),
                   OutputShapes(g).c_str(), info.description.c_str());
     }

@@ -1,4 +1,4 @@
-// `rewire rules list|verify|generate`.
+// `rewire rules list|verify|generate` (import-taso: cmd_rules_import.cc).
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -18,8 +18,9 @@
 namespace rewire::cli {
 
 void RegisterRules(CLI::App& app) {
-  auto* rules = app.add_subcommand("rules", "List or verify the rewrite rules");
+  auto* rules = app.add_subcommand("rules", "List, verify, generate or import rewrite rules");
   rules->require_subcommand(1);
+  RegisterRulesImport(*rules);
   auto path = std::make_shared<std::string>();
 
   auto* list =

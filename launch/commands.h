@@ -51,6 +51,8 @@ void RegisterShow(CLI::App& app);
 void RegisterExport(CLI::App& app);
 void RegisterRun(CLI::App& app);
 void RegisterRules(CLI::App& app);
+/// `rewire rules import-taso` (launch/cmd_rules_import.cc), under `rules`.
+void RegisterRulesImport(CLI::App& rules);
 void RegisterBench(CLI::App& app);
 /// `rewire bench transport` (launch/cmd_bench_transport.cc), under `bench`.
 void RegisterBenchTransport(CLI::App& bench);

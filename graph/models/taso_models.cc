@@ -1,5 +1,6 @@
-// TASO's searched architectures: nasrnn and nasneta, following TASO's examples/nasrnn.py and
-// examples/nasnet_a.py (rewritten; the structure and shapes are theirs).
+// TASO's searched architectures: nasrnn and nasneta (taso-nasneta: with the 64-channel stem of
+// TASO's example), following TASO's examples/nasrnn.py and examples/nasnet_a.py (rewritten; the
+// structure and shapes are theirs).
 
 #include <string>
 #include <vector>
@@ -143,17 +144,17 @@ StatusOr<Graph> BuildNasRnn(const ModelParams& p) {
   return b.Finish();
 }
 
-// TASO's NASNet-A with a stem (TASO starts from a 1x128x56x56 tensor): 7x7/2 conv to `hidden`
-// (default 128) channels with relu and a 3x3/2 max pool bring 224 to 56. Then 3 stages of
-// `layers` (default 5) normal cells and one reduction cell; the width doubles per stage.
-StatusOr<Graph> BuildNasNetA(const ModelParams& p) {
+namespace {
+
+/// NASNet-A with a stem of `stem` output channels (0: the cell width).
+StatusOr<Graph> NasNetA(const ModelParams& p, int64_t stem) {
   const int64_t batch = OrDefault(p.batch, 1), image = OrDefault(p.image, 224);
   const int64_t width = OrDefault(p.hidden, 128), cells = OrDefault(p.layers, 5);
   GraphBuilder b(p.seed);
   ValueRef x = b.Input("input", {batch, 3, image, image});
   {
     auto scope = b.Scope("stem");
-    x = b.Conv2D(x, width, 7, 7, 2, 3, 3, 1, "relu", false, "conv");
+    x = b.Conv2D(x, stem > 0 ? stem : width, 7, 7, 2, 3, 3, 1, "relu", false, "conv");
     x = b.MaxPool(x, 3, 2, 1);
   }
   int64_t out = width;
@@ -171,5 +172,16 @@ StatusOr<Graph> BuildNasNetA(const ModelParams& p) {
   b.Output("output", x);
   return b.Finish();
 }
+
+}  // namespace
+
+// NASNet-A: a 7x7/2 conv to `hidden` (default 128) channels with relu and a 3x3/2 max pool bring
+// 224 to 56. Then 3 stages of `layers` (default 5) normal cells and one reduction cell; the
+// width doubles per stage.
+StatusOr<Graph> BuildNasNetA(const ModelParams& p) { return NasNetA(p, 0); }
+
+// TASO's examples/nasnet_a.py exactly: the same cells after a stem of 64 channels (the first
+// cell's 1x1 convs bring them to the cell width).
+StatusOr<Graph> BuildTasoNasNetA(const ModelParams& p) { return NasNetA(p, 64); }
 
 }  // namespace rewire::zoo

@@ -16,7 +16,9 @@ struct ZooEntry {
   BuildFn build;
 };
 
-// X-RLflow's workloads first, then TASO's, in the order `rewire models` lists them.
+// X-RLflow's workloads first, then TASO's, then both in TASO's style (X-RLflow's graphs as
+// written in TASO's API, TASO's examples where the entries above differ from them), in the order
+// `rewire models` lists them.
 const std::vector<ZooEntry>& Entries() {
   static const std::vector<ZooEntry> entries = {
       {{"inceptionv3",
@@ -45,6 +47,41 @@ const std::vector<ZooEntry>& Entries() {
         "reduction cell (128/256/512) -> 1x5120x7x7"},
        zoo::BuildNasNetA},
       {{"vgg19", "VGG-19: 1x3x224x224 -> 1x1000"}, zoo::BuildVgg19},
+      {{"xrlflow-bert",
+        "X-RLflow's bert (TASO style): 64x1024, 8 layers, 16 heads, no softmax; each layer's "
+        "attention is left unused (a graph output) and the layer is input @ W -> 64x1024"},
+       zoo::BuildXrlflowBert},
+      {{"xrlflow-vit",
+        "X-RLflow's vit_base (TASO style): 64x768, 12 layers, 12 heads, MLP 3072 without "
+        "activation, no softmax or LayerNorm -> 64x768"},
+       zoo::BuildXrlflowVit},
+      {{"xrlflow-dalle",
+        "X-RLflow's mini_dalle (TASO style): 16x768, 8 layers, 12 heads, mask weight, gated MLP "
+        "2048, 8 unused mask inputs -> 16x768"},
+       zoo::BuildXrlflowDalle},
+      {{"xrlflow-tt",
+        "X-RLflow's Transformer-Transducer (TASO style): 80x512, audio 12 + label 2 layers, "
+        "8 heads, MLP 2048, joint -> 80x10"},
+       zoo::BuildXrlflowTransformerTransducer},
+      {{"xrlflow-resnext50",
+        "X-RLflow's resnext_50 = TASO's resnext50 example: conv+relu, no BN, 32 groups: "
+        "1x3x224x224 -> 1x2048x7x7"},
+       zoo::BuildXrlflowResNeXt50},
+      {{"xrlflow-inceptionv3",
+        "X-RLflow's inceptionv3 = TASO's example: conv+relu, no BN, no classifier: "
+        "1x3x299x299 -> 1x2048x8x8"},
+       zoo::BuildXrlflowInceptionV3},
+      {{"xrlflow-squeezenet",
+        "SqueezeNet 1.1 as TASO's ONNX importer builds it (X-RLflow's squeezenet1.1): "
+        "1x3x224x224 -> 1x1000"},
+       zoo::BuildXrlflowSqueezeNet},
+      {{"taso-bert",
+        "TASO's bert example: 16x64 rows of 1024, 8 layers, 16 heads, rank-4 heads, unused "
+        "attention -> 1024x1024"},
+       zoo::BuildTasoBert},
+      {{"taso-nasneta",
+        "TASO's nasnet_a example: nasneta with a 64-channel stem: 1x3x224x224 -> 1x5120x7x7"},
+       zoo::BuildTasoNasNetA},
   };
   return entries;
 }

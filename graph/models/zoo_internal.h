@@ -30,4 +30,16 @@ StatusOr<Graph> BuildTransformerTransducer(const ModelParams& params);
 StatusOr<Graph> BuildNasRnn(const ModelParams& params);
 StatusOr<Graph> BuildNasNetA(const ModelParams& params);
 
+// X-RLflow's graphs and TASO's examples in TASO's style (xrlflow_models.cc,
+// xrlflow_cnn_models.cc).
+StatusOr<Graph> BuildXrlflowBert(const ModelParams& params);
+StatusOr<Graph> BuildXrlflowVit(const ModelParams& params);
+StatusOr<Graph> BuildXrlflowDalle(const ModelParams& params);
+StatusOr<Graph> BuildXrlflowTransformerTransducer(const ModelParams& params);
+StatusOr<Graph> BuildXrlflowResNeXt50(const ModelParams& params);
+StatusOr<Graph> BuildXrlflowInceptionV3(const ModelParams& params);
+StatusOr<Graph> BuildXrlflowSqueezeNet(const ModelParams& params);
+StatusOr<Graph> BuildTasoBert(const ModelParams& params);
+StatusOr<Graph> BuildTasoNasNetA(const ModelParams& params);
+
 }  // namespace rewire::zoo
