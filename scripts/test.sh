@@ -1,9 +1,24 @@
 #!/usr/bin/env bash
 # Installs dependencies, checks that the sources are formatted (scripts/format.sh --check), builds
-# rewire with its tests, and runs every test with CTest.
+# rewire with its tests, and runs the tests with CTest, printing how long each phase took.
+# The whole ONNX Runtime matrix (CTest label ort_matrix, about an hour on 2 cores) is left out:
+# scripts/test-ort-matrix.sh runs it. Extra arguments go to ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-bash scripts/format.sh --check
-bash scripts/build.sh -DREWIRE_BUILD_TESTS=ON
-ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "${JOBS:-$(nproc)}" "$@"
+phases=()
+phase() {  # phase NAME COMMAND...: runs the command and records its wall time
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  phases+=("$(printf '%-8s %5d s' "$name" $((SECONDS - start)))")
+}
+report() {
+  echo "test.sh: time per phase"
+  printf '  %s\n' "${phases[@]}"
+}
+trap report EXIT
+phase install bash scripts/install-deps.sh
+phase format bash scripts/format.sh --check
+phase build bash scripts/build.sh -DREWIRE_BUILD_TESTS=ON
+phase tests ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "${JOBS:-$(nproc)}" \
+  -LE ort_matrix "$@"

@@ -1,8 +1,9 @@
 // ONNX Runtime as the judge (`rewire optimize --runtime ort`) and as a runtime (`rewire run
 // --runtime ort`), end to end through the real binary and tools/ort/runner.js:
-// - every zoo model and every torchvision export of docs/onnx_coverage.md, optimised with each
-//   cost model a CPU has (analytic, cpu, ort), gives a file that loads in ONNX Runtime and whose
-//   outputs there match the reference executor's within 1e-3;
+// - a sample of the ONNX Runtime matrix (tests/launch/ort_sample.txt: every operator type of
+//   the matrix's exports and each cost model a CPU has) gives files that load in ONNX Runtime
+//   and whose outputs there match the reference executor's within 1e-3; the whole matrix is
+//   tests/launch/ort_matrix_test.cc (scripts/test-ort-matrix.sh);
 // - the never-slower guard, forced with the REWIRE_TEST_RUNTIME_SLOWDOWN test hook, writes the
 //   input and reports the figures and the decision;
 // - a model ONNX Runtime cannot load, a runner that dies mid-measurement and a missing runtime
@@ -11,177 +12,44 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <filesystem>
-#include <fstream>
 
-#include "graph/npy.h"
-#include "tests/launch/run_util.h"
+#include "graph/models/zoo.h"
+#include "tests/launch/ort_util.h"
 
 namespace rewire {
 namespace {
 
+using testing::kOrtTolerance;
+using testing::kQuickJudge;
 using testing::Quote;
 using testing::ReadFile;
+using testing::ReportNumber;
 using testing::Rewire;
 using testing::RunCommand;
 using testing::TempDir;
 
 namespace fs = std::filesystem;
 
-constexpr double kTolerance = 1e-3;
-// Quick judging: the figures are not the point here.
-const std::string kQuickJudge =
-    " --runtime ort --runtime-rounds 1 --runtime-repeats 2 --runtime-min-round-ms 0"
-    " --runtime-threads 1";
+constexpr double kTolerance = kOrtTolerance;
 
-bool OrtInstalled() {
-  return fs::exists(std::string(REWIRE_SOURCE_DIR) +
-                    "/tools/ort/node_modules/onnxruntime-node/package.json") &&
-         RunCommand("node --version").exit_code == 0;
-}
+class OrtSample : public ::testing::TestWithParam<testing::OrtCase> {};
 
-#define SKIP_WITHOUT_ORT() \
-  if (!OrtInstalled())     \
-  GTEST_SKIP() << "ONNX Runtime is not installed in tools/ort (run scripts/install-deps.sh)"
-
-/// The number at `key` of a report; NAN when absent.
-double ReportNumber(const Json& report, const std::string& key) {
-  return JsonNumberAt(report, key).value_or(NAN);
-}
-
-/// max |a-b| / max |b| over every output file the two folders share; fails on a missing one.
-void ExpectSameOutputs(const std::string& got_dir, const std::string& want_dir) {
-  int compared = 0;
-  for (const auto& entry : fs::directory_iterator(want_dir)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("input.", 0) == 0 || entry.path().extension() != ".npy") continue;
-    auto want = ReadNpy(entry.path().string());
-    auto got = ReadNpy(got_dir + "/" + name);
-    ASSERT_TRUE(want.ok()) << want.status().message();
-    ASSERT_TRUE(got.ok()) << got.status().message();
-    ASSERT_EQ(got->type, want->type) << name;
-    ++compared;
-    if (want->type.dtype != DType::kFloat32) {
-      EXPECT_EQ(got->bytes, want->bytes) << name;
-      continue;
-    }
-    double max_abs = 0, max_ref = 0;
-    for (int64_t i = 0; i < want->numel(); ++i) {
-      max_abs =
-          std::max(max_abs, double(std::fabs(want->data<float>()[i] - got->data<float>()[i])));
-      max_ref = std::max(max_ref, double(std::fabs(want->data<float>()[i])));
-    }
-    const double rel = max_abs / (max_ref + 1e-6);
-    std::printf("  %s: max |ort - reference| / max |reference| = %.3g\n", name.c_str(), rel);
-    EXPECT_LE(rel, kTolerance) << name;
-  }
-  EXPECT_GT(compared, 0) << "no outputs in " << want_dir;
-}
-
-/// The cost models a CPU machine has: every test optimises with each of them, since each picks
-/// other rewrites (and so other fused forms to lower).
-const char* const kCostModels[] = {"analytic", "cpu", "ort"};
-
-/// Optimises `model` (greedy) with `cost` (measured costs cached in `cost_cache`), judged in ONNX
-/// Runtime, then runs the written file in ONNX Runtime and on the reference executor on the same
-/// inputs.
-void OptimiseLoadAndMatch(const std::string& model, const std::string& cost,
-                          const std::string& cost_cache, const std::string& shape_args = "") {
-  SCOPED_TRACE(model + " with --cost " + cost);
-  TempDir dir;
-  const std::string out = dir / "opt.onnx", report = dir / "report.json";
-  auto opt = Rewire("optimize --model " + Quote(model) + shape_args + " --cost " + cost +
-                    " --cost-cache " + Quote(cost_cache) + " --search greedy --budget 8 -q" +
-                    kQuickJudge + " --out " + Quote(out) + " --report " + Quote(report));
-  ASSERT_EQ(opt.exit_code, 0) << opt.output;
-  const Json js = testing::ReadJson(report);
-  const std::string decision = JsonStringAt(js, "decision").value_or("");
-  EXPECT_TRUE(decision == "optimised" || decision == "input") << js.dump();
-  EXPECT_EQ(JsonStringAt(js, "runtime").value_or("").rfind("ort ", 0), 0u)
-      << js.dump();  // "ort 1.30.0"
-  EXPECT_GT(ReportNumber(js, "runtime_before_ms"), 0) << js.dump();
-  EXPECT_LE(ReportNumber(js, "runtime_max_rel_error_result"), kTolerance) << js.dump();
-  std::printf("%s, cost %s: ort %.3f ms -> %.3f ms, decision %s\n", model.c_str(), cost.c_str(),
-              ReportNumber(js, "runtime_before_ms"), ReportNumber(js, "runtime_after_ms"),
-              decision.c_str());
-
-  auto ort =
-      Rewire("run --model " + Quote(out) +
-             " --runtime ort --random-inputs --input-seed 3 --output-dir " + Quote(dir / "ort"));
-  ASSERT_EQ(ort.exit_code, 0) << ort.output;
-  std::string inputs;
-  for (const auto& entry : fs::directory_iterator(dir / "ort")) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("input.", 0) != 0) continue;
-    inputs += " --input " + Quote(name.substr(6, name.size() - 10) + "=" + entry.path().string());
-  }
-  auto ref = Rewire("run --model " + Quote(out) + inputs + " --output-dir " + Quote(dir / "ref"));
-  ASSERT_EQ(ref.exit_code, 0) << ref.output;
-  ExpectSameOutputs(dir / "ort", dir / "ref");
-}
-
-class OrtZoo : public ::testing::TestWithParam<const char*> {};
-
-TEST_P(OrtZoo, OptimisedFileLoadsInOrtAndMatchesTheReference) {
+TEST_P(OrtSample, OptimisedFileLoadsInOrtAndMatchesTheReference) {
   SKIP_WITHOUT_ORT();
-  // VGG-19 at 224x224 takes a minute on 2 cores; its ops are the same at 64x64.
-  const std::string shape = std::string(GetParam()) == "vgg19" ? " --image 64" : "";
-  TempDir cache;
-  for (const char* cost : kCostModels)
-    OptimiseLoadAndMatch(GetParam(), cost, cache / "costs.db", shape);
+  if (!IsZooModel(GetParam().model)) SKIP_WITHOUT_TORCH();
+  testing::CheckOrtCase(GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(AllModels, OrtZoo,
-                         ::testing::Values("inceptionv3", "resnext50", "squeezenet", "bert", "vit",
-                                           "dalle", "tt", "resnet50", "nasrnn", "nasneta", "vgg19"),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           return std::string(info.param);
+INSTANTIATE_TEST_SUITE_P(Sample, OrtSample, ::testing::ValuesIn(testing::LoadOrtSample()),
+                         [](const ::testing::TestParamInfo<testing::OrtCase>& info) {
+                           std::string name =
+                               testing::OpsetTestName(info.param.model) + "_" + info.param.cost;
+                           for (char& ch : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name;
                          });
-
-/// A torchvision export (tests/python/torch_reference.py): "NAME" at opset 17, "NAME@OPSET" at
-/// another opset.
-class OrtTorchvision : public ::testing::TestWithParam<const char*> {};
-
-TEST_P(OrtTorchvision, OptimisedExportLoadsInOrtAndMatchesTheReference) {
-  SKIP_WITHOUT_ORT();
-  if (RunCommand(Quote(REWIRE_PYTHON) + " -c 'import torch, torchvision, onnx'").exit_code != 0) {
-    GTEST_SKIP() << REWIRE_PYTHON << " lacks torch, torchvision or onnx";
-  }
-  const std::string param = GetParam();
-  const size_t at = param.find('@');
-  const std::string name = param.substr(0, at);
-  const std::string opset = at == std::string::npos ? "17" : param.substr(at + 1);
-  TempDir dir;
-  auto exported =
-      RunCommand(Quote(REWIRE_PYTHON) + " " +
-                 Quote(std::string(REWIRE_SOURCE_DIR) + "/tests/python/torch_reference.py") +
-                 " --model " + name + " --opset " + opset + " --out-dir " + Quote(dir.path()));
-  ASSERT_EQ(exported.exit_code, 0) << exported.output;
-  for (const char* cost : kCostModels) {
-    OptimiseLoadAndMatch(dir / "model.onnx", cost, dir / "costs.db");
-  }
-}
-
-// Every export of docs/onnx_coverage.md that imports: each torchvision classification family at
-// opset 17, the older opsets listed there, and a 2-layer TransformerEncoder.
-INSTANTIATE_TEST_SUITE_P(
-    Models, OrtTorchvision,
-    ::testing::Values("resnet18", "resnet50", "resnet50@11", "resnext50_32x4d", "wide_resnet50_2",
-                      "alexnet", "vgg11", "squeezenet1_0", "squeezenet1_1", "squeezenet1_1@11",
-                      "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_small@13",
-                      "mobilenet_v3_large", "efficientnet_b0", "efficientnet_b0@12",
-                      "efficientnet_v2_s", "densenet121", "densenet121@16", "googlenet",
-                      "googlenet@11", "inception_v3", "inception_v3@13", "shufflenet_v2_x1_0",
-                      "shufflenet_v2_x1_0@11", "mnasnet0_5", "regnet_y_400mf", "regnet_y_400mf@12",
-                      "regnet_x_400mf", "convnext_tiny", "convnext_tiny@14", "vit_b_16",
-                      "vit_b_16@13", "vit_b_32", "vit_l_16", "swin_t", "swin_t@15", "maxvit_t",
-                      "maxvit_t@16", "transformer", "transformer@11"),
-    [](const ::testing::TestParamInfo<const char*>& info) {
-      std::string name = info.param;  // "resnet50@11" -> "resnet50_opset11"
-      const size_t at = name.find('@');
-      return at == std::string::npos ? name : name.replace(at, 1, "_opset");
-    });
 
 TEST(OrtJudge, ForcedSlowerResultWritesTheInputAndSaysSo) {
   SKIP_WITHOUT_ORT();
