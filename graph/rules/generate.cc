@@ -118,16 +118,15 @@ class Enumerator {
   }
 
   /// The (variable, axis) dims a Split's sizes may take: dims of the variables in `mask` (the
-  /// split value is computed from them), on the split axis in classic domains and on any axis in
-  /// extended ones; among dims with the same symbol, the first stands for all.
-  std::vector<std::pair<int, int>> SizeDims(uint32_t mask, int split_axis) const {
+  /// split value is computed from them) on any axis (a convolution's output channels are axis 0 of
+  /// its weight); among dims with the same symbol, the first stands for all.
+  std::vector<std::pair<int, int>> SizeDims(uint32_t mask) const {
     std::vector<std::pair<int, int>> out;
     std::set<std::string> symbols;
     for (int u = 0; u < static_cast<int>(e_.domain.vars.size()); ++u) {
       const auto& dims = e_.domain.vars[u].dims;
       if (!(mask & (1u << u))) continue;
       for (int i = 0; i < static_cast<int>(dims.size()); ++i) {
-        if (!e_.domain.extended && i != split_axis) continue;
         if (symbols.insert(dims[i]).second) out.emplace_back(u, i);
       }
     }
@@ -168,7 +167,7 @@ class Enumerator {
             for (const Ref& a : avail) {
               if (ov.op == OpType::kSplit) {
                 const uint32_t mask = a.term < 0 ? 1u << (-1 - a.term) : e_.terms[a.term].var_mask;
-                const auto dims = SizeDims(mask, ov.split_axis);
+                const auto dims = SizeDims(mask);
                 for (const auto& [u, ua] : dims) {
                   for (const auto& [v, va] : dims) add(vi, {a}, SplitSizes{u, ua, v, va});
                 }

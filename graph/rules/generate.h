@@ -41,12 +41,13 @@ struct Domain {
   /// Op names of the vocabulary this domain leaves out (e.g. MatMul among convolutions).
   std::vector<std::string> skip_ops;
   /// The domain set it belongs to (what --domains selects besides single names): "classic" (the
-  /// rank-2 and convolution domains), "batched" (rank-3/4 and broadcast MatMuls) or "heads"
-  /// (attention head splitting).
+  /// rank-2 and convolution domains), "batched" (rank-3/4 and broadcast MatMuls), "heads"
+  /// (attention head splitting) or "taso" (convolution shape roles of TASO's generator that the
+  /// classic set lacks).
   std::string group = "classic";
-  /// Extended domains also take the extended op variants (rank-3/4 Transposes, Concat and Split
-  /// on axes 2 and 3, Reshape, Softmax) and split sizes from any axis of a variable; classic
-  /// domains take the classic variants only (their output is that of generator version 1).
+  /// Extended domains (batched, heads) also take the extended op variants (rank-3/4 Transposes,
+  /// Concat and Split on axes 2 and 3, Reshape, Softmax); the others take the variants of
+  /// generator version 1 only.
   bool extended = false;
   /// Symbol of the head count: a split Reshape cuts the last axis into [head, rest] ("" = none).
   std::string head_symbol;
@@ -75,7 +76,7 @@ std::vector<std::string> KnownOps();
 StatusOr<std::vector<OpVariant>> Vocabulary(const std::vector<std::string>& ops);
 /// Every domain the generator knows, in a fixed order.
 std::vector<Domain> Domains();
-/// Names of the domain sets, in order ("classic", "batched", "heads").
+/// Names of the domain sets, in order ("classic", "batched", "heads", "taso").
 std::vector<std::string> DomainGroups();
 /// The domains named by `names` (a domain set or a single domain each), in Domains() order;
 /// empty `names` = the classic set. InvalidArgument naming an unknown one.
@@ -95,7 +96,7 @@ struct Term {
   int variant = 0;
   std::vector<Ref> inputs;
   int split_u = -1, split_v = -1;    // Split: sizes [dim(var u, ua), dim(var v, va)]
-  int split_ua = -1, split_va = -1;  // the axes of those dims (the split axis in classic domains)
+  int split_ua = -1, split_va = -1;  // the axes of those dims
   int num_outputs = 1;
   bool weight_only = false;  // computed from weight variables only
   uint32_t var_mask = 0;     // the variables it is computed from

@@ -75,8 +75,8 @@ void ClassicVariants(std::vector<OpVariant>& v) {
 /// on axes 2 and 3, head splitting and merging Reshapes, Softmax over the last axis.
 void ExtendedVariants(std::vector<OpVariant>& v) {
   const size_t first = v.size();
-  for (const Ints& perm : {Ints{0, 2, 1}, Ints{0, 1, 3, 2}, Ints{0, 2, 1, 3}, Ints{0, 2, 3, 1},
-                           Ints{0, 3, 1, 2}}) {
+  for (const Ints& perm :
+       {Ints{0, 2, 1}, Ints{0, 1, 3, 2}, Ints{0, 2, 1, 3}, Ints{0, 2, 3, 1}, Ints{0, 3, 1, 2}}) {
     v.push_back(Variant("Transpose", OpType::kTranspose, 1, Attrs{{"perm", perm}},
                         "perm=" + IntsText(perm)));
   }
@@ -121,8 +121,27 @@ Domain Make(const std::string& name, std::vector<GenVar> vars, std::vector<Sizes
   d.sets = std::move(sets);
   d.skip_ops = std::move(skip);
   d.group = group;
-  d.extended = group != "classic";
+  d.extended = group == "batched" || group == "heads";
   return d;
+}
+
+/// The shape roles of TASO's generator that the classic convolution domains lack: two
+/// convolution weights of one shape, and two activations sharing a weight.
+void TasoDomains(std::vector<Domain>& d) {
+  const Sizes c1{{"n", 1}, {"ci", 3}, {"h", 6}, {"w", 7}, {"co", 4}};
+  const Sizes c2{{"n", 2}, {"ci", 4}, {"h", 5}, {"w", 9}, {"co", 6}};
+  const Sizes c3{{"n", 1}, {"ci", 2}, {"h", 8}, {"w", 5}, {"co", 3}};
+  const std::vector<std::string> no_mm{"MatMul", "Transpose"};
+  d.push_back(Make("conv_twin_weights",
+                   {{"x", {"n", "ci", "h", "w"}},
+                    {"w1", {"co", "ci", "3", "3"}, true},
+                    {"w2", {"co", "ci", "3", "3"}, true}},
+                   {c1, c2, c3}, no_mm, "taso"));
+  d.push_back(Make("conv_shared_weight",
+                   {{"x1", {"n", "ci", "h", "w"}},
+                    {"x2", {"n", "ci", "h", "w"}},
+                    {"w", {"co", "ci", "3", "3"}, true}},
+                   {c1, c2, c3}, no_mm, "taso"));
 }
 
 void ClassicDomains(std::vector<Domain>& d) {
@@ -139,9 +158,8 @@ void ClassicDomains(std::vector<Domain>& d) {
                    {m1, m2, m3}, no_conv));
   d.push_back(Make("matmul_shared_left", {{"a", {"p", "q"}}, {"b", {"q", "r"}}, {"c", {"q", "r"}}},
                    {m1, m2, m3}, no_conv));
-  d.push_back(Make("matmul_shared_right",
-                   {{"a", {"p", "q"}}, {"b", {"p", "q"}}, {"c", {"q", "r"}}}, {m1, m2, m3},
-                   no_conv));
+  d.push_back(Make("matmul_shared_right", {{"a", {"p", "q"}}, {"b", {"p", "q"}}, {"c", {"q", "r"}}},
+                   {m1, m2, m3}, no_conv));
   const Sizes c1{{"n", 1}, {"ci", 3}, {"h", 6}, {"w", 7}, {"co", 4}, {"cp", 5}};
   const Sizes c2{{"n", 2}, {"ci", 4}, {"h", 5}, {"w", 9}, {"co", 6}, {"cp", 3}};
   const Sizes c3{{"n", 1}, {"ci", 2}, {"h", 8}, {"w", 5}, {"co", 3}, {"cp", 2}};
@@ -177,10 +195,10 @@ void BatchedDomains(std::vector<Domain>& d) {
   const Sizes f1{{"n", 2}, {"h", 3}, {"p", 4}, {"q", 5}, {"r", 7}, {"s", 6}};
   const Sizes f2{{"n", 3}, {"h", 2}, {"p", 5}, {"q", 4}, {"r", 6}, {"s", 7}};
   const Sizes f3{{"n", 2}, {"h", 2}, {"p", 3}, {"q", 2}, {"r", 3}, {"s", 2}};
-  d.push_back(Make(
-      "bmm4_chain",
-      {{"a", {"n", "h", "p", "q"}}, {"b", {"n", "h", "q", "r"}}, {"c", {"n", "h", "r", "s"}}},
-      {f1, f2, f3}, skip, g));
+  d.push_back(
+      Make("bmm4_chain",
+           {{"a", {"n", "h", "p", "q"}}, {"b", {"n", "h", "q", "r"}}, {"c", {"n", "h", "r", "s"}}},
+           {f1, f2, f3}, skip, g));
   d.push_back(Make("linear_chain", {{"x", {"n", "p", "q"}}, {"w1", {"q", "r"}}, {"w2", {"r", "s"}}},
                    {b1, b2, b3}, skip, g));
   d.push_back(Make("linear_shared_left",
@@ -196,24 +214,25 @@ void BatchedDomains(std::vector<Domain>& d) {
 
 /// Attention heads: activations [n, s, m] with m a multiple of the head count h (split into
 /// heads by a Reshape), and Q, K, V split into heads [n, s, h, d] (as the zoo's attention has them
-/// before moving the heads forward with Transpose [0,2,1,3] or [0,2,3,1]). Besides the sum rule, the sizes keep
-/// s, n and d (and 2m, 2d ...) from being multiples of h in both sets, so a head split
-/// type-checks on both only where it does symbolically.
+/// before moving the heads forward with Transpose [0,2,1,3] or [0,2,3,1]). Besides the sum rule,
+/// the sizes keep s, n and d (and 2m, 2d ...) from being multiples of h in both sets, so a head
+/// split type-checks on both only where it does symbolically.
 void HeadDomains(std::vector<Domain>& d) {
   const std::vector<std::string> skip{"Conv2D", "Enlarge"};
   const Sizes h1{{"n", 2}, {"s", 5}, {"h", 3}, {"m", 6}};
   const Sizes h2{{"n", 3}, {"s", 7}, {"h", 2}, {"m", 8}};
   const Sizes h3{{"n", 2}, {"s", 3}, {"h", 4}, {"m", 8}};
-  d.push_back(Make("head_split", {{"x", {"n", "s", "m"}}, {"y", {"n", "s", "m"}}, {"z", {"n", "s", "m"}}},
+  d.push_back(Make("head_split",
+                   {{"x", {"n", "s", "m"}}, {"y", {"n", "s", "m"}}, {"z", {"n", "s", "m"}}},
                    {h1, h2, h3}, skip, "heads"));
   d.back().head_symbol = "h";
   const Sizes a1{{"n", 2}, {"h", 3}, {"s", 5}, {"d", 4}};
   const Sizes a2{{"n", 3}, {"h", 2}, {"s", 7}, {"d", 5}};
   const Sizes a3{{"n", 2}, {"h", 2}, {"s", 3}, {"d", 3}};
-  d.push_back(Make(
-      "attention",
-      {{"q", {"n", "s", "h", "d"}}, {"k", {"n", "s", "h", "d"}}, {"v", {"n", "s", "h", "d"}}},
-      {a1, a2, a3}, skip, "heads"));
+  d.push_back(
+      Make("attention",
+           {{"q", {"n", "s", "h", "d"}}, {"k", {"n", "s", "h", "d"}}, {"v", {"n", "s", "h", "d"}}},
+           {a1, a2, a3}, skip, "heads"));
   d.back().head_symbol = "h";
 }
 
@@ -248,20 +267,20 @@ std::vector<Domain> Domains() {
   ClassicDomains(d);
   BatchedDomains(d);
   HeadDomains(d);
+  TasoDomains(d);
   return d;
 }
 
-std::vector<std::string> DomainGroups() { return {"classic", "batched", "heads"}; }
+std::vector<std::string> DomainGroups() { return {"classic", "batched", "heads", "taso"}; }
 
 StatusOr<std::vector<Domain>> SelectDomains(const std::vector<std::string>& names) {
   const std::vector<Domain> all = Domains();
   const std::vector<std::string> groups = DomainGroups();
   const std::vector<std::string> want = names.empty() ? std::vector<std::string>{"classic"} : names;
   for (const std::string& n : want) {
-    const bool known = std::find(groups.begin(), groups.end(), n) != groups.end() ||
-                       std::any_of(all.begin(), all.end(), [&](const Domain& d) {
-                         return d.name == n;
-                       });
+    const bool known =
+        std::find(groups.begin(), groups.end(), n) != groups.end() ||
+        std::any_of(all.begin(), all.end(), [&](const Domain& d) { return d.name == n; });
     if (!known) {
       std::string list;
       for (const auto& g : groups) list += (list.empty() ? "" : ",") + g;

@@ -20,8 +20,7 @@ std::string RuleClass(const Enumeration& e, const CandidatePair& p) {
       fused = fused || v.fused;
       linear = linear || v.op == OpType::kMatMul || v.op == OpType::kConv2D;
       layout = layout || v.op == OpType::kConcat || v.op == OpType::kSplit ||
-               v.op == OpType::kTranspose || v.op == OpType::kEnlarge ||
-               v.op == OpType::kReshape;
+               v.op == OpType::kTranspose || v.op == OpType::kEnlarge || v.op == OpType::kReshape;
     }
   }
   if (fused) return "fusion";
@@ -87,9 +86,8 @@ class RuleWriter {
     for (const GenGraph* g : {&src_, &tgt_}) {
       for (int t : g->terms) {
         const OpType op = Variant(t).op;
-        const bool generic = op == OpType::kAdd || op == OpType::kMul ||
-                             op == OpType::kScalarMul || op == OpType::kRelu ||
-                             op == OpType::kConcat || op == OpType::kSplit;
+        const bool generic = op == OpType::kAdd || op == OpType::kMul || op == OpType::kScalarMul ||
+                             op == OpType::kRelu || op == OpType::kConcat || op == OpType::kSplit;
         if (!generic) return false;
       }
     }
@@ -99,8 +97,8 @@ class RuleWriter {
   std::vector<std::string> ShapeEqualities() const {
     std::vector<std::string> where;
     for (size_t k = 1; k < vars_.size(); ++k) {
-      where.push_back("shape(" + d_.vars[vars_[k]].name + ") == shape(" +
-                      d_.vars[vars_[0]].name + ")");
+      where.push_back("shape(" + d_.vars[vars_[k]].name + ") == shape(" + d_.vars[vars_[0]].name +
+                      ")");
     }
     return where;
   }
@@ -192,8 +190,8 @@ class RuleWriter {
         unbound_ = true;
         return "";
       }
-      return "shape=take(shape(" + in + "), 0, " + Str(rank - 1) + ") + [" + it->second +
-             ", dim(" + in + ", " + Str(rank - 1) + ") / " + it->second + "]";
+      return "shape=take(shape(" + in + "), 0, " + Str(rank - 1) + ") + [" + it->second + ", dim(" +
+             in + ", " + Str(rank - 1) + ") / " + it->second + "]";
     }
     return v.attr_text;
   }
