@@ -24,7 +24,8 @@ std::unordered_set<uint64_t> Reachable(const Graph& start, const std::vector<rul
   for (int d = 0; d < depth && !frontier.empty(); ++d) {
     std::vector<Graph> next;
     for (const Graph& g : frontier) {
-      for (const rules::Candidate& c : rules::EnumerateCandidates(g, pool, AllCandidates()).candidates) {
+      for (const rules::Candidate& c :
+           rules::EnumerateCandidates(g, pool, AllCandidates()).candidates) {
         Graph h = g;
         if (!rules::ApplyMatch(h, pool[c.match.rule], c.match).ok()) continue;
         if (seen.insert(h.Hash()).second) next.push_back(std::move(h));
@@ -45,7 +46,8 @@ StatusOr<std::vector<Graph>> MatchFilterGraphs(const std::vector<std::string>& m
     params.layers = 1;
     auto g = BuildModel(name, params);
     if (!g.ok()) return InvalidArgument("--match-models: " + g.status().message());
-    for (const rules::Candidate& c : rules::EnumerateCandidates(*g, rules, AllCandidates()).candidates) {
+    for (const rules::Candidate& c :
+         rules::EnumerateCandidates(*g, rules, AllCandidates()).candidates) {
       Graph next = *g;
       if (rules::ApplyMatch(next, rules[c.match.rule], c.match).ok())
         graphs.push_back(std::move(next));

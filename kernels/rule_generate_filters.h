@@ -35,7 +35,8 @@ class MatchFilter {
 /// pool, so that of two rules that make each other redundant the first stays.
 class RedundancyFilter {
  public:
-  RedundancyFilter(std::vector<rules::Rule> pool, int depth) : pool_(std::move(pool)), depth_(depth) {}
+  RedundancyFilter(std::vector<rules::Rule> pool, int depth)
+      : pool_(std::move(pool)), depth_(depth) {}
   /// True when `rule` is redundant; otherwise adds it to the pool and returns false. A rule that
   /// cannot be built or applied on its check line is not redundant.
   bool Redundant(rules::Rule rule);

@@ -85,8 +85,10 @@ TEST(GenerateRender, SourceHeadSplitIsPinnedAndFixesTheHeadCount) {
   auto vocab = Vocabulary({"Reshape", "ScalarMul", "Transpose"});
   ASSERT_TRUE(vocab.ok());
   const Enumeration e = Enumerate(Named("head_split"), *vocab, 3);
-  const int src = GraphWithSink(e, "ScalarMul{scalar}(Transpose{perm=[0, 2, 1, 3]}(Reshape{heads}(x)))");
-  const int tgt = GraphWithSink(e, "Transpose{perm=[0, 2, 1, 3]}(Reshape{heads}(ScalarMul{scalar}(x)))");
+  const int src =
+      GraphWithSink(e, "ScalarMul{scalar}(Transpose{perm=[0, 2, 1, 3]}(Reshape{heads}(x)))");
+  const int tgt =
+      GraphWithSink(e, "Transpose{perm=[0, 2, 1, 3]}(Reshape{heads}(ScalarMul{scalar}(x)))");
   ASSERT_GE(src, 0);
   ASSERT_GE(tgt, 0);
   const CandidatePair p{src, tgt, {{e.graphs[src].sinks[0], e.graphs[tgt].sinks[0]}}};
@@ -108,8 +110,8 @@ TEST(GenerateRender, SourceHeadSplitIsPinnedAndFixesTheHeadCount) {
   const int round_trip = GraphWithSink(e, "Reshape{merge}(Reshape{heads}(ScalarMul{scalar}(x)))");
   ASSERT_GE(plain, 0);
   ASSERT_GE(round_trip, 0);
-  const CandidatePair split{plain, round_trip,
-                            {{e.graphs[plain].sinks[0], e.graphs[round_trip].sinks[0]}}};
+  const CandidatePair split{
+      plain, round_trip, {{e.graphs[plain].sinks[0], e.graphs[round_trip].sinks[0]}}};
   EXPECT_EQ(RenderRule(e, split, "split", "layout"), "");
 }
 
