@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "graph/models/zoo.h"
 #include "graph/rules/generate.h"
 #include "graph/weights.h"
 #include "kernels/executor_ops.h"
@@ -344,6 +345,10 @@ StatusOr<GenerateResult> GenerateRules(const GenerateOptions& options) {
       rules::gen::Vocabulary(options.ops.empty() ? rules::gen::KnownOps() : options.ops));
   REWIRE_ASSIGN_OR_RETURN(const std::vector<rules::gen::Domain> domains,
                           rules::gen::SelectDomains(options.domains));
+  for (const std::string& m : options.match_models) {
+    if (!IsZooModel(m))
+      return InvalidArgument("unknown model '" + m + "' in --match-models (see `rewire models`)");
+  }
   if (!options.out_dir.empty()) REWIRE_RETURN_IF_ERROR(CheckWritable(options.out_dir));
   PruneState prune;
   std::vector<rules::Rule> hand;

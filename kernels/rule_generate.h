@@ -77,8 +77,9 @@ struct GenerateResult {
 /// The prefix of the rule names GenerateRules writes for these options.
 std::string NamePrefix(const GenerateOptions& options);
 
-/// Runs the generator. Errors: max_ops < 1, an unknown op, an unknown domain, an output folder that
-/// cannot be created or written (checked before any work), an unreadable hand-rule path.
+/// Runs the generator. Errors: max_ops < 1, an unknown op, domain or --match-models model, an
+/// output folder that cannot be created or written (checked before any work), an unreadable
+/// hand-rule path.
 StatusOr<GenerateResult> GenerateRules(const GenerateOptions& options);
 
 }  // namespace rewire
