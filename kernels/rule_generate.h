@@ -17,9 +17,23 @@ namespace rewire {
 struct GenerateOptions {
   int max_ops = 3;               // operators per graph, at least 1
   std::vector<std::string> ops;  // op names (rules::gen::KnownOps()); empty = all
-  std::string out_dir;           // where <class>.rules go; "" = do not write
+  /// Domain sets or single domains (rules::gen::SelectDomains); empty = the classic set.
+  std::vector<std::string> domains;
+  /// Rules are named <prefix>_<class>_NNNN; "" = "gen" for the classic set, else "gen_" and the
+  /// --domains names joined by "_" (so that files of different selections load together).
+  std::string name_prefix;
+  /// Zoo models: keep only verified rules whose source matches one of them (built with one layer)
+  /// or a graph one hand-rule rewrite away from it (hand rules from `hand_rules`). Empty = keep
+  /// every verified rule.
+  std::vector<std::string> match_models;
+  /// Drop a verified rule whose source and target both reach one graph in at most this many
+  /// rewrites of the hand rules and the generated rules kept before it (0 = keep every rule).
+  int redundancy_depth = 0;
+  std::string out_dir;  // where <class>.rules go; "" = do not write
   /// Hand rules whose structure a generated rule must not repeat ("" = no such check).
   std::string hand_rules;
+  /// Drop generated rules with a hand rule's structure (off: only --match-models uses them).
+  bool hand_check = true;
   VerifyOptions verify;
   /// Extra candidate rule texts fed to the verify stage as if they came from fingerprinting
   /// (tests use it to plant a wrong rule). Each must parse.
@@ -35,10 +49,15 @@ struct GenerateStats {
   size_t common_subgraph = 0;  // dropped: source and target share a subgraph
   size_t renamed = 0;          // dropped: equal to an earlier candidate up to variable renaming
   size_t hand = 0;             // dropped: the structure of a hand rule
-  size_t candidates = 0;       // left for verification
-  size_t verified = 0;         // passed the verifier
-  size_t rejected = 0;         // failed the verifier (never written)
-  double enumerate_s = 0, fingerprint_s = 0, prune_s = 0, verify_s = 0, total_s = 0;
+  size_t unrenderable =
+      0;  // dropped: a target head split whose head count nothing in the source fixes
+  size_t candidates = 0;     // left for verification
+  size_t verified = 0;       // passed the verifier
+  size_t rejected = 0;       // failed the verifier (never written)
+  size_t unmatched = 0;      // verified, dropped: no match in the --match-models graphs
+  size_t filter_graphs = 0;  // graphs the --match-models filter tried
+  size_t redundant = 0;      // verified, dropped: joined by --redundancy-depth rewrites
+  double enumerate_s = 0, fingerprint_s = 0, prune_s = 0, verify_s = 0, filter_s = 0, total_s = 0;
 };
 
 struct GeneratedRule {
@@ -55,8 +74,12 @@ struct GenerateResult {
   std::vector<std::string> files;           // written files
 };
 
-/// Runs the generator. Errors: max_ops < 1, an unknown op, an output folder that cannot be
-/// created or written (checked before any work), an unreadable hand-rule path.
+/// The prefix of the rule names GenerateRules writes for these options.
+std::string NamePrefix(const GenerateOptions& options);
+
+/// Runs the generator. Errors: max_ops < 1, an unknown op, domain or --match-models model, an
+/// output folder that cannot be created or written (checked before any work), an unreadable
+/// hand-rule path.
 StatusOr<GenerateResult> GenerateRules(const GenerateOptions& options);
 
 }  // namespace rewire

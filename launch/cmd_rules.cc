@@ -16,6 +16,112 @@
 #include "launch/commands.h"
 
 namespace rewire::cli {
+namespace {
+
+/// The non-empty items of a comma-separated list.
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+/// `rewire rules generate`.
+void RegisterGenerate(CLI::App& rules) {
+  auto* generate = rules.add_subcommand(
+      "generate",
+      "Enumerate small graphs, pair equal ones by fingerprint, verify and write rule files");
+  auto gen = std::make_shared<GenerateOptions>();
+  auto ops = std::make_shared<std::string>();
+  auto domains = std::make_shared<std::string>();
+  auto match_models = std::make_shared<std::string>();
+  auto no_hand = std::make_shared<bool>(false);
+  auto dump_rejected = std::make_shared<std::string>();
+  gen->out_dir = "configs/rules/generated";
+  generate->add_option("--max-ops", gen->max_ops, "Operators per enumerated graph")
+      ->capture_default_str();
+  generate->add_option("--ops", *ops,
+                       "Comma-separated op names (default: all the generator knows)");
+  std::string domain_help =
+      "Comma-separated domain sets or single domains (default: classic). Sets: ";
+  for (const auto& g : rules::gen::DomainGroups()) {
+    std::string members;
+    for (const auto& d : rules::gen::Domains()) {
+      if (d.group == g) members += (members.empty() ? "" : " ") + d.name;
+    }
+    domain_help += g + " (" + members + ") ";
+  }
+  generate->add_option("--domains", *domains, domain_help);
+  generate->add_option("--match-models", *match_models,
+                       "Comma-separated zoo models: keep only rules whose source matches one of "
+                       "them (one layer) or a graph one hand-rule rewrite away");
+  generate
+      ->add_option("--redundancy-depth", gen->redundancy_depth,
+                   "Drop rules whose two sides reach one graph in at most this many rewrites "
+                   "of the hand rules and the rules kept before (0: off)")
+      ->check(CLI::NonNegativeNumber);
+  generate->add_option("--out", gen->out_dir, "Folder for the <class>.rules files")
+      ->capture_default_str();
+  generate->add_option("--name-prefix", gen->name_prefix,
+                       "Rule names are <prefix>_<class>_NNNN (default: gen for the classic set, "
+                       "else gen_ and the --domains names joined by _)");
+  generate->add_option(
+      "--hand-rules", gen->hand_rules,
+      "Hand rules whose structure generated rules must not repeat (default: configs/rules)");
+  generate->add_flag("--no-hand-check", *no_hand,
+                     "Keep generated rules that repeat a hand rule's structure");
+  generate->add_option("--rejected", *dump_rejected,
+                       "Also write the candidates the verifier rejected to this file");
+  generate->callback([gen, ops, domains, match_models, no_hand, dump_rejected]() {
+    gen->ops = SplitList(*ops);
+    if (!ops->empty() && gen->ops.empty())
+      throw CommandError("--ops is empty; give op names such as MatMul,Add");
+    gen->domains = SplitList(*domains);
+    if (!domains->empty() && gen->domains.empty())
+      throw CommandError("--domains is empty; give domain sets such as batched,heads");
+    gen->match_models = SplitList(*match_models);
+    gen->hand_check = !*no_hand;
+    if (gen->hand_rules.empty()) {
+      gen->hand_rules = DefaultRulesPath();
+    }
+    const GenerateResult r = Take(GenerateRules(*gen));
+    const GenerateStats& s = r.stats;
+    std::printf(
+        "enumerated graphs:      %8zu  (%zu distinct values type-checked and executed)  %.2f s\n",
+        s.graphs, s.terms, s.enumerate_s);
+    std::printf("fingerprint pairs:      %8zu  (%zu shared fingerprints)  %.2f s\n", s.pairs,
+                s.buckets, s.fingerprint_s);
+    std::printf(
+        "pruned:                 %8zu  common subgraph, %zu renamed duplicates, %zu hand-rule "
+        "structures, %zu head splits with no head count  %.2f s\n",
+        s.common_subgraph, s.renamed, s.hand, s.unrenderable, s.prune_s);
+    std::printf("candidates to verify:   %8zu\n", s.candidates);
+    std::printf("verified:               %8zu  (%zu rejected by the verifier)  %.2f s\n",
+                s.verified, s.rejected, s.verify_s);
+    if (!gen->match_models.empty()) {
+      std::printf("no match in the models: %8zu  (%zu graphs tried)\n", s.unmatched,
+                  s.filter_graphs);
+    }
+    if (gen->redundancy_depth > 0)
+      std::printf("redundant:              %8zu  (sides joined by other rules' rewrites)\n",
+                  s.redundant);
+    if (!gen->match_models.empty() || gen->redundancy_depth > 0)
+      std::printf("filters:                          %.2f s\n", s.filter_s);
+    std::printf("written:                %8zu\n", r.rules.size());
+    for (const auto& f : r.files) std::printf("wrote %s\n", f.c_str());
+    if (!dump_rejected->empty()) {
+      std::FILE* f = std::fopen(dump_rejected->c_str(), "w");
+      if (!f) throw CommandError("cannot write " + *dump_rejected + "; pass a writable --rejected");
+      for (const auto& t : r.rejected_texts) std::fprintf(f, "%s\n", t.c_str());
+      std::fclose(f);
+    }
+    std::printf("total %.2f s\n", s.total_s);
+  });
+}
+
+}  // namespace
 
 void RegisterRules(CLI::App& app) {
   auto* rules = app.add_subcommand("rules", "List, verify, generate or import rewrite rules");
@@ -83,63 +189,7 @@ void RegisterRules(CLI::App& app) {
     if (failed) throw CommandError(std::to_string(failed) + " rule(s) failed verification");
   });
 
-  auto* generate = rules->add_subcommand(
-      "generate",
-      "Enumerate small graphs, pair equal ones by fingerprint, verify and write rule files");
-  auto gen = std::make_shared<GenerateOptions>();
-  auto ops = std::make_shared<std::string>();
-  auto no_hand = std::make_shared<bool>(false);
-  auto dump_rejected = std::make_shared<std::string>();
-  gen->out_dir = "configs/rules/generated";
-  generate->add_option("--max-ops", gen->max_ops, "Operators per enumerated graph")
-      ->capture_default_str();
-  generate->add_option("--ops", *ops,
-                       "Comma-separated op names (default: all the generator knows)");
-  generate->add_option("--out", gen->out_dir, "Folder for the <class>.rules files")
-      ->capture_default_str();
-  generate->add_option(
-      "--hand-rules", gen->hand_rules,
-      "Hand rules whose structure generated rules must not repeat (default: configs/rules)");
-  generate->add_flag("--no-hand-check", *no_hand,
-                     "Keep generated rules that repeat a hand rule's structure");
-  generate->add_option("--rejected", *dump_rejected,
-                       "Also write the candidates the verifier rejected to this file");
-  generate->callback([gen, ops, no_hand, dump_rejected]() {
-    gen->ops.clear();
-    std::stringstream ss(*ops);
-    for (std::string op; std::getline(ss, op, ',');) {
-      if (!op.empty()) gen->ops.push_back(op);
-    }
-    if (!ops->empty() && gen->ops.empty())
-      throw CommandError("--ops is empty; give op names such as MatMul,Add");
-    if (*no_hand) {
-      gen->hand_rules.clear();
-    } else if (gen->hand_rules.empty()) {
-      gen->hand_rules = DefaultRulesPath();
-    }
-    const GenerateResult r = Take(GenerateRules(*gen));
-    const GenerateStats& s = r.stats;
-    std::printf(
-        "enumerated graphs:      %8zu  (%zu distinct values type-checked and executed)  %.2f s\n",
-        s.graphs, s.terms, s.enumerate_s);
-    std::printf("fingerprint pairs:      %8zu  (%zu shared fingerprints)  %.2f s\n", s.pairs,
-                s.buckets, s.fingerprint_s);
-    std::printf(
-        "pruned:                 %8zu  common subgraph, %zu renamed duplicates, %zu hand-rule "
-        "structures  %.2f s\n",
-        s.common_subgraph, s.renamed, s.hand, s.prune_s);
-    std::printf("candidates to verify:   %8zu\n", s.candidates);
-    std::printf("verified (written):     %8zu  (%zu rejected by the verifier)  %.2f s\n",
-                s.verified, s.rejected, s.verify_s);
-    for (const auto& f : r.files) std::printf("wrote %s\n", f.c_str());
-    if (!dump_rejected->empty()) {
-      std::FILE* f = std::fopen(dump_rejected->c_str(), "w");
-      if (!f) throw CommandError("cannot write " + *dump_rejected + "; pass a writable --rejected");
-      for (const auto& t : r.rejected_texts) std::fprintf(f, "%s\n", t.c_str());
-      std::fclose(f);
-    }
-    std::printf("total %.2f s\n", s.total_s);
-  });
+  RegisterGenerate(*rules);
 }
 
 }  // namespace rewire::cli

@@ -13,164 +13,19 @@
 namespace rewire::rules::gen {
 namespace {
 
-constexpr const char* kConvFixed = "strides=[1, 1], dilations=[1, 1], group=1";
-
-OpVariant Variant(const std::string& name, OpType op, int arity, Attrs attrs = {},
-                  std::string text = "", bool commutative = false) {
-  OpVariant v;
-  v.op_name = name;
-  v.op = op;
-  v.arity = arity;
-  v.attrs = std::move(attrs);
-  v.attr_text = std::move(text);
-  v.commutative = commutative;
-  return v;
-}
-
-std::vector<OpVariant> FullVocabulary() {
-  std::vector<OpVariant> v;
-  for (const char* act : {"none", "relu"}) {
-    OpVariant m = Variant("MatMul", OpType::kMatMul, 2, Attrs{{"activation", std::string(act)}},
-                          std::string("activation=\"") + act + "\"");
-    m.fused = std::string(act) != "none";
-    v.push_back(m);
-  }
-  for (const char* act : {"none", "relu"}) {
-    for (int64_t pad : {0, 1}) {
-      Attrs a{{"strides", Ints{1, 1}},
-              {"pads", Ints(4, pad)},
-              {"dilations", Ints{1, 1}},
-              {"group", int64_t{1}},
-              {"activation", std::string(act)}};
-      const std::string p = std::to_string(pad);
-      OpVariant c = Variant("Conv2D", OpType::kConv2D, 2, a,
-                            std::string(kConvFixed) + ", pads=[" + p + ", " + p + ", " + p + ", " +
-                                p + "], activation=\"" + act + "\"");
-      c.fused = std::string(act) != "none";
-      v.push_back(c);
-    }
-  }
-  v.push_back(Variant("Add", OpType::kAdd, 2, {}, "", true));
-  v.push_back(Variant("Mul", OpType::kMul, 2, {}, "", true));
-  v.push_back(Variant("ScalarMul", OpType::kScalarMul, 1, Attrs{{"scalar", 2.0f}}, "scalar"));
-  v.push_back(Variant("Relu", OpType::kRelu, 1));
-  v.push_back(
-      Variant("Transpose", OpType::kTranspose, 1, Attrs{{"perm", Ints{1, 0}}}, "perm=[1, 0]"));
-  for (int64_t axis : {0, 1}) {
-    v.push_back(Variant("Concat", OpType::kConcat, 2, Attrs{{"axis", axis}},
-                        "axis=" + std::to_string(axis)));
-  }
-  for (int axis : {0, 1}) {
-    OpVariant s = Variant("Split", OpType::kSplit, 1, Attrs{{"axis", int64_t{axis}}}, "");
-    s.split_axis = axis;
-    v.push_back(s);
-  }
-  v.push_back(Variant("Enlarge", OpType::kEnlarge, 1, Attrs{{"kernel_shape", Ints{3, 3}}},
-                      "kernel_shape=[3, 3]"));
-  return v;
-}
-
-int64_t DimValue(const Domain& d, const std::string& dim, int set) {
-  if (!dim.empty() && std::isdigit(static_cast<unsigned char>(dim[0]))) return std::stoll(dim);
-  return d.sets[set].at(dim);
-}
-
-}  // namespace
-
-std::vector<std::string> KnownOps() {
-  std::vector<std::string> names;
-  for (const OpVariant& v : FullVocabulary()) {
-    if (std::find(names.begin(), names.end(), v.op_name) == names.end()) names.push_back(v.op_name);
-  }
-  return names;
-}
-
-StatusOr<std::vector<OpVariant>> Vocabulary(const std::vector<std::string>& ops) {
-  const std::vector<std::string> known = KnownOps();
-  for (const std::string& o : ops) {
-    if (std::find(known.begin(), known.end(), o) == known.end()) {
-      std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ",") + k;
-      return InvalidArgument("unknown op '" + o + "' in --ops (known: " + list + ")");
-    }
-  }
-  std::vector<OpVariant> v;
-  for (const OpVariant& x : FullVocabulary()) {
-    if (std::find(ops.begin(), ops.end(), x.op_name) != ops.end()) v.push_back(x);
-  }
-  return v;
-}
-
-std::vector<Domain> Domains() {
-  // Symbol sizes are chosen so that no sum of two sizes equals another size in both sets: a
-  // graph type-checks on both sets only when it type-checks symbolically.
-  const std::map<std::string, int64_t> m1{{"p", 3}, {"q", 5}, {"r", 7}, {"s", 11}};
-  const std::map<std::string, int64_t> m2{{"p", 6}, {"q", 4}, {"r", 9}, {"s", 7}};
-  const std::map<std::string, int64_t> m3{{"p", 5}, {"q", 2}, {"r", 3}, {"s", 4}};
-  std::vector<Domain> d;
-  d.push_back({"elementwise",
-               {{"a", {"p", "q"}}, {"b", {"p", "q"}}, {"c", {"p", "q"}}},
-               {m1, m2, m3},
-               true,
-               {}});
-  d.push_back({"matmul_chain",
-               {{"a", {"p", "q"}}, {"b", {"q", "r"}}, {"c", {"r", "s"}}},
-               {m1, m2, m3},
-               false,
-               {}});
-  d.push_back({"matmul_shared_left",
-               {{"a", {"p", "q"}}, {"b", {"q", "r"}}, {"c", {"q", "r"}}},
-               {m1, m2, m3},
-               false,
-               {}});
-  d.push_back({"matmul_shared_right",
-               {{"a", {"p", "q"}}, {"b", {"p", "q"}}, {"c", {"q", "r"}}},
-               {m1, m2, m3},
-               false,
-               {}});
-  const std::map<std::string, int64_t> c1{{"n", 1}, {"ci", 3}, {"h", 6},
-                                          {"w", 7}, {"co", 4}, {"cp", 5}};
-  const std::map<std::string, int64_t> c2{{"n", 2}, {"ci", 4}, {"h", 5},
-                                          {"w", 9}, {"co", 6}, {"cp", 3}};
-  const std::map<std::string, int64_t> c3{{"n", 1}, {"ci", 2}, {"h", 8},
-                                          {"w", 5}, {"co", 3}, {"cp", 2}};
-  const std::vector<std::string> no_conv{"Conv2D", "Enlarge"}, no_mm{"MatMul", "Transpose"};
-  d[0].skip_ops = d[1].skip_ops = d[2].skip_ops = d[3].skip_ops = no_conv;
-  d[0].skip_ops.push_back("MatMul");
-  d.push_back({"conv_pair",
-               {{"x", {"n", "ci", "h", "w"}},
-                {"w1", {"co", "ci", "3", "3"}, true},
-                {"w2", {"cp", "ci", "3", "3"}, true}},
-               {c1, c2, c3},
-               false,
-               no_mm});
-  d.push_back({"conv_enlarge",
-               {{"x", {"n", "ci", "h", "w"}},
-                {"w1", {"co", "ci", "3", "3"}, true},
-                {"w2", {"co", "ci", "1", "1"}, true}},
-               {c1, c2, c3},
-               false,
-               no_mm});
-  return d;
-}
-
-TensorType VarType(const Domain& domain, int var, int set) {
-  TensorType t{DType::kFloat32, {}};
-  for (const std::string& dim : domain.vars[var].dims)
-    t.shape.push_back(DimValue(domain, dim, set));
-  return t;
-}
-
-namespace {
+/// Split sizes [dim(var u, axis ua), dim(var v, axis va)]; all -1 for other ops.
+struct SplitSizes {
+  int u = -1, ua = -1, v = -1, va = -1;
+  auto Tie() const { return std::tie(u, ua, v, va); }
+};
 
 struct TermKey {
   int variant;
   std::vector<Ref> inputs;
-  int u, v;
+  SplitSizes sizes;
   bool operator<(const TermKey& o) const {
     if (variant != o.variant) return variant < o.variant;
-    if (u != o.u) return u < o.u;
-    if (v != o.v) return v < o.v;
+    if (sizes.Tie() != o.sizes.Tie()) return sizes.Tie() < o.sizes.Tie();
     return inputs < o.inputs;
   }
 };
@@ -197,8 +52,8 @@ class Enumerator {
   }
 
   /// The term for this construction, or -1 when it does not type-check on both sets.
-  int GetTerm(int variant, const std::vector<Ref>& inputs, int u, int v) {
-    TermKey key{variant, inputs, u, v};
+  int GetTerm(int variant, const std::vector<Ref>& inputs, const SplitSizes& sizes) {
+    TermKey key{variant, inputs, sizes};
     auto it = memo_.find(key);
     if (it != memo_.end()) return it->second;
     ++e_.tried;
@@ -213,7 +68,8 @@ class Enumerator {
     if (ov.op == OpType::kEnlarge) role_ok = weight_only(inputs[0]);
     if (inputs.size() == 2 && inputs[0] == inputs[1]) role_ok = false;
     if (std::find(e_.domain.skip_ops.begin(), e_.domain.skip_ops.end(), ov.op_name) !=
-        e_.domain.skip_ops.end()) {
+            e_.domain.skip_ops.end() ||
+        (ov.extended && !e_.domain.extended) || (ov.reshape > 0 && e_.domain.head_symbol.empty())) {
       role_ok = false;
     }
     if (!role_ok) {
@@ -223,8 +79,10 @@ class Enumerator {
     Term t;
     t.variant = variant;
     t.inputs = inputs;
-    t.split_u = u;
-    t.split_v = v;
+    t.split_u = sizes.u;
+    t.split_v = sizes.v;
+    t.split_ua = sizes.ua;
+    t.split_va = sizes.va;
     t.weight_only = true;
     for (const Ref& r : inputs) {
       t.weight_only = t.weight_only && weight_only(r);
@@ -239,22 +97,16 @@ class Enumerator {
         ins.push_back(ValueRef{*in, 0});
       }
       Attrs attrs = ov.attrs;
-      if (ov.op == OpType::kSplit) {
-        const int64_t a = ov.split_axis;
-        const TensorType tu = VarType(e_.domain, u, set), tv = VarType(e_.domain, v, set);
-        if (tu.shape.size() <= static_cast<size_t>(a) ||
-            tv.shape.size() <= static_cast<size_t>(a)) {
-          id = -1;
-          break;
-        }
-        attrs.Set("split", Ints{tu.shape[a], tv.shape[a]});
+      if (!TermAttrs(e_.domain, ov, t, TypeOf(inputs[0], set), set, &attrs)) {
+        id = -1;
+        break;
       }
       auto node = g.AddOp(ov.op, ins, attrs, "t");
       if (!node.ok()) {
         id = -1;
         break;
       }
-      t.attrs.push_back(attrs);
+      t.attrs.push_back(g.node(*node).attrs);
       t.types.push_back(g.node(*node).outputs);
     }
     if (id >= 0) {
@@ -263,6 +115,22 @@ class Enumerator {
     }
     memo_[key] = id;
     return id;
+  }
+
+  /// The (variable, axis) dims a Split's sizes may take: dims of the variables in `mask` (the
+  /// split value is computed from them) on any axis (a convolution's output channels are axis 0 of
+  /// its weight); among dims with the same symbol, the first stands for all.
+  std::vector<std::pair<int, int>> SizeDims(uint32_t mask) const {
+    std::vector<std::pair<int, int>> out;
+    std::set<std::string> symbols;
+    for (int u = 0; u < static_cast<int>(e_.domain.vars.size()); ++u) {
+      const auto& dims = e_.domain.vars[u].dims;
+      if (!(mask & (1u << u))) continue;
+      for (int i = 0; i < static_cast<int>(dims.size()); ++i) {
+        if (symbols.insert(dims[i]).second) out.emplace_back(u, i);
+      }
+    }
+    return out;
   }
 
   void AddGraph(std::vector<int> terms, std::set<std::vector<int>>& seen,
@@ -285,8 +153,8 @@ class Enumerator {
           for (int o = 0; o < e_.terms[t].num_outputs; ++o) avail.push_back(Ref{t, o});
         }
         std::sort(avail.begin(), avail.end());
-        auto add = [&](int variant, std::vector<Ref> ins, int u, int v) {
-          const int t = GetTerm(variant, ins, u, v);
+        auto add = [&](int variant, std::vector<Ref> ins, const SplitSizes& sizes) {
+          const int t = GetTerm(variant, ins, sizes);
           if (t < 0 || std::binary_search(g.begin(), g.end(), t)) return;
           std::vector<int> ng = g;
           ng.push_back(t);
@@ -294,32 +162,24 @@ class Enumerator {
         };
         for (int vi = 0; vi < static_cast<int>(e_.vocab.size()); ++vi) {
           const OpVariant& ov = e_.vocab[vi];
+          if (ov.extended && !e_.domain.extended) continue;
           if (ov.arity == 1) {
             for (const Ref& a : avail) {
               if (ov.op == OpType::kSplit) {
-                // Sizes are dims of variables the split value is computed from; among variables
-                // with the same symbol on the axis, the first stands for all.
                 const uint32_t mask = a.term < 0 ? 1u << (-1 - a.term) : e_.terms[a.term].var_mask;
-                std::vector<int> sizes;
-                std::set<std::string> symbols;
-                for (int u = 0; u < nv; ++u) {
-                  const auto& dims = e_.domain.vars[u].dims;
-                  if (!(mask & (1u << u)) || dims.size() <= static_cast<size_t>(ov.split_axis))
-                    continue;
-                  if (symbols.insert(dims[ov.split_axis]).second) sizes.push_back(u);
-                }
-                for (int u : sizes) {
-                  for (int v : sizes) add(vi, {a}, u, v);
+                const auto dims = SizeDims(mask);
+                for (const auto& [u, ua] : dims) {
+                  for (const auto& [v, va] : dims) add(vi, {a}, SplitSizes{u, ua, v, va});
                 }
               } else {
-                add(vi, {a}, -1, -1);
+                add(vi, {a}, SplitSizes{});
               }
             }
           } else {
             for (const Ref& a : avail) {
               for (const Ref& b : avail) {
                 if (ov.commutative && b < a) continue;
-                add(vi, {a, b}, -1, -1);
+                add(vi, {a, b}, SplitSizes{});
               }
             }
           }
@@ -382,24 +242,57 @@ class Enumerator {
   std::vector<std::vector<TensorType>> var_types_;
 };
 
-/// S-expression of a value with variables renamed by `names`.
-std::string Sexpr(const Enumeration& e, const Ref& r, const std::vector<std::string>& names) {
+}  // namespace
+
+bool TermAttrs(const Domain& d, const OpVariant& v, const Term& t, const TensorType& input, int set,
+               Attrs* attrs) {
+  if (v.op == OpType::kSplit) {
+    const TensorType tu = VarType(d, t.split_u, set), tv = VarType(d, t.split_v, set);
+    if (tu.shape.size() <= static_cast<size_t>(t.split_ua) ||
+        tv.shape.size() <= static_cast<size_t>(t.split_va)) {
+      return false;
+    }
+    attrs->Set("split", Ints{tu.shape[t.split_ua], tv.shape[t.split_va]});
+  }
+  if (v.op == OpType::kReshape) {
+    const Shape& in = input.shape;
+    const size_t rank = in.size();
+    Ints shape;
+    if (v.reshape > 0) {
+      const int64_t heads = d.sets[set].at(d.head_symbol);
+      if (rank < 1 || in.back() % heads != 0) return false;
+      shape.assign(in.begin(), in.end() - 1);
+      shape.push_back(heads);
+      shape.push_back(in.back() / heads);
+    } else {
+      if (rank < 2) return false;
+      shape.assign(in.begin(), in.end() - 2);
+      shape.push_back(in[rank - 2] * in[rank - 1]);
+    }
+    attrs->Set("shape", shape);
+  }
+  return true;
+}
+
+std::string TermText(const Enumeration& e, const Ref& r, const std::vector<std::string>& names) {
   if (r.term < 0) return names[-1 - r.term];
   const Term& t = e.terms[r.term];
   const OpVariant& v = e.vocab[t.variant];
   std::string s = v.op_name + "{" + v.attr_text;
   if (v.op == OpType::kSplit) {
-    s += "axis=" + std::to_string(v.split_axis) + ",split=" + names[t.split_u] + "," +
-         names[t.split_v];
+    auto size = [&](int var, int axis) {
+      return names[var] + (axis == v.split_axis ? "" : "." + std::to_string(axis));
+    };
+    s += "axis=" + std::to_string(v.split_axis) + ",split=" + size(t.split_u, t.split_ua) + "," +
+         size(t.split_v, t.split_va);
   }
   s += "}(";
-  for (size_t k = 0; k < t.inputs.size(); ++k) s += (k ? "," : "") + Sexpr(e, t.inputs[k], names);
+  for (size_t k = 0; k < t.inputs.size(); ++k)
+    s += (k ? "," : "") + TermText(e, t.inputs[k], names);
   s += ")";
   if (t.num_outputs > 1) s += "#" + std::to_string(r.out);
   return s;
 }
-
-}  // namespace
 
 Enumeration Enumerate(const Domain& domain, const std::vector<OpVariant>& vocab, int max_ops) {
   return Enumerator(domain, vocab).Run(max_ops);
@@ -476,7 +369,10 @@ bool SharesRoot(const Enumeration& e, const CandidatePair& p,
     if (a.term < 0 || b.term < 0 || a.out != b.out) return false;
     const Term& x = e.terms[a.term];
     const Term& y = e.terms[b.term];
-    if (x.variant != y.variant || x.split_u != y.split_u || x.split_v != y.split_v) return false;
+    if (x.variant != y.variant || x.split_u != y.split_u || x.split_v != y.split_v ||
+        x.split_ua != y.split_ua || x.split_va != y.split_va) {
+      return false;
+    }
     std::vector<uint64_t> fx, fy;
     for (const Ref& r : x.inputs) fx.push_back(fp(r));
     for (const Ref& r : y.inputs) fy.push_back(fp(r));
@@ -496,208 +392,21 @@ std::string RenamingKey(const Enumeration& e, const CandidatePair& p) {
   std::string best;
   do {
     std::vector<std::string> names(nv);
-    for (int v = 0; v < nv; ++v) names[v] = "v" + std::to_string(perm[v]);
+    for (int v = 0; v < nv; ++v) {
+      // Extended domains pin their variables' ranks: equal structures at other ranks are other
+      // rules (a rank-3 rule does not match rank-4 tensors).
+      names[v] = "v" + std::to_string(perm[v]) +
+                 (e.domain.extended ? ":" + std::to_string(e.domain.vars[v].dims.size()) : "");
+    }
     std::vector<std::string> outs;
     for (const auto& [from, to] : p.outputs)
-      outs.push_back(Sexpr(e, from, names) + " -> " + Sexpr(e, to, names));
+      outs.push_back(TermText(e, from, names) + " -> " + TermText(e, to, names));
     std::sort(outs.begin(), outs.end());
     std::string key;
     for (const auto& o : outs) key += o + "; ";
     if (best.empty() || key < best) best = key;
   } while (std::next_permutation(perm.begin(), perm.end()));
   return best;
-}
-
-std::string RuleClass(const Enumeration& e, const CandidatePair& p) {
-  bool fused = false, linear = false, layout = false;
-  for (int gi : {p.source, p.target}) {
-    for (int t : e.graphs[gi].terms) {
-      const OpVariant& v = e.vocab[e.terms[t].variant];
-      fused = fused || v.fused;
-      linear = linear || v.op == OpType::kMatMul || v.op == OpType::kConv2D;
-      layout = layout || v.op == OpType::kConcat || v.op == OpType::kSplit ||
-               v.op == OpType::kTranspose || v.op == OpType::kEnlarge;
-    }
-  }
-  if (fused) return "fusion";
-  if (linear && layout) return "merge";
-  if (layout) return "layout";
-  return "algebraic";
-}
-
-namespace {
-
-/// Writes the statements of one side; `prefix` names its values. Returns value names by Ref.
-std::map<Ref, std::string> WriteSide(const Enumeration& e, const GenGraph& g,
-                                     const std::string& prefix, const std::string& scalar_node,
-                                     std::ostringstream& os,
-                                     std::vector<std::string>* scalar_nodes) {
-  std::map<Ref, std::string> names;
-  for (size_t v = 0; v < e.domain.vars.size(); ++v) names[VarRef(v)] = e.domain.vars[v].name;
-  int idx = 0;
-  for (int t : g.terms) {
-    const Term& term = e.terms[t];
-    const OpVariant& v = e.vocab[term.variant];
-    const std::string base = prefix + std::to_string(idx++);
-    std::string outs;
-    for (int o = 0; o < term.num_outputs; ++o) {
-      const std::string n = term.num_outputs > 1 ? base + "_" + std::to_string(o) : base;
-      names[Ref{t, o}] = n;
-      outs += (o ? ", " : "") + n;
-    }
-    std::string args;
-    for (size_t k = 0; k < term.inputs.size(); ++k)
-      args += (k ? ", " : "") + names.at(term.inputs[k]);
-    std::string attrs = v.attr_text;
-    if (v.op == OpType::kScalarMul) {
-      // The first source ScalarMul is unconstrained; the others and the target's take its scalar.
-      if (scalar_node.empty()) {
-        attrs = "scalar=2.0";
-      } else if (prefix == "s") {
-        attrs.clear();  // tied to the first one by a where line
-      } else {
-        attrs = "scalar=" + scalar_node + ".scalar";
-      }
-      if (scalar_nodes) scalar_nodes->push_back(base);
-    }
-    if (v.op == OpType::kSplit) {
-      const std::string ax = std::to_string(v.split_axis);
-      attrs = "axis=" + ax + ", split=[dim(" + e.domain.vars[term.split_u].name + ", " + ax +
-              "), dim(" + e.domain.vars[term.split_v].name + ", " + ax + ")]";
-    }
-    os << "    " << outs << " = " << v.op_name << "(" << args << (attrs.empty() ? "" : "; " + attrs)
-       << ")\n";
-  }
-  return names;
-}
-
-}  // namespace
-
-std::string RenderRule(const Enumeration& e, const CandidatePair& p, const std::string& name,
-                       const std::string& rule_class) {
-  const Domain& d = e.domain;
-  const GenGraph& src = e.graphs[p.source];
-  const GenGraph& tgt = e.graphs[p.target];
-  // The first ScalarMul of the source names the scalar every other ScalarMul uses.
-  std::string scalar_node;
-  for (size_t i = 0; i < src.terms.size() && scalar_node.empty(); ++i) {
-    if (e.vocab[e.terms[src.terms[i]].variant].op == OpType::kScalarMul)
-      scalar_node = "s" + std::to_string(i);
-  }
-  bool rank_specific = false;
-  for (int gi : {p.source, p.target}) {
-    for (int t : e.graphs[gi].terms) {
-      const OpType op = e.vocab[e.terms[t].variant].op;
-      const bool generic = op == OpType::kAdd || op == OpType::kMul || op == OpType::kScalarMul ||
-                           op == OpType::kRelu || op == OpType::kConcat || op == OpType::kSplit;
-      rank_specific = rank_specific || !generic;
-    }
-  }
-  const bool rank_free = d.rank_free && !rank_specific;
-  std::ostringstream body, src_text, tgt_text;
-  std::vector<std::string> scalars;
-  const auto sn = WriteSide(e, src, "s", scalar_node, src_text, &scalars);
-  const auto tn = WriteSide(e, tgt, "t", scalar_node, tgt_text, nullptr);
-  std::ostringstream os;
-  os << "rule " << name << "\n  class " << rule_class << "\n  doc \"generated (" << d.name << "): ";
-  std::vector<std::string> names;
-  for (const auto& v : d.vars) names.push_back(v.name);
-  std::string from, to;
-  for (const auto& [a, b] : p.outputs) {
-    from += (from.empty() ? "" : ", ") + Sexpr(e, a, names);
-    to += (to.empty() ? "" : ", ") + Sexpr(e, b, names);
-  }
-  std::string doc = from + " == " + to;
-  std::replace(doc.begin(), doc.end(), '"', '\'');
-  os << doc << "\"\n  source\n" << src_text.str();
-  // Free variables of the rule: those the source reads, in variable order.
-  std::vector<int> vars;
-  for (int v = 0; v < static_cast<int>(d.vars.size()); ++v) {
-    if (src.var_mask & (1u << v)) vars.push_back(v);
-  }
-  std::vector<std::string> where;
-  if (rank_free) {
-    for (size_t k = 1; k < vars.size(); ++k) {
-      where.push_back("shape(" + d.vars[vars[k]].name + ") == shape(" + d.vars[vars[0]].name + ")");
-    }
-  } else {
-    std::map<std::string, std::string> first;  // symbol -> first dim(v, i)
-    for (int v : vars) {
-      std::string line = "rank(" + d.vars[v].name + ") == " + std::to_string(d.vars[v].dims.size());
-      for (size_t i = 0; i < d.vars[v].dims.size(); ++i) {
-        const std::string& sym = d.vars[v].dims[i];
-        const std::string ref = "dim(" + d.vars[v].name + ", " + std::to_string(i) + ")";
-        if (std::isdigit(static_cast<unsigned char>(sym[0]))) {
-          line += " && " + ref + " == " + sym;
-        } else if (first.count(sym)) {
-          line += " && " + ref + " == " + first[sym];
-        } else {
-          first[sym] = ref;
-        }
-      }
-      where.push_back(line);
-    }
-  }
-  for (size_t k = 1; k < scalars.size(); ++k)
-    where.push_back(scalars[k] + ".scalar == " + scalars[0] + ".scalar");
-  if (!where.empty()) {
-    os << "  where\n";
-    for (const auto& w : where) os << "    " << w << "\n";
-  }
-  os << "  target\n" << tgt_text.str() << "  outputs ";
-  for (size_t k = 0; k < p.outputs.size(); ++k) {
-    os << (k ? ", " : "") << sn.at(p.outputs[k].first) << " -> " << tn.at(p.outputs[k].second);
-  }
-  os << "\n";
-  static const char* kScalars[] = {"2.0", "0.5", "-3.0"};
-  for (size_t set = 0; set < d.sets.size(); ++set) {
-    os << "  check";
-    for (int v : vars) {
-      os << " " << d.vars[v].name << "=[";
-      const TensorType t = VarType(d, v, static_cast<int>(set));
-      for (size_t i = 0; i < t.shape.size(); ++i) os << (i ? "," : "") << t.shape[i];
-      os << "]";
-    }
-    for (const auto& n : scalars) os << " " << n << ".scalar=" << kScalars[set % 3];
-    os << "\n";
-  }
-  if (rank_free) {
-    os << "  check";
-    for (int v : vars) os << " " << d.vars[v].name << "=[2,6,3,5]";
-    for (const auto& n : scalars) os << " " << n << ".scalar=-0.25";
-    os << "\n";
-  }
-  os << "end\n";
-  return os.str();
-}
-
-std::string StructureKey(const Rule& rule) {
-  std::map<std::string, std::string> var_names;
-  auto name_of = [&](const std::string& v) {
-    auto it = var_names.find(v);
-    if (it != var_names.end()) return it->second;
-    const std::string n = "v" + std::to_string(var_names.size());
-    var_names[v] = n;
-    return n;
-  };
-  std::function<std::string(const std::vector<Statement>&, const std::string&)> expr =
-      [&](const std::vector<Statement>& side, const std::string& value) -> std::string {
-    for (const Statement& s : side) {
-      for (size_t k = 0; k < s.outputs.size(); ++k) {
-        if (s.outputs[k] != value) continue;
-        std::string r = std::string(OpName(s.op)) + "(";
-        for (size_t i = 0; i < s.inputs.size(); ++i) r += (i ? "," : "") + expr(side, s.inputs[i]);
-        r += ")";
-        if (s.outputs.size() > 1) r += "#" + std::to_string(k);
-        return r;
-      }
-    }
-    return name_of(value);
-  };
-  std::string key;
-  for (const auto& [from, to] : rule.outputs)
-    key += expr(rule.source, from) + " -> " + expr(rule.target, to) + "; ";
-  return key;
 }
 
 }  // namespace rewire::rules::gen

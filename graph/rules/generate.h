@@ -18,7 +18,8 @@
 namespace rewire::rules::gen {
 
 /// Version written into generated files; bump when the output for the same options changes.
-constexpr int kGeneratorVersion = 1;
+/// Version 2: domain sets (--domains), batched and head domains, Reshape and Softmax variants.
+constexpr int kGeneratorVersion = 2;
 
 /// An input variable of a domain: a name and symbolic dims (a symbol name or a decimal literal).
 struct GenVar {
@@ -39,6 +40,17 @@ struct Domain {
   bool rank_free = false;
   /// Op names of the vocabulary this domain leaves out (e.g. MatMul among convolutions).
   std::vector<std::string> skip_ops;
+  /// The domain set it belongs to (what --domains selects besides single names): "classic" (the
+  /// rank-2 and convolution domains), "batched" (rank-3/4 and broadcast MatMuls), "heads"
+  /// (attention head splitting) or "taso" (convolution shape roles of TASO's generator that the
+  /// classic set lacks).
+  std::string group = "classic";
+  /// Extended domains (batched, heads) also take the extended op variants (rank-3/4 Transposes,
+  /// Concat and Split on axes 2 and 3, Reshape, Softmax); the others take the variants of
+  /// generator version 1 only.
+  bool extended = false;
+  /// Symbol of the head count: a split Reshape cuts the last axis into [head, rest] ("" = none).
+  std::string head_symbol;
 };
 
 /// One operator of the vocabulary with one attribute variant.
@@ -49,8 +61,12 @@ struct OpVariant {
   std::string attr_text;  // the same attributes in rule syntax ("" for none)
   int arity = 1;
   bool commutative = false;
-  int split_axis = -1;  // Split: the axis; sizes are dims of two variables (chosen per term)
-  bool fused = false;   // a fused activation
+  int split_axis = -1;    // Split: the axis; sizes are dims of two variables (chosen per term)
+  bool fused = false;     // a fused activation
+  bool extended = false;  // taken by extended domains only
+  /// Reshape: +1 splits the last axis into [head, rest] (the domain's head symbol), -1 merges the
+  /// last two axes into one.
+  int reshape = 0;
 };
 
 /// Op names the generator knows (the default --ops), in vocabulary order.
@@ -58,8 +74,13 @@ std::vector<std::string> KnownOps();
 /// The vocabulary restricted to `ops` (names from KnownOps()); InvalidArgument naming an unknown
 /// one.
 StatusOr<std::vector<OpVariant>> Vocabulary(const std::vector<std::string>& ops);
-/// The domains the generator enumerates, in a fixed order.
+/// Every domain the generator knows, in a fixed order.
 std::vector<Domain> Domains();
+/// Names of the domain sets, in order ("classic", "batched", "heads", "taso").
+std::vector<std::string> DomainGroups();
+/// The domains named by `names` (a domain set or a single domain each), in Domains() order;
+/// empty `names` = the classic set. InvalidArgument naming an unknown one.
+StatusOr<std::vector<Domain>> SelectDomains(const std::vector<std::string>& names);
 
 /// A value: an input variable (`term < 0`, variable `-1 - term`) or output `out` of a term.
 struct Ref {
@@ -74,7 +95,8 @@ inline Ref VarRef(int var) { return Ref{-1 - var, 0}; }
 struct Term {
   int variant = 0;
   std::vector<Ref> inputs;
-  int split_u = -1, split_v = -1;  // Split: sizes [dim(var u, axis), dim(var v, axis)]
+  int split_u = -1, split_v = -1;    // Split: sizes [dim(var u, ua), dim(var v, va)]
+  int split_ua = -1, split_va = -1;  // the axes of those dims
   int num_outputs = 1;
   bool weight_only = false;  // computed from weight variables only
   uint32_t var_mask = 0;     // the variables it is computed from
@@ -131,16 +153,32 @@ bool SharesRoot(const Enumeration& e, const CandidatePair& p,
                 const std::vector<std::vector<uint64_t>>& term_fp,
                 const std::vector<uint64_t>& var_fp);
 
+/// The attributes of `t` (a term of variant `v`) on size set `set` of `d`, given the type of its
+/// first input: the variant's, plus Split sizes from the variables' dims and a Reshape's target
+/// shape from the input's. False when they cannot be formed on that set.
+bool TermAttrs(const Domain& d, const OpVariant& v, const Term& t, const TensorType& input, int set,
+               Attrs* attrs);
+
+/// A value as an S-expression (op, variant attributes, inputs) with variable v named names[v].
+std::string TermText(const Enumeration& e, const Ref& r, const std::vector<std::string>& names);
+
 /// Key of the rule with variables renamed canonically (minimum over permutations): rules equal
-/// up to renaming have equal keys, also across domains.
+/// up to renaming have equal keys, also across domains (of an extended domain: with the same
+/// variable ranks).
 std::string RenamingKey(const Enumeration& e, const CandidatePair& p);
 
 /// Coarse class of a candidate: "fusion", "merge", "layout" or "algebraic".
 std::string RuleClass(const Enumeration& e, const CandidatePair& p);
 
 /// The candidate as rule text in the format of docs/rules.md, with check lines from every set.
+/// "" when the rule cannot be written shape-generically (a target Reshape splits heads, but
+/// neither a free variable nor a source Reshape fixes the head count).
 std::string RenderRule(const Enumeration& e, const CandidatePair& p, const std::string& name,
                        const std::string& rule_class);
+
+/// True when a `where` line requires a value to be weight-only (`is_weight(x)`, not negated): such
+/// a hand rule is narrower than a generated rule of the same structure, which is kept.
+bool RequiresWeight(const Rule& rule);
 
 /// Structure of a parsed rule (ops and wiring from each mapped output, free variables renamed by
 /// first use, attributes ignored): a generated rule whose key equals a hand rule's is dropped.

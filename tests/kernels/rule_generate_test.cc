@@ -9,7 +9,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "graph/models/zoo.h"
+#include "graph/rules/candidates.h"
 #include "graph/rules/generate.h"
+#include "kernels/executor.h"
 
 namespace rewire {
 namespace {
@@ -128,6 +131,92 @@ TEST(RuleGenerate, SameOptionsGiveByteIdenticalFiles) {
   EXPECT_EQ(loaded->size(), ra->rules.size());
 }
 
+// The batched and head domains: what they write parses, verifies and is reproducible.
+TEST(RuleGenerate, ExtendedDomainsWriteVerifiedReproducibleRules) {
+  ScratchDir a("ext_a"), b("ext_b");
+  GenerateOptions o;
+  o.max_ops = 2;
+  o.domains = {"batched", "heads"};
+  o.out_dir = a.path;
+  auto ra = GenerateRules(o);
+  ASSERT_TRUE(ra.ok()) << ra.status().message();
+  o.out_dir = b.path;
+  auto rb = GenerateRules(o);
+  ASSERT_TRUE(rb.ok()) << rb.status().message();
+  ASSERT_FALSE(ra->files.empty());
+  ASSERT_EQ(ra->files.size(), rb->files.size());
+  for (size_t i = 0; i < ra->files.size(); ++i)
+    EXPECT_EQ(ReadAll(ra->files[i]), ReadAll(rb->files[i])) << ra->files[i];
+  bool reshape = false, softmax = false, rank4 = false;
+  for (const auto& r : ra->rules) {
+    EXPECT_EQ(r.name.rfind("gen_batched_heads_", 0), 0u) << r.name;
+    reshape = reshape || r.text.find("= Reshape(") != std::string::npos;
+    softmax = softmax || r.text.find("= Softmax(") != std::string::npos;
+    rank4 = rank4 || r.text.find("== 4") != std::string::npos;
+  }
+  EXPECT_TRUE(reshape);
+  EXPECT_TRUE(softmax);
+  EXPECT_TRUE(rank4);
+  VerifyOptions no_cache;
+  no_cache.cache_dir = "none";
+  auto loaded = LoadVerifiedRules(a.path, no_cache);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->size(), ra->rules.size());
+  // They load beside the hand rules and the classic generated ones: names stay unique.
+  auto all = rules::LoadRules(kSourceDir + "/configs/rules," + kSourceDir +
+                              "/configs/rules/generated," + a.path);
+  EXPECT_TRUE(all.ok()) << all.status().message();
+}
+
+// A head-splitting rule generated on small symbolic shapes applies to bert's attention (after
+// the hand rule that moves the attention scale onto Q) and keeps the model's outputs.
+TEST(RuleGenerate, HeadRuleAppliesOnBertAndKeepsItEquivalent) {
+  GenerateOptions o;
+  o.max_ops = 3;
+  o.domains = {"heads"};
+  o.ops = {"Reshape", "Transpose", "ScalarMul"};
+  auto gen = GenerateRules(o);
+  ASSERT_TRUE(gen.ok()) << gen.status().message();
+  std::vector<rules::Rule> generated;
+  for (const auto& g : gen->rules) {
+    if (g.text.find("= Reshape(") == std::string::npos ||
+        g.text.find("= Transpose(") == std::string::npos)
+      continue;
+    auto parsed = rules::ParseRules(g.text, g.name);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+    generated.push_back(std::move((*parsed)[0]));
+  }
+  ASSERT_FALSE(generated.empty());
+  ModelParams p;
+  p.layers = 1;
+  p.hidden = 32;
+  p.heads = 4;
+  p.seq_len = 6;
+  auto bert = BuildModel("bert", p);
+  ASSERT_TRUE(bert.ok()) << bert.status().message();
+  auto hand = rules::LoadRules(kSourceDir + "/configs/rules");
+  ASSERT_TRUE(hand.ok()) << hand.status().message();
+  bool applied = false;
+  rules::CandidateOptions all;
+  all.max_candidates = 100000;
+  // Every graph one hand rewrite away, then every generated match there.
+  for (const auto& c : rules::EnumerateCandidates(*bert, *hand, all).candidates) {
+    Graph step = *bert;
+    ASSERT_TRUE(rules::ApplyMatch(step, (*hand)[c.match.rule], c.match).ok());
+    for (const auto& g : rules::EnumerateCandidates(step, generated, all).candidates) {
+      Graph next = step;
+      ASSERT_TRUE(rules::ApplyMatch(next, generated[g.match.rule], g.match).ok())
+          << generated[g.match.rule].name;
+      ASSERT_TRUE(next.Validate().ok());
+      const Equivalence eq = CheckEquivalent(*bert, next, 1e-4);
+      EXPECT_TRUE(eq.verified) << generated[g.match.rule].name << ": " << eq.message;
+      applied = true;
+    }
+    if (applied) break;
+  }
+  EXPECT_TRUE(applied) << "no generated head rule matched bert one hand rewrite away";
+}
+
 TEST(RuleGenerate, BadOptionsAreClearErrors) {
   GenerateOptions o;
   o.max_ops = 0;
@@ -139,6 +228,11 @@ TEST(RuleGenerate, BadOptionsAreClearErrors) {
   r = GenerateRules(o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("Frobnicate"), std::string::npos);
+  o.ops.clear();
+  o.domains = {"heads", "attentionn"};
+  r = GenerateRules(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("attentionn"), std::string::npos);
 }
 
 }  // namespace

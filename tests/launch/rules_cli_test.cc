@@ -19,6 +19,13 @@ TEST(CliRules, GeneratedRulesVerify) {
   EXPECT_NE(r.output.find(" 0 failed"), std::string::npos) << r.output;
 }
 
+TEST(CliRules, TransformerGeneratedRulesVerify) {
+  auto r = Rewire("rules verify --rules " +
+                  Quote(std::string(REWIRE_SOURCE_DIR) + "/configs/rules/generated/transformer"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(" 0 failed"), std::string::npos) << r.output;
+}
+
 TEST(CliRules, HandPlusGeneratedRulesLoadAsOneList) {
   const std::string dir = std::string(REWIRE_SOURCE_DIR) + "/configs/rules";
   auto r = Rewire("rules list --rules " + Quote(dir + "," + dir + "/generated"));
@@ -36,6 +43,8 @@ TEST(CliRules, GenerateBadInputsAreOneClearLine) {
       {"--ops MatMul,Frobnicate --out " + Quote(dir / "a"), "Frobnicate"},
       {"--max-ops 0 --out " + Quote(dir / "b"), "--max-ops"},
       {"--max-ops 1 --ops Relu --out /proc/rewire_no_such_dir", "--out"},
+      {"--domains heads,attn --out " + Quote(dir / "c"), "attn"},
+      {"--domains heads --match-models bert,gpt9 --out " + Quote(dir / "d"), "gpt9"},
   };
   for (const Case& c : cases) {
     auto r = Rewire("rules generate " + c.args);
