@@ -1,6 +1,7 @@
 #include "env/environment.h"
 
 #include <chrono>
+#include <cmath>
 
 #include "graph/rules/candidates.h"
 
@@ -64,6 +65,10 @@ Observation Environment::Observe() const {
 }
 
 StatusOr<Observation> Environment::Reset(const Graph& graph) {
+  if (options_.reward == RewardMode::kSparseMeasured && !options_.measure) {
+    return InvalidArgument("the sparse measured reward needs a way to measure graphs");
+  }
+  if (options_.reward == RewardMode::kSparseMeasured) input_copy_ = graph;
   graph_ = graph;
   REWIRE_ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost_, graph_));
   table_ = std::move(table);
@@ -78,6 +83,11 @@ StatusOr<Observation> Environment::Reset(const Graph& graph) {
 
 StatusOr<Observation> Environment::ResetAt(const Graph& graph, double initial_cost_ms, int steps) {
   if (!(initial_cost_ms > 0)) return InvalidArgument("the episode's initial cost must be positive");
+  if (options_.reward == RewardMode::kSparseMeasured) {
+    return InvalidArgument(
+        "ResetAt cannot give the sparse measured reward: the episode's input "
+        "is not known");
+  }
   if (steps < 0 || steps >= options_.horizon) {
     return InvalidArgument("step " + std::to_string(steps) + " is outside the horizon of " +
                            std::to_string(options_.horizon));
@@ -115,8 +125,32 @@ StatusOr<StepResult> Environment::Step(size_t action) {
   r.cost_ms = table_->total_ms();
   r.reward = 100.0 * (before - r.cost_ms) / initial_cost_ms_;
   r.done = done_;
+  if (options_.reward == RewardMode::kSparseMeasured) REWIRE_RETURN_IF_ERROR(FinishSparse(r));
   r.observation = Observe();
   return r;
+}
+
+StatusOr<double> Environment::MeasuredInput(const Graph& graph) {
+  const uint64_t h = graph.Hash();
+  auto it = measured_inputs_.find(h);
+  if (it != measured_inputs_.end()) return it->second;
+  REWIRE_ASSIGN_OR_RETURN(const double ms, options_.measure(graph));
+  if (!(ms > 0)) return Internal("the input graph measured " + std::to_string(ms) + " ms");
+  measured_inputs_[h] = ms;
+  return ms;
+}
+
+Status Environment::FinishSparse(StepResult& r) {
+  r.reward = 0;
+  if (!r.done) return Status::Ok();
+  if (!measuring_) {
+    r.reward = std::nan("");
+    return Status::Ok();
+  }
+  REWIRE_ASSIGN_OR_RETURN(r.measured_initial_ms, MeasuredInput(input_copy_));
+  REWIRE_ASSIGN_OR_RETURN(r.measured_final_ms, options_.measure(graph_));
+  r.reward = 100.0 * (r.measured_initial_ms - r.measured_final_ms) / r.measured_initial_ms;
+  return Status::Ok();
 }
 
 }  // namespace rewire

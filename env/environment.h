@@ -7,6 +7,8 @@
 // a learner can encode only the changed region.
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,9 +20,25 @@
 
 namespace rewire {
 
+/// How a step is rewarded (X-RLflow offers both).
+enum class RewardMode {
+  /// Every step: 100 * (RT_{t-1} - RT_t) / RT_0 under the cost model.
+  kDense,
+  /// 0 until the episode's last step, which gets 100 * (M_0 - M_T) / M_0 from the measured
+  /// end-to-end runtimes M of the input and of the final graph (EnvOptions::measure).
+  kSparseMeasured,
+};
+
+/// The end-to-end runtime of a graph in milliseconds, as it would run (weights folded).
+using MeasureRuntime = std::function<StatusOr<double>(const Graph&)>;
+
 struct EnvOptions {
   int horizon = 100;            // steps per episode at most
   size_t max_candidates = 500;  // see graph/rules/candidates.h for the cap policy
+  RewardMode reward = RewardMode::kDense;
+  /// kSparseMeasured: measures a graph (the input once per distinct input graph, the final
+  /// graph of every episode). Required in that mode.
+  MeasureRuntime measure;
 };
 
 /// One action other than No-Op.
@@ -52,6 +70,9 @@ struct StepResult {
   bool done = false;
   std::string rule;  // the rewrite taken ("" for No-Op)
   double cost_ms = 0;
+  /// kSparseMeasured, on the last step: the measured runtimes of the input and of the final
+  /// graph (0 otherwise, and when measuring is off: see set_measuring).
+  double measured_initial_ms = 0, measured_final_ms = 0;
 };
 
 class Environment {
@@ -64,11 +85,18 @@ class Environment {
   /// Starts at `graph` as step `steps` of an episode whose first graph cost `initial_cost_ms`
   /// (rewards and cost features are relative to it; the horizon counts from that episode's
   /// start): what a search over many states of one episode needs. Errors: as Reset, a
-  /// non-positive initial cost, a negative step or one at or past the horizon.
+  /// non-positive initial cost, a negative step or one at or past the horizon, the sparse
+  /// measured reward (whose episode input this would not know).
   StatusOr<Observation> ResetAt(const Graph& graph, double initial_cost_ms, int steps);
   /// Takes action `action` (an index below num_actions(); noop_action() stops). Errors: no
-  /// episode, an episode that is done, an action out of range or masked.
+  /// episode, an episode that is done, an action out of range or masked; with kSparseMeasured,
+  /// a graph that cannot be measured.
   StatusOr<StepResult> Step(size_t action);
+
+  /// kSparseMeasured: with measuring off (a learner replaying a recorded episode, whose final
+  /// reward was measured where it was played), the last step's reward is NaN and nothing is
+  /// measured. On by default.
+  void set_measuring(bool on) { measuring_ = on; }
 
   double initial_cost_ms() const { return initial_cost_ms_; }
   double cost_ms() const { return table_ ? table_->total_ms() : 0; }
@@ -100,9 +128,16 @@ class Environment {
   Graph graph_;
   std::optional<CostTable> table_;
   std::vector<EnvCandidate> candidates_;
+  /// kSparseMeasured: the measured runtime of each input graph seen, by structural hash.
+  StatusOr<double> MeasuredInput(const Graph& graph);
+  Status FinishSparse(StepResult& r);
+
   double initial_cost_ms_ = 0;
   int steps_ = 0;
   bool done_ = true;
+  bool measuring_ = true;
+  Graph input_copy_;  // kSparseMeasured: the episode's input graph (Reset's)
+  std::map<uint64_t, double> measured_inputs_;
   Timings timings_;
 };
 

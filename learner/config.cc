@@ -77,6 +77,9 @@ void ForEachField(Config& c, Visit&& visit) {
   visit("env", "device", c.env.device);
   visit("env", "rules", c.env.rules);
   visit("env", "cost_cache", c.env.cost_cache);
+  visit("env", "reward", c.env.reward);
+  visit("env", "reward_device", c.env.reward_device);
+  visit("env", "reward_repeats", c.env.reward_repeats);
   visit("gnn", "hidden", c.gnn.hidden);
   visit("gnn", "layers", c.gnn.layers);
   visit("gnn", "heads", c.gnn.heads);
@@ -559,6 +562,9 @@ Status Validate(const TrainConfig& c, const Locations& at) {
   check.AtLeast("env.horizon", c.env.horizon, 1);
   check.AtLeast("env.max_candidates", c.env.max_candidates, 1);
   check.OneOf("env.cost", c.env.cost, {"analytic", "cpu", "cuda"});
+  check.OneOf("env.reward", c.env.reward, {"dense", "sparse"});
+  check.Device("env.reward_device", c.env.reward_device);
+  check.AtLeast("env.reward_repeats", c.env.reward_repeats, 1);
 
   check.AtLeast("gnn.hidden", c.gnn.hidden, 8);
   check.AtLeast("gnn.layers", c.gnn.layers, 1);

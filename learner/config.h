@@ -73,6 +73,14 @@ struct EnvSection {
   std::string device;
   std::string rules;       // rules file or directory; "" = default configs/rules
   std::string cost_cache;  // SQLite cost cache path; "" = none
+  /// "dense": every step's reward from the cost model, 100 * (RT_{t-1} - RT_t) / RT_0;
+  /// "sparse": 0 until the episode's last step, rewarded 100 * (M_0 - M_T) / M_0 from the
+  /// measured end-to-end runtimes of the input and the final graph (X-RLflow's two modes).
+  std::string reward = "dense";
+  /// sparse: where runtimes are measured: "cpu" (the reference executor) or "cuda[:N]" (the
+  /// CUDA executor; needs a GPU and a CUDA LibTorch).
+  std::string reward_device = "cpu";
+  int reward_repeats = 5;  // sparse: timed runs per measurement, the median is taken (>= 1)
 };
 
 /// [gnn]: the policy/value network.

@@ -22,6 +22,8 @@
 #include "graph/models/load.h"
 #include "graph/weights.h"
 #include "kernels/cost_backends.h"
+#include "kernels/device_executor.h"
+#include "kernels/fold.h"
 #include "kernels/rule_verify.h"
 #include "learner/acting.h"
 #include "learner/data_parallel.h"
@@ -151,7 +153,29 @@ StatusOr<Resources> LoadResources(const TrainConfig& c, const RunPaths& paths,
 std::string EnvReplayKey(const TrainConfig& c, const Resources& r) {
   return "horizon " + std::to_string(c.env.horizon) + ", max_candidates " +
          std::to_string(c.env.max_candidates) + ", cost " + r.cost->Name() + ", hops " +
-         std::to_string(c.gnn.layers);
+         std::to_string(c.gnn.layers) + ", reward " + c.env.reward;
+}
+
+EnvOptions MakeEnvOptions(const TrainConfig& c) {
+  EnvOptions eo;
+  eo.horizon = c.env.horizon;
+  eo.max_candidates = static_cast<size_t>(c.env.max_candidates);
+  if (c.env.reward != "sparse") return eo;
+  eo.reward = RewardMode::kSparseMeasured;
+  // The graph as it would run: weights folded, then timed end to end on the reward device.
+  TimingOptions timing;
+  timing.warmups = 1;
+  timing.repeats = c.env.reward_repeats;
+  DeviceRunOptions run;
+  run.device = c.env.reward_device;
+  run.num_threads = c.run.threads;
+  eo.measure = [timing, run](const Graph& graph) -> StatusOr<double> {
+    Graph folded = graph;
+    REWIRE_RETURN_IF_ERROR(FoldWeightSubgraphs(folded).status());
+    REWIRE_ASSIGN_OR_RETURN(const DeviceLatency l, MeasureGraphLatencyOn(folded, timing, run));
+    return l.stats.median_ms;
+  };
+  return eo;
 }
 
 StatusOr<std::string> InitialPolicyWeights(const GnnSection& gnn, uint64_t seed) {
@@ -248,10 +272,7 @@ StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(
   const uint64_t rank_seed = c.run.seed + static_cast<uint64_t>(s.rz.rank) * 0x9E3779B97F4A7C15ULL;
   s.rng.seed(rank_seed);
   REWIRE_ASSIGN_OR_RETURN(s.res, LoadResources(c, paths, c.env.models));
-  EnvOptions eo;
-  eo.horizon = c.env.horizon;
-  eo.max_candidates = static_cast<size_t>(c.env.max_candidates);
-  s.env = std::make_unique<Environment>(s.res.rules, *s.res.cost, eo);
+  s.env = std::make_unique<Environment>(s.res.rules, *s.res.cost, MakeEnvOptions(c));
   s.env_key = EnvReplayKey(c, s.res);
 
   s.policy = GnnPolicy(ShapeOf(c.gnn));
@@ -509,8 +530,7 @@ StatusOr<std::unique_ptr<ActingPolicy>> ActingPolicy::Create(const TrainConfig& 
   torch::manual_seed(seed);
   impl->rng.seed(seed);
   REWIRE_ASSIGN_OR_RETURN(impl->res, LoadResources(c, paths, c.env.models));
-  impl->env_options.horizon = c.env.horizon;
-  impl->env_options.max_candidates = static_cast<size_t>(c.env.max_candidates);
+  impl->env_options = MakeEnvOptions(c);
   impl->env_key = EnvReplayKey(c, impl->res);
   impl->double_buffer = c.distributed.double_buffer;
   impl->policy = GnnPolicy(ShapeOf(c.gnn));

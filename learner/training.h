@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "env/environment.h"
 #include "graph/graph.h"
 #include "graph/rules/rule.h"
 #include "graph/status.h"
@@ -44,6 +45,10 @@ StatusOr<Resources> LoadResources(const TrainConfig& config, const RunPaths& pat
 /// candidate cap, the cost model and the GNN's hops (the observation encoding). A compact rollout
 /// carries its actor's and is replayed only by a learner with the same.
 std::string EnvReplayKey(const TrainConfig& config, const Resources& resources);
+
+/// The environment env configures: horizon, candidate cap, and the reward (env.reward; the
+/// sparse reward measures graphs, weights folded, on env.reward_device).
+EnvOptions MakeEnvOptions(const TrainConfig& config);
 
 /// The serialized weights (what learners broadcast) of a freshly initialised policy of `gnn`'s
 /// shape, seeded by `seed`.

@@ -23,6 +23,12 @@ bool Same(double a, double b) {
 }  // namespace
 
 Status ReplayObservations(Environment& env, const Graph& graph, int hops, Episode& episode) {
+  // A measured final reward was measured where the episode was played: replaying keeps it.
+  env.set_measuring(false);
+  struct MeasuringAgain {
+    Environment& env;
+    ~MeasuringAgain() { env.set_measuring(true); }
+  } restore{env};
   REWIRE_ASSIGN_OR_RETURN(Observation first, env.Reset(graph));
   (void)first;
   if (!Same(env.initial_cost_ms(), episode.initial_cost_ms)) {
@@ -53,7 +59,8 @@ Status ReplayObservations(Environment& env, const Graph& graph, int hops, Episod
       }
       ++rule;
     }
-    if (!Same(static_cast<float>(r.reward), s.reward)) {
+    const bool measured = std::isnan(r.reward);  // the recorded, measured final reward
+    if (!measured && !Same(static_cast<float>(r.reward), s.reward)) {
       return DataLoss(at + "reward " + Num(s.reward) + " replays as " + Num(r.reward));
     }
     if (r.done != s.done) return DataLoss(at + "done flag differs on replay");

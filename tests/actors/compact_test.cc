@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <sstream>
@@ -231,6 +232,35 @@ TEST(CompactRollouts, RolloutsThatDoNotReplayAreRefused) {
     const Status s = (*learner)->Replay(hash, key + "x", wrong);
     ASSERT_FALSE(s.ok());
     EXPECT_NE(s.message().find("environment"), std::string::npos) << s.message();
+  }
+}
+
+// With the sparse measured reward, an actor's episode carries its measured final reward; the
+// learner replaying it measures nothing and keeps that reward, while still refusing a non-zero
+// reward on an earlier step.
+TEST(CompactRollouts, AMeasuredFinalRewardIsKeptOnReplay) {
+  TempDir tmp;
+  TrainConfig config = SmallConfig(tmp / "run");
+  config.env.reward = "sparse";
+  config.env.reward_repeats = 1;
+  auto actor = ActingPolicy::Create(config, Paths(), 5);
+  auto learner = LearnerRank::Create(config, Paths(), ResumeMode::kFresh, nullptr);
+  ASSERT_TRUE(actor.ok() && learner.ok());
+  ASSERT_TRUE((*actor)->LoadWeights(*(*learner)->WeightsBytes(), 0).ok());
+  auto played = (*actor)->RunEpisodes(1, false);
+  ASSERT_TRUE(played.ok()) << played.status().message();
+  const Episode episode = (*played)[0];
+  ASSERT_FALSE(episode.steps.empty());
+  for (size_t t = 0; t + 1 < episode.steps.size(); ++t) EXPECT_EQ(episode.steps[t].reward, 0);
+  EXPECT_TRUE(std::isfinite(episode.steps.back().reward));
+  EXPECT_NE((*actor)->env_key().find("reward sparse"), std::string::npos);
+  Episode replayed = episode;
+  ASSERT_TRUE((*learner)->Replay((*actor)->rules_hash(), (*actor)->env_key(), replayed).ok());
+  EXPECT_EQ(replayed.steps.back().reward, episode.steps.back().reward);
+  if (episode.steps.size() > 1) {
+    Episode wrong = episode;
+    wrong.steps[0].reward = 1;
+    EXPECT_FALSE((*learner)->Replay((*actor)->rules_hash(), (*actor)->env_key(), wrong).ok());
   }
 }
 

@@ -116,5 +116,55 @@ TEST(Environment, SameActionsGiveTheSameEpisode) {
   }
 }
 
+// The sparse measured reward (X-RLflow's second mode): every step but the last gets 0, the last
+// 100 * (M_0 - M_T) / M_0 from the measured runtimes; the input is measured once. A stand-in
+// "measurement" (a millisecond per operator) makes the figures exact.
+TEST(Environment, TheSparseRewardIsPaidOnceFromTheMeasuredRuntimes) {
+  auto cost = testing::AnalyticCost();
+  int measured = 0;
+  EnvOptions o;
+  o.horizon = 3;
+  o.reward = RewardMode::kSparseMeasured;
+  o.measure = [&measured](const Graph& g) -> StatusOr<double> {
+    ++measured;
+    return static_cast<double>(g.NumOperators());
+  };
+  Environment env(testing::VerifiedShippedRules(), *cost, o);
+  const Graph input = Bert2();
+  for (int episode = 0; episode < 2; ++episode) {
+    auto obs = env.Reset(input);
+    ASSERT_TRUE(obs.ok()) << obs.status().message();
+    double total = 0;
+    StepResult last;
+    while (!env.done()) {
+      auto r = env.Step(0);  // the first candidate each step, whatever it costs
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      if (!r->done) EXPECT_EQ(r->reward, 0);
+      total += r->reward;
+      last = *r;
+    }
+    const double m0 = input.NumOperators(), mt = env.graph().NumOperators();
+    EXPECT_DOUBLE_EQ(last.measured_initial_ms, m0);
+    EXPECT_DOUBLE_EQ(last.measured_final_ms, mt);
+    EXPECT_DOUBLE_EQ(total, 100.0 * (m0 - mt) / m0);
+  }
+  EXPECT_EQ(measured, 3) << "the input once, each final graph once";
+
+  // Replaying (a learner rebuilding observations) measures nothing: the last reward is NaN.
+  env.set_measuring(false);
+  ASSERT_TRUE(env.Reset(input).ok());
+  StepResult r;
+  while (!env.done()) r = *env.Step(0);
+  EXPECT_TRUE(std::isnan(r.reward));
+  EXPECT_EQ(measured, 3);
+
+  // Without a way to measure, the mode is refused; ResetAt cannot know the episode's input.
+  EnvOptions none;
+  none.reward = RewardMode::kSparseMeasured;
+  Environment blind(testing::VerifiedShippedRules(), *cost, none);
+  EXPECT_FALSE(blind.Reset(input).ok());
+  EXPECT_FALSE(env.ResetAt(input, 1.0, 0).ok());
+}
+
 }  // namespace
 }  // namespace rewire

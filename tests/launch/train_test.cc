@@ -385,6 +385,21 @@ TEST(TrainCli, TrainsOnAnOnnxFileAndAModelSet) {
   EXPECT_EQ(CountLines(ReadFile(tmp / "run/metrics.jsonl")), 1);
 }
 
+// X-RLflow's sparse reward: each episode's return is its measured end-to-end speedup (in percent)
+// on the reference executor.
+TEST(TrainCli, TrainsOnTheSparseMeasuredReward) {
+  TempDir tmp;
+  WriteFile(tmp / "c.toml", TinyConfig(tmp / "run"));
+  RunResult r =
+      Rewire("train --config " + Quote(tmp / "c.toml") +
+             " --set run.max_updates=1 --set env.reward=sparse --set env.reward_repeats=2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Json m = MetricsOf(ReadFile(tmp / "run/metrics.jsonl"), 1);
+  const double ret = JsonNumberAt(m, "charts/episodic_return").value_or(NAN);
+  EXPECT_TRUE(std::isfinite(ret)) << m.dump();
+  EXPECT_NE(ReadFile(tmp / "run/config.toml").find("reward = \"sparse\""), std::string::npos);
+}
+
 TEST(TrainCli, TwoDataParallelRanksHoldIdenticalWeightsAfterEveryUpdate) {
   TempDir tmp;
   WriteFile(tmp / "c.toml", TinyConfig(tmp / "run"));

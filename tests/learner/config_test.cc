@@ -160,7 +160,28 @@ TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
   for (size_t pos = text.find(" = "); pos != std::string::npos; pos = text.find(" = ", pos + 1)) {
     ++keys;
   }
-  EXPECT_EQ(keys, 57u);  // 7 run + 7 env + 3 gnn + 15 ppo + 7 eval + 18 distributed
+  EXPECT_EQ(keys, 60u);  // 7 run + 10 env + 3 gnn + 15 ppo + 7 eval + 18 distributed
+  // The reward's keys, with their defaults.
+  EXPECT_NE(text.find("reward = \"dense\"\nreward_device = \"cpu\"\nreward_repeats = 5\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(ConfigParse, TheSparseMeasuredRewardAndItsDevice) {
+  const TrainConfig c = ParseOrDie(
+      "[env]\nreward = \"sparse\"\nreward_device = \"cuda:1\"\n"
+      "reward_repeats = 3\n");
+  EXPECT_EQ(c.env.reward, "sparse");
+  EXPECT_EQ(c.env.reward_device, "cuda:1");
+  EXPECT_EQ(c.env.reward_repeats, 3);
+  const auto bad = ParseTrainConfig("[env]\nreward = \"measured\"\n", "cfg.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(
+                "cfg.toml:2: env.reward must be one of dense|sparse, got 'measured'"),
+            std::string::npos)
+      << bad.status().message();
+  EXPECT_FALSE(ParseTrainConfig("[env]\nreward_repeats = 0\n", "cfg.toml").ok());
+  EXPECT_FALSE(ParseTrainConfig("[env]\nreward_device = \"tpu\"\n", "cfg.toml").ok());
 }
 
 // ---------------------------------------------------------------------------------------------
