@@ -27,7 +27,8 @@ class ActingLoop {
         hops_(policy->shape().layers),
         out_(seats.size()),
         features_(seats.size()),
-        paths_(seats.size()) {}
+        paths_(seats.size()),
+        stale_(seats.size(), 0) {}
 
   /// Resets every environment on its seat's graph.
   Status Reset() {
@@ -59,7 +60,7 @@ class ActingLoop {
     g.running.clear();
     std::vector<const ObservationFeatures*> batch_of;
     for (int e = g.begin; e < g.end; ++e) {
-      if (seats_[e].env->done()) continue;
+      if (seats_[e].env->done() || Stale(e)) continue;
       features_[e] = EncodeObservation(*seats_[e].env, hops_);
       g.running.push_back(e);
       batch_of.push_back(&features_[e]);
@@ -184,11 +185,17 @@ class ActingLoop {
     return noop;
   }
 
+  /// True when episode `e` has gone stop_after_stale steps without a cheaper graph.
+  bool Stale(int e) const {
+    return o_.track_best && o_.stop_after_stale > 0 && stale_[e] >= o_.stop_after_stale;
+  }
+
   /// Appends a step to episode `e`, with its rewrite and, when tracked, its best graph.
   void Record(int e, const StepResult& r, RolloutStep step) {
     Episode& ep = out_[e].episode;
     ep.steps.push_back(std::move(step));
     ++profile_.steps;
+    ++stale_[e];
     if (r.rule.empty()) return;
     ep.rules.push_back(r.rule);
     if (!o_.track_best) {
@@ -200,6 +207,7 @@ class ActingLoop {
       ep.best_cost_ms = r.cost_ms;
       out_[e].best_graph = seats_[e].env->graph();
       out_[e].best_steps = paths_[e];
+      stale_[e] = 0;
     }
   }
 
@@ -211,6 +219,7 @@ class ActingLoop {
   std::vector<EpisodeOutcome> out_;
   std::vector<ObservationFeatures> features_;
   std::vector<std::vector<SearchStep>> paths_;
+  std::vector<int> stale_;  // steps since each episode's last cheaper graph
 };
 
 }  // namespace

@@ -31,6 +31,9 @@ struct ActingOptions {
   bool keep_observations = true;
   /// Each episode's cheapest graph and the rewrites that led to it (the policy's searches).
   bool track_best = false;
+  /// With track_best: an episode stops once this many steps in a row found no cheaper graph
+  /// (0: episodes run to their end). A search's rollout stops wandering that way.
+  int stop_after_stale = 0;
   /// Two halves of the episodes: while one half's forward pass runs on a thread, the other half
   /// steps and encodes (distributed.double_buffer). The episodes played are the same.
   bool double_buffer = false;

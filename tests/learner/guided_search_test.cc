@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 
 #include "env/search.h"
+#include "graph/builder.h"
 #include "graph/models/zoo.h"
+#include "kernels/rule_verify.h"
 #include "learner/agent.h"
 #include "learner/policy.h"
 #include "tests/kernels/shipped_rules.h"
@@ -127,6 +130,87 @@ TEST(GuidedSearch, ItsGreedySeedKeepsItAtGreedySearchsResultWhereThePolicyStopsS
   EXPECT_LE(seeded->iterations, o.budget);
   EXPECT_GE(seeded->iterations,
             static_cast<int>(greedy->steps.size()));  // greedy's steps were counted
+}
+
+/// Two rules: enlarging a 1x1 convolution to 3x3 (zero taps; it costs 9x the arithmetic) and
+/// merging two convolutions of one input that have the same kernel size (one launch fewer).
+constexpr const char* kEnlargeThenMerge = R"(
+rule enlarge_1x1
+  class layout
+  doc "A 1x1 Conv2D as a 3x3 one with zero taps around its kernel"
+  source
+    c = Conv2D(x, w; group=1, pads=[0, 0, 0, 0])
+  where
+    is_weight(w)
+    dim(w, 2) == 1 && dim(w, 3) == 1
+    c.strides == [1, 1] && c.dilations == [1, 1]
+  target
+    e = Enlarge(w; kernel_shape=[3, 3])
+    z = Conv2D(x, e; *c, pads=[1, 1, 1, 1])
+  outputs c -> z
+  check x=[1,4,6,6] w=[3,4,1,1]
+  check x=[2,3,5,7] w=[2,3,1,1]
+end
+
+rule merge_same_kernel
+  class merge
+  doc "Two Conv2Ds of one input with the same kernel size: one Conv2D and a Split"
+  source
+    c1 = Conv2D(x, w1; group=1)
+    c2 = Conv2D(x, w2; group=1)
+  where
+    precedes(c1, c2)
+    is_weight(w1) && is_weight(w2)
+    c1.strides == c2.strides && c1.pads == c2.pads && c1.dilations == c2.dilations
+    c1.activation == c2.activation
+    dim(w1, 2) == dim(w2, 2) && dim(w1, 3) == dim(w2, 3)
+  target
+    wc = Concat(w1, w2; axis=0)
+    z = Conv2D(x, wc; *c1)
+    a, b = Split(z; axis=1, split=[dim(w1, 0), dim(w2, 0)])
+  outputs c1 -> a, c2 -> b
+  check x=[1,8,10,10] w1=[16,8,3,3] w2=[8,8,3,3]
+  check x=[1,3,7,7] w1=[4,3,1,1] w2=[2,3,1,1]
+end
+)";
+
+// Where a rewrite that raises the cost enables one that lowers it further, greedy search stalls
+// at the input and the guided search, exploring the cost model's cheapest non-improving move,
+// takes both: the cost after each step rises, then falls below the input's.
+TEST(GuidedSearch, TakesARewriteThatRaisesTheCostWhenItEnablesAMergeGreedyCannotSee) {
+  auto agent = FreshAgent("enlarge");
+  ASSERT_TRUE(agent);
+  auto cost = testing::AnalyticCost();
+  const fs::path file = fs::temp_directory_path() / "rewire_guided_enlarge.rules";
+  { std::ofstream(file) << kEnlargeThenMerge; }
+  auto rules = LoadVerifiedRules(file.string());
+  fs::remove(file);
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  // A 3x3 and a 1x1 convolution of one small input: launches dominate its cost.
+  GraphBuilder b(3);
+  ValueRef x = b.Input("x", {1, 16, 8, 8});
+  b.Output("wide", b.Conv2D(x, 16, 3, 3, 1, 1, 1, 1, "none", false, "wide"));
+  b.Output("narrow", b.Conv2D(x, 4, 1, 1, 1, 0, 0, 1, "none", false, "narrow"));
+  auto graph = b.Finish();
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+
+  SearchOptions so;
+  so.algorithm = "greedy";
+  auto greedy = RunSearch(*graph, *rules, *cost, so);
+  ASSERT_TRUE(greedy.ok());
+  EXPECT_TRUE(greedy->steps.empty()) << "greedy should stall: enlarging alone costs more";
+
+  GuidedSearchOptions o;
+  o.budget = 20;
+  o.horizon = 4;
+  auto guided = agent->GuidedSearch(*graph, *rules, *cost, o);
+  ASSERT_TRUE(guided.ok()) << guided.status().message();
+  ASSERT_EQ(guided->steps.size(), 2u);
+  EXPECT_EQ(guided->steps[0].rule, "enlarge_1x1");
+  EXPECT_EQ(guided->steps[1].rule, "merge_same_kernel");
+  EXPECT_GT(guided->steps[0].cost_ms, guided->initial_cost_ms);  // the first step costs more
+  EXPECT_LT(guided->final_cost_ms, greedy->final_cost_ms);       // the second pays it back
+  EXPECT_DOUBLE_EQ(guided->steps[1].cost_ms, guided->final_cost_ms);
 }
 
 }  // namespace

@@ -1,0 +1,364 @@
+// The policy-guided search: seeds (the policy's rollout, greedy search), then a beam whose
+// children the policy proposes and the cost model completes, kept half by the value's estimate
+// of the final cost and half by the cost alone.
+
+#include "learner/guided_search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_set>
+
+#include "env/environment.h"
+#include "env/features.h"
+#include "learner/acting.h"
+
+namespace rewire {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// A graph of the beam or a child proposed for it.
+struct BeamNode {
+  Graph graph;
+  double cost_ms = 0;
+  std::vector<SearchStep> path;  // rewrites from the input
+  double score = 0;              // estimated final cost (ms)
+  uint64_t hash = 0;
+  bool by_value = false;  // ranked into the beam by the value's score, not by cost alone
+};
+
+Status CheckGuidedOptions(const GuidedSearchOptions& o) {
+  if (o.budget < 1)
+    return InvalidArgument("the guided search needs a budget of at least 1 graph (got " +
+                           std::to_string(o.budget) + ")");
+  if (o.beam_width < 1)
+    return InvalidArgument("the beam width must be at least 1 (got " +
+                           std::to_string(o.beam_width) + ")");
+  if (o.expand < 1)
+    return InvalidArgument("--expand must be at least 1 (got " + std::to_string(o.expand) + ")");
+  if (o.cheapest < 0)
+    return InvalidArgument("--cheapest must be at least 0 (got " + std::to_string(o.cheapest) +
+                           ")");
+  if (o.horizon < 1)
+    return InvalidArgument("the horizon must be at least 1 (got " + std::to_string(o.horizon) +
+                           ")");
+  if (o.patience < 1)
+    return InvalidArgument("the patience must be at least 1 (got " + std::to_string(o.patience) +
+                           ")");
+  if (!(o.value_weight >= 0)) return InvalidArgument("the value weight must be >= 0");
+  if (!(o.time_limit_s >= 0)) return InvalidArgument("the time limit must be >= 0 seconds");
+  return Status::Ok();
+}
+
+/// The `k` best of `order` (indices) by `better`, then the rest unordered.
+template <typename Better>
+void FirstK(std::vector<size_t>& order, size_t k, Better better) {
+  k = std::min(k, order.size());
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), better);
+}
+
+class GuidedSearcher {
+ public:
+  GuidedSearcher(GnnPolicy& policy, const Graph& graph, const std::vector<rules::Rule>& rules,
+                 CostModel& cost, const GuidedSearchOptions& o)
+      : policy_(policy),
+        graph_(graph),
+        rules_(rules),
+        cost_(cost),
+        o_(o),
+        hops_(policy->shape().layers),
+        env_(rules, cost, EnvOptions{o.horizon, o.max_candidates}),
+        start_(Clock::now()) {}
+
+  StatusOr<SearchResult> Run() {
+    torch::NoGradGuard no_grad;
+    REWIRE_ASSIGN_OR_RETURN(CostTable root, CostTable::Build(cost_, graph_));
+    initial_ = root.total_ms();
+    if (!(initial_ > 0)) return InvalidArgument("the graph costs nothing under " + cost_.Name());
+    result_.initial_cost_ms = result_.final_cost_ms = initial_;
+    result_.best = graph_;
+    result_.reason = StopReason::kSaturated;
+    seen_.insert(graph_.Hash());
+    REWIRE_RETURN_IF_ERROR(SeedWithRollout());
+    if (o_.greedy_seed && expansions_ < o_.budget) REWIRE_RETURN_IF_ERROR(SeedWithGreedy());
+    REWIRE_RETURN_IF_ERROR(RunBeam());
+    result_.iterations = expansions_;
+    result_.seconds = Elapsed();
+    result_.stats["beam_expansions"] = beam_expansions_;
+    result_.stats["beam_improvements_valued"] = improvements_valued_;
+    result_.stats["beam_improvements_cost"] = improvements_cost_;
+    result_.stats["value_distrusted_depths"] = distrusted_depths_;
+    return std::move(result_);
+  }
+
+ private:
+  double Elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  /// Keeps `node` as the incumbent when it is the cheapest graph so far.
+  bool Offer(const BeamNode& node) {
+    if (!(node.cost_ms < result_.final_cost_ms)) return false;
+    result_.final_cost_ms = node.cost_ms;
+    result_.best = node.graph;
+    result_.steps = node.path;
+    return true;
+  }
+
+  /// The policy's own rollout (its most likely action each step): the first incumbent and a
+  /// seed of the beam. Each step is one expanded graph of the budget.
+  Status SeedWithRollout() {
+    std::mt19937_64 rng(0);
+    Environment rollout_env(rules_, cost_,
+                            EnvOptions{std::min(o_.horizon, o_.budget), o_.max_candidates});
+    ActingOptions most_likely;
+    most_likely.choice = ActionChoice::kMostLikely;
+    most_likely.record_actions = false;
+    most_likely.track_best = true;
+    // A rollout that has gone `patience` steps without a cheaper graph is wandering: the rest of
+    // the budget is worth more to the beam.
+    most_likely.stop_after_stale = o_.patience;
+    REWIRE_ASSIGN_OR_RETURN(
+        std::vector<EpisodeOutcome> played,
+        PlayEpisodes(policy_, {EpisodeSeat{&rollout_env, &graph_, &rng}}, most_likely));
+    EpisodeOutcome& rollout = played[0];
+    expansions_ = static_cast<int>(rollout.episode.steps.size());
+    result_.stats["rollout_steps"] = expansions_;
+    result_.stats["rollout_cost_ms"] = rollout.episode.best_cost_ms;
+    BeamNode node;
+    node.graph = std::move(rollout.best_graph);
+    node.cost_ms = rollout.episode.best_cost_ms;
+    node.path = std::move(rollout.best_steps);
+    AddSeed(std::move(node));
+    return Status::Ok();
+  }
+
+  /// The cost model's greedy descent: a second seed where the rollout stopped short or went
+  /// elsewhere; each of its steps is one expanded graph.
+  Status SeedWithGreedy() {
+    SearchOptions so;
+    so.algorithm = "greedy";
+    so.budget = o_.budget - expansions_;
+    so.max_candidates = o_.max_candidates;
+    if (o_.time_limit_s > 0) so.time_limit_s = std::max(1e-3, o_.time_limit_s - Elapsed());
+    REWIRE_ASSIGN_OR_RETURN(SearchResult greedy, RunSearch(graph_, rules_, cost_, so));
+    expansions_ += std::max(1, greedy.iterations);
+    result_.candidates_evaluated += greedy.candidates_evaluated;
+    result_.stats["greedy_steps"] = greedy.iterations;
+    result_.stats["greedy_cost_ms"] = greedy.final_cost_ms;
+    BeamNode node;
+    node.graph = std::move(greedy.best);
+    node.cost_ms = greedy.final_cost_ms;
+    node.path = std::move(greedy.steps);
+    AddSeed(std::move(node));
+    return Status::Ok();
+  }
+
+  void AddSeed(BeamNode node) {
+    node.hash = node.graph.Hash();
+    Offer(node);
+    if (seen_.insert(node.hash).second || beam_.empty()) beam_.push_back(std::move(node));
+  }
+
+  /// False (with the reason set) once the budget or the time limit is spent.
+  bool MayExpand() {
+    if (expansions_ >= o_.budget) {
+      result_.reason = StopReason::kBudget;
+      return false;
+    }
+    if (o_.time_limit_s > 0 && Elapsed() >= o_.time_limit_s) {
+      result_.reason = StopReason::kTimeLimit;
+      return false;
+    }
+    return true;
+  }
+
+  /// The candidates of `node` worth a child: the policy's `expand` most likely rewrites and the
+  /// cost model's `cheapest` ones (they include the moves that keep the cost, a layout change
+  /// that enables a fusion, once nothing improves).
+  std::vector<size_t> Proposals(const std::vector<EnvCandidate>& cands) {
+    const ObservationFeatures f = EncodeObservation(env_, hops_);
+    const ObservationBatch batch = MakeBatch({&f});
+    const PolicyOutput out = policy_->Forward(batch);
+    const auto logp = out.logp.contiguous();
+    const float* lp = logp.data_ptr<float>();
+    std::vector<size_t> by_policy(cands.size()), by_cost(cands.size());
+    for (size_t i = 0; i < cands.size(); ++i) by_policy[i] = by_cost[i] = i;
+    FirstK(by_policy, static_cast<size_t>(o_.expand), [&](size_t a, size_t b) {
+      const float la = lp[batch.FlatAction(0, a)], lb = lp[batch.FlatAction(0, b)];
+      return la != lb ? la > lb : a < b;
+    });
+    by_policy.resize(std::min(by_policy.size(), static_cast<size_t>(o_.expand)));
+    const size_t m = std::min(by_cost.size(), static_cast<size_t>(o_.cheapest));
+    FirstK(by_cost, m, [&](size_t a, size_t b) {
+      return cands[a].cost_ms != cands[b].cost_ms ? cands[a].cost_ms < cands[b].cost_ms : a < b;
+    });
+    for (size_t j = 0; j < m; ++j) {
+      if (std::find(by_policy.begin(), by_policy.end(), by_cost[j]) == by_policy.end())
+        by_policy.push_back(by_cost[j]);
+    }
+    return by_policy;
+  }
+
+  /// Expands one beam graph at `depth` into `children`; true when a child is a new incumbent.
+  StatusOr<bool> Expand(const BeamNode& node, int depth, std::vector<BeamNode>& children) {
+    ++expansions_;
+    ++beam_expansions_;
+    (node.by_value ? expansions_valued_ : expansions_cost_) += 1;
+    REWIRE_RETURN_IF_ERROR(env_.ResetAt(node.graph, initial_, depth).status());
+    const std::vector<EnvCandidate>& cands = env_.candidates();
+    result_.candidates_evaluated += static_cast<int64_t>(cands.size());
+    if (cands.empty()) return false;
+    bool improved = false;
+    for (size_t i : Proposals(cands)) {
+      const EnvCandidate& c = cands[i];
+      BeamNode child;
+      child.hash = c.result.Hash();
+      if (!seen_.insert(child.hash).second) continue;
+      child.graph = c.result;
+      child.cost_ms = c.cost_ms;
+      child.path = node.path;
+      child.path.push_back(SearchStep{rules_[c.rule].name, c.cost_ms, {}});
+      if (Offer(child)) {
+        improved = true;
+        (node.by_value ? improvements_valued_ : improvements_cost_) += 1;
+      }
+      children.push_back(std::move(child));
+    }
+    return improved;
+  }
+
+  /// Each child's estimated final cost: its cost minus the value's return-to-go (in percent of
+  /// the input's cost), one batched forward pass; its cost alone without a value weight.
+  Status Score(std::vector<BeamNode>& children, int depth) {
+    if (!(o_.value_weight > 0)) {
+      for (BeamNode& c : children) c.score = c.cost_ms;
+      return Status::Ok();
+    }
+    std::vector<ObservationFeatures> feats;
+    feats.reserve(children.size());
+    for (const BeamNode& c : children) {
+      REWIRE_ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost_, c.graph));
+      ObservationFeatures f = EncodeGraph(c.graph, table, initial_);
+      f.step_fraction = static_cast<float>(depth + 1) / o_.horizon;
+      feats.push_back(std::move(f));
+    }
+    std::vector<const ObservationFeatures*> ptrs;
+    for (const ObservationFeatures& f : feats) ptrs.push_back(&f);
+    const PolicyOutput out = policy_->Forward(MakeBatch(ptrs));
+    const auto value = out.value.contiguous();
+    const float* v = value.data_ptr<float>();
+    for (size_t i = 0; i < children.size(); ++i) {
+      children[i].score =
+          children[i].cost_ms - o_.value_weight * std::max(0.0f, v[i]) / 100.0 * initial_;
+    }
+    return Status::Ok();
+  }
+
+  /// How many beam graphs the value ranks in: half the beam (rounded up) while it earns its
+  /// place, one (a probe that keeps the evidence coming) once the graphs it ranked in have found
+  /// fewer improvements per expansion than those the cost alone ranked in, after at least a
+  /// beam's width of expansions of each; none without a value weight.
+  size_t ValuedSlots() {
+    const size_t width = static_cast<size_t>(o_.beam_width);
+    if (!(o_.value_weight > 0)) return 0;
+    const size_t half = (width + 1) / 2;
+    if (expansions_valued_ < o_.beam_width || expansions_cost_ < o_.beam_width) return half;
+    const double valued = static_cast<double>(improvements_valued_) / expansions_valued_;
+    const double by_cost = static_cast<double>(improvements_cost_) / expansions_cost_;
+    if (valued >= by_cost) return half;
+    ++distrusted_depths_;
+    return 1;
+  }
+
+  /// The next beam: ValuedSlots() children the value scores best, the rest those the cost
+  /// alone ranks best, so that a value that misleads on an unseen model cannot crowd the cost
+  /// model's choices out.
+  std::vector<BeamNode> Select(std::vector<BeamNode> children) {
+    const size_t width = static_cast<size_t>(o_.beam_width);
+    if (children.size() <= width) {
+      for (BeamNode& c : children) c.by_value = false;
+      return children;
+    }
+    const auto by_score = [](const BeamNode& a, const BeamNode& b) {
+      if (a.score != b.score) return a.score < b.score;
+      if (a.cost_ms != b.cost_ms) return a.cost_ms < b.cost_ms;
+      return a.hash < b.hash;
+    };
+    const auto by_cost = [](const BeamNode& a, const BeamNode& b) {
+      return a.cost_ms != b.cost_ms ? a.cost_ms < b.cost_ms : a.hash < b.hash;
+    };
+    const size_t valued = ValuedSlots();
+    std::partial_sort(children.begin(), children.begin() + valued, children.end(), by_score);
+    for (size_t i = 0; i < valued; ++i) children[i].by_value = true;
+    std::partial_sort(children.begin() + valued, children.begin() + width, children.end(), by_cost);
+    for (size_t i = valued; i < width; ++i) children[i].by_value = false;
+    children.resize(width);
+    return children;
+  }
+
+  /// The beam from the seeds' graphs with what is left of the budget.
+  Status RunBeam() {
+    int stale_depths = 0;
+    int depth = 0;
+    for (; depth < o_.horizon && !beam_.empty(); ++depth) {
+      std::vector<BeamNode> children;
+      bool improved = false, stopped = false;
+      for (const BeamNode& node : beam_) {
+        if (!MayExpand()) {
+          stopped = true;
+          break;
+        }
+        REWIRE_ASSIGN_OR_RETURN(const bool better, Expand(node, depth, children));
+        improved = improved || better;
+      }
+      if (stopped || children.empty()) break;
+      REWIRE_RETURN_IF_ERROR(Score(children, depth));
+      beam_ = Select(std::move(children));
+      stale_depths = improved ? 0 : stale_depths + 1;
+      Progress();
+      if (stale_depths >= o_.patience) break;  // saturated
+    }
+    result_.stats["beam_depths"] = depth;
+    return Status::Ok();
+  }
+
+  void Progress() const {
+    if (!o_.progress) return;
+    SearchProgress p;
+    p.iteration = expansions_;
+    p.budget = o_.budget;
+    p.best_cost_ms = result_.final_cost_ms;
+    p.initial_cost_ms = initial_;
+    p.queue_size = beam_.size();
+    o_.progress(p);
+  }
+
+  GnnPolicy& policy_;
+  const Graph& graph_;
+  const std::vector<rules::Rule>& rules_;
+  CostModel& cost_;
+  const GuidedSearchOptions& o_;
+  const int hops_;
+  Environment env_;
+  const Clock::time_point start_;
+  double initial_ = 0;
+  SearchResult result_;
+  std::vector<BeamNode> beam_;
+  std::unordered_set<uint64_t> seen_;
+  int expansions_ = 0;
+  int beam_expansions_ = 0;
+  int improvements_valued_ = 0, improvements_cost_ = 0;
+  int expansions_valued_ = 0, expansions_cost_ = 0;
+  int distrusted_depths_ = 0;  // depths the value held one slot only
+};
+
+}  // namespace
+
+StatusOr<SearchResult> RunGuidedSearch(GnnPolicy& policy, const Graph& graph,
+                                       const std::vector<rules::Rule>& rules, CostModel& cost,
+                                       const GuidedSearchOptions& options) {
+  REWIRE_RETURN_IF_ERROR(CheckGuidedOptions(options));
+  GuidedSearcher searcher(policy, graph, rules, cost, options);
+  return searcher.Run();
+}
+
+}  // namespace rewire

@@ -1,0 +1,215 @@
+#!/usr/bin/python3
+"""X-RLflow's experiment in X-RLflow's space: the table of docs/rl.md ("Reproducing X-RLflow").
+
+TASO's rules (its graph_subst.pb, converted by `rewire rules import-taso`, plus
+configs/rules/taso), X-RLflow's graphs (the xrlflow-* zoo models), TASO's kind of cost (the
+analytic gtx1080 profile): per graph, greedy search, TASO's backtracking (alpha 1.05, budgets 100
+and 1000), and the learned searches (the policy's rollout, `--search rl`, and the guided search)
+with a policy trained on that graph alone, as X-RLflow trains, and with one policy trained on
+all of them; each learned figure over several training seeds (median, min, max).
+
+With --realistic the same table is made for the zoo's realistic transformers (bert, vit, dalle,
+tt) with rewire's hand rules and the generator's transformer rules, under the analytic h100 cost.
+
+Every run keeps its report in OUT_DIR, and a run whose report is there is not run again, so an
+interrupted table resumes. The table is printed and written to OUT_DIR/table.md.
+
+usage: scripts/xrlflow_table.py --taso-pb graph_subst.pb [--out-dir DIR] [--seeds 1 2 3]
+           [--updates N] [--models M ...] [--realistic]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Horizon per graph: about twice the rewrites greedy search takes there.
+XRLFLOW = {
+    "xrlflow-bert": 48,
+    "xrlflow-vit": 64,
+    "xrlflow-dalle": 48,
+    "xrlflow-tt": 64,
+    "xrlflow-resnext50": 16,
+    "xrlflow-inceptionv3": 40,
+    "xrlflow-squeezenet": 32,
+}
+REALISTIC = {"bert": 100, "vit": 100, "dalle": 64, "tt": 160}
+
+
+def run(cmd, log):
+    """Runs a command, its output appended to `log`; exits with its output on failure."""
+    with open(log, "a") as f:
+        f.write("$ " + " ".join(cmd) + "\n")
+        f.flush()
+        p = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=REPO)
+    if p.returncode != 0:
+        sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}; see {log}")
+
+
+class Space:
+    """The rules, cost and models of one table."""
+
+    def __init__(self, args, realistic):
+        self.rewire = args.rewire
+        self.out = os.path.join(args.out_dir, "realistic" if realistic else "xrlflow")
+        os.makedirs(self.out, exist_ok=True)
+        self.log = os.path.join(self.out, "commands.log")
+        if realistic:
+            self.rules = "configs/rules,configs/rules/generated/transformer"
+            self.cost = ["--cost", "analytic", "--device", "h100"]
+            self.device = "h100"
+            self.models = {m: h for m, h in REALISTIC.items() if not args.models or m in args.models}
+        else:
+            taso = os.path.join(self.out, "taso.rules")
+            if not os.path.exists(taso):
+                run([self.rewire, "rules", "import-taso", args.taso_pb, "--out", taso], self.log)
+            self.rules = "configs/rules/taso," + taso
+            self.cost = ["--cost", "analytic", "--device", "gtx1080"]
+            self.device = "gtx1080"
+            self.models = {m: h for m, h in XRLFLOW.items() if not args.models or m in args.models}
+
+    def optimize(self, name, model, search):
+        """`rewire optimize` once; its report (cached in OUT_DIR)."""
+        report = os.path.join(self.out, name + ".json")
+        if not os.path.exists(report):
+            run([self.rewire, "optimize", "--model", model, "--rules", self.rules, *self.cost,
+                 "-q", "--report", report, *search], self.log)
+        with open(report) as f:
+            return json.load(f)
+
+    def train(self, name, models, horizon, seed, updates):
+        """`rewire train` of one policy; its checkpoint and training seconds (cached)."""
+        run_dir = os.path.join(self.out, "runs", name)
+        ckpt = os.path.join(run_dir, "checkpoints", "latest.pt")
+        done = os.path.join(run_dir, "trained.json")
+        if not os.path.exists(done):
+            config = os.path.join(self.out, name + ".toml")
+            listed = ", ".join(f'"{m}"' for m in models)
+            with open(config, "w") as f:
+                f.write(f'[run]\ndir = "{run_dir}"\nseed = {seed}\nmax_updates = {updates}\n'
+                        f'threads = 1\n\n[env]\nmodels = [{listed}]\nhorizon = {horizon}\n'
+                        f'max_candidates = 200\ncost = "analytic"\ndevice = "{self.device}"\n'
+                        f'rules = "{self.rules}"\n\n[gnn]\nhidden = 32\nlayers = 2\nheads = 4\n\n'
+                        '[ppo]\nclip_vloss = false\nepisodes_per_update = 8\nminibatch_size = 16\n')
+            if os.path.exists(run_dir):
+                subprocess.run(["rm", "-rf", run_dir])
+            start = time.time()
+            run([self.rewire, "train", "-q", "--config", config], self.log)
+            with open(done, "w") as f:
+                json.dump({"seconds": time.time() - start}, f)
+        with open(done) as f:
+            return ckpt, json.load(f)["seconds"]
+
+
+def speed(initial, cost):
+    return initial / cost if cost else float("nan")
+
+
+def spread(values):
+    """median [min, max] of speedups."""
+    if not values:
+        return "-"
+    med = statistics.median(values)
+    if len(values) == 1:
+        return f"{med:.3f}x"
+    return f"{med:.3f}x [{min(values):.3f}, {max(values):.3f}]"
+
+
+def make_table(space, args):
+    baselines, learned = {}, {m: {} for m in space.models}
+    for m, horizon in space.models.items():
+        baselines[m] = {
+            "greedy": space.optimize(f"{m}.greedy", m, ["--search", "greedy"]),
+            "bt100": space.optimize(f"{m}.bt100", m, ["--search", "backtrack", "--alpha", "1.05",
+                                                      "--budget", "100"]),
+            "bt1000": space.optimize(f"{m}.bt1000", m, ["--search", "backtrack", "--alpha", "1.05",
+                                                        "--budget", "1000"]),
+        }
+    trainings = {}
+    for seed in args.seeds:
+        policies = {}
+        for m, horizon in space.models.items():
+            policies[m] = space.train(f"{m}.seed{seed}", [m], horizon, seed, args.updates)
+        across = space.train(f"all.seed{seed}", list(space.models), max(space.models.values()), seed,
+                             args.updates * 2)
+        for m, horizon in space.models.items():
+            for kind, (ckpt, seconds) in (("own", policies[m]), ("all", across)):
+                trainings.setdefault(kind, []).append(seconds)
+                for search, extra in (("rl", ["--search", "rl", "--horizon", str(horizon)]),
+                                      ("guided", ["--search", "guided", "--budget", "400",
+                                                  "--horizon", str(horizon)])):
+                    r = space.optimize(f"{m}.{kind}.seed{seed}.{search}", m,
+                                       extra + ["--policy", ckpt])
+                    learned[m].setdefault((kind, search), []).append(r)
+    return baselines, learned, trainings
+
+
+def render(space, baselines, learned, trainings, args, realistic):
+    title = ("the zoo's realistic transformers, rewire's hand rules + generated transformer rules, "
+             "analytic h100" if realistic else
+             "X-RLflow's graphs, TASO's rules, analytic gtx1080")
+    lines = [f"Speedup over the input ({title}); learned figures: median [min, max] over seeds "
+             f"{', '.join(map(str, args.seeds))}; search seconds in parentheses (medians).", "",
+             "| graph | greedy | backtrack 100 | backtrack 1000 | rl (own) | guided (own) "
+             "| rl (all) | guided (all) | best learned vs backtrack 1000 |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for m in space.models:
+        b = baselines[m]
+        init = b["greedy"]["initial_cost_ms"]
+
+        def base(key):
+            r = b[key]
+            return f"{speed(init, r['final_cost_ms']):.3f}x ({r['search_seconds']:.1f})"
+
+        def learn(kind, search):
+            rs = learned[m].get((kind, search), [])
+            secs = statistics.median([r["search_seconds"] for r in rs]) if rs else 0
+            return f"{spread([speed(init, r['final_cost_ms']) for r in rs])} ({secs:.1f})"
+
+        worst_best = None  # over seeds: the learned searches' best, the worst seed counted
+        for i in range(len(args.seeds)):
+            costs = [learned[m][k][i]["final_cost_ms"] for k in learned[m] if len(learned[m][k]) > i]
+            if costs:
+                worst_best = max(worst_best or 0, min(costs))
+        bt = b["bt1000"]["final_cost_ms"]
+        gain = f"{(1 - worst_best / bt) * 100:+.1f}% cost (worst seed)" if worst_best else "-"
+        lines.append(f"| {m} | {base('greedy')} | {base('bt100')} | {base('bt1000')} | "
+                     f"{learn('own', 'rl')} | {learn('own', 'guided')} | {learn('all', 'rl')} | "
+                     f"{learn('all', 'guided')} | {gain} |")
+    for kind, secs in sorted(trainings.items()):
+        lines.append("")
+        lines.append(f"Training ({'one policy per graph' if kind == 'own' else 'one policy on every graph'}, "
+                     f"{args.updates * (2 if kind == 'all' else 1)} updates): median "
+                     f"{statistics.median(secs):.0f} s per policy.")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--taso-pb", help="TASO's graph_subst.pb (from TASO's repository)")
+    p.add_argument("--out-dir", default="runs/xrlflow-table")
+    p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    p.add_argument("--updates", type=int, default=60, help="PPO updates per policy")
+    p.add_argument("--models", nargs="*", help="a subset of the graphs")
+    p.add_argument("--realistic", action="store_true",
+                   help="the zoo's realistic transformers instead of X-RLflow's graphs")
+    p.add_argument("--rewire", default=os.path.join(REPO, "build", "launch", "rewire"))
+    args = p.parse_args()
+    if not args.realistic and not args.taso_pb:
+        p.error("--taso-pb is needed (TASO's graph_subst.pb; see docs/rules.md)")
+    start = time.time()
+    space = Space(args, args.realistic)
+    baselines, learned, trainings = make_table(space, args)
+    table = render(space, baselines, learned, trainings, args, args.realistic)
+    table += f"\nThe whole table: {time.time() - start:.0f} s (cached runs not counted again).\n"
+    with open(os.path.join(space.out, "table.md"), "w") as f:
+        f.write(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
