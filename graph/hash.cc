@@ -24,7 +24,7 @@ uint64_t Graph::Hash() const {
   std::vector<uint64_t> node_hash(nodes_.size(), 0);
   for (NodeId id : TopologicalOrder()) {
     const Node& n = *nodes_[id];
-    uint64_t h = HashCombine(0x72657769726eULL, static_cast<uint64_t>(n.op));
+    uint64_t h = HashCombine(0x72657769726eULL, static_cast<uint64_t>(GetOpInfo(n.op).id));
     for (const TensorType& t : n.outputs) h = HashType(h, t);
     if (n.IsLeaf()) {
       // Leaves are identified by name (ids are not canonical); lazy-init attributes are not

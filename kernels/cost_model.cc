@@ -12,20 +12,7 @@ namespace rewire {
 
 // ---------------------------------------------------------------------------- helpers
 
-bool IsViewOp(OpType op) {
-  switch (op) {
-    case OpType::kReshape:
-    case OpType::kSqueeze:
-    case OpType::kUnsqueeze:
-    case OpType::kFlatten:
-    case OpType::kIdentity:
-    case OpType::kDropout:
-    case OpType::kSplit:
-      return true;
-    default:
-      return false;
-  }
-}
+bool IsViewOp(OpType op) { return GetOpInfo(op).cost == CostClass::kView; }
 
 namespace {
 

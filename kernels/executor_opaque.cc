@@ -846,7 +846,7 @@ OpResult RunOpaque(const Node& node, const Tensors& inputs) {
   if (auto twin = OpTypeFromOnnx("", op); twin && *twin != OpType::kOpaque) {
     const OpInfo& info = GetOpInfo(*twin);
     const int n = static_cast<int>(inputs.size());
-    if (n < info.min_inputs || (info.max_inputs != kVariadic && n > info.max_inputs)) {
+    if (!ArityAccepts(info, n)) {
       return InvalidArgument("ONNX op '" + op + "' with " + std::to_string(n) + " inputs");
     }
     return RunKernel(*twin, node, inputs);

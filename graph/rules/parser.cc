@@ -427,10 +427,9 @@ class RuleChecker {
 
  private:
   Status CheckAttrName(OpType op, const std::string& name, int line) const {
-    const auto& names = OpAttributeNames(op);
-    if (std::find(names.begin(), names.end(), name) == names.end()) {
+    if (!FindOpAttr(op, name)) {
       std::string known;
-      for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+      for (const OpAttr& a : OpAttrs(op)) known += (known.empty() ? "" : ", ") + a.name;
       return Err(line, std::string(OpName(op)) + " has no attribute '" + name + "'" +
                            (known.empty() ? " (it takes none)" : " (known: " + known + ")"));
     }
@@ -439,19 +438,11 @@ class RuleChecker {
 
   Status CheckStatement(const Statement& s, bool is_source) const {
     const OpInfo& info = GetOpInfo(s.op);
-    if (s.op == OpType::kInput || s.op == OpType::kWeight || s.op == OpType::kConstant ||
-        s.op == OpType::kOpaque) {
-      return Err(s.line, std::string(info.name) + " cannot appear in a pattern");
-    }
+    if (!info.add_op) return Err(s.line, std::string(info.name) + " cannot appear in a pattern");
     const int n = static_cast<int>(s.inputs.size());
-    if (n < info.min_inputs || (info.max_inputs != kVariadic && n > info.max_inputs)) {
-      std::string want = std::to_string(info.min_inputs);
-      if (info.max_inputs == kVariadic)
-        want += " or more";
-      else if (info.max_inputs != info.min_inputs)
-        want += " to " + std::to_string(info.max_inputs);
-      return Err(s.line, "arity: " + std::string(info.name) + " takes " + want + " inputs, got " +
-                             std::to_string(n));
+    if (!ArityAccepts(info, n)) {
+      return Err(s.line, "arity: " + std::string(info.name) + " takes " + ArityText(info) +
+                             " inputs, got " + std::to_string(n));
     }
     if (info.num_outputs != kVariadic && static_cast<int>(s.outputs.size()) != info.num_outputs) {
       return Err(s.line, "arity: " + std::string(info.name) + " has " +
