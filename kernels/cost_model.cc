@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "graph/hash.h"
 #include "graph/rules/matcher.h"
-#include "graph/weights.h"
 
 namespace rewire {
 
