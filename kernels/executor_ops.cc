@@ -482,6 +482,10 @@ KERNEL(LeakyRelu) {
   const double alpha = node.attrs.GetFloat("alpha", 0.01f);
   return One(at::where(in[0] >= 0, in[0], in[0] * alpha));
 }
+KERNEL(HardSigmoid) {
+  const double alpha = node.attrs.GetFloat("alpha", 0.2f), beta = node.attrs.GetFloat("beta", 0.5f);
+  return One(at::clamp(in[0] * alpha + beta, 0, 1));
+}
 KERNEL(Clip) {
   at::Tensor lo, hi;
   if (node.attrs.Has("min")) lo = at::scalar_tensor(node.attrs.GetFloat("min"), at::kDouble);
