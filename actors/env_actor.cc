@@ -92,6 +92,290 @@ StatusOr<Links> Connect(zmq::context_t& ctx, const std::string& secret, const So
   return l;
 }
 
+/// Who an env actor is: its rank among the actors, the learners it feeds, its id in messages and
+/// files, and the incarnation that tells a restarted actor's rollouts from its predecessor's.
+struct ActorIdentity {
+  int64_t rank = 0;
+  int64_t learners = 1;
+  std::string id;
+  uint64_t incarnation = 0;
+};
+
+/// What an env actor did, for RUN_DIR/actors/env<a>.json and .profile.json.
+struct ActorCounters {
+  uint64_t sequence = 0, steps = 0, sent = 0, unsent = 0, weight_updates = 0;
+  double send_s = 0, wait_s = 0;  // sending rollouts, waiting for weights
+  uint64_t bytes_sent = 0, waits = 0, wait_timeouts = 0;
+};
+
+/// Staying within max_policy_lag: the learners use `share` episodes of each actor per update
+/// (ranks x episodes_per_update over every node's actors). An actor that has sent
+/// max(1, max_policy_lag) updates' shares ahead of the weights it holds waits for newer weights
+/// instead of acting episodes the learners would drop as stale. The wait is bounded (a few
+/// update intervals, 2 to 10 s), after which the actor counts afresh, so that a rank short of
+/// episodes - rollouts lost with a restarted learner group, an actor died, rollouts went
+/// unevenly over the ranks - is never starved.
+class LagWindow {
+ public:
+  LagWindow(const TrainConfig& c, int64_t learners) {
+    const DistributedSection& d = c.distributed;
+    const int64_t nodes = std::max<int64_t>(1, learners / std::max(1, d.learners));
+    const int64_t all_actors = std::max<int64_t>(1, nodes * std::max(1, d.actors));
+    share_ =
+        static_cast<double>(learners * c.ppo.episodes_per_update) / static_cast<double>(all_actors);
+    window_ = std::max(1, d.max_policy_lag);
+  }
+
+  /// True when another round of episodes may be acted with the weights of `version`; false while
+  /// waiting for newer ones. `version_interval_s` is the latest time between two versions (0
+  /// before two were seen).
+  bool MayAct(int64_t version, double version_interval_s, ActorCounters& counters) {
+    if (base_version_ < 0 || version < base_version_) {  // first weights, or a rolled-back group
+      base_version_ = version;
+      sent_since_base_ = 0;
+    }
+    const auto allowed = static_cast<int64_t>(
+        std::ceil(static_cast<double>(version - base_version_ + window_) * share_));
+    if (static_cast<int64_t>(sent_since_base_) >= allowed) {
+      if (!waiting_) {
+        waiting_ = true;
+        waiting_since_ = Clock::now();
+        ++counters.waits;
+      }
+      // Before two versions were seen (the first update includes the learners' start): the most.
+      const double limit_s =
+          version_interval_s > 0 ? std::min(10.0, std::max(2.0, 4 * version_interval_s)) : 10.0;
+      if (SecondsSince(waiting_since_) < limit_s) return false;
+      // No new weights in time: rollouts were lost (a learner group restarted, an actor died) or
+      // went unevenly over the ranks. Count afresh from the weights held now.
+      ++counters.wait_timeouts;
+      base_version_ = version;
+      sent_since_base_ = 0;
+    }
+    waiting_ = false;
+    return true;
+  }
+  bool waiting() const { return waiting_; }
+  void Sent() { ++sent_since_base_; }
+  /// The learners were replaced (a new endpoint): what the old ones held is lost, count afresh.
+  void Restart() { base_version_ = -1; }
+
+ private:
+  double share_ = 1;
+  int64_t window_ = 1;
+  int64_t base_version_ = -1;  // the policy version the count starts at
+  uint64_t sent_since_base_ = 0;
+  Clock::time_point waiting_since_;
+  bool waiting_ = false;
+};
+
+/// One env actor's loop: keep the newest weights, act episodes within the lag window, push each
+/// rollout to a learner rank, and record what it did.
+class EnvActor {
+ public:
+  EnvActor(const TrainConfig& c, ActorIdentity who, bool compact, zmq::context_t& ctx,
+           std::string secret, SocketOptions so, Heartbeater& heartbeat, ActingPolicy& policy,
+           Links links)
+      : c_(c),
+        d_(c.distributed),
+        who_(std::move(who)),
+        compact_(compact),
+        ctx_(ctx),
+        secret_(std::move(secret)),
+        so_(so),
+        heartbeat_(heartbeat),
+        policy_(policy),
+        links_(std::move(links)),
+        lag_(c, who_.learners) {
+    const std::string actors = c.run.dir + "/actors";
+    std::error_code ec;
+    fs::create_directories(actors, ec);
+    stats_path_ = actors + "/env" + std::to_string(who_.rank) + ".json";
+    profile_path_ = actors + "/env" + std::to_string(who_.rank) + ".profile.json";
+  }
+
+  Status Run() {
+    while (!StopFlag().load()) {
+      REWIRE_ASSIGN_OR_RETURN(bool connected, ReconnectIfMoved());
+      if (!connected) return Status::Ok();
+      const auto refresh_start = Clock::now();
+      REWIRE_RETURN_IF_ERROR(RefreshWeights(lag_.waiting() ? 200 : 0));
+      counters_.wait_s += SecondsSince(refresh_start);
+      if (StopFlag().load()) break;
+      heartbeat_.Set(policy_.version(), counters_.steps);
+      if (!lag_.MayAct(policy_.version(), version_interval_s_, counters_)) continue;
+      REWIRE_ASSIGN_OR_RETURN(std::vector<Episode> episodes,
+                              policy_.RunEpisodes(d_.envs_per_actor, !compact_));
+      for (Episode& episode : episodes) Send(std::move(episode));
+      WriteStats();
+      WriteProfile();
+    }
+    WriteProfile();
+    WriteStats();
+    return Status::Ok();
+  }
+
+ private:
+  /// A learner that came back on another port: connect again. False when stopped meanwhile.
+  StatusOr<bool> ReconnectIfMoved() {
+    for (int r = 0; r < who_.learners; ++r) {
+      auto e = ReadEndpoints(c_.run.dir, r);
+      if (e.ok() && *e != links_.endpoints[r]) {
+        REWIRE_ASSIGN_OR_RETURN(
+            auto fresh,
+            WaitForEndpoints(c_.run.dir, static_cast<int>(who_.learners), d_.endpoint_timeout_s));
+        if (!fresh) return false;
+        REWIRE_ASSIGN_OR_RETURN(links_, Connect(ctx_, secret_, so_, std::move(*fresh)));
+        lag_.Restart();
+        break;
+      }
+    }
+    return true;
+  }
+
+  /// Newer weights: the newest on the subscription (waiting up to `wait_ms` for one), else (no
+  /// weights yet) a request to rank 0.
+  Status RefreshWeights(int wait_ms) {
+    std::optional<WeightsMsg> newest;
+    for (int timeout = wait_ms; auto m = links_.sub->Receive<WeightsMsg>(timeout); timeout = 0) {
+      if (!m->blob.empty()) newest = std::move(m);
+    }
+    if (newest && newest->policy_version != policy_.version()) {
+      if (newest->policy_version == policy_.version() + 1)
+        version_interval_s_ = SecondsSince(version_since_);
+      version_since_ = Clock::now();
+      REWIRE_RETURN_IF_ERROR(policy_.LoadWeights(newest->blob, newest->policy_version));
+      ++counters_.weight_updates;
+    }
+    return RequestFirstWeights();
+  }
+
+  /// The first weights: asked of rank 0 until it answers, for distributed.endpoint_timeout_s.
+  Status RequestFirstWeights() {
+    const auto asked_since = Clock::now();
+    while (policy_.version() < 0 && !StopFlag().load()) {
+      if (SecondsSince(asked_since) > d_.endpoint_timeout_s) {
+        return DeadlineExceeded(
+            fmt::format("waited {:g} s for the first weights from learner rank 0 at {}: it never "
+                        "answered (is rank 0 running and past its start? "
+                        "distributed.endpoint_timeout_s sets the wait)",
+                        d_.endpoint_timeout_s, links_.endpoints[0]["weights_request"]));
+      }
+      WeightsRequest r;
+      r.actor_id = who_.id;
+      r.have_version = -1;
+      const int wait_ms = static_cast<int>(
+          std::clamp(1000 * (d_.endpoint_timeout_s - SecondsSince(asked_since)), 1.0, 2000.0));
+      StatusOr<WeightsMsg> m = links_.req->Request<WeightsMsg>(r, wait_ms);
+      if (m.ok() && !m->blob.empty()) {
+        REWIRE_RETURN_IF_ERROR(policy_.LoadWeights(m->blob, m->policy_version));
+        version_since_ = Clock::now();
+        ++counters_.weight_updates;
+      }
+    }
+    return Status::Ok();
+  }
+
+  /// Pushes one episode as a rollout. Round-robin over the learner ranks (actors start at
+  /// different ranks); a rank whose queue stays full is skipped. A rollout no rank takes within a
+  /// minute is given up (it would be too stale to learn from).
+  void Send(Episode episode) {
+    counters_.steps += episode.steps.size();
+    RolloutMsg msg;
+    msg.actor_id = who_.id;
+    msg.actor_incarnation = who_.incarnation;
+    msg.sequence = ++counters_.sequence;
+    msg.policy_version = episode.policy_version;
+    msg.compact = compact_;
+    if (msg.compact) {
+      msg.rules_hash = policy_.rules_hash();
+      msg.env_key = policy_.env_key();
+    }
+    msg.episode = std::move(episode);
+
+    // Encoded and signed once: every Pusher of the run shares its secret and limits.
+    bool delivered = false;
+    const auto send_start = Clock::now();
+    StatusOr<std::string> frame = links_.push[0].Seal(msg);
+    if (!frame.ok()) {
+      std::fprintf(stderr, "%s: rollout refused: %s\n", who_.id.c_str(),
+                   frame.status().message().c_str());
+    }
+    const size_t bytes = frame.ok() ? frame->size() - kMacBytes : 0;
+    for (uint64_t attempt = 0;
+         frame.ok() && !delivered && !StopFlag().load() && SecondsSince(send_start) < 60;
+         ++attempt) {
+      Pusher& p = links_.push[(counters_.sequence + static_cast<uint64_t>(who_.rank) + attempt) %
+                              links_.push.size()];
+      const Status s = p.SendFrame(*frame, 250);
+      if (s.ok()) {
+        delivered = true;
+      } else if (s.code() == StatusCode::kInvalidArgument) {
+        std::fprintf(stderr, "%s: rollout refused: %s\n", who_.id.c_str(), s.message().c_str());
+        break;
+      }
+    }
+    counters_.send_s += SecondsSince(send_start);
+    if (delivered) {
+      ++counters_.sent;
+      lag_.Sent();
+      counters_.bytes_sent += bytes;
+    } else {
+      ++counters_.unsent;
+    }
+  }
+
+  void WriteStats() const {
+    const Json stats{{"actor", who_.id},
+                     {"pid", ::getpid()},
+                     {"policy_version", policy_.version()},
+                     {"episodes_sent", counters_.sent},
+                     {"episodes_unsent", counters_.unsent},
+                     {"steps", counters_.steps},
+                     {"weight_updates", counters_.weight_updates}};
+    (void)WriteFileAtomic(stats_path_, JsonText(stats) + "\n");
+  }
+
+  /// Where the actor's time goes besides acting (ActingProfile), and what it sent: bench
+  /// throughput reads RUN_DIR/actors/env<a>.profile.json.
+  void WriteProfile() const {
+    const ActingProfile& p = policy_.profile();
+    const Json j = {{"actor", who_.id},
+                    {"compact_rollouts", compact_},
+                    {"envs_per_actor", d_.envs_per_actor},
+                    {"double_buffer", d_.double_buffer},
+                    {"episodes", p.episodes},
+                    {"steps", p.steps},
+                    {"forwards", p.forwards},
+                    {"env_s", p.env_s},
+                    {"encode_s", p.encode_s},
+                    {"forward_s", p.forward_s},
+                    {"send_s", counters_.send_s},
+                    {"wait_weights_s", counters_.wait_s},
+                    {"waits", counters_.waits},
+                    {"wait_timeouts", counters_.wait_timeouts},
+                    {"messages_sent", counters_.sent},
+                    {"bytes_sent", counters_.bytes_sent}};
+    (void)WriteFileAtomic(profile_path_, JsonText(j, 1) + "\n");
+  }
+
+  const TrainConfig& c_;
+  const DistributedSection& d_;
+  const ActorIdentity who_;
+  const bool compact_;
+  zmq::context_t& ctx_;
+  const std::string secret_;
+  const SocketOptions so_;
+  Heartbeater& heartbeat_;
+  ActingPolicy& policy_;
+  Links links_;
+  LagWindow lag_;
+  ActorCounters counters_;
+  std::string stats_path_, profile_path_;
+  Clock::time_point version_since_ = Clock::now();
+  double version_interval_s_ = 0;  // the latest time between two policy versions
+};
+
 }  // namespace
 
 Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
@@ -106,24 +390,24 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
         "rollouts need the analytic cost model)\n",
         c.env.cost.c_str());
   }
-  REWIRE_ASSIGN_OR_RETURN(const int64_t rank, IntFromEnv("REWIRE_RANK", 0));
-  REWIRE_ASSIGN_OR_RETURN(const int64_t learners, IntFromEnv("REWIRE_LEARNERS", d.learners));
+  ActorIdentity who;
+  REWIRE_ASSIGN_OR_RETURN(who.rank, IntFromEnv("REWIRE_RANK", 0));
+  REWIRE_ASSIGN_OR_RETURN(who.learners, IntFromEnv("REWIRE_LEARNERS", d.learners));
   REWIRE_ASSIGN_OR_RETURN(const int64_t restart, IntFromEnv("REWIRE_RESTART", 0));
-  if (learners < 1) return InvalidArgument("REWIRE_LEARNERS must be at least 1");
+  if (who.learners < 1) return InvalidArgument("REWIRE_LEARNERS must be at least 1");
   REWIRE_ASSIGN_OR_RETURN(const std::string secret, LoadOrCreateRunSecret(c.run.dir));
   zmq::context_t ctx(1);
-  Heartbeater heartbeat(ctx, secret, "env", static_cast<int>(rank), d.heartbeat_interval_s);
-  const std::string id = "env-" + std::to_string(rank);
+  Heartbeater heartbeat(ctx, secret, "env", static_cast<int>(who.rank), d.heartbeat_interval_s);
+  who.id = "env-" + std::to_string(who.rank);
 
   // Each actor, and each restart of it, plays different episodes.
-  const uint64_t seed = c.run.seed + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(rank + 1) +
+  const uint64_t seed = c.run.seed + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(who.rank + 1) +
                         0xBF58476D1CE4E5B9ULL * static_cast<uint64_t>(restart);
   REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<ActingPolicy> policy,
-                          ActingPolicy::Create(c, paths, seed, rank));
-  const uint64_t incarnation =
-      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count());
+                          ActingPolicy::Create(c, paths, seed, who.rank));
+  who.incarnation = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                              std::chrono::system_clock::now().time_since_epoch())
+                                              .count());
 
   SocketOptions so;
   so.max_message_bytes = static_cast<size_t>(d.max_message_mb) << 20;
@@ -132,210 +416,13 @@ Status RunEnvActor(const TrainConfig& c, const RunPaths& paths) {
   so.send_hwm = 1;
   so.kernel_buffer_bytes = 64 << 10;
   so.linger_ms = 2000;
-  REWIRE_ASSIGN_OR_RETURN(auto endpoints, WaitForEndpoints(c.run.dir, static_cast<int>(learners),
-                                                           d.endpoint_timeout_s));
+  REWIRE_ASSIGN_OR_RETURN(
+      auto endpoints,
+      WaitForEndpoints(c.run.dir, static_cast<int>(who.learners), d.endpoint_timeout_s));
   if (!endpoints) return Status::Ok();
   REWIRE_ASSIGN_OR_RETURN(Links links, Connect(ctx, secret, so, std::move(*endpoints)));
-
-  uint64_t sequence = 0, steps = 0, sent = 0, unsent = 0, weight_updates = 0;
-  const std::string stats_path = c.run.dir + "/actors/env" + std::to_string(rank) + ".json";
-  std::error_code ec;
-  fs::create_directories(fs::path(c.run.dir) / "actors", ec);
-  auto write_stats = [&] {
-    const Json stats{{"actor", id},
-                     {"pid", ::getpid()},
-                     {"policy_version", policy->version()},
-                     {"episodes_sent", sent},
-                     {"episodes_unsent", unsent},
-                     {"steps", steps},
-                     {"weight_updates", weight_updates}};
-    (void)WriteFileAtomic(stats_path, JsonText(stats) + "\n");
-  };
-
-  // Where the actor's time goes besides acting (ActingProfile), and what it sent: bench
-  // throughput reads RUN_DIR/actors/env<a>.profile.json.
-  double send_s = 0, wait_s = 0;
-  uint64_t bytes_sent = 0, waits = 0, wait_timeouts = 0;
-  const std::string profile_path =
-      c.run.dir + "/actors/env" + std::to_string(rank) + ".profile.json";
-  auto write_profile = [&] {
-    const ActingProfile& p = policy->profile();
-    const Json j = {{"actor", id},
-                    {"compact_rollouts", compact},
-                    {"envs_per_actor", d.envs_per_actor},
-                    {"double_buffer", d.double_buffer},
-                    {"episodes", p.episodes},
-                    {"steps", p.steps},
-                    {"forwards", p.forwards},
-                    {"env_s", p.env_s},
-                    {"encode_s", p.encode_s},
-                    {"forward_s", p.forward_s},
-                    {"send_s", send_s},
-                    {"wait_weights_s", wait_s},
-                    {"waits", waits},
-                    {"wait_timeouts", wait_timeouts},
-                    {"messages_sent", sent},
-                    {"bytes_sent", bytes_sent}};
-    (void)WriteFileAtomic(profile_path, JsonText(j, 1) + "\n");
-  };
-
-  // Newer weights: the newest on the subscription (waiting up to `wait_ms` for one), else (no
-  // weights yet) a request to rank 0.
-  Clock::time_point version_since = Clock::now();
-  double version_interval_s = 0;  // the latest time between two policy versions
-  auto refresh_weights = [&](int wait_ms) -> Status {
-    std::optional<WeightsMsg> newest;
-    for (int timeout = wait_ms; auto m = links.sub->Receive<WeightsMsg>(timeout); timeout = 0) {
-      if (!m->blob.empty()) newest = std::move(m);
-    }
-    if (newest && newest->policy_version != policy->version()) {
-      if (newest->policy_version == policy->version() + 1)
-        version_interval_s = SecondsSince(version_since);
-      version_since = Clock::now();
-      REWIRE_RETURN_IF_ERROR(policy->LoadWeights(newest->blob, newest->policy_version));
-      ++weight_updates;
-    }
-    // The first weights: asked of rank 0 until it answers, for distributed.endpoint_timeout_s.
-    const auto asked_since = Clock::now();
-    while (policy->version() < 0 && !StopFlag().load()) {
-      if (SecondsSince(asked_since) > d.endpoint_timeout_s) {
-        return DeadlineExceeded(
-            fmt::format("waited {:g} s for the first weights from learner rank 0 at {}: it never "
-                        "answered (is rank 0 running and past its start? "
-                        "distributed.endpoint_timeout_s sets the wait)",
-                        d.endpoint_timeout_s, links.endpoints[0]["weights_request"]));
-      }
-      WeightsRequest r;
-      r.actor_id = id;
-      r.have_version = -1;
-      const int wait_ms = static_cast<int>(
-          std::clamp(1000 * (d.endpoint_timeout_s - SecondsSince(asked_since)), 1.0, 2000.0));
-      StatusOr<WeightsMsg> m = links.req->Request<WeightsMsg>(r, wait_ms);
-      if (m.ok() && !m->blob.empty()) {
-        REWIRE_RETURN_IF_ERROR(policy->LoadWeights(m->blob, m->policy_version));
-        version_since = Clock::now();
-        ++weight_updates;
-      }
-    }
-    return Status::Ok();
-  };
-
-  // Staying within max_policy_lag: the learners use `share` episodes of each actor per update
-  // (ranks x episodes_per_update over every node's actors). An actor that has sent
-  // max(1, max_policy_lag) updates' shares ahead of the weights it holds waits for newer weights
-  // instead of acting episodes the learners would drop as stale. The wait is bounded (a few
-  // update intervals, 2 to 10 s), after which the actor counts afresh, so that a rank short of
-  // episodes - rollouts lost with a restarted learner group, an actor died, rollouts went
-  // unevenly over the ranks - is never starved.
-  const int64_t nodes = std::max<int64_t>(1, learners / std::max(1, d.learners));
-  const int64_t all_actors = std::max<int64_t>(1, nodes * std::max(1, d.actors));
-  const double share =
-      static_cast<double>(learners * c.ppo.episodes_per_update) / static_cast<double>(all_actors);
-  const int64_t window = std::max(1, d.max_policy_lag);
-  int64_t base_version = -1;  // the policy version the count below starts at
-  uint64_t sent_since_base = 0;
-  Clock::time_point waiting_since;
-  bool waiting = false;
-
-  while (!StopFlag().load()) {
-    // A learner that came back on another port: connect again.
-    for (int r = 0; r < learners; ++r) {
-      auto e = ReadEndpoints(c.run.dir, r);
-      if (e.ok() && *e != links.endpoints[r]) {
-        REWIRE_ASSIGN_OR_RETURN(auto fresh, WaitForEndpoints(c.run.dir, static_cast<int>(learners),
-                                                             d.endpoint_timeout_s));
-        if (!fresh) return Status::Ok();
-        REWIRE_ASSIGN_OR_RETURN(links, Connect(ctx, secret, so, std::move(*fresh)));
-        base_version = -1;  // what the old learners held is lost: count afresh
-        break;
-      }
-    }
-    const auto refresh_start = Clock::now();
-    REWIRE_RETURN_IF_ERROR(refresh_weights(waiting ? 200 : 0));
-    wait_s += SecondsSince(refresh_start);
-    if (StopFlag().load()) break;
-    heartbeat.Set(policy->version(), steps);
-    if (base_version < 0 ||
-        policy->version() < base_version) {  // first weights, or a rolled-back group
-      base_version = policy->version();
-      sent_since_base = 0;
-    }
-    const auto allowed = static_cast<int64_t>(
-        std::ceil(static_cast<double>(policy->version() - base_version + window) * share));
-    if (static_cast<int64_t>(sent_since_base) >= allowed) {
-      if (!waiting) {
-        waiting = true;
-        waiting_since = Clock::now();
-        ++waits;
-      }
-      // Before two versions were seen (the first update includes the learners' start): the most.
-      const double limit_s =
-          version_interval_s > 0 ? std::min(10.0, std::max(2.0, 4 * version_interval_s)) : 10.0;
-      if (SecondsSince(waiting_since) < limit_s) continue;
-      // No new weights in time: rollouts were lost (a learner group restarted, an actor died) or
-      // went unevenly over the ranks. Count afresh from the weights held now.
-      ++wait_timeouts;
-      base_version = policy->version();
-      sent_since_base = 0;
-    }
-    waiting = false;
-
-    REWIRE_ASSIGN_OR_RETURN(std::vector<Episode> episodes,
-                            policy->RunEpisodes(d.envs_per_actor, !compact));
-    for (Episode& episode : episodes) {
-      steps += episode.steps.size();
-      RolloutMsg msg;
-      msg.actor_id = id;
-      msg.actor_incarnation = incarnation;
-      msg.sequence = ++sequence;
-      msg.policy_version = episode.policy_version;
-      msg.compact = compact;
-      if (msg.compact) {
-        msg.rules_hash = policy->rules_hash();
-        msg.env_key = policy->env_key();
-      }
-      msg.episode = std::move(episode);
-
-      // Round-robin over the learner ranks (actors start at different ranks); a rank whose queue
-      // stays full is skipped. A rollout no rank takes within a minute is given up (it would be
-      // too stale to learn from).
-      // Encoded and signed once: every Pusher of the run shares its secret and limits.
-      bool delivered = false;
-      const auto send_start = Clock::now();
-      StatusOr<std::string> frame = links.push[0].Seal(msg);
-      if (!frame.ok()) {
-        std::fprintf(stderr, "%s: rollout refused: %s\n", id.c_str(),
-                     frame.status().message().c_str());
-      }
-      const size_t bytes = frame.ok() ? frame->size() - kMacBytes : 0;
-      for (uint64_t attempt = 0;
-           frame.ok() && !delivered && !StopFlag().load() && SecondsSince(send_start) < 60;
-           ++attempt) {
-        Pusher& p =
-            links.push[(sequence + static_cast<uint64_t>(rank) + attempt) % links.push.size()];
-        const Status s = p.SendFrame(*frame, 250);
-        if (s.ok()) {
-          delivered = true;
-        } else if (s.code() == StatusCode::kInvalidArgument) {
-          std::fprintf(stderr, "%s: rollout refused: %s\n", id.c_str(), s.message().c_str());
-          break;
-        }
-      }
-      send_s += SecondsSince(send_start);
-      if (delivered) {
-        ++sent;
-        ++sent_since_base;
-        bytes_sent += bytes;
-      } else {
-        ++unsent;
-      }
-    }
-    write_stats();
-    write_profile();
-  }
-  write_profile();
-  write_stats();
-  return Status::Ok();
+  EnvActor actor(c, std::move(who), compact, ctx, secret, so, heartbeat, *policy, std::move(links));
+  return actor.Run();
 }
 
 }  // namespace rewire::actors

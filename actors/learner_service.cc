@@ -172,33 +172,20 @@ Status ReplayIfCompact(LearnerRank& learner, RolloutMsg& msg, Accounting& acct) 
   return s;
 }
 
-}  // namespace
+/// This rank's sockets: the PULL for rollouts and, on rank 0, the weight server.
+struct LearnerSockets {
+  Puller rollouts;
+  std::unique_ptr<WeightServer> server;
+};
 
-Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
+/// Binds this rank's sockets, on the ports of its previous incarnation when they are free, and
+/// writes RUN_DIR/endpoints/learner<rank> for the actors.
+StatusOr<LearnerSockets> BindSockets(zmq::context_t& ctx, const TrainConfig& c, int64_t rank,
+                                     const std::string& secret, const SocketOptions& so,
+                                     LearnerRank& learner) {
   const DistributedSection& d = c.distributed;
-  REWIRE_ASSIGN_OR_RETURN(const int64_t rank, IntFromEnv("RANK", 0));
-  REWIRE_ASSIGN_OR_RETURN(const std::string secret, LoadOrCreateRunSecret(c.run.dir));
-  zmq::context_t ctx(1);
-  Heartbeater heartbeat(ctx, secret, "learner", static_cast<int>(rank), d.heartbeat_interval_s);
-
-  // Rank 0 prints progress (the supervisor's terminal); every rank keeps its own log file.
-  std::function<void(const std::string&)> log;
-  if (rank == 0) log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
-  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<LearnerRank> learner,
-                          LearnerRank::Create(c, paths, ResumeMode::kResumeIfPresent, log));
-  heartbeat.Set(learner->policy_version(), 0);
-
-  // --- sockets, on the ports of this rank's previous incarnation when they are free
-  std::error_code ec;
-  fs::create_directories(fs::path(c.run.dir) / "endpoints", ec);
-  fs::create_directories(fs::path(c.run.dir) / "learners", ec);
   std::map<std::string, std::string> previous;
   if (auto p = ReadEndpoints(c.run.dir, static_cast<int>(rank)); p.ok()) previous = *p;
-  SocketOptions so;
-  so.max_message_bytes = static_cast<size_t>(d.max_message_mb) << 20;
-  so.allow_all_interfaces = d.bind == "*" || d.bind == "0.0.0.0";
-  so.recv_hwm = std::max(1, c.ppo.episodes_per_update);  // queued rollouts age while PPO runs
-  so.kernel_buffer_bytes = 64 << 10;
   const std::string host = AdvertisedHost(d);
   REWIRE_ASSIGN_OR_RETURN(
       Puller rollouts,
@@ -216,8 +203,8 @@ Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
         Replier rep, BindPreferring<Replier>(ctx, d.bind, PreviousPort(previous, "weights_request"),
                                              secret, wo));
     server = std::make_unique<WeightServer>(std::move(pub), std::move(rep));
-    REWIRE_ASSIGN_OR_RETURN(std::string blob, learner->WeightsBytes());
-    server->Set(learner->policy_version(), std::move(blob));
+    REWIRE_ASSIGN_OR_RETURN(std::string blob, learner.WeightsBytes());
+    server->Set(learner.policy_version(), std::move(blob));
     REWIRE_ASSIGN_OR_RETURN(const int weights_port, PortOf(server->pub_endpoint()));
     REWIRE_ASSIGN_OR_RETURN(const int request_port, PortOf(server->rep_endpoint()));
     endpoints += "weights tcp://" + host + ":" + std::to_string(weights_port) + "\n";
@@ -225,31 +212,170 @@ Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
   }
   const std::string endpoints_path = c.run.dir + "/endpoints/learner" + std::to_string(rank);
   REWIRE_RETURN_IF_ERROR(WriteFileAtomic(endpoints_path, endpoints));
-  learner->Log(
+  learner.Log(
       "listening for rollouts on " + rollouts.BoundEndpoint() +
       (server ? ", weights on " + server->pub_endpoint() + " and " + server->rep_endpoint() : ""));
+  return LearnerSockets{std::move(rollouts), std::move(server)};
+}
 
-  Accounting acct;
-  int64_t version = learner->policy_version();  // read here only while no update runs
-  const std::string stats_path = c.run.dir + "/learners/rank" + std::to_string(rank) + ".json";
-  auto write_stats = [&] {
-    Json stats{{"rank", rank},
+/// The updates of one rank: gather this rank's episodes, then one PPO update with the other
+/// ranks. The update runs on its own thread while this one goes on receiving (and replaying) the
+/// next update's rollouts; their lag is checked again against the version the update they go
+/// into starts from.
+class UpdateLoop {
+ public:
+  UpdateLoop(const TrainConfig& c, int64_t rank, LearnerRank& learner, Heartbeater& heartbeat,
+             LearnerSockets& sockets, const SocketOptions& so)
+      : c_(c),
+        rank_(rank),
+        learner_(learner),
+        heartbeat_(heartbeat),
+        rollouts_(sockets.rollouts),
+        server_(sockets.server.get()),
+        max_message_bytes_(so.max_message_bytes),
+        version_(learner.policy_version()),
+        stats_path_(c.run.dir + "/learners/rank" + std::to_string(rank) + ".json") {}
+
+  /// Learns until run.max_updates or a stop; then, when finished, rank 0 writes RUN_DIR/done and
+  /// every rank keeps answering (weights, heartbeats) until stopped or a minute passed.
+  Status Run() {
+    while (version_ < c_.run.max_updates && !StopFlag().load()) {
+      // The version the next update starts from: one more than now while an update runs.
+      const int64_t next = version_ + (running_.valid() ? 1 : 0);
+      DropStale(next);
+      if (static_cast<int>(pending_.size()) >= c_.ppo.episodes_per_update) {
+        REWIRE_RETURN_IF_ERROR(FinishUpdate());
+        if (learner_.finished()) break;
+        if (next != version_) continue;  // filter again against the version the update ended at
+        StartUpdate();
+        continue;
+      }
+      REWIRE_RETURN_IF_ERROR(ReceiveOne());
+    }
+    if (running_.valid()) {  // stopped: the update in flight finishes (its checkpoint stays whole)
+      REWIRE_RETURN_IF_ERROR(FinishUpdate());
+    }
+    WriteStats();
+    if (!learner_.finished()) return Status::Ok();  // stopped
+    if (rank_ == 0) {
+      REWIRE_RETURN_IF_ERROR(
+          WriteFileAtomic(c_.run.dir + "/done",
+                          "policy_version " + std::to_string(learner_.policy_version()) + "\n"));
+    }
+    const auto done_at = Clock::now();
+    while (!StopFlag().load() && SecondsSince(done_at) < 60) {
+      (void)rollouts_.Receive<RolloutMsg>(100);  // drained and counted, not learned from
+    }
+    WriteStats();
+    return Status::Ok();
+  }
+
+ private:
+  struct Pending {
+    int64_t policy_version;
+    Episode episode;
+  };
+
+  /// Drops what is no longer usable at `next` (counted as stale).
+  void DropStale(int64_t next) {
+    const int lag = c_.distributed.max_policy_lag;
+    pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                  [&](const Pending& p) {
+                                    const bool stale = next - p.policy_version > lag;
+                                    if (stale) ++acct_.stale;
+                                    return stale;
+                                  }),
+                   pending_.end());
+  }
+
+  /// Starts an update on the first episodes_per_update pending episodes.
+  void StartUpdate() {
+    std::vector<Episode> episodes;
+    double lag_sum = 0;
+    for (int i = 0; i < c_.ppo.episodes_per_update; ++i) {
+      lag_sum += static_cast<double>(version_ - pending_[i].policy_version);
+      steps_ += pending_[i].episode.steps.size();
+      episodes.push_back(std::move(pending_[i].episode));
+    }
+    pending_.erase(pending_.begin(), pending_.begin() + c_.ppo.episodes_per_update);
+    acct_.used += episodes.size();
+    std::vector<std::pair<std::string, double>> extra = {
+        {"charts/policy_lag", lag_sum / static_cast<double>(episodes.size())},
+        {"actors/dropped_stale", static_cast<double>(acct_.stale)},
+        {"actors/dropped_bad", static_cast<double>(rollouts_.counters().dropped())},
+        {"actors/dropped_replay", static_cast<double>(acct_.replay)},
+        {"charts/replay_seconds", acct_.replay_s}};
+    const double waited = SecondsSince(last_update_end_);
+    LearnerRank* learner = &learner_;
+    running_ = std::async(std::launch::async, [learner, episodes = std::move(episodes), waited,
+                                               extra = std::move(extra)]() mutable {
+      return learner->Update(std::move(episodes), waited, extra);
+    });
+  }
+
+  /// Waits for the update in flight, then publishes its weights.
+  Status FinishUpdate() {
+    if (!running_.valid()) return Status::Ok();
+    REWIRE_RETURN_IF_ERROR(running_.get());
+    version_ = learner_.policy_version();
+    last_update_end_ = Clock::now();
+    heartbeat_.Set(version_, steps_);
+    if (server_) {
+      REWIRE_ASSIGN_OR_RETURN(std::string blob, learner_.WeightsBytes());
+      server_->Set(version_, std::move(blob));
+    }
+    for (const std::string& line : deferred_log_) learner_.Log(line);
+    deferred_log_.clear();
+    WriteStats();
+    last_stats_ = Clock::now();
+    return Status::Ok();
+  }
+
+  /// Waits up to 100 ms for a rollout and keeps it when its policy is recent enough (and, for a
+  /// compact one, it replays); writes the stats once a second, finishes an update that is done.
+  Status ReceiveOne() {
+    std::optional<RolloutMsg> msg = rollouts_.Receive<RolloutMsg>(100);
+    if (SecondsSince(last_stats_) >= 1.0) {
+      WriteStats();
+      last_stats_ = Clock::now();
+    }
+    if (running_.valid() &&
+        running_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      REWIRE_RETURN_IF_ERROR(FinishUpdate());
+    }
+    if (!msg) return Status::Ok();
+    const int64_t usable_at = version_ + (running_.valid() ? 1 : 0);
+    if (msg->policy_version > version_) {
+      ++acct_.future;
+    } else if (usable_at - msg->policy_version > c_.distributed.max_policy_lag) {
+      ++acct_.stale;
+    } else if (Status replayed = ReplayIfCompact(learner_, *msg, acct_); !replayed.ok()) {
+      if (acct_.replay <= 5)
+        deferred_log_.push_back(msg->actor_id + ": rollout dropped: " + replayed.message());
+    } else {
+      pending_.push_back(Pending{msg->policy_version, std::move(msg->episode)});
+    }
+    return Status::Ok();
+  }
+
+  void WriteStats() {
+    Json stats{{"rank", rank_},
                {"pid", ::getpid()},
-               {"policy_version", version},
-               {"episodes_used", acct.used},
-               {"dropped_stale", acct.stale},
-               {"dropped_future", acct.future},
-               {"dropped_replay", acct.replay},
-               {"replay_seconds", acct.replay_s},
-               {"max_message_bytes", so.max_message_bytes},
-               {"rollouts", CountersJson(rollouts.counters())}};
-    if (server) {
-      const auto [pub, rep] = server->counters();
+               {"policy_version", version_},
+               {"episodes_used", acct_.used},
+               {"dropped_stale", acct_.stale},
+               {"dropped_future", acct_.future},
+               {"dropped_replay", acct_.replay},
+               {"replay_seconds", acct_.replay_s},
+               {"max_message_bytes", max_message_bytes_},
+               {"rollouts", CountersJson(rollouts_.counters())}};
+    if (server_) {
+      const auto [pub, rep] = server_->counters();
       stats["weights"] = CountersJson(pub);
       stats["weights_request"] = CountersJson(rep);
     }
     Json actors = Json::object();
-    for (const auto& [id, a] : rollouts.actors()) {
+    for (const auto& [id, a] : rollouts_.actors()) {
       actors[id] = Json{{"messages", a.messages},
                         {"bytes", a.bytes},
                         {"incarnation", a.incarnation},
@@ -257,115 +383,54 @@ Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
                         {"dropped_replayed", a.dropped_replayed}};
     }
     stats["actors"] = std::move(actors);
-    (void)WriteFileAtomic(stats_path, JsonText(stats, 1) + "\n");
-  };
+    (void)WriteFileAtomic(stats_path_, JsonText(stats, 1) + "\n");
+  }
 
-  // --- updates: gather this rank's episodes, then one PPO update with the other ranks. The update
-  // runs on its own thread while this one goes on receiving (and replaying) the next update's
-  // rollouts; their lag is checked again against the version the update they go into starts from.
-  uint64_t steps = 0;
-  auto last_stats = Clock::now();
-  struct Pending {
-    int64_t policy_version;
-    Episode episode;
-  };
-  std::vector<Pending> pending;
-  std::future<Status> running;  // the update in flight, if any
-  std::vector<std::string>
-      deferred_log;  // lines for the log once no update runs (it writes it too)
-  auto last_update_end = Clock::now();
-  // Waits for the update in flight, then publishes its weights.
-  auto finish_update = [&]() -> Status {
-    if (!running.valid()) return Status::Ok();
-    REWIRE_RETURN_IF_ERROR(running.get());
-    version = learner->policy_version();
-    last_update_end = Clock::now();
-    heartbeat.Set(version, steps);
-    if (server) {
-      REWIRE_ASSIGN_OR_RETURN(std::string blob, learner->WeightsBytes());
-      server->Set(version, std::move(blob));
-    }
-    for (const std::string& line : deferred_log) learner->Log(line);
-    deferred_log.clear();
-    write_stats();
-    last_stats = Clock::now();
-    return Status::Ok();
-  };
-  while (version < c.run.max_updates && !StopFlag().load()) {
-    // The version the next update starts from: one more than now while an update runs.
-    const int64_t next = version + (running.valid() ? 1 : 0);
-    // Drops what is no longer usable at `next` (counted as stale).
-    pending.erase(std::remove_if(pending.begin(), pending.end(),
-                                 [&](const Pending& p) {
-                                   const bool stale = next - p.policy_version > d.max_policy_lag;
-                                   if (stale) ++acct.stale;
-                                   return stale;
-                                 }),
-                  pending.end());
-    if (static_cast<int>(pending.size()) >= c.ppo.episodes_per_update) {
-      REWIRE_RETURN_IF_ERROR(finish_update());
-      if (learner->finished()) break;
-      if (next != version) continue;  // filter again against the version the update ended at
-      std::vector<Episode> episodes;
-      double lag_sum = 0;
-      for (int i = 0; i < c.ppo.episodes_per_update; ++i) {
-        lag_sum += static_cast<double>(version - pending[i].policy_version);
-        steps += pending[i].episode.steps.size();
-        episodes.push_back(std::move(pending[i].episode));
-      }
-      pending.erase(pending.begin(), pending.begin() + c.ppo.episodes_per_update);
-      acct.used += episodes.size();
-      std::vector<std::pair<std::string, double>> extra = {
-          {"charts/policy_lag", lag_sum / static_cast<double>(episodes.size())},
-          {"actors/dropped_stale", static_cast<double>(acct.stale)},
-          {"actors/dropped_bad", static_cast<double>(rollouts.counters().dropped())},
-          {"actors/dropped_replay", static_cast<double>(acct.replay)},
-          {"charts/replay_seconds", acct.replay_s}};
-      const double waited = SecondsSince(last_update_end);
-      running = std::async(std::launch::async, [&learner, episodes = std::move(episodes), waited,
-                                                extra = std::move(extra)]() mutable {
-        return learner->Update(std::move(episodes), waited, extra);
-      });
-      continue;
-    }
-    std::optional<RolloutMsg> msg = rollouts.Receive<RolloutMsg>(100);
-    if (SecondsSince(last_stats) >= 1.0) {
-      write_stats();
-      last_stats = Clock::now();
-    }
-    if (running.valid() && running.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-      REWIRE_RETURN_IF_ERROR(finish_update());
-    }
-    if (!msg) continue;
-    const int64_t usable_at = version + (running.valid() ? 1 : 0);
-    if (msg->policy_version > version) {
-      ++acct.future;
-    } else if (usable_at - msg->policy_version > d.max_policy_lag) {
-      ++acct.stale;
-    } else if (Status replayed = ReplayIfCompact(*learner, *msg, acct); !replayed.ok()) {
-      if (acct.replay <= 5)
-        deferred_log.push_back(msg->actor_id + ": rollout dropped: " + replayed.message());
-    } else {
-      pending.push_back(Pending{msg->policy_version, std::move(msg->episode)});
-    }
-  }
-  if (running.valid()) {  // stopped: the update in flight finishes (its checkpoint stays whole)
-    REWIRE_RETURN_IF_ERROR(finish_update());
-  }
-  write_stats();
-  if (!learner->finished()) return Status::Ok();  // stopped
+  const TrainConfig& c_;
+  const int64_t rank_;
+  LearnerRank& learner_;
+  Heartbeater& heartbeat_;
+  Puller& rollouts_;
+  WeightServer* server_;  // rank 0 only
+  const size_t max_message_bytes_;
+  Accounting acct_;
+  int64_t version_;  // read from the learner only while no update runs
+  const std::string stats_path_;
+  uint64_t steps_ = 0;
+  Clock::time_point last_stats_ = Clock::now();
+  Clock::time_point last_update_end_ = Clock::now();
+  std::vector<Pending> pending_;
+  std::future<Status> running_;            // the update in flight, if any
+  std::vector<std::string> deferred_log_;  // lines for the log once no update runs (it writes too)
+};
 
-  // --- done: rank 0 says so; every rank keeps answering (weights, heartbeats) until stopped
-  if (rank == 0) {
-    REWIRE_RETURN_IF_ERROR(WriteFileAtomic(
-        c.run.dir + "/done", "policy_version " + std::to_string(learner->policy_version()) + "\n"));
-  }
-  const auto done_at = Clock::now();
-  while (!StopFlag().load() && SecondsSince(done_at) < 60) {
-    (void)rollouts.Receive<RolloutMsg>(100);  // drained and counted, not learned from
-  }
-  write_stats();
-  return Status::Ok();
+}  // namespace
+
+Status RunLearnerService(const TrainConfig& c, const RunPaths& paths) {
+  const DistributedSection& d = c.distributed;
+  REWIRE_ASSIGN_OR_RETURN(const int64_t rank, IntFromEnv("RANK", 0));
+  REWIRE_ASSIGN_OR_RETURN(const std::string secret, LoadOrCreateRunSecret(c.run.dir));
+  zmq::context_t ctx(1);
+  Heartbeater heartbeat(ctx, secret, "learner", static_cast<int>(rank), d.heartbeat_interval_s);
+
+  // Rank 0 prints progress (the supervisor's terminal); every rank keeps its own log file.
+  std::function<void(const std::string&)> log;
+  if (rank == 0) log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<LearnerRank> learner,
+                          LearnerRank::Create(c, paths, ResumeMode::kResumeIfPresent, log));
+  heartbeat.Set(learner->policy_version(), 0);
+
+  std::error_code ec;
+  fs::create_directories(fs::path(c.run.dir) / "endpoints", ec);
+  fs::create_directories(fs::path(c.run.dir) / "learners", ec);
+  SocketOptions so;
+  so.max_message_bytes = static_cast<size_t>(d.max_message_mb) << 20;
+  so.allow_all_interfaces = d.bind == "*" || d.bind == "0.0.0.0";
+  so.recv_hwm = std::max(1, c.ppo.episodes_per_update);  // queued rollouts age while PPO runs
+  so.kernel_buffer_bytes = 64 << 10;
+  REWIRE_ASSIGN_OR_RETURN(LearnerSockets sockets, BindSockets(ctx, c, rank, secret, so, *learner));
+  UpdateLoop loop(c, rank, *learner, heartbeat, sockets, so);
+  return loop.Run();
 }
 
 }  // namespace rewire::actors

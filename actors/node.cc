@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -40,17 +42,11 @@ StatusOr<int> FreeLoopbackPort() {
   return static_cast<int>(ntohs(a.sin_port));
 }
 
-}  // namespace
-
-Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o) {
-  (void)paths;  // the children resolve the same paths (same working directory and environment)
-  const DistributedSection& d = c.distributed;
-  if (o.nodes < 1 || o.node < 0 || o.node >= o.nodes) {
-    return InvalidArgument("node " + std::to_string(o.node) + " of " + std::to_string(o.nodes) +
-                           " is out of range");
-  }
+/// Checks the run directory against --resume (node 0) and clears what an earlier launch left
+/// that would mislead this one: RUN_DIR/done, and the endpoints of this node's learner ranks
+/// (they would send actors to dead sockets).
+Status PrepareRunDir(const TrainConfig& c, const NodeOptions& o, const fs::path& ckpt) {
   const fs::path dir(c.run.dir);
-  const fs::path ckpt = dir / "checkpoints" / "latest.pt";
   if (o.node == 0) {
     if (!o.resume && fs::exists(ckpt)) {
       return InvalidArgument(
@@ -67,17 +63,18 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
   fs::create_directories(dir / "endpoints", ec);
   if (ec) return Internal("cannot create " + (dir / "endpoints").string() + ": " + ec.message());
   if (o.node == 0) fs::remove(dir / "done", ec);
-  // Endpoints of this node's ranks from an earlier launch would send actors to dead sockets.
-  for (int l = 0; l < d.learners; ++l) {
-    fs::remove(dir / "endpoints" / ("learner" + std::to_string(o.node * d.learners + l)), ec);
+  for (int l = 0; l < c.distributed.learners; ++l) {
+    fs::remove(
+        dir / "endpoints" / ("learner" + std::to_string(o.node * c.distributed.learners + l)), ec);
   }
-  REWIRE_ASSIGN_OR_RETURN(const std::string secret, LoadOrCreateRunSecret(c.run.dir));
-  (void)secret;
-  const std::string node_tag = o.node > 0 ? ".node" + std::to_string(o.node) : "";
-  const std::string child_config = (dir / ("launch" + node_tag + ".toml")).string();
-  REWIRE_RETURN_IF_ERROR(WriteFileAtomic(child_config, ToToml(c)));
+  return Status::Ok();
+}
 
-  // --- the data-parallel group's rendezvous
+/// This node's learner ranks and env actors, each `rewire launch --role ...` on `child_config`,
+/// with the data-parallel group's rendezvous (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT).
+StatusOr<std::vector<ProcessSpec>> NodeProcesses(const TrainConfig& c, const NodeOptions& o,
+                                                 const std::string& child_config) {
+  const DistributedSection& d = c.distributed;
   const int world = o.nodes * d.learners;
   std::string master_addr = o.master_addr;
   if (master_addr.empty())
@@ -93,8 +90,6 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
     REWIRE_ASSIGN_OR_RETURN(int port, FreeLoopbackPort());
     master_port = port;
   }
-
-  // --- the processes
   std::vector<ProcessSpec> specs;
   for (int l = 0; l < d.learners; ++l) {
     ProcessSpec p;
@@ -116,53 +111,24 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
     p.env = {{"REWIRE_LEARNERS", std::to_string(world)}};
     specs.push_back(std::move(p));
   }
+  return specs;
+}
 
-  SupervisorOptions so;
-  so.run_dir = c.run.dir;
-  so.heartbeat_timeout_s = d.heartbeat_timeout_s;
-  so.backoff_initial_s = d.backoff_initial_s;
-  so.backoff_max_s = d.backoff_max_s;
-  so.max_restarts = d.max_restarts;
-  so.stop_grace_s = d.stop_grace_s;
-  so.processes_file = "processes" + node_tag + ".json";
-  Supervisor supervisor(so);
-  const auto start_wall = fs::file_time_type::clock::now();
-  REWIRE_RETURN_IF_ERROR(supervisor.Start(std::move(specs)));
-  REWIRE_RETURN_IF_ERROR(InstallStopSignalHandlers(&supervisor));
-  std::fprintf(stderr,
-               "launch: node %d of %d: %d learner ranks (of %d), %d env actors; run dir %s; "
-               "heartbeats on %s\n",
-               o.node, o.nodes, d.learners, world, d.actors, c.run.dir.c_str(),
-               supervisor.heartbeat_endpoint().c_str());
+/// RUN_DIR/supervisor<node>.json: the supervisor's heartbeat endpoint and counters.
+void WriteSupervisorStatus(const std::string& path, int node, const Supervisor& supervisor) {
+  const Json status{{"node", node},
+                    {"pid", ::getpid()},
+                    {"heartbeat_endpoint", supervisor.heartbeat_endpoint()},
+                    {"max_message_bytes", kHeartbeatMaxMessageBytes},
+                    {"heartbeats", CountersJson(supervisor.heartbeat_counters())}};
+  (void)WriteFileAtomic(path, JsonText(status) + "\n");
+}
 
-  const std::string status_path =
-      (dir / ("supervisor" + std::to_string(o.node) + ".json")).string();
-  auto write_status = [&] {
-    const Json status{{"node", o.node},
-                      {"pid", ::getpid()},
-                      {"heartbeat_endpoint", supervisor.heartbeat_endpoint()},
-                      {"max_message_bytes", kHeartbeatMaxMessageBytes},
-                      {"heartbeats", CountersJson(supervisor.heartbeat_counters())}};
-    (void)WriteFileAtomic(status_path, JsonText(status) + "\n");
-  };
-  write_status();
-  auto last_status = Clock::now();
-  bool done = false;
-  const Status run = supervisor.Run([&] {
-    if (std::chrono::duration<double>(Clock::now() - last_status).count() >= 1.0) {
-      write_status();
-      last_status = Clock::now();
-    }
-    // RUN_DIR/done from this launch (not one left by an earlier launch of the same directory).
-    std::error_code e;
-    const auto t = fs::last_write_time(dir / "done", e);
-    done = !e && t >= start_wall - std::chrono::seconds(1);
-    return done;
-  });
-  write_status();
-
-  // --- the summary line
-  const Summary sum = supervisor.summary();
+/// The launch's last line: how far the run got, restarts, and the rollouts this node's learner
+/// ranks dropped (from their RUN_DIR/learners/rank<r>.json).
+void PrintSummary(const TrainConfig& c, const NodeOptions& o, const Summary& sum, bool done,
+                  const fs::path& ckpt) {
+  const DistributedSection& d = c.distributed;
   int learner_restarts = 0, env_restarts = 0;
   for (const ProcessSummary& p : sum.processes) {
     if (p.role == "learner") learner_restarts = std::max(learner_restarts, p.restarts);
@@ -170,8 +136,9 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
   }
   double stale = 0, bad = 0, used = 0, version = 0;
   for (int l = 0; l < d.learners; ++l) {
-    const std::string f =
-        (dir / "learners" / ("rank" + std::to_string(o.node * d.learners + l) + ".json")).string();
+    const std::string f = (fs::path(c.run.dir) / "learners" /
+                           ("rank" + std::to_string(o.node * d.learners + l) + ".json"))
+                              .string();
     // A rank that never wrote its status file (or left a malformed one) counts as zeros.
     StatusOr<Json> read = ReadJsonFile(f);
     const Json status = read.ok() ? std::move(*read) : Json::object();
@@ -191,6 +158,63 @@ Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o
       done ? "done" : "stopped (" + sum.stop_reason + ")", version, c.run.max_updates, used,
       learner_restarts, env_restarts, stale, bad, ckpt.string());
   std::fflush(stdout);
+}
+
+}  // namespace
+
+Status RunNode(const TrainConfig& c, const RunPaths& paths, const NodeOptions& o) {
+  (void)paths;  // the children resolve the same paths (same working directory and environment)
+  const DistributedSection& d = c.distributed;
+  if (o.nodes < 1 || o.node < 0 || o.node >= o.nodes) {
+    return InvalidArgument("node " + std::to_string(o.node) + " of " + std::to_string(o.nodes) +
+                           " is out of range");
+  }
+  const fs::path dir(c.run.dir);
+  const fs::path ckpt = dir / "checkpoints" / "latest.pt";
+  REWIRE_RETURN_IF_ERROR(PrepareRunDir(c, o, ckpt));
+  REWIRE_ASSIGN_OR_RETURN(const std::string secret, LoadOrCreateRunSecret(c.run.dir));
+  (void)secret;
+  const std::string node_tag = o.node > 0 ? ".node" + std::to_string(o.node) : "";
+  const std::string child_config = (dir / ("launch" + node_tag + ".toml")).string();
+  REWIRE_RETURN_IF_ERROR(WriteFileAtomic(child_config, ToToml(c)));
+  REWIRE_ASSIGN_OR_RETURN(std::vector<ProcessSpec> specs, NodeProcesses(c, o, child_config));
+
+  SupervisorOptions so;
+  so.run_dir = c.run.dir;
+  so.heartbeat_timeout_s = d.heartbeat_timeout_s;
+  so.backoff_initial_s = d.backoff_initial_s;
+  so.backoff_max_s = d.backoff_max_s;
+  so.max_restarts = d.max_restarts;
+  so.stop_grace_s = d.stop_grace_s;
+  so.processes_file = "processes" + node_tag + ".json";
+  Supervisor supervisor(so);
+  const auto start_wall = fs::file_time_type::clock::now();
+  REWIRE_RETURN_IF_ERROR(supervisor.Start(std::move(specs)));
+  REWIRE_RETURN_IF_ERROR(InstallStopSignalHandlers(&supervisor));
+  std::fprintf(stderr,
+               "launch: node %d of %d: %d learner ranks (of %d), %d env actors; run dir %s; "
+               "heartbeats on %s\n",
+               o.node, o.nodes, d.learners, o.nodes * d.learners, d.actors, c.run.dir.c_str(),
+               supervisor.heartbeat_endpoint().c_str());
+
+  const std::string status_path =
+      (dir / ("supervisor" + std::to_string(o.node) + ".json")).string();
+  WriteSupervisorStatus(status_path, o.node, supervisor);
+  auto last_status = Clock::now();
+  bool done = false;
+  const Status run = supervisor.Run([&] {
+    if (std::chrono::duration<double>(Clock::now() - last_status).count() >= 1.0) {
+      WriteSupervisorStatus(status_path, o.node, supervisor);
+      last_status = Clock::now();
+    }
+    // RUN_DIR/done from this launch (not one left by an earlier launch of the same directory).
+    std::error_code e;
+    const auto t = fs::last_write_time(dir / "done", e);
+    done = !e && t >= start_wall - std::chrono::seconds(1);
+    return done;
+  });
+  WriteSupervisorStatus(status_path, o.node, supervisor);
+  PrintSummary(c, o, supervisor.summary(), done, ckpt);
   return run;
 }
 

@@ -33,6 +33,10 @@ enum class RewardMode {
 using MeasureRuntime = std::function<StatusOr<double>(const Graph&)>;
 
 struct EnvOptions {
+  EnvOptions() = default;
+  EnvOptions(int horizon, size_t max_candidates)
+      : horizon(horizon), max_candidates(max_candidates) {}
+
   int horizon = 100;            // steps per episode at most
   size_t max_candidates = 500;  // see graph/rules/candidates.h for the cap policy
   RewardMode reward = RewardMode::kDense;

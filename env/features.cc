@@ -11,7 +11,7 @@ namespace rewire {
 namespace {
 
 int ActivationIndex(const Node& n) {
-  if (n.op != OpType::kConv2D && n.op != OpType::kMatMul && n.op != OpType::kGemm) return 0;
+  if (!HasFusedActivation(n.op)) return 0;
   const std::string a = n.attrs.GetString("activation", "none");
   if (a == "relu") return 1;
   if (a == "sigmoid") return 2;

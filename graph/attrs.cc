@@ -4,7 +4,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "graph/weights.h"
+#include "graph/hash.h"
 
 namespace rewire {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <utility>
 
-#include "graph/weights.h"
+#include "graph/hash.h"
 
 namespace rewire {
 namespace {

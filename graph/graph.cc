@@ -181,8 +181,7 @@ StatusOr<NodeId> Graph::AddConstant(const std::string& name, HostTensorPtr data)
 StatusOr<NodeId> Graph::AddOp(OpType op, const std::vector<ValueRef>& inputs, Attrs attrs,
                               const std::string& name) {
   const std::string where = std::string(OpName(op)) + (name.empty() ? "" : " '" + name + "'");
-  if (op == OpType::kInput || op == OpType::kWeight || op == OpType::kConstant ||
-      op == OpType::kOpaque) {
+  if (!GetOpInfo(op).add_op) {
     return InvalidArgument(where + ": use the dedicated Graph::Add* call for this op");
   }
   std::vector<TensorType> in_types;

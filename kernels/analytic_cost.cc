@@ -21,28 +21,6 @@ int64_t Dim(const Shape& s, int64_t i, int64_t def = 1) {
   return s[i] < 0 ? 1 : s[i];
 }
 
-/// Flops per output element of the element-wise ops.
-double ElementwiseFlops(OpType op) {
-  switch (op) {
-    case OpType::kCast:
-      return 0;
-    case OpType::kLeakyRelu:
-    case OpType::kClip:
-      return 2;
-    case OpType::kExp:
-    case OpType::kSqrt:
-    case OpType::kSigmoid:
-    case OpType::kTanh:
-    case OpType::kErf:
-    case OpType::kPow:
-      return 4;
-    case OpType::kGelu:
-      return 8;
-    default:
-      return 1;
-  }
-}
-
 constexpr double kOpaqueFlopsPerOutput = 16;
 
 }  // namespace
@@ -58,78 +36,50 @@ OpWork AnalyticWork(const Graph& graph, const Node& node) {
   auto in_shape = [&](size_t i) -> const Shape& { return graph.type(node.inputs.at(i)).shape; };
   w.bytes = in_bytes + out_bytes;
 
-  switch (node.op) {
-    case OpType::kConv2D: {
+  const OpInfo& info = GetOpInfo(node.op);
+  switch (info.cost) {
+    case CostClass::kConv: {
       const Shape& wshape = in_shape(1);  // [O, C/group, kh, kw]
       const double macs_per_output =
           static_cast<double>(Dim(wshape, 1)) * Dim(wshape, 2) * Dim(wshape, 3);
       w.flops = 2.0 * out_elems * macs_per_output;
       break;
     }
-    case OpType::kMatMul: {
+    case CostClass::kMatMul: {
       const Shape& a = in_shape(0);
       w.flops = 2.0 * out_elems * static_cast<double>(Dim(a, -1));
       break;
     }
-    case OpType::kGemm: {
+    case CostClass::kGemm: {
       const Shape& a = in_shape(0);
       const int64_t k = node.attrs.GetInt("transA", 0) ? Dim(a, 0) : Dim(a, 1);
       w.flops =
           2.0 * out_elems * static_cast<double>(k) + (node.inputs.size() > 2 ? out_elems : 0.0);
       break;
     }
-    case OpType::kRelu:
-    case OpType::kSigmoid:
-    case OpType::kTanh:
-    case OpType::kExp:
-    case OpType::kSqrt:
-    case OpType::kErf:
-    case OpType::kGelu:
-    case OpType::kLeakyRelu:
-    case OpType::kClip:
-    case OpType::kScalarMul:
-    case OpType::kCast:
-    case OpType::kAdd:
-    case OpType::kSub:
-    case OpType::kMul:
-    case OpType::kDiv:
-    case OpType::kPow:
-    case OpType::kWhere:
-      w.flops = ElementwiseFlops(node.op) * out_elems;
+    case CostClass::kElementwise:
+      w.flops = info.flops * out_elems;
       break;
-    case OpType::kBatchNorm:
-      w.flops = 2.0 * out_elems;
-      break;
-    case OpType::kLayerNorm:
-      w.flops = 8.0 * out_elems;
-      break;
-    case OpType::kSoftmax:
-      w.flops = 5.0 * out_elems;
-      break;
-    case OpType::kReduceMean:
-    case OpType::kReduceSum:
-    case OpType::kReduceMax:
-    case OpType::kGlobalAvgPool:
+    case CostClass::kReduce:
       w.flops = Elements(in_shape(0));
       break;
-    case OpType::kMaxPool2D:
-    case OpType::kAvgPool2D: {
+    case CostClass::kWindow: {
       const Ints k = node.attrs.GetInts("kernel_shape", Ints{1, 1});
       double window = 1;
       for (int64_t d : k) window *= static_cast<double>(std::max<int64_t>(d, 1));
       w.flops = out_elems * window;
       break;
     }
-    case OpType::kSlice:
+    case CostClass::kSelect:  // reads what it keeps, plus its index operands
       w.bytes = 2.0 * out_bytes;
+      for (size_t i = 1; i < node.inputs.size(); ++i) w.bytes += Bytes(graph.type(node.inputs[i]));
       break;
-    case OpType::kGather:
-      w.bytes = 2.0 * out_bytes + Bytes(graph.type(node.inputs.at(1)));
-      break;
-    case OpType::kOpaque:
+    case CostClass::kOpaque:
       w.flops = kOpaqueFlopsPerOutput * out_elems;
       break;
-    default:  // Concat, Transpose, Pad, Enlarge, MergeGConv: pure data movement
+    case CostClass::kMove:  // pure data movement
+    case CostClass::kView:
+    case CostClass::kLeaf:
       break;
   }
   return w;

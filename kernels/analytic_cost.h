@@ -3,21 +3,20 @@
 //
 //   time = launches * launch_overhead + max(flops / peak_flops, bytes / memory_bandwidth)
 //
-// Work counted per op (float32 unless the edge says otherwise; bytes = inputs read + outputs
-// written, each tensor once at its own size, broadcast operands included):
-//   Conv2D            2 * N*O*Ho*Wo * (C/group)*kh*kw flops; bias and fused activation free
+// Work counted per op, by its cost class in graph/ops.def (float32 unless the edge says
+// otherwise; bytes = inputs read + outputs written, each tensor once at its own size, broadcast
+// operands included):
+//   Conv              2 * N*O*Ho*Wo * (C/group)*kh*kw flops; bias and fused activation free
 //   MatMul            2 * elements(out) * K flops (batched, broadcast)
 //   Gemm              2 * M*N*K (+ M*N for C) flops
-//   element-wise      per output element: 1 flop (Relu, Add, Sub, Mul, Div, ScalarMul, Where),
-//                     2 (LeakyRelu, Clip), 4 (Exp, Sqrt, Sigmoid, Tanh, Erf, Pow), 8 (Gelu),
-//                     0 (Cast)
-//   BatchNorm         2 flops per element (inference: scale and shift)
-//   LayerNorm         8 flops per element; Softmax 5 per element
-//   Reduce*           1 flop per input element; GlobalAvgPool likewise
-//   Max/AvgPool2D     kh*kw flops per output element
-//   data movement     Concat, Transpose, Pad, Cast, Enlarge, MergeGConv: no flops, bytes as above;
-//                     Slice reads only what it keeps (2 * output bytes); Gather likewise plus
-//                     its indices
+//   Elementwise       the op's `flops` column per output element (e.g. 1 for Relu and Add, 4
+//                     for Sigmoid, 8 for Gelu and LayerNorm, 0 for Cast)
+//   Reduce            1 flop per input element (Reduce*, GlobalAvgPool)
+//   Window            kh*kw flops per output element (Max/AvgPool2D)
+//   Move, View        no flops, bytes as above (Concat, Transpose, Pad, Enlarge, MergeGConv; views
+//                     cost 0 before they get here, kernels/cost_model.h)
+//   Select            reads only what it keeps: 2 * output bytes plus its index operands (Slice,
+//                     Gather)
 //   Opaque            unknown to rewire, so estimated conservatively: 16 flops per output
 //                     element, bytes as above
 // Every op is one kernel launch. Views, leaves and weight-only ops cost 0 (kernels/cost_model.h).

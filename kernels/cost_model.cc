@@ -5,27 +5,14 @@
 
 #include <fmt/format.h>
 
+#include "graph/hash.h"
 #include "graph/rules/matcher.h"
-#include "graph/weights.h"
 
 namespace rewire {
 
 // ---------------------------------------------------------------------------- helpers
 
-bool IsViewOp(OpType op) {
-  switch (op) {
-    case OpType::kReshape:
-    case OpType::kSqueeze:
-    case OpType::kUnsqueeze:
-    case OpType::kFlatten:
-    case OpType::kIdentity:
-    case OpType::kDropout:
-    case OpType::kSplit:
-      return true;
-    default:
-      return false;
-  }
-}
+bool IsViewOp(OpType op) { return GetOpInfo(op).cost == CostClass::kView; }
 
 namespace {
 

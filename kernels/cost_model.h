@@ -12,8 +12,8 @@
 //   - leaves (Input, Weight, Constant);
 //   - weight-only operators: computed from Weights and Constants only, they are folded ahead of
 //     time (kernels/fold.h), with the meaning of rules::MatchIndex::WeightOnly;
-//   - views, as in TASO: Reshape, Squeeze, Unsqueeze, Flatten, Identity, Dropout and Split
-//     (their outputs alias their input);
+//   - views, as in TASO: the ops of cost class View in graph/ops.def (Reshape, Squeeze, Unsqueeze,
+//     Flatten, Identity, Dropout and Split; their outputs alias their input);
 //   - a Conv2D's fused activation is part of the Conv2D's cost (one kernel), not a separate op.
 
 #include <cstdint>
@@ -27,7 +27,7 @@ namespace rewire {
 
 // ---------------------------------------------------------------------------- helpers
 
-/// True for the ops that are views of their input and cost 0 (see above).
+/// True for the ops that are views of their input and cost 0: cost class View (see above).
 bool IsViewOp(OpType op);
 
 /// The weight-only rule of rules::MatchIndex for one node, given the flags of its producers:

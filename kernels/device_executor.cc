@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "graph/weights.h"
-#include "kernels/executor_ops.h"
+#include "kernels/graph_runner.h"
 #include "kernels/thread_scope.h"
 
 #if defined(REWIRE_TORCH_CUDA)

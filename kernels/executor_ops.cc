@@ -482,6 +482,10 @@ KERNEL(LeakyRelu) {
   const double alpha = node.attrs.GetFloat("alpha", 0.01f);
   return One(at::where(in[0] >= 0, in[0], in[0] * alpha));
 }
+KERNEL(HardSigmoid) {
+  const double alpha = node.attrs.GetFloat("alpha", 0.2f), beta = node.attrs.GetFloat("beta", 0.5f);
+  return One(at::clamp(in[0] * alpha + beta, 0, 1));
+}
 KERNEL(Clip) {
   at::Tensor lo, hi;
   if (node.attrs.Has("min")) lo = at::scalar_tensor(node.attrs.GetFloat("min"), at::kDouble);
@@ -653,8 +657,8 @@ KERNEL(Opaque) { return RunOpaque(node, in); }
 
 OpResult RunKernel(OpType op, const Node& node, const Tensors& in) {
   switch (op) {
-#define OP(name, onnx, domain, min_in, max_in, num_out) \
-  case OpType::k##name:                                 \
+#define OP(name, ...)   \
+  case OpType::k##name: \
     return Kernel##name(node, in);
 #include "graph/ops.def"
 #undef OP
@@ -678,8 +682,7 @@ OpResult RunNode(const Node& node, const Tensors& inputs) {
     const OpInfo& info = GetOpInfo(node.op);
     if (node.IsLeaf()) return Internal(NodeLabel(node) + ": a leaf is not an operator");
     const int n = static_cast<int>(inputs.size());
-    if (node.op != OpType::kOpaque &&
-        (n < info.min_inputs || (info.max_inputs != kVariadic && n > info.max_inputs))) {
+    if (node.op != OpType::kOpaque && !ArityAccepts(info, n)) {
       return Internal(NodeLabel(node) + ": got " + std::to_string(n) + " inputs");
     }
     for (int i = 0; i < n; ++i) {

@@ -3,8 +3,9 @@
 //
 // One function per OpType (generated from graph/ops.def, so a new op is a link error until it has
 // a kernel) plus a dispatcher for Opaque nodes by their ONNX type. Semantics are ONNX opset 17's,
-// with rewire's attribute conventions (graph/ops.def). This header includes ATen: include it only
-// from kernels/*.cc (the executor and the CPU cost model), never from a public header.
+// with rewire's attribute conventions (graph/ops.def). Nodes one at a time only: running whole
+// graphs is kernels/graph_runner.h, which builds on this header (never the other way round).
+// This header includes ATen: include it only from kernels/*.cc, never from a public header.
 
 #include <ATen/ATen.h>
 
@@ -13,7 +14,6 @@
 #include <vector>
 
 #include "graph/graph.h"
-#include "kernels/executor.h"
 
 namespace rewire::exec {
 
@@ -35,23 +35,6 @@ OpResult RunKernel(OpType op, const Node& node, const Tensors& inputs);
 
 /// Dispatch for Opaque nodes by `onnx_op` (domain "" or "ai.onnx"); may throw c10::Error.
 OpResult RunOpaque(const Node& node, const Tensors& inputs);
-
-// ---------------------------------------------------------------- whole graphs
-
-/// The tensor of a leaf (Input, Weight, Constant), on the device of the run.
-using LeafFn = std::function<StatusOr<at::Tensor>(NodeId)>;
-
-/// Runs the nodes of `graph` that reach an output, in topological order, on `device`: leaves
-/// come from `leaf` when first read, and a value is freed after its last reader. Returns the
-/// tensors of graph.outputs(), in order, on `device`. On a CUDA device an Opaque node runs on
-/// the CPU (inputs copied to the host, outputs back): the ONNX long tail has CPU kernels only.
-/// Errors name the node; may throw c10::Error from a leaf or a copy.
-StatusOr<Tensors> RunGraphTensors(const Graph& graph, const LeafFn& leaf, const at::Device& device);
-
-/// The data of leaf `id` (an Input from `inputs`, else the node's weight or constant) as an ATen
-/// tensor on the CPU, viewing the graph's or the caller's bytes. Errors: no data, a dtype or shape
-/// other than the graph declares.
-StatusOr<at::Tensor> HostLeaf(const Graph& graph, const TensorMap& inputs, NodeId id);
 
 // ---------------------------------------------------------------- conversions
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "graph/hash.h"
 #include "graph/rules/matcher.h"
 #include "graph/weights.h"
 #include "kernels/executor.h"

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "graph/files.h"
+#include "graph/hash.h"
 #include "graph/rules/matcher.h"
 #include "graph/weights.h"
 #include "kernels/executor.h"

@@ -274,44 +274,28 @@ struct ReportOptions {
   std::string out;
 };
 
-void RunReport(const ReportOptions& o) {
-  const fs::path run(o.run);
-  std::error_code ec;
-  if (!fs::exists(run, ec)) throw CommandError("run directory " + o.run + " does not exist");
-  if (!fs::is_directory(run, ec)) throw CommandError(o.run + " is not a directory");
-  const fs::path metrics_path = run / "metrics.jsonl";
-  if (!fs::exists(metrics_path, ec)) {
-    throw CommandError(metrics_path.string() + " not found: is " + o.run +
-                       " a training run directory?");
-  }
-  const std::vector<Update> updates = Take(ReadMetrics(metrics_path));
-
-  // eval.json is optional; a broken one is reported in the summary rather than failing it all.
+/// The Evaluation section from RUN/eval.json; empty when there is none. eval.json is optional: a
+/// broken one is reported in the summary rather than failing it all.
+std::string EvalMarkdown(const fs::path& run) {
   const fs::path eval_path = run / "eval.json";
-  std::string eval_md;
-  if (fs::exists(eval_path, ec)) {
-    const std::string text = Take(ReadText(eval_path));
-    const StatusOr<Json> eval = ParseJsonObject(text);
-    if (eval.ok()) {
-      eval_md = EvalSection(*eval);
-    } else {
-      std::fprintf(stderr, "rewire: warning: %s: %s\n", eval_path.string().c_str(),
-                   eval.status().message().c_str());
-      eval_md = "eval.json could not be read: " + eval.status().message() + "\n";
-    }
-  }
+  std::error_code ec;
+  if (!fs::exists(eval_path, ec)) return "";
+  const std::string text = Take(ReadText(eval_path));
+  const StatusOr<Json> eval = ParseJsonObject(text);
+  if (eval.ok()) return EvalSection(*eval);
+  std::fprintf(stderr, "rewire: warning: %s: %s\n", eval_path.string().c_str(),
+               eval.status().message().c_str());
+  return "eval.json could not be read: " + eval.status().message() + "\n";
+}
 
-  const fs::path out = o.out.empty() ? run / "report" : fs::path(o.out);
-  fs::create_directories(out, ec);
-  if (ec) throw CommandError("cannot create " + out.string() + ": " + ec.message());
-
-  // --- plots ---
-  std::vector<std::string> written;
+/// return.png, speedup.png and losses.png in `out`; appends the paths written to `written`.
+void WritePlots(const std::vector<Update>& updates, const fs::path& out,
+                std::vector<std::string>* written) {
   auto plot_file = [&](const std::string& name, const std::vector<plot::Chart>& charts,
                        plot::RenderOptions ro) {
     const std::string path = (out / name).string();
     Check(plot::WriteChartsPng(charts, ro, path));
-    written.push_back(path);
+    written->push_back(path);
   };
   const std::string x = "update";
   plot_file("return.png",
@@ -340,10 +324,13 @@ void RunReport(const ReportOptions& o) {
   grid.height = 800;
   grid.columns = 2;
   plot_file("losses.png", losses, grid);
+}
 
-  // --- summary.md ---
-  std::ostringstream md;
-  fs::path name = fs::absolute(run, ec).lexically_normal();
+/// The summary's header table: run, updates, steps, wall time, version, speedups.
+void OverviewMarkdown(const std::vector<Update>& updates, const ReportOptions& o,
+                      std::ostringstream& md) {
+  std::error_code ec;
+  fs::path name = fs::absolute(fs::path(o.run), ec).lexically_normal();
   if (name.filename().empty()) name = name.parent_path();  // "runs/x/"
   md << "# Training report: " << name.filename().string() << "\n\n";
   md << "| | |\n|---|---|\n";
@@ -369,7 +356,10 @@ void RunReport(const ReportOptions& o) {
     md << "| Best speedup | " << fmt::format("{:.3f}x", best.max) << " (update " << Num(best.max_at)
        << ") |\n";
   }
+}
 
+/// The Metrics section: first, last, min, max and best of each summary metric.
+void MetricsMarkdown(const std::vector<Update>& updates, std::ostringstream& md) {
   md << "\n## Metrics\n\n";
   md << "Best is the highest value for returns, speedups, SPS and explained variance, the lowest "
         "for the value loss.\n\n";
@@ -387,7 +377,30 @@ void RunReport(const ReportOptions& o) {
     ++rows;
   }
   if (rows == 0) md << "| (no metric values recorded) | | | | | | |\n";
+}
 
+void RunReport(const ReportOptions& o) {
+  const fs::path run(o.run);
+  std::error_code ec;
+  if (!fs::exists(run, ec)) throw CommandError("run directory " + o.run + " does not exist");
+  if (!fs::is_directory(run, ec)) throw CommandError(o.run + " is not a directory");
+  const fs::path metrics_path = run / "metrics.jsonl";
+  if (!fs::exists(metrics_path, ec)) {
+    throw CommandError(metrics_path.string() + " not found: is " + o.run +
+                       " a training run directory?");
+  }
+  const std::vector<Update> updates = Take(ReadMetrics(metrics_path));
+  const std::string eval_md = EvalMarkdown(run);
+
+  const fs::path out = o.out.empty() ? run / "report" : fs::path(o.out);
+  fs::create_directories(out, ec);
+  if (ec) throw CommandError("cannot create " + out.string() + ": " + ec.message());
+  std::vector<std::string> written;
+  WritePlots(updates, out, &written);
+
+  std::ostringstream md;
+  OverviewMarkdown(updates, o, md);
+  MetricsMarkdown(updates, md);
   md << "\n## Plots\n\n";
   md << "![return](return.png)\n\n![speedup](speedup.png)\n\n![losses](losses.png)\n";
   if (!eval_md.empty()) md << "\n## Evaluation\n\n" << eval_md;

@@ -301,113 +301,152 @@ struct LegendEntry {
   int x, y;  // swatch origin relative to the legend block
 };
 
-void DrawPanel(Image& img, const Chart& chart, Rect panel) {
-  // Text sizes follow the panel: 2x font on ordinary panels, 1x on small ones.
-  const int s = (panel.w >= 420 && panel.h >= 280) ? 2 : 1;
-  const int text_h = kGlyphRows * s, line_h = kLineRows * s;
-  const int pad = 6 * s, tick_len = 3 * s;
-  const int swatch_w = 12 * s;
-
-  int top = panel.y + pad;
-  const std::string title = FitText(chart.title, s, panel.w - 2 * pad);
-  const int title_y = top;
-  if (!title.empty()) top += line_h + pad;
-
-  // Legend rows, wrapped to the panel width.
+/// Where everything of one panel goes: text sizes, title and legend, value ranges, ticks and the
+/// plot area. Computed once by LayoutPanel, then drawn piece by piece.
+struct PanelLayout {
+  Rect panel{};
+  int s = 1;  // text scale
+  int text_h = 0, line_h = 0, pad = 0, tick_len = 0, swatch_w = 0;
+  std::string title;
+  int title_y = 0;
   std::vector<LegendEntry> legend;
-  int legend_rows = 0;
-  {
-    const int max_w = panel.w - 2 * pad;
-    int x = 0;
-    for (size_t i = 0; i < chart.series.size(); ++i) {
-      if (chart.series[i].label.empty()) continue;
-      const std::string text = FitText(chart.series[i].label, s, max_w - swatch_w - 3 * s);
-      const int w = swatch_w + 3 * s + TextWidth(text, s);
-      if (legend_rows == 0) legend_rows = 1;
-      if (x > 0 && x + w > max_w) {
-        x = 0;
-        ++legend_rows;
-      }
-      legend.push_back({text, SeriesColour(i), x, (legend_rows - 1) * (line_h + 2 * s)});
-      x += w + 6 * s;
+  int legend_y = 0;
+  Range xr, yr;
+  bool has_data = false;
+  Ticks xt, yt;
+  Rect plot{};
+
+  /// Plot-area pixel column of x value `x` (relative to plot.x) and row of y value `y`.
+  double X(double x) const { return (x - xr.lo) / (xr.hi - xr.lo) * (plot.w - 1); }
+  double Y(double y) const { return (yr.hi - y) / (yr.hi - yr.lo) * (plot.h - 1); }
+};
+
+/// Legend rows, wrapped to the panel width; returns the number of rows.
+int LayoutLegend(const Chart& chart, PanelLayout& l) {
+  const int s = l.s;
+  const int max_w = l.panel.w - 2 * l.pad;
+  int rows = 0, x = 0;
+  for (size_t i = 0; i < chart.series.size(); ++i) {
+    if (chart.series[i].label.empty()) continue;
+    const std::string text = FitText(chart.series[i].label, s, max_w - l.swatch_w - 3 * s);
+    const int w = l.swatch_w + 3 * s + TextWidth(text, s);
+    if (rows == 0) rows = 1;
+    if (x > 0 && x + w > max_w) {
+      x = 0;
+      ++rows;
     }
+    l.legend.push_back({text, SeriesColour(i), x, (rows - 1) * (l.line_h + 2 * s)});
+    x += w + 6 * s;
   }
-  const int legend_y = top;
-  if (legend_rows > 0) top += legend_rows * (line_h + 2 * s) + s;
+  return rows;
+}
+
+/// The x ticks: as many as fit with their labels a few characters apart; whole numbers only when
+/// every x value is whole (update numbers).
+Ticks LayoutXTicks(const PanelLayout& l, bool integer_x, int width) {
+  Ticks xt;
+  for (int n = 10; n >= 2; --n) {
+    xt = NiceTicks(l.xr.lo, l.xr.hi, n);
+    if (l.has_data && integer_x && xt.step < 1) {
+      xt.step = 1;
+      xt.values.clear();
+      for (double v = std::ceil(l.xr.lo); v <= l.xr.hi; ++v) xt.values.push_back(v);
+    }
+    int widest = 0;
+    for (double v : xt.values) widest = std::max(widest, TextWidth(FormatTick(v, xt.step), l.s));
+    if (static_cast<int>(xt.values.size()) * (widest + 4 * kAdvance * l.s) <= width) break;
+  }
+  return xt;
+}
+
+PanelLayout LayoutPanel(const Chart& chart, Rect panel) {
+  PanelLayout l;
+  l.panel = panel;
+  // Text sizes follow the panel: 2x font on ordinary panels, 1x on small ones.
+  const int s = l.s = (panel.w >= 420 && panel.h >= 280) ? 2 : 1;
+  l.text_h = kGlyphRows * s, l.line_h = kLineRows * s;
+  l.pad = 6 * s, l.tick_len = 3 * s;
+  l.swatch_w = 12 * s;
+
+  int top = panel.y + l.pad;
+  l.title = FitText(chart.title, s, panel.w - 2 * l.pad);
+  l.title_y = top;
+  if (!l.title.empty()) top += l.line_h + l.pad;
+  const int legend_rows = LayoutLegend(chart, l);
+  l.legend_y = top;
+  if (legend_rows > 0) top += legend_rows * (l.line_h + 2 * s) + s;
   top += 2 * s;
 
-  const int x_ticks_h = tick_len + 2 * s + line_h;
-  const int x_label_h = chart.x_label.empty() ? 0 : line_h + 2 * s;
-  const int bottom = panel.y + panel.h - pad - x_label_h - x_ticks_h;
+  const int x_ticks_h = l.tick_len + 2 * s + l.line_h;
+  const int x_label_h = chart.x_label.empty() ? 0 : l.line_h + 2 * s;
+  const int bottom = panel.y + panel.h - l.pad - x_label_h - x_ticks_h;
   const int plot_h = bottom - top;
 
-  Range xr, yr;
   bool integer_x = true;  // x values like update numbers get no fractional ticks
   for (const Series& se : chart.series) {
     for (size_t i = 0; i < PointCount(se); ++i) {
       if (!std::isfinite(PointX(se, i)) || !std::isfinite(se.y[i])) continue;
-      xr.Add(PointX(se, i));
-      yr.Add(se.y[i]);
+      l.xr.Add(PointX(se, i));
+      l.yr.Add(se.y[i]);
       integer_x = integer_x && PointX(se, i) == std::floor(PointX(se, i));
     }
   }
-  const bool has_data = xr.any;
-  xr.Finish(0.0);
-  yr.Finish(0.05);
+  l.has_data = l.xr.any;
+  l.xr.Finish(0.0);
+  l.yr.Finish(0.05);
 
-  const Ticks yt = NiceTicks(yr.lo, yr.hi, std::clamp(plot_h / (text_h * 4), 2, 10));
+  l.yt = NiceTicks(l.yr.lo, l.yr.hi, std::clamp(plot_h / (l.text_h * 4), 2, 10));
   int y_tick_w = 0;
-  for (double v : yt.values) y_tick_w = std::max(y_tick_w, TextWidth(FormatTick(v, yt.step), s));
-  const int y_label_w = chart.y_label.empty() ? 0 : line_h + 5 * s;
-  const int left = panel.x + pad + y_label_w + y_tick_w + tick_len + 2 * s;
-  const int right = panel.x + panel.w - pad - 4 * s;
-
-  // x ticks: as many as fit with their labels a few characters apart.
-  Ticks xt;
-  for (int n = 10; n >= 2; --n) {
-    xt = NiceTicks(xr.lo, xr.hi, n);
-    if (has_data && integer_x && xt.step < 1) {
-      xt.step = 1;
-      xt.values.clear();
-      for (double v = std::ceil(xr.lo); v <= xr.hi; ++v) xt.values.push_back(v);
-    }
-    int widest = 0;
-    for (double v : xt.values) widest = std::max(widest, TextWidth(FormatTick(v, xt.step), s));
-    if (static_cast<int>(xt.values.size()) * (widest + 4 * kAdvance * s) <= right - left) break;
+  for (double v : l.yt.values) {
+    y_tick_w = std::max(y_tick_w, TextWidth(FormatTick(v, l.yt.step), s));
   }
+  const int y_label_w = chart.y_label.empty() ? 0 : l.line_h + 5 * s;
+  const int left = panel.x + l.pad + y_label_w + y_tick_w + l.tick_len + 2 * s;
+  const int right = panel.x + panel.w - l.pad - 4 * s;
+  l.xt = LayoutXTicks(l, integer_x, right - left);
   int last_label_half = 0;
-  if (!xt.values.empty()) {
-    last_label_half = TextWidth(FormatTick(xt.values.back(), xt.step), s) / 2;
+  if (!l.xt.values.empty()) {
+    last_label_half = TextWidth(FormatTick(l.xt.values.back(), l.xt.step), s) / 2;
   }
-  const Rect plot{left, top, std::max(1, right - std::max(0, last_label_half - 4 * s) - left),
-                  std::max(1, plot_h)};
+  l.plot = Rect{left, top, std::max(1, right - std::max(0, last_label_half - 4 * s) - left),
+                std::max(1, plot_h)};
+  return l;
+}
 
-  auto px = [&](double x) { return (x - xr.lo) / (xr.hi - xr.lo) * (plot.w - 1); };
-  auto py = [&](double y) { return (yr.hi - y) / (yr.hi - yr.lo) * (plot.h - 1); };
-
-  // Title, centred over the plot area when it fits there, else over the panel.
-  if (!title.empty()) {
-    const int tw = TextWidth(title, s);
-    int tx = plot.x + (plot.w - tw) / 2;
-    if (tx < panel.x + pad || tx + tw > panel.x + panel.w - pad) tx = panel.x + (panel.w - tw) / 2;
-    DrawText(img, tx, title_y, title, s, kText, false, true);
+/// Title, centred over the plot area when it fits there, else over the panel; the legend.
+void DrawTitleAndLegend(Image& img, const PanelLayout& l) {
+  const int s = l.s;
+  if (!l.title.empty()) {
+    const int tw = TextWidth(l.title, s);
+    int tx = l.plot.x + (l.plot.w - tw) / 2;
+    if (tx < l.panel.x + l.pad || tx + tw > l.panel.x + l.panel.w - l.pad) {
+      tx = l.panel.x + (l.panel.w - tw) / 2;
+    }
+    DrawText(img, tx, l.title_y, l.title, s, kText, false, true);
   }
-  for (const LegendEntry& e : legend) {
-    const int x = plot.x + e.x, y = legend_y + e.y;
-    FillRect(img, x, y + text_h / 2 - s, swatch_w, 2 * s + 1, e.colour);
-    DrawText(img, x + swatch_w + 3 * s, y, e.text, s, kText);
+  for (const LegendEntry& e : l.legend) {
+    const int x = l.plot.x + e.x, y = l.legend_y + e.y;
+    FillRect(img, x, y + l.text_h / 2 - s, l.swatch_w, 2 * s + 1, e.colour);
+    DrawText(img, x + l.swatch_w + 3 * s, y, e.text, s, kText);
   }
+}
 
-  // Grid, then series, then the frame and ticks over them.
-  for (double v : yt.values) {
-    const int y = plot.y + static_cast<int>(std::lround(py(v)));
+void DrawGrid(Image& img, const PanelLayout& l) {
+  const Rect& plot = l.plot;
+  for (double v : l.yt.values) {
+    const int y = plot.y + static_cast<int>(std::lround(l.Y(v)));
     for (int x = plot.x; x < plot.x + plot.w; ++x) img.Set(x, y, kGrid);
   }
-  for (double v : xt.values) {
-    const int x = plot.x + static_cast<int>(std::lround(px(v)));
+  for (double v : l.xt.values) {
+    const int x = plot.x + static_cast<int>(std::lround(l.X(v)));
     for (int y = plot.y; y < plot.y + plot.h; ++y) img.Set(x, y, kGrid);
   }
+}
 
+/// Each series anti-aliased into a coverage buffer, then composited in its colour; markers on
+/// sparse series and on isolated points.
+void DrawSeries(Image& img, const Chart& chart, const PanelLayout& l) {
+  const Rect& plot = l.plot;
   Coverage cov(plot.w, plot.h);
   for (size_t k = 0; k < chart.series.size(); ++k) {
     const Series& se = chart.series[k];
@@ -416,7 +455,7 @@ void DrawPanel(Image& img, const Chart& chart, Rect panel) {
     for (size_t i = 0; i < n; ++i) finite += std::isfinite(PointX(se, i)) && std::isfinite(se.y[i]);
     const bool markers = finite <= 40;
     const double hw =
-        (static_cast<int>(finite) > plot.w / 4 ? 0.5 : 0.75) * s + 0.25;  // dense: thinner
+        (static_cast<int>(finite) > plot.w / 4 ? 0.5 : 0.75) * l.s + 0.25;  // dense: thinner
     bool have_prev = false;
     double x0 = 0, y0 = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -424,21 +463,26 @@ void DrawPanel(Image& img, const Chart& chart, Rect panel) {
         have_prev = false;  // a missing point breaks the line
         continue;
       }
-      const double x1 = px(PointX(se, i)) + 0.5, y1 = py(se.y[i]) + 0.5;
+      const double x1 = l.X(PointX(se, i)) + 0.5, y1 = l.Y(se.y[i]) + 0.5;
       const bool has_next =
           i + 1 < n && std::isfinite(PointX(se, i + 1)) && std::isfinite(se.y[i + 1]);
       if (have_prev) cov.Segment(x0, y0, x1, y1, hw);
-      if (markers || (!have_prev && !has_next)) cov.Disc(x1, y1, hw + 1.0 * s);
+      if (markers || (!have_prev && !has_next)) cov.Disc(x1, y1, hw + 1.0 * l.s);
       x0 = x1, y0 = y1, have_prev = true;
     }
     cov.Composite(img, plot.x, plot.y, SeriesColour(k));
   }
-  if (!has_data) {
+  if (!l.has_data) {
     const std::string msg = "no data";
-    DrawText(img, plot.x + (plot.w - TextWidth(msg, s)) / 2, plot.y + (plot.h - text_h) / 2, msg, s,
-             kMuted);
+    DrawText(img, plot.x + (plot.w - TextWidth(msg, l.s)) / 2, plot.y + (plot.h - l.text_h) / 2,
+             msg, l.s, kMuted);
   }
+}
 
+/// The frame, the ticks with their labels and the axis labels, over the series.
+void DrawAxes(Image& img, const Chart& chart, const PanelLayout& l) {
+  const Rect& plot = l.plot;
+  const int s = l.s;
   for (int x = plot.x - 1; x <= plot.x + plot.w; ++x) {
     img.Set(x, plot.y - 1, kAxis);
     img.Set(x, plot.y + plot.h, kAxis);
@@ -447,31 +491,40 @@ void DrawPanel(Image& img, const Chart& chart, Rect panel) {
     img.Set(plot.x - 1, y, kAxis);
     img.Set(plot.x + plot.w, y, kAxis);
   }
-  for (double v : yt.values) {
-    const int y = plot.y + static_cast<int>(std::lround(py(v)));
-    FillRect(img, plot.x - 1 - tick_len, y, tick_len, 1, kAxis);
-    const std::string label = FormatTick(v, yt.step);
-    DrawText(img, plot.x - 1 - tick_len - 2 * s - TextWidth(label, s), y - text_h / 2, label, s,
+  for (double v : l.yt.values) {
+    const int y = plot.y + static_cast<int>(std::lround(l.Y(v)));
+    FillRect(img, plot.x - 1 - l.tick_len, y, l.tick_len, 1, kAxis);
+    const std::string label = FormatTick(v, l.yt.step);
+    DrawText(img, plot.x - 1 - l.tick_len - 2 * s - TextWidth(label, s), y - l.text_h / 2, label, s,
              kText);
   }
-  for (double v : xt.values) {
-    const int x = plot.x + static_cast<int>(std::lround(px(v)));
-    FillRect(img, x, plot.y + plot.h + 1, 1, tick_len, kAxis);
-    const std::string label = FormatTick(v, xt.step);
-    DrawText(img, x - TextWidth(label, s) / 2, plot.y + plot.h + 1 + tick_len + 2 * s, label, s,
+  for (double v : l.xt.values) {
+    const int x = plot.x + static_cast<int>(std::lround(l.X(v)));
+    FillRect(img, x, plot.y + plot.h + 1, 1, l.tick_len, kAxis);
+    const std::string label = FormatTick(v, l.xt.step);
+    DrawText(img, x - TextWidth(label, s) / 2, plot.y + plot.h + 1 + l.tick_len + 2 * s, label, s,
              kText);
   }
   if (!chart.x_label.empty()) {
-    const std::string label = FitText(chart.x_label, s, panel.w - 2 * pad);
+    const std::string label = FitText(chart.x_label, s, l.panel.w - 2 * l.pad);
     const int lw = TextWidth(label, s);
-    DrawText(img, std::max(panel.x + pad, plot.x + (plot.w - lw) / 2),
-             panel.y + panel.h - pad - line_h, label, s, kText);
+    DrawText(img, std::max(l.panel.x + l.pad, plot.x + (plot.w - lw) / 2),
+             l.panel.y + l.panel.h - l.pad - l.line_h, label, s, kText);
   }
   if (!chart.y_label.empty()) {
     const std::string label = FitText(chart.y_label, s, plot.h);
     const int lw = TextWidth(label, s);
-    DrawText(img, panel.x + pad, plot.y + (plot.h + lw) / 2, label, s, kText, true);
+    DrawText(img, l.panel.x + l.pad, plot.y + (plot.h + lw) / 2, label, s, kText, true);
   }
+}
+
+/// One chart in `panel`: layout, then title and legend, grid, series, and the axes over them.
+void DrawPanel(Image& img, const Chart& chart, Rect panel) {
+  const PanelLayout l = LayoutPanel(chart, panel);
+  DrawTitleAndLegend(img, l);
+  DrawGrid(img, l);
+  DrawSeries(img, chart, l);
+  DrawAxes(img, chart, l);
 }
 
 }  // namespace

@@ -18,9 +18,9 @@
 
 #include "graph/env_var.h"
 #include "graph/files.h"
+#include "graph/hash.h"
 #include "graph/json.h"
 #include "graph/models/load.h"
-#include "graph/weights.h"
 #include "kernels/cost_backends.h"
 #include "kernels/device_executor.h"
 #include "kernels/fold.h"

@@ -31,23 +31,25 @@ namespace {
 constexpr int kExportOpset = 17;
 constexpr int kExportIrVersion = 8;
 
-/// rewire attributes that opset 17 takes as inputs instead, in input order (input 1 onwards).
+/// rewire attributes that opset 17 takes as inputs instead, in input order (input 1 onwards):
+/// those marked `@` in graph/ops.def.
 const std::vector<std::string>& AttrsAsInputs(OpType op) {
-  static const std::map<OpType, std::vector<std::string>> table = {
-      {OpType::kReshape, {"shape"}},     {OpType::kSlice, {"starts", "ends", "axes", "steps"}},
-      {OpType::kPad, {"pads", "value"}}, {OpType::kSqueeze, {"axes"}},
-      {OpType::kUnsqueeze, {"axes"}},    {OpType::kSplit, {"split"}},
-      {OpType::kClip, {"min", "max"}},   {OpType::kReduceSum, {"axes"}},
-  };
-  static const std::vector<std::string> none;
-  auto it = table.find(op);
-  return it == table.end() ? none : it->second;
+  static const auto* table = [] {
+    auto* t = new std::vector<std::vector<std::string>>(kNumOpTypes);
+    for (int i = 0; i < kNumOpTypes; ++i) {
+      for (const OpAttr& a : OpAttrs(static_cast<OpType>(i))) {
+        if (a.onnx_input) (*t)[i].push_back(a.name);
+      }
+    }
+    return t;
+  }();
+  return (*table)[static_cast<size_t>(op)];
 }
 
-/// rewire attributes that ONNX lacks but that are implied when they hold this value.
+/// rewire attributes that ONNX lacks but that are implied when they hold this value: a fused
+/// activation of "none".
 bool ImpliedDefault(OpType op, const std::string& name, const AttrValue& v) {
-  if ((op == OpType::kConv2D || op == OpType::kMatMul || op == OpType::kGemm) &&
-      name == "activation") {
+  if (HasFusedActivation(op) && name == "activation") {
     const auto* s = std::get_if<std::string>(&v);
     return s && *s == "none";
   }

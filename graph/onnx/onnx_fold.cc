@@ -420,15 +420,9 @@ bool IsFoldable(const std::string& op) {
   return false;
 }
 
-StatusOr<std::vector<Literal>> FoldNode(const NodeProto& node,
-                                        const std::vector<const Literal*>& in, int opset) {
-  const std::string& op = node.op_type();
-  if (!node.domain().empty() && node.domain() != "ai.onnx")
-    return NotFoldable(node, "custom domain");
-  // Minimum number of present inputs per op; optional trailing inputs may be null.
-  static const std::map<std::string, int> kMinInputs = {
-      {"Where", 3}, {"ScatterND", 3}, {"Gather", 2},  {"Expand", 2},
-      {"Tile", 2},  {"Range", 3},     {"CastLike", 2}};
+namespace {
+
+bool IsFoldBinary(const std::string& op) {
   static const std::set<std::string> kBinary = {"Add",
                                                 "Sub",
                                                 "Mul",
@@ -443,34 +437,104 @@ StatusOr<std::vector<Literal>> FoldNode(const NodeProto& node,
                                                 "And",
                                                 "Or",
                                                 "Xor"};
-  const bool binary = kBinary.count(op) > 0;
-  int min_in = binary ? 2 : 1;
+  return kBinary.count(op) > 0;
+}
+
+/// Minimum number of present inputs of `node` at `opset`; optional trailing inputs may be null.
+int MinFoldInputs(const std::string& op, int opset) {
+  static const std::map<std::string, int> kMinInputs = {
+      {"Where", 3}, {"ScatterND", 3}, {"Gather", 2},  {"Expand", 2},
+      {"Tile", 2},  {"Range", 3},     {"CastLike", 2}};
+  int min_in = IsFoldBinary(op) ? 2 : 1;
   if (auto it = kMinInputs.find(op); it != kMinInputs.end()) min_in = it->second;
   if ((op == "Reshape" && opset >= 5) || (op == "Unsqueeze" && opset >= 13) ||
       (op == "Slice" && opset >= 10)) {
     min_in = op == "Slice" ? 3 : 2;
   }
-  if (static_cast<int>(in.size()) < min_in) return Bad(node, "has too few inputs");
-  for (int i = 0; i < min_in; ++i) {
-    if (!in[i]) return Bad(node, "input " + std::to_string(i) + " is required");
-  }
-  auto one = [](StatusOr<Literal> r) -> StatusOr<std::vector<Literal>> {
-    if (!r.ok()) return r.status();
-    std::vector<Literal> v;
-    v.push_back(std::move(r).value());
-    return v;
-  };
-  const Literal& x = Need(in, 0);
+  return min_in;
+}
 
-  if (op == "Identity") return one(x);
+StatusOr<Literal> FoldShapeOf(const NodeProto& node, const Literal& x) {
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  REWIRE_ASSIGN_OR_RETURN(int64_t start, AttrInt(node, "start", 0));
+  REWIRE_ASSIGN_OR_RETURN(int64_t end, AttrInt(node, "end", rank));
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  return IntVector(std::vector<int64_t>(x.shape.begin() + start, x.shape.begin() + end));
+}
+
+/// Slice with starts/ends/axes as attributes (before opset 10) or inputs.
+StatusOr<Literal> FoldSliceNode(const NodeProto& node, const std::vector<const Literal*>& in,
+                                int opset) {
+  const Literal& x = Need(in, 0);
+  if (opset < 10) {
+    REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> starts, AttrInts(node, "starts"));
+    REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> ends, AttrInts(node, "ends"));
+    REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> axes, AttrInts(node, "axes"));
+    if (!starts || !ends) return Bad(node, "needs starts and ends");
+    return FoldSlice(node, x, *starts, *ends, axes, std::nullopt);
+  }
+  std::optional<Ints> axes, steps;
+  if (in.size() > 3 && in[3]) axes = in[3]->AsInts();
+  if (in.size() > 4 && in[4]) steps = in[4]->AsInts();
+  return FoldSlice(node, x, Need(in, 1).AsInts(), Need(in, 2).AsInts(), axes, steps);
+}
+
+/// Reshape with the shape as an attribute (before opset 5) or an input.
+StatusOr<Literal> FoldReshapeNode(const NodeProto& node, const std::vector<const Literal*>& in,
+                                  int opset) {
+  REWIRE_ASSIGN_OR_RETURN(int64_t allowzero, AttrInt(node, "allowzero", 0));
+  Ints shape;
+  if (opset < 5) {
+    REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> s, AttrInts(node, "shape"));
+    if (!s) return Bad(node, "needs shape");
+    shape = *s;
+  } else {
+    shape = Need(in, 1).AsInts();
+  }
+  return FoldReshape(node, Need(in, 0), shape, allowzero != 0);
+}
+
+StatusOr<Literal> FoldFlatten(const NodeProto& node, const Literal& x) {
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  REWIRE_ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 1));
+  if (axis < -rank || axis > rank) return Bad(node, "axis out of range");
+  if (axis < 0) axis += rank;
+  int64_t a = 1, b = 1;
+  for (int64_t i = 0; i < rank; ++i) (i < axis ? a : b) *= x.shape[i];
+  Literal out = x;
+  out.shape = {a, b};
+  return out;
+}
+
+/// ReduceSum (axes an input from opset 13), ReduceProd, ReduceMax, ReduceMin.
+StatusOr<Literal> FoldReduceNode(const NodeProto& node, const std::vector<const Literal*>& in,
+                                 int opset) {
+  std::optional<Ints> axes;
+  if (node.op_type() == "ReduceSum" && opset >= 13) {
+    if (in.size() > 1 && in[1]) axes = in[1]->AsInts();
+  } else {
+    REWIRE_ASSIGN_OR_RETURN(axes, AttrInts(node, "axes"));
+  }
+  return FoldReduce(node, Need(in, 0), axes);
+}
+
+/// Casts and element-wise ops, then data movement and shape ops: every single-output fold.
+StatusOr<Literal> FoldValue(const NodeProto& node, const std::vector<const Literal*>& in,
+                            int opset) {
+  const std::string& op = node.op_type();
+  const Literal& x = Need(in, 0);
+  if (op == "Identity") return x;
   if (op == "Cast") {
     REWIRE_ASSIGN_OR_RETURN(int64_t to, AttrInt(node, "to", 0));
-    return one(FoldCast(node, x, to));
+    return FoldCast(node, x, to);
   }
-  if (op == "CastLike") return one(FoldCast(node, x, Need(in, 1).dtype));
+  if (op == "CastLike") return FoldCast(node, x, Need(in, 1).dtype);
   if (op == "Neg" || op == "Abs" || op == "Sqrt" || op == "Floor" || op == "Ceil" ||
       op == "Reciprocal" || op == "Sign" || op == "Not") {
-    return one(FoldUnary(node, x));
+    return FoldUnary(node, x);
   }
   if (op == "Min" || op == "Max") {
     Literal acc = x;
@@ -478,86 +542,53 @@ StatusOr<std::vector<Literal>> FoldNode(const NodeProto& node,
       if (!in[i]) return Bad(node, "missing input");
       REWIRE_ASSIGN_OR_RETURN(acc, FoldBinary(node, acc, *in[i]));
     }
-    return one(acc);
+    return acc;
   }
-  if (binary) return one(FoldBinary(node, x, Need(in, 1)));
-  if (op == "Where") return one(FoldWhere(node, x, Need(in, 1), Need(in, 2)));
-  if (op == "ScatterND") return one(FoldScatterND(node, x, Need(in, 1), Need(in, 2)));
-  if (op == "Shape") {
-    const int64_t rank = static_cast<int64_t>(x.shape.size());
-    REWIRE_ASSIGN_OR_RETURN(int64_t start, AttrInt(node, "start", 0));
-    REWIRE_ASSIGN_OR_RETURN(int64_t end, AttrInt(node, "end", rank));
-    if (start < 0) start += rank;
-    if (end < 0) end += rank;
-    start = std::clamp<int64_t>(start, 0, rank);
-    end = std::clamp<int64_t>(end, start, rank);
-    return one(IntVector(std::vector<int64_t>(x.shape.begin() + start, x.shape.begin() + end)));
-  }
+  if (IsFoldBinary(op)) return FoldBinary(node, x, Need(in, 1));
+  if (op == "Where") return FoldWhere(node, x, Need(in, 1), Need(in, 2));
+  if (op == "ScatterND") return FoldScatterND(node, x, Need(in, 1), Need(in, 2));
+  if (op == "Shape") return FoldShapeOf(node, x);
   if (op == "Size") {
     Literal out = Make(TensorProto::INT64, {});
     out.ints = {x.numel()};
-    return one(out);
+    return out;
   }
-  if (op == "Gather") return one(FoldGather(node, x, Need(in, 1)));
+  if (op == "Gather") return FoldGather(node, x, Need(in, 1));
   if (op == "Unsqueeze") {
     REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> axes, AxesOf(node, in, 1));
     if (!axes) return Bad(node, "needs axes");
-    return one(FoldUnsqueeze(node, x, *axes));
+    return FoldUnsqueeze(node, x, *axes);
   }
   if (op == "Squeeze") {
     REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> axes, AxesOf(node, in, 1));
-    return one(FoldSqueeze(node, x, axes));
+    return FoldSqueeze(node, x, axes);
   }
-  if (op == "Concat") return one(FoldConcat(node, in));
-  if (op == "Slice") {
-    if (opset < 10) {
-      REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> starts, AttrInts(node, "starts"));
-      REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> ends, AttrInts(node, "ends"));
-      REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> axes, AttrInts(node, "axes"));
-      if (!starts || !ends) return Bad(node, "needs starts and ends");
-      return one(FoldSlice(node, x, *starts, *ends, axes, std::nullopt));
-    }
-    std::optional<Ints> axes, steps;
-    if (in.size() > 3 && in[3]) axes = in[3]->AsInts();
-    if (in.size() > 4 && in[4]) steps = in[4]->AsInts();
-    return one(FoldSlice(node, x, Need(in, 1).AsInts(), Need(in, 2).AsInts(), axes, steps));
-  }
-  if (op == "Reshape") {
-    REWIRE_ASSIGN_OR_RETURN(int64_t allowzero, AttrInt(node, "allowzero", 0));
-    Ints shape;
-    if (opset < 5) {
-      REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> s, AttrInts(node, "shape"));
-      if (!s) return Bad(node, "needs shape");
-      shape = *s;
-    } else {
-      shape = Need(in, 1).AsInts();
-    }
-    return one(FoldReshape(node, x, shape, allowzero != 0));
-  }
-  if (op == "Flatten") {
-    const int64_t rank = static_cast<int64_t>(x.shape.size());
-    REWIRE_ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 1));
-    if (axis < -rank || axis > rank) return Bad(node, "axis out of range");
-    if (axis < 0) axis += rank;
-    int64_t a = 1, b = 1;
-    for (int64_t i = 0; i < rank; ++i) (i < axis ? a : b) *= x.shape[i];
-    Literal out = x;
-    out.shape = {a, b};
-    return one(out);
-  }
-  if (op == "Expand") return one(FoldExpand(node, x, Need(in, 1).AsInts()));
-  if (op == "Tile") return one(FoldTile(node, x, Need(in, 1).AsInts()));
-  if (op == "Transpose") return one(FoldTranspose(node, x));
-  if (op == "Range") return one(FoldRange(node, x, Need(in, 1), Need(in, 2)));
-  if (op == "ConstantOfShape") return one(FoldConstantOfShape(node, x));
+  if (op == "Concat") return FoldConcat(node, in);
+  if (op == "Slice") return FoldSliceNode(node, in, opset);
+  if (op == "Reshape") return FoldReshapeNode(node, in, opset);
+  if (op == "Flatten") return FoldFlatten(node, x);
+  if (op == "Expand") return FoldExpand(node, x, Need(in, 1).AsInts());
+  if (op == "Tile") return FoldTile(node, x, Need(in, 1).AsInts());
+  if (op == "Transpose") return FoldTranspose(node, x);
+  if (op == "Range") return FoldRange(node, x, Need(in, 1), Need(in, 2));
+  if (op == "ConstantOfShape") return FoldConstantOfShape(node, x);
   if (op == "ReduceSum" || op == "ReduceProd" || op == "ReduceMax" || op == "ReduceMin") {
-    std::optional<Ints> axes;
-    if (op == "ReduceSum" && opset >= 13) {
-      if (in.size() > 1 && in[1]) axes = in[1]->AsInts();
-    } else {
-      REWIRE_ASSIGN_OR_RETURN(axes, AttrInts(node, "axes"));
-    }
-    return one(FoldReduce(node, x, axes));
+    return FoldReduceNode(node, in, opset);
+  }
+  return NotFoldable(node, "no constant evaluation for this op");
+}
+
+}  // namespace
+
+StatusOr<std::vector<Literal>> FoldNode(const NodeProto& node,
+                                        const std::vector<const Literal*>& in, int opset) {
+  const std::string& op = node.op_type();
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    return NotFoldable(node, "custom domain");
+  const int min_in = MinFoldInputs(op, opset);
+  if (static_cast<int>(in.size()) < min_in) return Bad(node, "has too few inputs");
+  for (int i = 0; i < min_in; ++i) {
+    if (!in[i]) return Bad(node, "input " + std::to_string(i) + " is required");
   }
   if (op == "Split") {
     std::optional<Ints> split;
@@ -566,9 +597,12 @@ StatusOr<std::vector<Literal>> FoldNode(const NodeProto& node,
     } else {
       REWIRE_ASSIGN_OR_RETURN(split, AttrInts(node, "split"));
     }
-    return FoldSplit(node, x, split);
+    return FoldSplit(node, Need(in, 0), split);
   }
-  return NotFoldable(node, "no constant evaluation for this op");
+  REWIRE_ASSIGN_OR_RETURN(Literal value, FoldValue(node, in, opset));
+  std::vector<Literal> out;
+  out.push_back(std::move(value));
+  return out;
 }
 
 }  // namespace rewire::onnx_io

@@ -454,10 +454,7 @@ Status Importer::ImportNode(const NodeProto& node) {
   } else if (domain == kRewireDomain) {
     std::optional<OpType> rop = OpTypeFromOnnx(domain, op);
     if (!rop) rop = OpTypeFromName(op);
-    if (rop && *rop != OpType::kOpaque && *rop != OpType::kInput && *rop != OpType::kWeight &&
-        *rop != OpType::kConstant) {
-      return ImportRewire(node, *rop);
-    }
+    if (rop && GetOpInfo(*rop).add_op) return ImportRewire(node, *rop);
     return FailAt(node, "unknown op '" + op + "' in the ai.rewire domain");
   }
   return ImportOpaque(node);

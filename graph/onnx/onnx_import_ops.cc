@@ -1,34 +1,18 @@
 // The standard ONNX ops that rewire models: attribute and operand conversion, one function per
-// op (or op family), found through the table in ImportStandard.
+// op (or op family), named by the `import` column of graph/ops.def.
 // Operands that newer opsets turned into inputs (Reshape's shape, Slice's starts, ...) must be
 // constants and become attributes. A case rewire does not model (Conv1d, MaxPool with
 // dilations, Pad in reflect mode, ...) returns false and the node becomes Opaque.
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 
 #include "graph/onnx/onnx_importer.h"
 
 namespace rewire::onnx_io {
 
 namespace {
-
-/// Ops whose ONNX form maps 1:1 (same inputs, no attributes) onto a float-only rewire op.
-const std::map<std::string, OpType>& FloatUnaryOps() {
-  static const std::map<std::string, OpType> ops = {
-      {"Relu", OpType::kRelu}, {"Sigmoid", OpType::kSigmoid}, {"Tanh", OpType::kTanh},
-      {"Exp", OpType::kExp},   {"Sqrt", OpType::kSqrt},       {"Erf", OpType::kErf}};
-  return ops;
-}
-
-const std::map<std::string, OpType>& BinaryOps() {
-  static const std::map<std::string, OpType> ops = {{"Add", OpType::kAdd},
-                                                    {"Sub", OpType::kSub},
-                                                    {"Mul", OpType::kMul},
-                                                    {"Div", OpType::kDiv},
-                                                    {"Pow", OpType::kPow}};
-  return ops;
-}
 
 std::vector<std::string> Inputs(const NodeProto& node) {
   return std::vector<std::string>(node.input().begin(), node.input().end());
@@ -69,7 +53,7 @@ StatusOr<Ints> Importer::PadsFor(const NodeProto& node, const Shape& in, const I
   return pads;
 }
 
-StatusOr<bool> Importer::ImportConv(const NodeProto& node) {
+StatusOr<bool> Importer::ImportConv(const NodeProto& node, OpType op) {
   if (node.input_size() < 2 || !Present(node, 0) || !Present(node, 1)) {
     return FailAt(node, "Conv needs inputs X and W");
   }
@@ -94,13 +78,12 @@ StatusOr<bool> Importer::ImportConv(const NodeProto& node) {
               {"activation", std::string("none")}};
   std::vector<std::string> inputs{node.input(0), node.input(1)};
   if (Present(node, 2)) inputs.push_back(node.input(2));
-  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kConv2D, inputs, std::move(attrs)));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, inputs, std::move(attrs)));
   return true;
 }
 
 /// MaxPool and AveragePool in 2-D without dilations (and without MaxPool's indices output).
-StatusOr<bool> Importer::ImportPool(const NodeProto& node) {
-  const OpType op = node.op_type() == "MaxPool" ? OpType::kMaxPool2D : OpType::kAvgPool2D;
+StatusOr<bool> Importer::ImportPool(const NodeProto& node, OpType op) {
   if (!Present(node, 0)) return FailAt(node, "needs an input");
   REWIRE_ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
   if (x.size() != 4) return false;
@@ -142,81 +125,63 @@ StatusOr<DType> Importer::InputDType(const NodeProto& node, int i) {
 }
 
 StatusOr<bool> Importer::ImportStandard(const NodeProto& node) {
-  using OpImporter = StatusOr<bool> (Importer::*)(const NodeProto&);
-  static const std::map<std::string, OpImporter>* importers = [] {
-    auto* m = new std::map<std::string, OpImporter>{
-        {"Conv", &Importer::ImportConv},
-        {"MaxPool", &Importer::ImportPool},
-        {"AveragePool", &Importer::ImportPool},
-        {"GlobalAveragePool", &Importer::ImportGlobalAveragePool},
-        {"LeakyRelu", &Importer::ImportLeakyRelu},
-        {"Clip", &Importer::ImportClip},
-        {"Dropout", &Importer::ImportDropout},
-        {"Cast", &Importer::ImportCast},
-        {"BatchNormalization", &Importer::ImportBatchNormalization},
-        {"LayerNormalization", &Importer::ImportLayerNormalization},
-        {"Softmax", &Importer::ImportSoftmax},
-        {"Where", &Importer::ImportWhere},
-        {"MatMul", &Importer::ImportMatMul},
-        {"Gemm", &Importer::ImportGemm},
-        {"Concat", &Importer::ImportConcat},
-        {"Split", &Importer::ImportSplit},
-        {"Reshape", &Importer::ImportReshape},
-        {"Transpose", &Importer::ImportTranspose},
-        {"Flatten", &Importer::ImportFlatten},
-        {"Pad", &Importer::ImportPad},
-        {"Slice", &Importer::ImportSlice},
-        {"Gather", &Importer::ImportGather},
-        {"Squeeze", &Importer::ImportSqueeze},
-        {"Unsqueeze", &Importer::ImportSqueeze},
-        {"ReduceMean", &Importer::ImportReduce},
-        {"ReduceSum", &Importer::ImportReduce},
-        {"ReduceMax", &Importer::ImportReduce},
-    };
-    for (const auto& [op, type] : FloatUnaryOps()) m->emplace(op, &Importer::ImportFloatUnary);
-    for (const auto& [op, type] : BinaryOps()) m->emplace(op, &Importer::ImportBinary);
+  using OpImporter = StatusOr<bool> (Importer::*)(const NodeProto&, OpType);
+  struct Entry {
+    OpImporter import;
+    OpType op;
+  };
+  // ONNX type -> the Import function of the op's `import` column (graph/ops.def).
+  static const std::map<std::string, Entry>* importers = [] {
+    auto* m = new std::map<std::string, Entry>;
+#define OP(name, id, onnx, domain, min_in, max_in, num_out, shape, import, ...) \
+  if (std::string_view(domain).empty() && !std::string_view(onnx).empty())      \
+    m->emplace(onnx, Entry{&Importer::Import##import, OpType::k##name});
+#include "graph/ops.def"
+#undef OP
     return m;
   }();
   const auto it = importers->find(node.op_type());
   if (it == importers->end()) return false;
-  return (this->*it->second)(node);
+  return (this->*it->second.import)(node, it->second.op);
 }
+
+StatusOr<bool> Importer::ImportNone(const NodeProto& node, OpType op) { return false; }
 
 // ---------------------------------------------------------------------------------------------
 // Element-wise ops and activations
 // ---------------------------------------------------------------------------------------------
 
-/// Relu, Sigmoid, Tanh, Exp, Sqrt, Erf on float32 (FloatUnaryOps).
-StatusOr<bool> Importer::ImportFloatUnary(const NodeProto& node) {
-  const auto it = FloatUnaryOps().find(node.op_type());
+/// Element-wise ops on float32 (Relu, Sigmoid, LeakyRelu, ...): the attributes ops.def types,
+/// with its defaults; any other element type stays Opaque.
+StatusOr<bool> Importer::ImportFloatUnary(const NodeProto& node, OpType op) {
   REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
   REWIRE_ASSIGN_OR_RETURN(DType dt, InputDType(node, 0));
   if (dt != DType::kFloat32) return false;
-  REWIRE_RETURN_IF_ERROR(Emit(node, it->second, {node.input(0)}, {}));
+  Attrs attrs;
+  for (const OpAttr& a : OpAttrs(op)) {
+    if (!a.is_float) continue;
+    if (!a.default_value && !FindAttr(node, a.name)) {
+      return FailAt(node, "attribute '" + a.name + "' is required");
+    }
+    REWIRE_ASSIGN_OR_RETURN(float v, AttrFloat(node, a.name, a.default_value.value_or(0.f)));
+    attrs.Set(a.name, v);
+  }
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, {node.input(0)}, std::move(attrs)));
   return true;
 }
 
-/// Add, Sub, Mul, Div, Pow on operands of one non-bool type (BinaryOps).
-StatusOr<bool> Importer::ImportBinary(const NodeProto& node) {
-  const std::string& op = node.op_type();
-  const auto it = BinaryOps().find(node.op_type());
+/// Add, Sub, Mul, Div, Pow on operands of one non-bool type.
+StatusOr<bool> Importer::ImportBinary(const NodeProto& node, OpType op) {
   REWIRE_RETURN_IF_ERROR(NeedInputs(node, 2, 2));
   REWIRE_ASSIGN_OR_RETURN(DType a, InputDType(node, 0));
   REWIRE_ASSIGN_OR_RETURN(DType b, InputDType(node, 1));
-  if (a != b || a == DType::kBool || (op == "Pow" && a != DType::kFloat32)) return false;
-  REWIRE_RETURN_IF_ERROR(Emit(node, it->second, Inputs(node), {}));
-  return true;
-}
-
-StatusOr<bool> Importer::ImportLeakyRelu(const NodeProto& node) {
-  REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
-  REWIRE_ASSIGN_OR_RETURN(float alpha, AttrFloat(node, "alpha", 0.01f));
-  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kLeakyRelu, {node.input(0)}, {{"alpha", alpha}}));
+  if (a != b || a == DType::kBool || (op == OpType::kPow && a != DType::kFloat32)) return false;
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, Inputs(node), {}));
   return true;
 }
 
 /// Clip of float32; bounds are attributes before opset 11, constant inputs after.
-StatusOr<bool> Importer::ImportClip(const NodeProto& node) {
+StatusOr<bool> Importer::ImportClip(const NodeProto& node, OpType op) {
   REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 3));
   REWIRE_ASSIGN_OR_RETURN(DType dt, InputDType(node, 0));
   if (dt != DType::kFloat32) return false;
@@ -236,12 +201,12 @@ StatusOr<bool> Importer::ImportClip(const NodeProto& node) {
       attrs.Set(names[i - 1], static_cast<float>(v.Real(0)));
     }
   }
-  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kClip, {node.input(0)}, std::move(attrs)));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, {node.input(0)}, std::move(attrs)));
   return true;
 }
 
 /// Dropout as the identity; training mode only with ratio 0.
-StatusOr<bool> Importer::ImportDropout(const NodeProto& node) {
+StatusOr<bool> Importer::ImportDropout(const NodeProto& node, OpType op) {
   REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 3));
   if (Present(node, 2)) {
     REWIRE_ASSIGN_OR_RETURN(Literal training, StaticInput(node, 2, "training_mode"));
@@ -258,11 +223,11 @@ StatusOr<bool> Importer::ImportDropout(const NodeProto& node) {
           node, "Dropout in training mode (ratio " + std::to_string(ratio) + ") is not supported");
     }
   }
-  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kDropout, {node.input(0)}, {}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, {node.input(0)}, {}));
   return true;
 }
 
-StatusOr<bool> Importer::ImportCast(const NodeProto& node) {
+StatusOr<bool> Importer::ImportCast(const NodeProto& node, OpType op) {
   REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
   REWIRE_ASSIGN_OR_RETURN(int64_t to, AttrInt(node, "to", 0));
   if (!DTypeFromOnnx(static_cast<int32_t>(to)).ok()) {
@@ -270,13 +235,13 @@ StatusOr<bool> Importer::ImportCast(const NodeProto& node) {
                             OnnxTypeName(static_cast<int32_t>(to)) +
                             ", which rewire does not carry (float32, int64 and bool only)");
   }
-  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kCast, {node.input(0)}, {{"to", to}}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, {node.input(0)}, {{"to", to}}));
   return true;
 }
 
-StatusOr<bool> Importer::ImportWhere(const NodeProto& node) {
+StatusOr<bool> Importer::ImportWhere(const NodeProto& node, OpType op) {
   REWIRE_RETURN_IF_ERROR(NeedInputs(node, 3, 3));
-  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kWhere, Inputs(node), {}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, Inputs(node), {}));
   return true;
 }
 
@@ -284,34 +249,34 @@ StatusOr<bool> Importer::ImportWhere(const NodeProto& node) {
 // Pooling, normalisation, softmax
 // ---------------------------------------------------------------------------------------------
 
-StatusOr<bool> Importer::ImportGlobalAveragePool(const NodeProto& node) {
+StatusOr<bool> Importer::ImportGlobalAveragePool(const NodeProto& node, OpType op) {
   REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
-  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kGlobalAvgPool, {node.input(0)}, {}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, {node.input(0)}, {}));
   return true;
 }
 
 /// Inference-mode BatchNormalization.
-StatusOr<bool> Importer::ImportBatchNormalization(const NodeProto& node) {
+StatusOr<bool> Importer::ImportBatchNormalization(const NodeProto& node, OpType op) {
   REWIRE_RETURN_IF_ERROR(NeedInputs(node, 5, 5));
   REWIRE_ASSIGN_OR_RETURN(int64_t training, AttrInt(node, "training_mode", 0));
   if (training) return FailAt(node, "BatchNormalization in training mode is not supported");
   REWIRE_ASSIGN_OR_RETURN(float eps, AttrFloat(node, "epsilon", 1e-5f));
-  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kBatchNorm, Inputs(node), {{"epsilon", eps}}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, Inputs(node), {{"epsilon", eps}}));
   return true;
 }
 
-StatusOr<bool> Importer::ImportLayerNormalization(const NodeProto& node) {
+StatusOr<bool> Importer::ImportLayerNormalization(const NodeProto& node, OpType op) {
   REWIRE_RETURN_IF_ERROR(NeedInputs(node, 2, 3));
   REWIRE_ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", -1));
   REWIRE_ASSIGN_OR_RETURN(float eps, AttrFloat(node, "epsilon", 1e-5f));
   std::vector<std::string> in{node.input(0), node.input(1)};
   if (Present(node, 2)) in.push_back(node.input(2));
-  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kLayerNorm, in, {{"axis", axis}, {"epsilon", eps}}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, in, {{"axis", axis}, {"epsilon", eps}}));
   return true;
 }
 
 /// Softmax; before opset 13 over the flattened axes from `axis` on (reshape, softmax, reshape).
-StatusOr<bool> Importer::ImportSoftmax(const NodeProto& node) {
+StatusOr<bool> Importer::ImportSoftmax(const NodeProto& node, OpType op) {
   REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
   REWIRE_ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
   const int64_t rank = static_cast<int64_t>(x.size());
@@ -319,7 +284,7 @@ StatusOr<bool> Importer::ImportSoftmax(const NodeProto& node) {
   if (axis < -rank || axis >= rank) return FailAt(node, "axis out of range");
   if (axis < 0) axis += rank;
   if (opset_ >= 13 || axis == rank - 1) {
-    REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kSoftmax, {node.input(0)}, {{"axis", axis}}));
+    REWIRE_RETURN_IF_ERROR(Emit(node, op, {node.input(0)}, {{"axis", axis}}));
     return true;
   }
   // Before opset 13, Softmax normalises over all axes from `axis` on (as one flattened axis).
@@ -342,13 +307,13 @@ StatusOr<bool> Importer::ImportSoftmax(const NodeProto& node) {
 // Matrix products
 // ---------------------------------------------------------------------------------------------
 
-StatusOr<bool> Importer::ImportMatMul(const NodeProto& node) {
+StatusOr<bool> Importer::ImportMatMul(const NodeProto& node, OpType op) {
   REWIRE_RETURN_IF_ERROR(NeedInputs(node, 2, 2));
-  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kMatMul, Inputs(node), {}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, Inputs(node), {}));
   return true;
 }
 
-StatusOr<bool> Importer::ImportGemm(const NodeProto& node) {
+StatusOr<bool> Importer::ImportGemm(const NodeProto& node, OpType op) {
   REWIRE_RETURN_IF_ERROR(NeedInputs(node, 2, 3));
   Attrs attrs;
   REWIRE_ASSIGN_OR_RETURN(float alpha, AttrFloat(node, "alpha", 1.f));
@@ -357,8 +322,8 @@ StatusOr<bool> Importer::ImportGemm(const NodeProto& node) {
   REWIRE_ASSIGN_OR_RETURN(int64_t tb, AttrInt(node, "transB", 0));
   std::vector<std::string> in{node.input(0), node.input(1)};
   if (Present(node, 2)) in.push_back(node.input(2));
-  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kGemm, in,
-                              {{"alpha", alpha}, {"beta", beta}, {"transA", ta}, {"transB", tb}}));
+  REWIRE_RETURN_IF_ERROR(
+      Emit(node, op, in, {{"alpha", alpha}, {"beta", beta}, {"transA", ta}, {"transB", tb}}));
   return true;
 }
 
@@ -366,19 +331,19 @@ StatusOr<bool> Importer::ImportGemm(const NodeProto& node) {
 // Shapes and indexing
 // ---------------------------------------------------------------------------------------------
 
-StatusOr<bool> Importer::ImportConcat(const NodeProto& node) {
+StatusOr<bool> Importer::ImportConcat(const NodeProto& node, OpType op) {
   for (int i = 0; i < node.input_size(); ++i) {
     if (node.input(i).empty()) return FailAt(node, "Concat inputs cannot be empty");
   }
   if (node.input_size() == 0) return FailAt(node, "Concat needs at least one input");
   if (!FindAttr(node, "axis")) return FailAt(node, "attribute 'axis' is required");
   REWIRE_ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
-  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kConcat, Inputs(node), {{"axis", axis}}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, Inputs(node), {{"axis", axis}}));
   return true;
 }
 
 /// Split; sizes from the attribute (before opset 13), a constant input, or num_outputs.
-StatusOr<bool> Importer::ImportSplit(const NodeProto& node) {
+StatusOr<bool> Importer::ImportSplit(const NodeProto& node, OpType op) {
   REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 2));
   REWIRE_ASSIGN_OR_RETURN(Shape x, ShapeOf(node.input(0)));
   REWIRE_ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
@@ -407,13 +372,12 @@ StatusOr<bool> Importer::ImportSplit(const NodeProto& node) {
     return FailAt(node, "split has " + std::to_string(split->size()) + " sizes but the node has " +
                             std::to_string(node.output_size()) + " outputs");
   }
-  REWIRE_RETURN_IF_ERROR(
-      Emit(node, OpType::kSplit, {node.input(0)}, {{"axis", axis}, {"split", *split}}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, {node.input(0)}, {{"axis", axis}, {"split", *split}}));
   return true;
 }
 
 /// Reshape to a constant shape (attribute before opset 5).
-StatusOr<bool> Importer::ImportReshape(const NodeProto& node) {
+StatusOr<bool> Importer::ImportReshape(const NodeProto& node, OpType op) {
   Ints shape;
   if (opset_ < 5) {
     REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
@@ -429,31 +393,31 @@ StatusOr<bool> Importer::ImportReshape(const NodeProto& node) {
   if (allowzero && std::count(shape.begin(), shape.end(), 0) > 0) {
     return FailAt(node, "Reshape to a zero-sized dimension (allowzero) is not supported");
   }
-  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kReshape, {node.input(0)}, {{"shape", shape}}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, {node.input(0)}, {{"shape", shape}}));
   return true;
 }
 
-StatusOr<bool> Importer::ImportTranspose(const NodeProto& node) {
+StatusOr<bool> Importer::ImportTranspose(const NodeProto& node, OpType op) {
   REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
   Attrs attrs;
   REWIRE_ASSIGN_OR_RETURN(std::optional<Ints> perm, AttrInts(node, "perm"));
   if (perm) attrs.Set("perm", *perm);
-  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kTranspose, {node.input(0)}, std::move(attrs)));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, {node.input(0)}, std::move(attrs)));
   return true;
 }
 
-StatusOr<bool> Importer::ImportFlatten(const NodeProto& node) {
+StatusOr<bool> Importer::ImportFlatten(const NodeProto& node, OpType op) {
   REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
   REWIRE_ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 1));
-  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kFlatten, {node.input(0)}, {{"axis", axis}}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, {node.input(0)}, {{"axis", axis}}));
   return true;
 }
 
 /// Squeeze and Unsqueeze; axes are a constant input from opset 13 on.
-StatusOr<bool> Importer::ImportSqueeze(const NodeProto& node) {
-  const std::string& op = node.op_type();
+StatusOr<bool> Importer::ImportSqueeze(const NodeProto& node, OpType op) {
+  const bool unsqueeze = op == OpType::kUnsqueeze;
   const bool as_input = opset_ >= 13;
-  REWIRE_RETURN_IF_ERROR(NeedInputs(node, op == "Unsqueeze" && as_input ? 2 : 1, as_input ? 2 : 1));
+  REWIRE_RETURN_IF_ERROR(NeedInputs(node, unsqueeze && as_input ? 2 : 1, as_input ? 2 : 1));
   std::optional<Ints> axes;
   if (as_input) {
     if (Present(node, 1)) {
@@ -466,15 +430,14 @@ StatusOr<bool> Importer::ImportSqueeze(const NodeProto& node) {
   Attrs attrs;
   if (axes)
     attrs.Set("axes", *axes);
-  else if (op == "Unsqueeze")
+  else if (unsqueeze)
     return FailAt(node, "axes are required");
-  REWIRE_RETURN_IF_ERROR(Emit(node, op == "Squeeze" ? OpType::kSqueeze : OpType::kUnsqueeze,
-                              {node.input(0)}, std::move(attrs)));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, {node.input(0)}, std::move(attrs)));
   return true;
 }
 
 /// Constant-mode Pad (other modes stay opaque); opset 18 pads only some axes.
-StatusOr<bool> Importer::ImportPad(const NodeProto& node) {
+StatusOr<bool> Importer::ImportPad(const NodeProto& node, OpType op) {
   REWIRE_ASSIGN_OR_RETURN(std::string mode, AttrString(node, "mode", "constant"));
   if (mode != "constant") return false;
   Ints pads;
@@ -511,13 +474,12 @@ StatusOr<bool> Importer::ImportPad(const NodeProto& node) {
       pads = full;
     }
   }
-  REWIRE_RETURN_IF_ERROR(
-      Emit(node, OpType::kPad, {node.input(0)}, {{"pads", pads}, {"value", value}}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, {node.input(0)}, {{"pads", pads}, {"value", value}}));
   return true;
 }
 
 /// Slice with constant starts/ends/axes/steps (attributes before opset 10).
-StatusOr<bool> Importer::ImportSlice(const NodeProto& node) {
+StatusOr<bool> Importer::ImportSlice(const NodeProto& node, OpType op) {
   Attrs attrs;
   if (opset_ < 10) {
     REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, 1));
@@ -534,14 +496,14 @@ StatusOr<bool> Importer::ImportSlice(const NodeProto& node) {
       attrs.Set(names[i - 1], v.AsInts());
     }
   }
-  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kSlice, {node.input(0)}, std::move(attrs)));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, {node.input(0)}, std::move(attrs)));
   return true;
 }
 
-StatusOr<bool> Importer::ImportGather(const NodeProto& node) {
+StatusOr<bool> Importer::ImportGather(const NodeProto& node, OpType op) {
   REWIRE_RETURN_IF_ERROR(NeedInputs(node, 2, 2));
   REWIRE_ASSIGN_OR_RETURN(int64_t axis, AttrInt(node, "axis", 0));
-  REWIRE_RETURN_IF_ERROR(Emit(node, OpType::kGather, Inputs(node), {{"axis", axis}}));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, Inputs(node), {{"axis", axis}}));
   return true;
 }
 
@@ -551,9 +513,8 @@ StatusOr<bool> Importer::ImportGather(const NodeProto& node) {
 
 /// ReduceMean, ReduceSum, ReduceMax of float32; with noop_with_empty_axes and no axes an alias of
 /// the input.
-StatusOr<bool> Importer::ImportReduce(const NodeProto& node) {
-  const std::string& op = node.op_type();
-  const bool axes_input = (op == "ReduceSum" && opset_ >= 13) || opset_ >= 18;
+StatusOr<bool> Importer::ImportReduce(const NodeProto& node, OpType op) {
+  const bool axes_input = (op == OpType::kReduceSum && opset_ >= 13) || opset_ >= 18;
   REWIRE_RETURN_IF_ERROR(NeedInputs(node, 1, axes_input ? 2 : 1));
   REWIRE_ASSIGN_OR_RETURN(DType dt, InputDType(node, 0));
   if (dt != DType::kFloat32) return false;
@@ -575,10 +536,7 @@ StatusOr<bool> Importer::ImportReduce(const NodeProto& node) {
   }
   Attrs attrs{{"keepdims", keepdims}};
   if (axes) attrs.Set("axes", *axes);
-  const OpType rop = op == "ReduceMean"  ? OpType::kReduceMean
-                     : op == "ReduceSum" ? OpType::kReduceSum
-                                         : OpType::kReduceMax;
-  REWIRE_RETURN_IF_ERROR(Emit(node, rop, {node.input(0)}, std::move(attrs)));
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, {node.input(0)}, std::move(attrs)));
   return true;
 }
 

@@ -83,8 +83,9 @@ class Importer {
   Status BoundAttributes(const NodeProto& node, OpType op, Attrs* attrs) const;
   Status Emit(const NodeProto& node, OpType op, const std::vector<std::string>& inputs,
               Attrs attrs);
-  /// True when handled; false when the node should become Opaque. Looks the op up in a table
-  /// of the Import* functions below (onnx_import_ops.cc, one per op or op family).
+  /// True when handled; false when the node should become Opaque. Looks the ONNX type up in
+  /// graph/ops.def and calls the Import* function its `import` column names (below, in
+  /// onnx_import_ops.cc, one per op or op family).
   StatusOr<bool> ImportStandard(const NodeProto& node);
   Status ImportRewire(const NodeProto& node, OpType op);
   Status ImportOpaque(const NodeProto& node);
@@ -93,32 +94,33 @@ class Importer {
   /// `node` has lo to hi inputs (trailing empty names do not count) and its first lo are named.
   Status NeedInputs(const NodeProto& node, int lo, int hi) const;
   StatusOr<DType> InputDType(const NodeProto& node, int i);
-  // The standard ops (onnx_import_ops.cc): true when handled, false to make the node Opaque.
-  StatusOr<bool> ImportConv(const NodeProto& node);
-  StatusOr<bool> ImportPool(const NodeProto& node);
-  StatusOr<bool> ImportFloatUnary(const NodeProto& node);
-  StatusOr<bool> ImportBinary(const NodeProto& node);
-  StatusOr<bool> ImportLeakyRelu(const NodeProto& node);
-  StatusOr<bool> ImportClip(const NodeProto& node);
-  StatusOr<bool> ImportDropout(const NodeProto& node);
-  StatusOr<bool> ImportCast(const NodeProto& node);
-  StatusOr<bool> ImportWhere(const NodeProto& node);
-  StatusOr<bool> ImportGlobalAveragePool(const NodeProto& node);
-  StatusOr<bool> ImportBatchNormalization(const NodeProto& node);
-  StatusOr<bool> ImportLayerNormalization(const NodeProto& node);
-  StatusOr<bool> ImportSoftmax(const NodeProto& node);
-  StatusOr<bool> ImportMatMul(const NodeProto& node);
-  StatusOr<bool> ImportGemm(const NodeProto& node);
-  StatusOr<bool> ImportConcat(const NodeProto& node);
-  StatusOr<bool> ImportSplit(const NodeProto& node);
-  StatusOr<bool> ImportReshape(const NodeProto& node);
-  StatusOr<bool> ImportTranspose(const NodeProto& node);
-  StatusOr<bool> ImportFlatten(const NodeProto& node);
-  StatusOr<bool> ImportSqueeze(const NodeProto& node);
-  StatusOr<bool> ImportPad(const NodeProto& node);
-  StatusOr<bool> ImportSlice(const NodeProto& node);
-  StatusOr<bool> ImportGather(const NodeProto& node);
-  StatusOr<bool> ImportReduce(const NodeProto& node);
+  // The standard ops (onnx_import_ops.cc): each converts `node` into the rewire op `op`; true
+  // when handled, false to make the node Opaque.
+  StatusOr<bool> ImportNone(const NodeProto& node, OpType op);  // always false
+  StatusOr<bool> ImportConv(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportPool(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportFloatUnary(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportBinary(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportClip(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportDropout(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportCast(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportWhere(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportGlobalAveragePool(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportBatchNormalization(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportLayerNormalization(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportSoftmax(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportMatMul(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportGemm(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportConcat(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportSplit(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportReshape(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportTranspose(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportFlatten(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportSqueeze(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportPad(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportSlice(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportGather(const NodeProto& node, OpType op);
+  StatusOr<bool> ImportReduce(const NodeProto& node, OpType op);
   StatusOr<Ints> PadsFor(const NodeProto& node, const Shape& in, const Ints& kernel,
                          const Ints& strides, const Ints& dilations);
   std::string NodeName(const NodeProto& node) const {

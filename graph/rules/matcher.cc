@@ -4,7 +4,7 @@
 #include <map>
 #include <unordered_set>
 
-#include "graph/weights.h"
+#include "graph/hash.h"
 
 namespace rewire::rules {
 

@@ -77,7 +77,4 @@ StatusOr<std::vector<Rule>> LoadRules(const std::string& path);
 /// directory.
 StatusOr<std::vector<std::string>> RuleFiles(const std::string& path);
 
-/// Attribute names an op accepts (the same names shape inference reads); Opaque: none.
-const std::vector<std::string>& OpAttributeNames(OpType op);
-
 }  // namespace rewire::rules

@@ -9,135 +9,21 @@
 #include <climits>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kernels/cuda/cuda_cost.h"
 #include "kernels/cuda/cuda_cost_gemm.h"
 #include "kernels/cuda/cuda_cost_kernels.cuh"
+#include "kernels/cuda/cuda_plumbing.cuh"
 #include "kernels/cuda/device_info.h"
 
 namespace rewire {
 namespace {
 
-// ---------------------------------------------------------------------------- error plumbing
-
-Status CudaError(cudaError_t e, const char* what) {
-  cudaGetLastError();  // clear a sticky launch error so later calls start clean
-  return Internal(std::string(what) + ": " + cudaGetErrorString(e));
-}
-
-#define CUDA_RETURN(expr)                                             \
-  do {                                                                \
-    const cudaError_t rewire_e_ = (expr);                             \
-    if (rewire_e_ != cudaSuccess) return CudaError(rewire_e_, #expr); \
-  } while (0)
-#define CUDNN_RETURN(expr)                                                         \
-  do {                                                                             \
-    const cudnnStatus_t rewire_s_ = (expr);                                        \
-    if (rewire_s_ != CUDNN_STATUS_SUCCESS)                                         \
-      return Internal(std::string(#expr) + ": " + cudnnGetErrorString(rewire_s_)); \
-  } while (0)
-#define CUBLAS_RETURN(expr)                                                          \
-  do {                                                                               \
-    const cublasStatus_t rewire_s_ = (expr);                                         \
-    if (rewire_s_ != CUBLAS_STATUS_SUCCESS)                                          \
-      return Internal(std::string(#expr) + ": " + cublasGetStatusString(rewire_s_)); \
-  } while (0)
-
-// ---------------------------------------------------------------------------- RAII helpers
-
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), bytes_(o.bytes_) {
-    o.p_ = nullptr;
-    o.bytes_ = 0;
-  }
-  DeviceBuffer& operator=(DeviceBuffer&&) = delete;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() { Free(); }
-
-  /// At least `bytes` (rounded up to whole floats, never empty).
-  Status Allocate(size_t bytes) {
-    Free();
-    bytes = std::max<size_t>(4, (bytes + 3) / 4 * 4);
-    CUDA_RETURN(cudaMalloc(&p_, bytes));
-    bytes_ = bytes;
-    return Status::Ok();
-  }
-  template <typename T>
-  T* as() const {
-    return static_cast<T*>(p_);
-  }
-  size_t bytes() const { return bytes_; }
-  size_t words() const { return bytes_ / 4; }
-
- private:
-  void Free() {
-    if (p_) cudaFree(p_);
-    p_ = nullptr;
-    bytes_ = 0;
-  }
-  void* p_ = nullptr;
-  size_t bytes_ = 0;
-};
-
-template <typename T, cudnnStatus_t (*CreateFn)(T*), cudnnStatus_t (*DestroyFn)(T)>
-class CudnnDesc {
- public:
-  CudnnDesc() { ok_ = CreateFn(&d_) == CUDNN_STATUS_SUCCESS; }
-  ~CudnnDesc() {
-    if (ok_) DestroyFn(d_);
-  }
-  CudnnDesc(const CudnnDesc&) = delete;
-  CudnnDesc& operator=(const CudnnDesc&) = delete;
-  bool ok() const { return ok_; }
-  T get() const { return d_; }
-
- private:
-  T d_{};
-  bool ok_ = false;
-};
-using TensorDesc =
-    CudnnDesc<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
-using FilterDesc =
-    CudnnDesc<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
-using ConvDesc = CudnnDesc<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
-                           cudnnDestroyConvolutionDescriptor>;
-using PoolDesc = CudnnDesc<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor,
-                           cudnnDestroyPoolingDescriptor>;
-using ActivationDesc = CudnnDesc<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor,
-                                 cudnnDestroyActivationDescriptor>;
-
-// ---------------------------------------------------------------------------- shapes
-
-int64_t Elements(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d < 0 ? 1 : d;
-  return n;
-}
-size_t Bytes(const TensorType& t) {
-  return static_cast<size_t>(Elements(t.shape)) * DTypeSize(t.dtype);
-}
-int64_t DimOr1(const Shape& s, int64_t i) {
-  if (i < 0) i += static_cast<int64_t>(s.size());
-  return i < 0 || i >= static_cast<int64_t>(s.size()) || s[i] < 0 ? 1 : s[i];
-}
-int64_t Product(const Shape& s, size_t begin, size_t end) {
-  int64_t n = 1;
-  for (size_t i = begin; i < end && i < s.size(); ++i) n *= s[i] < 0 ? 1 : s[i];
-  return n;
-}
-Status FitsInt(int64_t v, const char* what) {
-  if (v < 0 || v > INT_MAX)
-    return Unimplemented(std::string(what) + " " + std::to_string(v) +
-                         " exceeds cuDNN's int range");
-  return Status::Ok();
-}
-
-using namespace cuda_kernels;  // NOLINT: the kernels of this file, split out for size
+using namespace cuda_plumbing;  // NOLINT: the CUDA plumbing of this file, split out for size
+using namespace cuda_kernels;   // NOLINT: the kernels of this file, split out for size
 
 // ---------------------------------------------------------------------------- the model
 
@@ -203,6 +89,13 @@ class CudaCostModel : public MeasuredCostModel {
   StatusOr<double> TimeRows(Operands& ops, RowOp op, int64_t rows, int64_t len, float eps);
   StatusOr<double> TimeTranspose(const Node& node, Operands& ops);
   StatusOr<double> TimeStream(Operands& ops, size_t read_bytes);
+  StatusOr<double> TimeUnary(const Node& node, Operands& ops, Unary op, float a, float b);
+  StatusOr<double> TimeBatchNorm(const Node& node, Operands& ops);
+  /// The time of `node` with a kernel written for its op; nullopt when it has none (or none for
+  /// its element types) and should be timed as the bytes it moves.
+  StatusOr<std::optional<double>> TimeOwnKernel(const Node& node, Operands& ops);
+  /// Device buffers for the node's inputs (filled) and outputs.
+  Status AllocateOperands(const Graph& graph, const Node& node, Operands* ops);
 
   CudaCostOptions options_;
   std::string gpu_name_;
@@ -626,61 +519,116 @@ StatusOr<double> CudaCostModel::TimeStream(Operands& ops, size_t read_bytes) {
   });
 }
 
-StatusOr<double> CudaCostModel::MeasureMs(const Graph& graph, const Node& node) {
-  CUDA_RETURN(cudaSetDevice(options_.device_index));
-  Operands ops;
+/// The UnaryKernel variant and its two parameters that time an element-wise op, when the
+/// kernel has one for it.
+struct UnaryCall {
+  Unary op;
+  float a = 0, b = 0;
+};
+std::optional<UnaryCall> UnaryOf(const Node& node) {
+  switch (node.op) {
+    case OpType::kRelu:
+      return UnaryCall{Unary::kRelu};
+    case OpType::kSigmoid:
+      return UnaryCall{Unary::kSigmoid};
+    case OpType::kTanh:
+      return UnaryCall{Unary::kTanh};
+    case OpType::kExp:
+      return UnaryCall{Unary::kExp};
+    case OpType::kSqrt:
+      return UnaryCall{Unary::kSqrt};
+    case OpType::kErf:
+      return UnaryCall{Unary::kErf};
+    case OpType::kGelu:
+      return UnaryCall{Unary::kGelu};
+    case OpType::kLeakyRelu:
+      return UnaryCall{Unary::kLeakyRelu, node.attrs.GetFloat("alpha", 0.01f)};
+    case OpType::kClip:
+      return UnaryCall{Unary::kClip, node.attrs.GetFloat("min", -INFINITY),
+                       node.attrs.GetFloat("max", INFINITY)};
+    case OpType::kScalarMul:
+      return UnaryCall{Unary::kScale, node.attrs.GetFloat("scalar", 1.f)};
+    default:
+      return std::nullopt;
+  }
+}
+
+/// A timing as "the op has its own kernel and this is its time".
+StatusOr<std::optional<double>> Some(StatusOr<double> ms) {
+  if (!ms.ok()) return ms.status();
+  return std::optional<double>(*ms);
+}
+
+bool AllFloat(const std::vector<TensorType>& a, const std::vector<TensorType>& b) {
+  auto is_float = [](const TensorType& t) { return t.dtype == DType::kFloat32; };
+  return std::all_of(a.begin(), a.end(), is_float) && std::all_of(b.begin(), b.end(), is_float);
+}
+
+Status CudaCostModel::AllocateOperands(const Graph& graph, const Node& node, Operands* ops) {
   for (const ValueRef& v : node.inputs) {
     const TensorType& t = graph.type(v);
-    ops.in_types.push_back(t);
-    ops.in.emplace_back();
-    REWIRE_RETURN_IF_ERROR(ops.in.back().Allocate(Bytes(t)));
-    REWIRE_RETURN_IF_ERROR(Fill(t, ops.in.back()));
+    ops->in_types.push_back(t);
+    ops->in.emplace_back();
+    REWIRE_RETURN_IF_ERROR(ops->in.back().Allocate(Bytes(t)));
+    REWIRE_RETURN_IF_ERROR(Fill(t, ops->in.back()));
   }
   for (const TensorType& t : node.outputs) {
-    ops.out.emplace_back();
-    REWIRE_RETURN_IF_ERROR(ops.out.back().Allocate(Bytes(t)));
+    ops->out.emplace_back();
+    REWIRE_RETURN_IF_ERROR(ops->out.back().Allocate(Bytes(t)));
   }
   CUDA_RETURN(cudaStreamSynchronize(stream_));
-  size_t in_bytes = 0, out_bytes = 0;
-  for (const TensorType& t : ops.in_types) in_bytes += Bytes(t);
-  for (const TensorType& t : node.outputs) out_bytes += Bytes(t);
-  const bool all_float =
-      std::all_of(ops.in_types.begin(), ops.in_types.end(),
-                  [](const TensorType& t) { return t.dtype == DType::kFloat32; }) &&
-      std::all_of(node.outputs.begin(), node.outputs.end(),
-                  [](const TensorType& t) { return t.dtype == DType::kFloat32; });
+  return Status::Ok();
+}
+
+StatusOr<double> CudaCostModel::TimeUnary(const Node& node, Operands& ops, Unary op, float a,
+                                          float b) {
+  const size_t n = static_cast<size_t>(Elements(node.outputs[0].shape));
+  return Time([&]() -> Status {
+    UnaryKernel<<<Blocks(n), kThreads, 0, stream_>>>(op, ops.in[0].as<float>(),
+                                                     ops.out[0].as<float>(), n, a, b);
+    CUDA_RETURN(cudaGetLastError());
+    return Status::Ok();
+  });
+}
+
+StatusOr<double> CudaCostModel::TimeBatchNorm(const Node& node, Operands& ops) {
+  const Shape& in0 = ops.in_types[0].shape;
+  const int64_t channels = DimOr1(in0, 1), inner = Product(in0, 2, in0.size());
+  const size_t n = static_cast<size_t>(Elements(in0));
+  const float eps = node.attrs.GetFloat("epsilon", 1e-5f);
+  return Time([&]() -> Status {
+    BatchNormKernel<<<Blocks(n), kThreads, 0, stream_>>>(
+        ops.in[0].as<float>(), ops.in[1].as<float>(), ops.in[2].as<float>(), ops.in[3].as<float>(),
+        ops.in[4].as<float>(), ops.out[0].as<float>(), n, channels, inner, eps);
+    CUDA_RETURN(cudaGetLastError());
+    return Status::Ok();
+  });
+}
+
+StatusOr<std::optional<double>> CudaCostModel::TimeOwnKernel(const Node& node, Operands& ops) {
+  const bool all_float = AllFloat(ops.in_types, node.outputs);
   const Shape& in0 = ops.in_types.empty() ? node.outputs[0].shape : ops.in_types[0].shape;
-
-  auto unary = [&](Unary op, float a, float b) -> StatusOr<double> {
-    const size_t n = static_cast<size_t>(Elements(node.outputs[0].shape));
-    return Time([&]() -> Status {
-      UnaryKernel<<<Blocks(n), kThreads, 0, stream_>>>(op, ops.in[0].as<float>(),
-                                                       ops.out[0].as<float>(), n, a, b);
-      CUDA_RETURN(cudaGetLastError());
-      return Status::Ok();
-    });
-  };
-
   switch (node.op) {
     case OpType::kConv2D:
-      return TimeConv(node, ops);
+      return Some(TimeConv(node, ops));
     case OpType::kMaxPool2D:
     case OpType::kAvgPool2D:
-      return TimePool(node, ops);
+      return Some(TimePool(node, ops));
     case OpType::kGlobalAvgPool:
-      return TimeRows(ops, RowOp::kMean, Product(in0, 0, 2), Product(in0, 2, in0.size()), 0.f);
+      return Some(
+          TimeRows(ops, RowOp::kMean, Product(in0, 0, 2), Product(in0, 2, in0.size()), 0.f));
     case OpType::kMatMul:
       if (!all_float) break;
-      return TimeMatMul(node, ops);
+      return Some(TimeMatMul(node, ops));
     case OpType::kGemm:
-      return TimeGemm(node, ops);
+      return Some(TimeGemm(node, ops));
     case OpType::kSoftmax:
-      return TimeSoftmax(node, ops);
+      return Some(TimeSoftmax(node, ops));
     case OpType::kLayerNorm: {
       int64_t axis = node.attrs.GetInt("axis", -1);
       if (axis < 0) axis += static_cast<int64_t>(in0.size());
-      return TimeRows(ops, RowOp::kLayerNorm, Product(in0, 0, axis), Product(in0, axis, in0.size()),
-                      node.attrs.GetFloat("epsilon", 1e-5f));
+      return Some(TimeRows(ops, RowOp::kLayerNorm, Product(in0, 0, axis),
+                           Product(in0, axis, in0.size()), node.attrs.GetFloat("epsilon", 1e-5f)));
     }
     case OpType::kReduceMean:
     case OpType::kReduceSum:
@@ -691,42 +639,10 @@ StatusOr<double> CudaCostModel::MeasureMs(const Graph& graph, const Node& node) 
                        : node.op == OpType::kReduceSum ? RowOp::kSum
                                                        : RowOp::kMax;
       if (!all_float) break;
-      return TimeRows(ops, op, rows, std::max<int64_t>(1, Elements(in0) / rows), 0.f);
+      return Some(TimeRows(ops, op, rows, std::max<int64_t>(1, Elements(in0) / rows), 0.f));
     }
-    case OpType::kBatchNorm: {
-      const int64_t channels = DimOr1(in0, 1), inner = Product(in0, 2, in0.size());
-      const size_t n = static_cast<size_t>(Elements(in0));
-      const float eps = node.attrs.GetFloat("epsilon", 1e-5f);
-      return Time([&]() -> Status {
-        BatchNormKernel<<<Blocks(n), kThreads, 0, stream_>>>(
-            ops.in[0].as<float>(), ops.in[1].as<float>(), ops.in[2].as<float>(),
-            ops.in[3].as<float>(), ops.in[4].as<float>(), ops.out[0].as<float>(), n, channels,
-            inner, eps);
-        CUDA_RETURN(cudaGetLastError());
-        return Status::Ok();
-      });
-    }
-    case OpType::kRelu:
-      return unary(Unary::kRelu, 0, 0);
-    case OpType::kSigmoid:
-      return unary(Unary::kSigmoid, 0, 0);
-    case OpType::kTanh:
-      return unary(Unary::kTanh, 0, 0);
-    case OpType::kExp:
-      return unary(Unary::kExp, 0, 0);
-    case OpType::kSqrt:
-      return unary(Unary::kSqrt, 0, 0);
-    case OpType::kErf:
-      return unary(Unary::kErf, 0, 0);
-    case OpType::kGelu:
-      return unary(Unary::kGelu, 0, 0);
-    case OpType::kLeakyRelu:
-      return unary(Unary::kLeakyRelu, node.attrs.GetFloat("alpha", 0.01f), 0);
-    case OpType::kClip:
-      return unary(Unary::kClip, node.attrs.GetFloat("min", -INFINITY),
-                   node.attrs.GetFloat("max", INFINITY));
-    case OpType::kScalarMul:
-      return unary(Unary::kScale, node.attrs.GetFloat("scalar", 1.f), 0);
+    case OpType::kBatchNorm:
+      return Some(TimeBatchNorm(node, ops));
     case OpType::kAdd:
     case OpType::kSub:
     case OpType::kMul:
@@ -738,23 +654,35 @@ StatusOr<double> CudaCostModel::MeasureMs(const Graph& graph, const Node& node) 
                         : node.op == OpType::kMul ? Binary::kMul
                         : node.op == OpType::kDiv ? Binary::kDiv
                                                   : Binary::kPow;
-      return TimeBroadcast(node, ops, op);
+      return Some(TimeBroadcast(node, ops, op));
     }
     case OpType::kWhere:
       if (ops.in_types[1].dtype != DType::kFloat32 || ops.in_types[2].dtype != DType::kFloat32 ||
           DTypeSize(ops.in_types[0].dtype) != 1) {
         break;
       }
-      return TimeBroadcast(node, ops, Binary::kWhere);
+      return Some(TimeBroadcast(node, ops, Binary::kWhere));
     case OpType::kTranspose:
-      return TimeTranspose(node, ops);
-    case OpType::kSlice:
-    case OpType::kGather:
-      return TimeStream(ops, out_bytes);
+      return Some(TimeTranspose(node, ops));
     default:
       break;
   }
-  // Concat, Pad, Cast, Enlarge, MergeGConv, opaque ops and non-float variants: move the bytes.
+  return std::optional<double>();
+}
+
+StatusOr<double> CudaCostModel::MeasureMs(const Graph& graph, const Node& node) {
+  CUDA_RETURN(cudaSetDevice(options_.device_index));
+  Operands ops;
+  REWIRE_RETURN_IF_ERROR(AllocateOperands(graph, node, &ops));
+  if (std::optional<UnaryCall> u = UnaryOf(node)) return TimeUnary(node, ops, u->op, u->a, u->b);
+  REWIRE_ASSIGN_OR_RETURN(std::optional<double> own, TimeOwnKernel(node, ops));
+  if (own) return *own;
+  size_t in_bytes = 0, out_bytes = 0;
+  for (const TensorType& t : ops.in_types) in_bytes += Bytes(t);
+  for (const TensorType& t : node.outputs) out_bytes += Bytes(t);
+  // Select ops read what they keep; the rest (Concat, Pad, Cast, Enlarge, MergeGConv, opaque ops,
+  // element-wise ops without a kernel above and non-float variants) move their input's bytes.
+  if (GetOpInfo(node.op).cost == CostClass::kSelect) return TimeStream(ops, out_bytes);
   return TimeStream(ops, std::max<size_t>(in_bytes, 4));
 }
 

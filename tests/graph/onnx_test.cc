@@ -114,6 +114,11 @@ Pb AttrInt(const std::string& name, int64_t v) {
   a.Bytes(1, name).Varint(3, static_cast<uint64_t>(v)).Varint(20, 2);
   return a;
 }
+Pb AttrFloat(const std::string& name, float v) {
+  Pb a;
+  a.Bytes(1, name).Float(2, v).Varint(20, 1);
+  return a;
+}
 Pb AttrInts(const std::string& name, const std::vector<int64_t>& v) {
   Pb a;
   a.Bytes(1, name);
@@ -380,6 +385,31 @@ TEST(OnnxImport, IdentityIsAliasedAndUnknownOpsBecomeOpaque) {
   EXPECT_EQ(topk.attrs.GetInt("axis"), -1);
   EXPECT_EQ(topk.outputs[1], (TensorType{DType::kInt64, {1, 3}}));
   EXPECT_EQ(RoundTrip(*g).Hash(), g->Hash());
+}
+
+TEST(OnnxImport, HardSigmoidIsItsOwnOpAndExportsAsTheStandardOne) {
+  GraphPb m;
+  m.inputs.push_back(Info("x", kFloat, {1, 8}));
+  // As torch.nn.Hardsigmoid exports it (MobileNetV3): alpha 1/6, beta left at ONNX's default.
+  m.nodes.push_back(OnnxNode("HardSigmoid", {"x"}, {"h"}, {AttrFloat("alpha", 1.f / 6)}));
+  m.nodes.push_back(OnnxNode("Mul", {"x", "h"}, {"y"}));
+  m.outputs.push_back(Info("y", kFloat, {1, 8}));
+  auto g = ImportOnnxBytes(Model(m, 13), "hardsigmoid.onnx");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->OpCounts()[OpType::kHardSigmoid], 1);
+  EXPECT_EQ(g->OpCounts()[OpType::kOpaque], 0);
+  const Node& hs = g->node(g->node(g->outputs()[0].value.node).inputs[1].node);
+  ASSERT_EQ(hs.op, OpType::kHardSigmoid);
+  EXPECT_EQ(hs.attrs.GetFloat("alpha"), 1.f / 6);
+  EXPECT_EQ(hs.attrs.GetFloat("beta"), 0.5f);
+  EXPECT_EQ(RoundTrip(*g).Hash(), g->Hash());  // custom-ops export
+  auto bytes = ExportOnnxBytes(*g);            // standard export: the ONNX op, default domain
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto back = ImportOnnxBytes(*bytes, "exported.onnx");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->Hash(), g->Hash());
+  EXPECT_NE(bytes->find("HardSigmoid"), std::string::npos);
+  EXPECT_EQ(bytes->find("ai.rewire"), std::string::npos);
 }
 
 TEST(OnnxImport, FoldsScatterNdMasks) {

@@ -64,6 +64,16 @@ TEST(AnalyticCost, MatMulIsComputeBound) {
   EXPECT_DOUBLE_EQ(work.bytes, 4.0 * (65536 + 1048576 + 65536));
 }
 
+TEST(AnalyticCost, ElementwiseOpsCostTheirFlopsColumn) {
+  Graph g;
+  const NodeId x = *g.AddInput("x", F32({1000}));
+  const NodeId hs = *g.AddOp(OpType::kHardSigmoid, {{x, 0}});
+  const NodeId relu = *g.AddOp(OpType::kRelu, {{x, 0}});
+  EXPECT_DOUBLE_EQ(AnalyticWork(g, g.node(hs)).flops, 4000.0);  // ops.def: 4 per element
+  EXPECT_DOUBLE_EQ(AnalyticWork(g, g.node(relu)).flops, 1000.0);
+  EXPECT_DOUBLE_EQ(AnalyticWork(g, g.node(hs)).bytes, 8000.0);  // read and write once
+}
+
 TEST(AnalyticCost, ConvCountsMacsAndItsFusedActivationIsFree) {
   Graph g;
   const NodeId x = *g.AddInput("x", F32({1, 64, 56, 56}));

@@ -149,6 +149,22 @@ TEST(Unary, MatchStandardFunctions) {
   ExpectClose(Fl(Op1(OpType::kSqrt, {F({3}, {0, 4, 2.25f})})), {0, 2, 1.5f});
 }
 
+TEST(HardSigmoid, MatchesTheFormulaAndTheOpaqueKernel) {
+  const std::vector<float> v{-9, -3, -2.5f, -1, 0, 0.75f, 2.5f, 3, 9};
+  auto x = F({3, 3}, v);
+  auto hard_sigmoid = [&](float alpha, float beta) {
+    std::vector<float> out;
+    for (float e : v) out.push_back(std::max(0.f, std::min(1.f, alpha * e + beta)));
+    return out;
+  };
+  ExpectTensor(Op1(OpType::kHardSigmoid, {x}), {3, 3}, hard_sigmoid(0.2f, 0.5f));  // defaults
+  const Attrs torch{{"alpha", 1.f / 6}, {"beta", 0.5f}};  // what torch.nn.Hardsigmoid exports
+  ExpectTensor(Op1(OpType::kHardSigmoid, {x}, torch), {3, 3}, hard_sigmoid(1.f / 6, 0.5f));
+  // The same values as the ONNX op run as an Opaque node (a float16 HardSigmoid stays opaque).
+  ExpectClose(Fl(Op1(OpType::kHardSigmoid, {x}, torch)),
+              Fl(Onnx1("HardSigmoid", {x}, torch, F32({3, 3}))));
+}
+
 TEST(Cast, TruncatesTowardZeroAndMapsNonZeroToTrue) {
   auto x = F({4}, {-1.7f, 2.9f, 0.f, 0.5f});
   EXPECT_EQ(In(Op1(OpType::kCast, {x}, {{"to", int64_t{7}}})), (std::vector<int64_t>{-1, 2, 0, 0}));

@@ -37,6 +37,27 @@ end
 )";
 }
 
+TEST(RuleVerify, HardSigmoidRulesAreCheckedOnItsKernel) {
+  const std::string rule = R"(
+rule hard_sigmoid_unit_is_clip
+  class algebra
+  source
+    y = HardSigmoid(x; alpha=ALPHA, beta=0.0)
+  target
+    z = Clip(x; min=0.0, max=1.0)
+  outputs y -> z
+  check x=[2,8]
+  check x=[1,3,4,4]
+end
+)";
+  auto with_alpha = [&](const std::string& alpha) {
+    std::string text = rule;
+    return text.replace(text.find("ALPHA"), 5, alpha);
+  };
+  EXPECT_TRUE(VerifyRule(ParseOne(with_alpha("1.0"))).passed);
+  EXPECT_FALSE(VerifyRule(ParseOne(with_alpha("0.5"))).passed);
+}
+
 TEST(RuleVerify, CorrectRulePassesEveryCheckLine) {
   const RuleVerification v = VerifyRule(ParseOne(FuseRule("Sigmoid", "sigmoid")));
   EXPECT_TRUE(v.passed);

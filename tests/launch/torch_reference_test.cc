@@ -106,6 +106,38 @@ TEST_P(TorchReference, RewireRunMatchesPyTorch) {
   }
 }
 
+// MobileNetV3's HardSigmoid (its squeeze-excite gates; at opset 13 torch also writes HardSwish as
+// x * HardSigmoid(x)) imports as rewire's own op, so the whole model is rewritable, and runs as
+// PyTorch does.
+TEST(TorchReferenceOps, MobileNetV3ImportsHardSigmoidAsItsOwnOp) {
+  if (!PythonHasTorch()) {
+    GTEST_SKIP() << REWIRE_PYTHON << " lacks torch, torchvision or onnx";
+  }
+  TempDir dir;
+  auto exported =
+      RunCommand(Quote(REWIRE_PYTHON) + " " +
+                 Quote(std::string(REWIRE_SOURCE_DIR) + "/tests/python/torch_reference.py") +
+                 " --model mobilenet_v3_small --opset 13 --out-dir " + Quote(dir.path()));
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  auto show = Rewire("show --model " + Quote(dir / "model.onnx"));
+  ASSERT_EQ(show.exit_code, 0) << show.output;
+  EXPECT_NE(show.output.find("  HardSigmoid "), std::string::npos) << show.output;
+  EXPECT_EQ(show.output.find("(opaque)"), std::string::npos) << show.output;
+
+  const Meta meta = ReadMeta(dir / "meta.txt");
+  ASSERT_EQ(meta.outputs.size(), 1u);
+  auto run =
+      Rewire("run --model " + Quote(dir / "model.onnx") + " --input " +
+             Quote(meta.input + "=" + (dir / "input.npy")) + " --output-dir " + Quote(dir / "out"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto got = ReadNpy(dir / ("out/" + meta.outputs[0] + ".npy"));
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  auto want = ReadNpy(dir / ("expected/" + meta.outputs[0] + ".npy"));
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  ASSERT_EQ(got->type, want->type);
+  EXPECT_LE(MaxRelativeError(*got, *want), kMaxRelativeError);
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, TorchReference,
                          ::testing::Values(Case{"resnet50", 17, "resnet50"},
                                            Case{"squeezenet1_1", 17, "squeezenet1_1"},
