@@ -19,6 +19,7 @@
 #include "kernels/executor.h"
 #include "kernels/rule_verify.h"
 #include "launch/commands.h"
+#include "launch/eqsat_options.h"
 #include "launch/runtime_judge.h"
 #include "learner/agent.h"
 #include "learner/optimize.h"
@@ -149,8 +150,9 @@ void RegisterOptimize(CLI::App& app) {
   for (const std::string& name : AgentSearchAlgorithms()) searches.push_back(name);
   cmd->add_option(
          "--search", o->search.algorithm,
-         "greedy | backtrack | random | rl (policy rollouts) | guided (beam search guided by the "
-         "policy and its value); rl and guided need --policy")
+         "greedy | backtrack | random | eqsat (equality saturation, then extraction) | "
+         "mcts-eqsat (the e-graph built by tree search) | rl (policy rollouts) | guided (beam "
+         "search guided by the policy and its value); rl and guided need --policy")
       ->check(CLI::IsMember(searches))
       ->capture_default_str();
   cmd->add_option("--cost", o->cost.kind,
@@ -169,6 +171,7 @@ void RegisterOptimize(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--time-limit", o->search.time_limit_s, "Seconds (0: none)");
   cmd->add_option("--search-seed", o->search.seed, "Seed of the random search");
+  AddEqsatOptions(*cmd, o->search.eqsat);
   cmd->add_option("--policy", o->policy, "rl: policy checkpoint (from `rewire train`)");
   cmd->add_option("--samples", o->agent.samples,
                   "rl: sampled rollouts besides the greedy-policy one")
@@ -365,6 +368,7 @@ void RegisterOptimize(CLI::App& app) {
     std::printf("speedup          %.3fx\n", final_cost > 0 ? r.initial_cost_ms / final_cost : 0.0);
     std::printf("operators        %d -> %d\n", original.NumOperators(), best.NumOperators());
     std::printf("rewrites         %zu\n", r.steps.size());
+    if (!r.eqsat.extraction.empty()) std::printf("e-graph          %s\n", EqsatSummary(r).c_str());
     for (const SearchStep& s : r.steps) std::printf("  %-44s %.4f ms\n", s.rule.c_str(), s.cost_ms);
     std::printf("verified         %s (max abs error %.3g, max rel error %.3g, tolerance %.0e)\n",
                 v.verified ? "yes" : "NO", v.max_abs, v.max_rel, o->rtol);
@@ -474,6 +478,7 @@ void RegisterOptimize(CLI::App& app) {
         js["runtime_chosen"] = verdict.chosen;
       }
       js["onnx_custom_ops"] = o->onnx_custom_ops;
+      AddEqsatReport(r, &js);
       Check(WriteFileAtomic(o->report, JsonText(js, 2) + "\n"));
     }
     if (!v.verified) {
