@@ -23,9 +23,10 @@ void AddEqsatOptions(CLI::App& cmd, EqsatOptions& o) {
                  "sinks, e.g. merging two ops that share an input) are applied too")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  cmd.add_flag("--no-cycle-filter", [&o](int64_t) { o.filter_cycles = false; },
-               "eqsat, mcts-eqsat: keep e-nodes that close cycles (the ILP's ordering "
-               "constraints still keep the extracted graph acyclic)");
+  cmd.add_flag(
+      "--no-cycle-filter", [&o](int64_t) { o.filter_cycles = false; },
+      "eqsat, mcts-eqsat: keep e-nodes that close cycles (the ILP's ordering "
+      "constraints still keep the extracted graph acyclic)");
   cmd.add_option("--extract", o.extraction,
                  "eqsat, mcts-eqsat: greedy (each e-class's cheapest e-node) or ilp (CBC, with "
                  "the greedy result as its start and fallback)")
@@ -40,9 +41,10 @@ void AddEqsatOptions(CLI::App& cmd, EqsatOptions& o) {
                  "extraction is used, with a note)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd.add_flag("--ilp-no-warm-start", [&o](int64_t) { o.ilp_warm_start = false; },
-               "eqsat, mcts-eqsat: do not give the ILP solver the greedy extraction as its first "
-               "solution");
+  cmd.add_flag(
+      "--ilp-no-warm-start", [&o](int64_t) { o.ilp_warm_start = false; },
+      "eqsat, mcts-eqsat: do not give the ILP solver the greedy extraction as its first "
+      "solution");
   cmd.add_option("--mcts-simulations", o.mcts_simulations,
                  "mcts-eqsat: simulations (select, expand, roll out, score) per committed rule "
                  "application")
@@ -66,7 +68,8 @@ void AddEqsatOptions(CLI::App& cmd, EqsatOptions& o) {
 void AddEqsatReport(const SearchResult& r, nlohmann::ordered_json* report) {
   const EqsatStats& s = r.eqsat;
   if (s.extraction.empty()) return;
-  (*report)["eqsat"] = Json{{"egraph_nodes", s.egraph_nodes},
+  (*report)["eqsat"] = Json{{"iterations", r.iterations},
+                            {"egraph_nodes", s.egraph_nodes},
                             {"egraph_classes", s.egraph_classes},
                             {"blacklisted", s.blacklisted},
                             {"memory_bytes", s.memory_bytes},

@@ -141,7 +141,8 @@ StatusOr<ClassId> EGraph::AddOp(OpType op, Attrs attrs, const std::vector<ClassI
     n.children.push_back(k);
     in_types.push_back(classes_[k].types[0]);
   }
-  REWIRE_ASSIGN_OR_RETURN(std::vector<TensorType> types, InferAndCanonicalize(op, &attrs, in_types));
+  REWIRE_ASSIGN_OR_RETURN(std::vector<TensorType> types,
+                          InferAndCanonicalize(op, &attrs, in_types));
   n.attrs = InternAttrs(std::move(attrs));
   const ENodeId existing = Lookup(n);
   if (existing != kNone) return ClassOf(existing);
@@ -259,9 +260,9 @@ void EGraph::Rebuild() {
   for (ClassId c : touched) {
     ClassData& d = classes_[Find(c)];
     if (!d.dirty) continue;
-    d.nodes.erase(std::remove_if(d.nodes.begin(), d.nodes.end(),
-                                 [&](ENodeId n) { return !live_[n]; }),
-                  d.nodes.end());
+    d.nodes.erase(
+        std::remove_if(d.nodes.begin(), d.nodes.end(), [&](ENodeId n) { return !live_[n]; }),
+        d.nodes.end());
     d.dirty = false;
   }
 }

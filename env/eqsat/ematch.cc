@@ -13,6 +13,24 @@ using Ref = ERule::Ref;
 
 // ---------------------------------------------------------------------------- ERule
 
+namespace {
+
+bool HasRefs(const Expr& e) {
+  if (e.kind == Expr::Kind::kTensorRef || e.kind == Expr::Kind::kAttrRef) return true;
+  return std::any_of(e.args.begin(), e.args.end(),
+                     [](const rules::ExprPtr& a) { return HasRefs(*a); });
+}
+
+/// The context of an expression that names nothing.
+class NoBindings : public rules::EvalContext {
+ public:
+  const TensorType* TensorTypeOf(const std::string&) const override { return nullptr; }
+  const Attrs* NodeAttrs(const std::string&) const override { return nullptr; }
+  bool IsWeight(const std::string&) const override { return false; }
+};
+
+}  // namespace
+
 ERule::ERule(const rules::Rule& rule, int index) : rule_(&rule), index_(index) {
   for (size_t i = 0; i < rule.free_vars.size(); ++i)
     refs_[rule.free_vars[i]] = {Ref::Kind::kFree, static_cast<int>(i), 0};
@@ -29,11 +47,33 @@ ERule::ERule(const rules::Rule& rule, int index) : rule_(&rule), index_(index) {
     max_new_nodes_ += 1 + (outs > 1 ? outs : 0);
   }
   max_new_nodes_ += rule.outputs.size();  // projections of replaced tuple outputs
-  std::vector<bool> read(rule.source.size(), false);
-  for (const Statement& s : rule.source) {
-    for (const std::string& in : s.inputs) {
-      const Ref* r = Find(in);
-      if (r && r->kind == Ref::Kind::kSource) read[r->index] = true;
+  const size_t n = rule.source.size();
+  std::vector<bool> read(n, false);
+  inputs_.resize(n);
+  uses_.resize(n);
+  literal_.resize(n);
+  bound_.resize(n);
+  for (size_t k = 0; k < n; ++k) {
+    const Statement& s = rule.source[k];
+    for (size_t p = 0; p < s.inputs.size(); ++p) {
+      const Ref r = *Find(s.inputs[p]);  // the parser resolved every name
+      inputs_[k].push_back(r);
+      if (r.kind != Ref::Kind::kSource) continue;
+      read[r.index] = true;
+      uses_[r.index].push_back({static_cast<int>(k), static_cast<int>(p), r.output});
+    }
+    for (const AttrSpec& spec : s.attrs) {
+      if (HasRefs(*spec.value)) {
+        bound_[k].push_back(&spec);
+        continue;
+      }
+      auto v = Eval(*spec.value, NoBindings());
+      LiteralAttr lit{spec.name, std::nullopt, std::nullopt};
+      if (v.ok()) {
+        lit.value = *v;
+        if (auto a = rules::ToAttr(*v); a.ok()) lit.attr = *a;
+      }
+      literal_[k].push_back(std::move(lit));
     }
   }
   multi_pattern_ = std::count(read.begin(), read.end(), false) > 1;
@@ -81,9 +121,8 @@ class EBound : public rules::EvalContext {
       case Ref::Kind::kFree:
         return free[ref->index] != kNone ? &eg_.Types(free[ref->index])[0] : nullptr;
       case Ref::Kind::kSource:
-        return nodes[ref->index] != kNone
-                   ? &eg_.Types(eg_.ClassOf(nodes[ref->index]))[ref->output]
-                   : nullptr;
+        return nodes[ref->index] != kNone ? &eg_.Types(eg_.ClassOf(nodes[ref->index]))[ref->output]
+                                          : nullptr;
       case Ref::Kind::kTarget:
         if (!plan || static_cast<size_t>(ref->index) >= plan->types.size()) return nullptr;
         return &plan->types[ref->index][ref->output];
@@ -121,12 +160,6 @@ class EBound : public rules::EvalContext {
   const EGraph& eg_;
   const ERule& r_;
 };
-
-bool HasRefs(const Expr& e) {
-  if (e.kind == Expr::Kind::kTensorRef || e.kind == Expr::Kind::kAttrRef) return true;
-  return std::any_of(e.args.begin(), e.args.end(),
-                     [](const rules::ExprPtr& a) { return HasRefs(*a); });
-}
 
 bool AttrMatches(const Attrs& attrs, const AttrSpec& spec, const rules::EvalContext& ctx) {
   const AttrValue* have = attrs.Find(spec.name);
@@ -183,6 +216,8 @@ class EMatcher {
       : eg_(eg), er_(r), r_(r.rule()), limit_(limit), skip_(skip), budget_(budget), b_(eg, r) {}
 
   std::vector<EMatch> Run() {
+    candidate_scratch_.resize(r_.source.size());
+    bound_scratch_.resize(r_.source.size());
     PlanOrder();
     Search(0);
     return std::move(out_);
@@ -252,12 +287,13 @@ class EMatcher {
   }
 
   /// E-nodes that may bind statement `step.stmt` given the statements bound before it.
-  std::vector<ENodeId> Candidates(const Step& step) const {
+  /// E-nodes that may bind statement `step.stmt` given the statements bound before it: a list of
+  /// the e-graph's, or `out` filled.
+  const std::vector<ENodeId>& Candidates(const Step& step, std::vector<ENodeId>& out) const {
     const Statement& s = r_.source[step.stmt];
-    std::vector<ENodeId> out;
+    out.clear();
     if (step.consumer >= 0) {
-      const ClassId c =
-          eg_.Find(eg_.node(b_.nodes[step.consumer]).children[step.consumer_operand]);
+      const ClassId c = eg_.Find(eg_.node(b_.nodes[step.consumer]).children[step.consumer_operand]);
       if (s.outputs.size() == 1) return eg_.Nodes(c);
       for (ENodeId p : eg_.Nodes(c)) {
         const ENode& pn = eg_.node(p);
@@ -270,7 +306,7 @@ class EMatcher {
       return out;
     }
     for (size_t j = 0; j < s.inputs.size(); ++j) {
-      const Ref* ref = er_.Find(s.inputs[j]);
+      const Ref* ref = &er_.Inputs(step.stmt)[j];
       ClassId v = kNone;
       if (ref->kind == Ref::Kind::kSource && b_.nodes[ref->index] != kNone) {
         v = b_.SourceClass(ref->index, ref->output);
@@ -305,13 +341,13 @@ class EMatcher {
     if (eg_.Types(cls).size() != s.outputs.size() || eg_.IsTuple(cls) != (s.outputs.size() != 1))
       return false;
     if (std::find(b_.nodes.begin(), b_.nodes.end(), id) != b_.nodes.end()) return false;
+    const std::vector<Ref>& refs = er_.Inputs(static_cast<int>(k));
     for (size_t j = 0; j < s.inputs.size(); ++j) {
-      const Ref* ref = er_.Find(s.inputs[j]);
+      const Ref* ref = &refs[j];
       const ClassId child = eg_.Find(n.children[j]);
       if (ref->kind == Ref::Kind::kSource) {
         // A producer not bound yet is checked when it is (through its consumers, below).
-        if (b_.nodes[ref->index] != kNone &&
-            b_.SourceClass(ref->index, ref->output) != child)
+        if (b_.nodes[ref->index] != kNone && b_.SourceClass(ref->index, ref->output) != child)
           return false;
       } else if (b_.free[ref->index] != kNone) {
         if (eg_.Find(b_.free[ref->index]) != child) return false;
@@ -323,21 +359,24 @@ class EMatcher {
     // Bound consumers of this statement's outputs must read exactly its values.
     b_.nodes[k] = id;
     bool ok = true;
-    for (size_t c = 0; c < r_.source.size() && ok; ++c) {
-      if (c == k || b_.nodes[c] == kNone) continue;
-      const auto& ins = r_.source[c].inputs;
-      for (size_t p = 0; p < ins.size() && ok; ++p) {
-        const Ref* ref = er_.Find(ins[p]);
-        if (ref->kind == Ref::Kind::kSource && ref->index == static_cast<int>(k)) {
-          ok = eg_.Find(eg_.node(b_.nodes[c]).children[p]) ==
-               b_.SourceClass(static_cast<int>(k), ref->output);
-        }
-      }
+    for (const ERule::Use& u : er_.Uses(static_cast<int>(k))) {
+      if (!ok) break;
+      if (b_.nodes[u.reader] == kNone) continue;
+      ok = eg_.Find(eg_.node(b_.nodes[u.reader]).children[u.operand]) ==
+           b_.SourceClass(static_cast<int>(k), u.output);
     }
     // Literal attribute constraints prune early; the others are checked on a full match.
     const Attrs& attrs = eg_.attrs(n.attrs);
-    for (size_t a = 0; a < s.attrs.size() && ok; ++a) {
-      if (!HasRefs(*s.attrs[a].value)) ok = AttrMatches(attrs, s.attrs[a], b_);
+    for (const ERule::LiteralAttr& a : er_.LiteralAttrs(static_cast<int>(k))) {
+      if (!ok) break;
+      const AttrValue* have = attrs.Find(a.name);
+      if (!have || !a.value) {
+        ok = false;
+      } else if (a.attr && have->index() == a.attr->index()) {
+        ok = *have == *a.attr;  // same kind: compare directly
+      } else {
+        ok = rules::ValuesEqual(rules::FromAttr(*have), *a.value);
+      }
     }
     if (!ok) b_.nodes[k] = kNone;
     return ok;
@@ -360,9 +399,10 @@ class EMatcher {
     if (pos == order_.size()) return Finish();
     const Step& step = order_[pos];
     const size_t k = static_cast<size_t>(step.stmt);
-    for (ENodeId id : Candidates(step)) {
+    std::vector<int>& bound_here = bound_scratch_[pos];
+    for (ENodeId id : Candidates(step, candidate_scratch_[pos])) {
       if (Done()) return;
-      std::vector<int> bound_here;
+      bound_here.clear();
       if (Bind(k, id, &bound_here)) {
         Search(pos + 1);
         b_.nodes[k] = kNone;
@@ -381,8 +421,8 @@ class EMatcher {
     }
     for (size_t k = 0; k < r_.source.size(); ++k) {
       const Attrs& attrs = eg_.attrs(eg_.node(b_.nodes[k]).attrs);
-      for (const AttrSpec& spec : r_.source[k].attrs) {
-        if (HasRefs(*spec.value) && !AttrMatches(attrs, spec, b_)) return;
+      for (const AttrSpec* spec : er_.BoundAttrs(static_cast<int>(k))) {
+        if (!AttrMatches(attrs, *spec, b_)) return;
       }
     }
     for (const rules::Constraint& c : r_.where) {
@@ -407,6 +447,8 @@ class EMatcher {
   EBound b_;
   std::vector<Step> order_;
   std::vector<EMatch> out_;
+  std::vector<std::vector<ENodeId>> candidate_scratch_;  // per search depth
+  std::vector<std::vector<int>> bound_scratch_;          // per search depth
 };
 
 }  // namespace
@@ -425,8 +467,8 @@ StatusOr<bool> ApplyEMatch(EGraph& eg, const ERule& er, const EMatch& m) {
   for (size_t i = 0; i < m.free_classes.size(); ++i) b.free[i] = eg.Find(m.free_classes[i]);
   auto plan_or = PlanTarget(er, b);
   if (!plan_or.ok()) {
-    return Internal("rule '" + r.name + "': a match no longer type-checks: " +
-                    plan_or.status().message());
+    return Internal("rule '" + r.name +
+                    "': a match no longer type-checks: " + plan_or.status().message());
   }
   const TargetPlan plan = std::move(plan_or).value();
   // The replaced values' classes, before anything is added (a projection added if missing).
@@ -456,8 +498,7 @@ StatusOr<bool> ApplyEMatch(EGraph& eg, const ERule& er, const EMatch& m) {
       continue;
     }
     for (size_t k = 0; k < s.outputs.size(); ++k) {
-      REWIRE_ASSIGN_OR_RETURN(values[s.outputs[k]],
-                              eg.AddProject(*cls, static_cast<uint32_t>(k)));
+      REWIRE_ASSIGN_OR_RETURN(values[s.outputs[k]], eg.AddProject(*cls, static_cast<uint32_t>(k)));
     }
   }
   bool changed = eg.num_nodes() != before;
@@ -487,10 +528,9 @@ void MatchBoundary(const EGraph& eg, const ERule& er, const EMatch& m,
   for (const auto& [from, to] : er.rule().outputs) {
     const Ref* ref = er.Find(from);
     const ClassId c = eg.ClassOf(m.nodes[ref->index]);
-    const ClassId p =
-        er.rule().source[ref->index].outputs.size() == 1
-            ? c
-            : eg.FindProject(c, static_cast<uint32_t>(ref->output));
+    const ClassId p = er.rule().source[ref->index].outputs.size() == 1
+                          ? c
+                          : eg.FindProject(c, static_cast<uint32_t>(ref->output));
     replaced->push_back(p == kNone ? c : p);
   }
   for (ClassId c : m.free_classes) inputs->push_back(eg.Find(c));

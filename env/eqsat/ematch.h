@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -63,6 +64,24 @@ class ERule {
   };
   /// The reference of `name`; null for a name the rule does not define.
   const Ref* Find(const std::string& name) const;
+  /// The references of source statement `stmt`'s inputs, in order.
+  const std::vector<Ref>& Inputs(int stmt) const { return inputs_[stmt]; }
+  /// Where an output of a source statement is read by another: reader statement, its operand,
+  /// which output.
+  struct Use {
+    int reader, operand, output;
+  };
+  const std::vector<Use>& Uses(int stmt) const { return uses_[stmt]; }
+  /// Source statement `stmt`'s attribute constraints that name no tensor or node, evaluated once
+  /// (no value: the expression fails, so the statement never matches).
+  struct LiteralAttr {
+    std::string name;
+    std::optional<rules::Value> value;
+    std::optional<AttrValue> attr;  // the value as an attribute, when it converts
+  };
+  const std::vector<LiteralAttr>& LiteralAttrs(int stmt) const { return literal_[stmt]; }
+  /// Source statement `stmt`'s other attribute constraints (checked on a full match).
+  const std::vector<const rules::AttrSpec*>& BoundAttrs(int stmt) const { return bound_[stmt]; }
 
  private:
   const rules::Rule* rule_;
@@ -70,6 +89,10 @@ class ERule {
   bool multi_pattern_ = false;
   size_t max_new_nodes_ = 0;
   std::map<std::string, Ref> refs_;
+  std::vector<std::vector<Ref>> inputs_;
+  std::vector<std::vector<Use>> uses_;
+  std::vector<std::vector<LiteralAttr>> literal_;
+  std::vector<std::vector<const rules::AttrSpec*>> bound_;
 };
 
 /// Bounds on the work of one FindEMatches call.

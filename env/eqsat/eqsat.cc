@@ -24,7 +24,9 @@ StopReason ToStopReason(SaturationStop s) {
   return StopReason::kSaturated;
 }
 
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 }  // namespace
 
@@ -128,8 +130,8 @@ StatusOr<SearchResult> RunEqsatSearch(const Graph& graph, const std::vector<rule
     result.best = std::move(x.graph);
   }
   if (o.progress) {
-    o.progress({result.iterations, eo.iteration_limit, result.final_cost_ms, initial,
-                st.egraph_nodes});
+    o.progress(
+        {result.iterations, eo.iteration_limit, result.final_cost_ms, initial, st.egraph_nodes});
   }
   result.seconds = Since(start);
   return result;

@@ -56,8 +56,8 @@ Status WalkChoice(const EGraph& eg, const Choice& choice, Visit&& visit) {
       Frame& f = stack.back();
       const ENodeId n = f.cls < choice.size() ? choice[f.cls] : kNone;
       if (n == kNone) {
-        return InvalidArgument("the extraction chose no e-node for class " +
-                               std::to_string(f.cls) + " (output '" + root.name + "')");
+        return InvalidArgument("the extraction chose no e-node for class " + std::to_string(f.cls) +
+                               " (output '" + root.name + "')");
       }
       const auto& children = eg.node(n).children;
       if (f.child < children.size()) {
@@ -91,10 +91,10 @@ StatusOr<NodeId> CopyLeaf(const Graph& input, const Node& leaf, Graph& g,
       return g.AddConstant(leaf.name, leaf.data);
     default:
       if (leaf.data) return g.AddWeightData(leaf.name, leaf.data);
-      return g.AddWeight(leaf.name, leaf.outputs[0].shape,
-                         WeightInit{leaf.attrs.GetFloat("init_lo", -0.1f),
-                                    leaf.attrs.GetFloat("init_hi", 0.1f),
-                                    static_cast<uint64_t>(leaf.attrs.GetInt("init_seed", 0))});
+      return g.AddWeight(
+          leaf.name, leaf.outputs[0].shape,
+          WeightInit{leaf.attrs.GetFloat("init_lo", -0.1f), leaf.attrs.GetFloat("init_hi", 0.1f),
+                     static_cast<uint64_t>(leaf.attrs.GetInt("init_seed", 0))});
   }
 }
 
@@ -230,8 +230,7 @@ StatusOr<Choice> GreedyChoice(const EGraph& eg, const ExtractionBasis& basis, Tr
   return choice;
 }
 
-StatusOr<double> ChoiceCost(const EGraph& eg, const ExtractionBasis& basis,
-                            const Choice& choice) {
+StatusOr<double> ChoiceCost(const EGraph& eg, const ExtractionBasis& basis, const Choice& choice) {
   double total = 0;
   REWIRE_RETURN_IF_ERROR(WalkChoice(eg, choice, [&](ClassId c) {
     total += basis.cost[choice[c]];
@@ -261,9 +260,9 @@ StatusOr<Graph> BuildGraph(const EGraph& eg, const Choice& choice) {
       }
       case ENodeKind::kOpaque: {
         const Node& o = input.node(n.aux);
-        REWIRE_ASSIGN_OR_RETURN(id, g.AddOpaque(o.attrs.GetString("onnx_op"),
-                                                o.attrs.GetString("onnx_domain"), ins, o.attrs,
-                                                o.outputs, o.name));
+        REWIRE_ASSIGN_OR_RETURN(
+            id, g.AddOpaque(o.attrs.GetString("onnx_op"), o.attrs.GetString("onnx_domain"), ins,
+                            o.attrs, o.outputs, o.name));
         break;
       }
       case ENodeKind::kProject:

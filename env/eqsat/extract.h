@@ -84,7 +84,7 @@ double ImproveChoice(const EGraph& egraph, const ExtractionBasis& basis, Choice*
                      std::chrono::steady_clock::time_point deadline);
 
 struct IlpOptions {
-  double time_limit_s = 60;
+  double time_limit_s = 1;
   size_t max_nodes = 300000;
   bool warm_start = true;
 };
@@ -118,8 +118,8 @@ struct Extraction {
   double cost_ms = 0;            // of `graph`, before folding
   double greedy_cost_ms = 0;     // the cheaper greedy choice's
   double incumbent_cost_ms = 0;  // ilp: the solver's start (greedy and local search)
-  std::string kind;    // the extraction that produced `graph`: greedy | ilp
-  std::string note;    // the ILP's status, or why greedy extraction was used instead
+  std::string kind;              // the extraction that produced `graph`: greedy | ilp
+  std::string note;              // the ILP's status, or why greedy extraction was used instead
   double seconds = 0;
   double ilp_seconds = 0;
   size_t ilp_variables = 0, ilp_constraints = 0;

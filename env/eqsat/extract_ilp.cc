@@ -280,8 +280,7 @@ void Solve(const EGraph& eg, const ExtractionBasis& b, const Problem& p, const C
   if (o.warm_start) {
     const std::vector<int> cols = IncumbentColumns(eg, p, incumbent);
     const std::vector<double> ones(cols.size(), 1.0);
-    if (!cols.empty())
-      Cbc_setMIPStartI(m, static_cast<int>(cols.size()), cols.data(), ones.data());
+    if (!cols.empty()) Cbc_setMIPStartI(m, static_cast<int>(cols.size()), cols.data(), ones.data());
   }
   std::fflush(stdout);  // CBC writes to stdout when it insists; keep ours ordered before it
   Cbc_solve(m);
@@ -305,9 +304,9 @@ void Solve(const EGraph& eg, const ExtractionBasis& b, const Problem& p, const C
     out->note = "optimal";
   } else {
     char gap[128];
-    std::snprintf(gap, sizeof(gap), "stopped by the time limit of %s, within %.2f%% of the bound",
-                  limit,
-                  out->objective > 0 ? 100.0 * (out->objective - out->bound) / out->objective : 0.0);
+    std::snprintf(
+        gap, sizeof(gap), "stopped by the time limit of %s, within %.2f%% of the bound", limit,
+        out->objective > 0 ? 100.0 * (out->objective - out->bound) / out->objective : 0.0);
     out->note = time_limit ? gap : "stopped before proving optimality";
   }
   out->choice.assign(eg.class_bound(), kNone);

@@ -14,12 +14,16 @@ StatusOr<double> GreedyScore(EGraph& eg, CostModel& cost) {
   REWIRE_RETURN_IF_ERROR(CostENodes(eg, cost));
   const ExtractionBasis basis = MakeBasis(eg);
   double best = std::numeric_limits<double>::infinity();
+  Choice pick;
   for (TreeCost kind : {TreeCost::kPerConsumer, TreeCost::kSharedTuples}) {
     REWIRE_ASSIGN_OR_RETURN(Choice c, GreedyChoice(eg, basis, kind));
     REWIRE_ASSIGN_OR_RETURN(double v, ChoiceCost(eg, basis, c));
-    best = std::min(best, v);
+    if (v < best) {
+      best = v;
+      pick = std::move(c);
+    }
   }
-  return best;
+  return ImproveChoice(eg, basis, &pick, Clock::time_point::max());
 }
 
 namespace {
@@ -87,14 +91,22 @@ class Mcts {
   }
 
  private:
-  /// The actions at `state`: one full round of every rule, then each rule with a new match.
+  /// The actions at `state`: a round of every rule, then a round of each class of rules
+  /// (Rule::rule_class: fusion, merge, layout, ...) that has a new match.
   void Actions(const RewriteState& state) {
     actions_.clear();
     std::vector<int> all;
+    std::vector<std::string> classes;
     for (const ERule& r : rules_) {
       if (FindEMatches(state.egraph, r, 1, &state.applied).empty()) continue;
       all.push_back(r.index());
-      actions_.push_back({r.index()});
+      const auto it = std::find(classes.begin(), classes.end(), r.rule().rule_class);
+      if (it == classes.end()) {
+        classes.push_back(r.rule().rule_class);
+        actions_.push_back({r.index()});
+      } else {
+        actions_[it - classes.begin()].push_back(r.index());
+      }
     }
     if (actions_.size() > 1) actions_.insert(actions_.begin(), all);
   }
@@ -139,8 +151,7 @@ class Mcts {
 
   Status Simulate() {
     int node = 0;
-    while (tree_[node].untried.empty() && !tree_[node].children.empty() &&
-           !tree_[node].terminal) {
+    while (tree_[node].untried.empty() && !tree_[node].children.empty() && !tree_[node].terminal) {
       int best = -1;
       double best_uct = -std::numeric_limits<double>::infinity();
       for (int c : tree_[node].children) {

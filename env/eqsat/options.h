@@ -21,7 +21,7 @@ struct EqsatOptions {
   /// result as the incumbent and the fallback).
   std::string extraction = "ilp";
   /// Seconds the ILP solver may take (the greedy result is kept when it finds nothing better).
-  double ilp_time_limit_s = 60;
+  double ilp_time_limit_s = 1;
   /// Extractable e-nodes above which no ILP is built (greedy extraction, with a note).
   size_t ilp_max_nodes = 300000;
   /// Give the ILP solver the greedy extraction as its first solution.
@@ -29,13 +29,13 @@ struct EqsatOptions {
 
   // ---------------------------------------------------------------- mcts-eqsat
   /// Simulations (select, expand one rule application, roll out, score) per committed action.
-  int mcts_simulations = 16;
+  int mcts_simulations = 8;
   /// Random actions in a rollout after the tree's path.
-  int mcts_rollout_depth = 3;
+  int mcts_rollout_depth = 1;
   /// UCT exploration constant (rewards are fractions of the input's cost).
   double mcts_exploration = 0.5;
   /// Committed actions at most.
-  int mcts_max_steps = 30;
+  int mcts_max_steps = 20;
 };
 
 /// The extraction kinds EqsatOptions::extraction accepts.

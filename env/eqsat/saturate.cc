@@ -34,8 +34,8 @@ struct Pending {
 /// Matches of every rule of `which` not applied before, one list per rule.
 std::vector<std::vector<Pending>> NewMatches(const RewriteState& state,
                                              const std::vector<ERule>& rules,
-                                             const std::vector<int>& which,
-                                             const RoundOptions& o, RoundResult* out) {
+                                             const std::vector<int>& which, const RoundOptions& o,
+                                             RoundResult* out) {
   std::vector<std::vector<Pending>> per_rule;
   per_rule.reserve(which.size());
   for (size_t i = 0; i < which.size(); ++i) {
@@ -50,8 +50,8 @@ std::vector<std::vector<Pending>> NewMatches(const RewriteState& state,
     MatchBudget budget;
     budget.max_steps = o.match_steps;
     budget.deadline = o.deadline;
-    for (EMatch& m : FindEMatches(state.egraph, rule, limit > 0 ? limit + 1 : 0,
-                                  &state.applied, &budget)) {
+    for (EMatch& m :
+         FindEMatches(state.egraph, rule, limit > 0 ? limit + 1 : 0, &state.applied, &budget)) {
       const uint64_t key = EMatchKey(state.egraph, m);
       uint64_t class_key = 0;
       if (rule.multi_pattern()) {

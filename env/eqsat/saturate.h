@@ -51,8 +51,8 @@ struct RoundResult {
   bool time_limit = false;  // the deadline passed during the round
   size_t matches = 0;       // new matches found
   size_t applied = 0;
-  size_t cycle_skips = 0;  // multi-pattern matches skipped because they would close a cycle
-  size_t blacklisted = 0;  // e-nodes blacklisted by cycle filtering after the round
+  size_t cycle_skips = 0;       // multi-pattern matches skipped because they would close a cycle
+  size_t blacklisted = 0;       // e-nodes blacklisted by cycle filtering after the round
   std::vector<int> over_limit;  // rules that found more new matches than their limit
 };
 

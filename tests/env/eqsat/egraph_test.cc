@@ -91,14 +91,15 @@ TEST(EGraph, AddOpIsHashConsedAndTypeChecked) {
   const size_t before = eg.num_nodes();
   const ClassId relu = Must(eg.AddOp(OpType::kRelu, {}, {x}));
   EXPECT_EQ(eg.num_nodes(), before);  // already there
-  const ClassId split = Must(eg.AddOp(OpType::kSplit, {{"axis", int64_t{0}}, {"split", Ints{1, 3}}}, {relu}));
+  const ClassId split =
+      Must(eg.AddOp(OpType::kSplit, {{"axis", int64_t{0}}, {"split", Ints{1, 3}}}, {relu}));
   EXPECT_TRUE(eg.IsTuple(split));
   const ClassId second = Must(eg.AddProject(split, 1));
   EXPECT_EQ(eg.Types(second)[0], F32({3, 4}));
   EXPECT_EQ(eg.FindProject(split, 1), second);
   EXPECT_EQ(eg.FindProject(split, 0), kNone);
   EXPECT_FALSE(eg.AddProject(split, 2).ok());
-  EXPECT_FALSE(eg.AddOp(OpType::kRelu, {}, {split}).ok());  // a tuple is not a value
+  EXPECT_FALSE(eg.AddOp(OpType::kRelu, {}, {split}).ok());           // a tuple is not a value
   EXPECT_FALSE(eg.AddOp(OpType::kMatMul, {}, {relu, second}).ok());  // [4,4] x [3,4]
 }
 
@@ -108,7 +109,8 @@ TEST(EGraph, ExtractingTheUnchangedEGraphGivesBackTheInput) {
   const NodeId w = Must(g.AddWeight("w", {4, 4}, {}));
   const NodeId r = Must(g.AddOp(OpType::kRelu, {V(x)}, {}, "relu"));
   const NodeId mm = Must(g.AddOp(OpType::kMatMul, {V(r), V(w)}, {}, "mm"));
-  const NodeId s = Must(g.AddOp(OpType::kSplit, {V(mm)}, {{"axis", int64_t{1}}, {"split", Ints{1, 3}}}));
+  const NodeId s =
+      Must(g.AddOp(OpType::kSplit, {V(mm)}, {{"axis", int64_t{1}}, {"split", Ints{1, 3}}}));
   ASSERT_TRUE(g.AddOutput("a", V(s, 0)).ok());
   ASSERT_TRUE(g.AddOutput("b", V(s, 1)).ok());
   auto cost = rewire::testing::AnalyticCost();

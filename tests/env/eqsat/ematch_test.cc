@@ -154,7 +154,8 @@ TEST(EMatch, PrecedesMatchesEachPairOfClassesOnce) {
 TEST(EMatch, MatchesAMultiOutputStatementThroughItsProjections) {
   Graph g;
   const NodeId x = Must(g.AddInput("x", F32({6, 4})));
-  const NodeId s = Must(g.AddOp(OpType::kSplit, {V(x)}, {{"axis", int64_t{0}}, {"split", Ints{2, 4}}}));
+  const NodeId s =
+      Must(g.AddOp(OpType::kSplit, {V(x)}, {{"axis", int64_t{0}}, {"split", Ints{2, 4}}}));
   const NodeId r1 = Must(g.AddOp(OpType::kRelu, {V(s, 0)}));
   const NodeId r2 = Must(g.AddOp(OpType::kRelu, {V(s, 1)}));
   ASSERT_TRUE(g.AddOutput("p", V(r1)).ok());
@@ -190,7 +191,8 @@ TEST(EMatch, LimitsAndSkipsBoundTheSearch) {
   Graph h;
   for (int i = 0; i < 4; ++i) {
     const NodeId in = Must(h.AddInput("x" + std::to_string(i), F32({2, 3})));
-    ASSERT_TRUE(h.AddOutput("y" + std::to_string(i), V(Must(h.AddOp(OpType::kRelu, {V(in)})))).ok());
+    ASSERT_TRUE(
+        h.AddOutput("y" + std::to_string(i), V(Must(h.AddOp(OpType::kRelu, {V(in)})))).ok());
   }
   const EGraph eg = Must(EGraph::FromGraph(h));
   const auto rules = Parse(kMergeRelu);
