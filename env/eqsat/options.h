@@ -38,7 +38,4 @@ struct EqsatOptions {
   int mcts_max_steps = 20;
 };
 
-/// The extraction kinds EqsatOptions::extraction accepts.
-inline const char* const kEqsatExtractions[] = {"greedy", "ilp"};
-
 }  // namespace rewire
