@@ -67,8 +67,9 @@ StatusOr<SearchResult> RunEqsatSearch(const Graph& graph, const std::vector<rule
   }
   if (eo.filter_cycles) FilterCycles(state.egraph);
   const double initial = result.initial_cost_ms;
+  const int rounds = o.algorithm == "mcts-eqsat" ? eo.mcts_max_steps : eo.iteration_limit;
   auto progress = [&](int it, const EGraph& eg) {
-    if (o.progress) o.progress({it, eo.iteration_limit, initial, initial, eg.num_nodes()});
+    if (o.progress) o.progress({it, rounds, initial, initial, eg.num_nodes()});
   };
   EqsatStats& st = result.eqsat;
   if (o.algorithm == "mcts-eqsat") {
@@ -130,8 +131,7 @@ StatusOr<SearchResult> RunEqsatSearch(const Graph& graph, const std::vector<rule
     result.best = std::move(x.graph);
   }
   if (o.progress) {
-    o.progress(
-        {result.iterations, eo.iteration_limit, result.final_cost_ms, initial, st.egraph_nodes});
+    o.progress({result.iterations, rounds, result.final_cost_ms, initial, st.egraph_nodes});
   }
   result.seconds = Since(start);
   return result;
