@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "env/eqsat/eqsat.h"
 #include "graph/rules/candidates.h"
 
 namespace rewire {
@@ -230,6 +231,10 @@ const char* StopReasonName(StopReason r) {
       return "budget";
     case StopReason::kTimeLimit:
       return "time limit";
+    case StopReason::kNodeLimit:
+      return "node limit";
+    case StopReason::kIterationLimit:
+      return "iteration limit";
   }
   return "?";
 }
@@ -276,7 +281,8 @@ std::vector<size_t> SpreadPrefixes(size_t n, int count) {
 }
 
 const std::vector<std::string>& SearchAlgorithms() {
-  static const std::vector<std::string> names = {"greedy", "backtrack", "random"};
+  static const std::vector<std::string> names = {"greedy", "backtrack", "random", "eqsat",
+                                                 "mcts-eqsat"};
   return names;
 }
 
@@ -285,7 +291,10 @@ StatusOr<SearchResult> RunSearch(const Graph& graph, const std::vector<rules::Ru
   const auto& names = SearchAlgorithms();
   if (std::find(names.begin(), names.end(), options.algorithm) == names.end()) {
     return InvalidArgument("unknown search '" + options.algorithm +
-                           "' (known: greedy, backtrack, random)");
+                           "' (known: greedy, backtrack, random, eqsat, mcts-eqsat)");
+  }
+  if (options.algorithm == "eqsat" || options.algorithm == "mcts-eqsat") {
+    return eqsat::RunEqsatSearch(graph, rules, cost, options);
   }
   if (options.budget < 1)
     return InvalidArgument("the search budget must be at least 1, got " +

@@ -11,6 +11,7 @@
 #include "kernels/cost_backends.h"
 #include "kernels/rule_verify.h"
 #include "launch/commands.h"
+#include "launch/eqsat_options.h"
 #include "learner/agent_searches.h"
 #include "pipeline/optimize.h"
 #include "pipeline/report.h"
@@ -94,9 +95,13 @@ void PrintReport(const OptimizeReport& r, double rtol, int operators_before) {
   std::printf("final cost       %.4f ms\n", done.final_cost_ms);
   std::printf("speedup          %.3fx\n", speedup);
   std::printf("operators        %d -> %d\n", operators_before, done.graph.NumOperators());
-  std::printf("rewrites         %zu\n", s.steps.size());
+  if (s.eqsat.extraction.empty() || !s.steps.empty())
+    std::printf("rewrites         %zu\n", s.steps.size());
+  else
+    std::printf("rewrites         none in sequence: the graph is extracted from the e-graph\n");
   for (const SearchStep& step : s.steps)
     std::printf("  %-44s %.4f ms\n", step.rule.c_str(), step.cost_ms);
+  if (!s.eqsat.extraction.empty()) std::printf("e-graph          %s\n", EqsatSummary(s).c_str());
   std::printf("verified         %s (max abs error %.3g, max rel error %.3g, tolerance %.0e)\n",
               v.verified ? "yes" : "NO", v.max_abs, v.max_rel, rtol);
   for (const CostPrediction& p : done.predictions) {
@@ -112,8 +117,9 @@ void AddSearchFlags(CLI::App& cmd, OptimizeOptions& o, const SearchRegistry& sea
   OptimizeRequest& q = o.request;
   cmd.add_option(
          "--search", q.search.algorithm,
-         "greedy | backtrack | random | rl (policy rollouts) | guided (beam search guided by the "
-         "policy and its value); rl and guided need --policy")
+         "greedy | backtrack | random | eqsat (equality saturation, then extraction) | "
+         "mcts-eqsat (the e-graph built by tree search) | rl (policy rollouts) | guided (beam "
+         "search guided by the policy and its value); rl and guided need --policy")
       ->check(CLI::IsMember(searches.Names()))
       ->capture_default_str();
   cmd.add_option("--budget", q.search.budget, "Graphs explored at most")->capture_default_str();
@@ -126,6 +132,7 @@ void AddSearchFlags(CLI::App& cmd, OptimizeOptions& o, const SearchRegistry& sea
       ->capture_default_str();
   cmd.add_option("--time-limit", q.search.time_limit_s, "Seconds (0: none)");
   cmd.add_option("--search-seed", q.search.seed, "Seed of the random search");
+  AddEqsatOptions(cmd, q.search.eqsat);
   cmd.add_option("--policy", q.policy, "rl: policy checkpoint (from `rewire train`)");
   cmd.add_option("--samples", q.agent.samples, "rl: sampled rollouts besides the greedy-policy one")
       ->capture_default_str()

@@ -48,6 +48,30 @@ void VerdictJson(const OptimizeReport& r, Json& js) {
   js["runtime_chosen"] = v.chosen;
 }
 
+/// The e-graph and its extraction, for the equality-saturation searches.
+void EqsatJson(const SearchResult& r, Json& js) {
+  const EqsatStats& s = r.eqsat;
+  if (s.extraction.empty()) return;
+  js["eqsat"] = Json{{"iterations", r.iterations},
+                     {"egraph_nodes", s.egraph_nodes},
+                     {"egraph_classes", s.egraph_classes},
+                     {"blacklisted", s.blacklisted},
+                     {"memory_bytes", s.memory_bytes},
+                     {"matches", s.matches},
+                     {"cycle_skips", s.cycle_skips},
+                     {"extraction", s.extraction},
+                     {"note", s.note},
+                     {"extracted_cost_ms", JsonDecimal(s.extracted_cost_ms)},
+                     {"greedy_cost_ms", JsonDecimal(s.greedy_cost_ms)},
+                     {"incumbent_cost_ms", JsonDecimal(s.incumbent_cost_ms)},
+                     {"build_seconds", JsonDecimal(s.build_seconds)},
+                     {"extract_seconds", JsonDecimal(s.extract_seconds)},
+                     {"ilp_seconds", JsonDecimal(s.ilp_seconds)},
+                     {"ilp_variables", s.ilp_variables},
+                     {"ilp_constraints", s.ilp_constraints},
+                     {"mcts_simulations", s.mcts_simulations}};
+}
+
 }  // namespace
 
 Json ReportJson(const OptimizeReport& r) {
@@ -86,6 +110,7 @@ Json ReportJson(const OptimizeReport& r) {
     for (const auto& [name, value] : s.stats) stats[name] = JsonDecimal(value);
     js["search_stats"] = std::move(stats);
   }
+  EqsatJson(s, js);
   if (!r.verdict.decision.empty()) VerdictJson(r, js);
   js["onnx_custom_ops"] = r.onnx_custom_ops;
   return js;

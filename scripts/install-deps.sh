@@ -16,6 +16,8 @@ packages=(
   libpng-dev
   libzmq3-dev cppzmq-dev libcereal-dev libtomlplusplus-dev libsodium-dev
   libsqlite3-dev libcli11-dev libfmt-dev zlib1g-dev nlohmann-json3-dev
+  # the extraction ILP of --search eqsat (COIN-OR CBC)
+  coinor-libcbc-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   # test-time reference models and checkers (for /usr/bin/python3)
   python3 python3-numpy python3-torch python3-torchvision python3-onnx

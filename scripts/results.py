@@ -151,14 +151,16 @@ def write(path, rows, latency_rows, budget, seconds):
         lines.append(f"| {r['name']} | {r['cost_model']} | {r['speedup']:.3f}x | {before:.2f} | {after:.2f} | "
                      f"{before / after if after else 0:.3f}x |")
     lines += ["", f"Total time to produce this page: {seconds / 60:.1f} minutes.", ""]
-    # Sections produced by other scripts are kept as they are: scripts/ort_results.py's between its
-    # markers, and scripts/rules_table.sh's from its heading on.
-    begin, end = "<!-- ort-results:begin -->", "<!-- ort-results:end -->"
+    # Sections produced by other scripts are kept as they are: scripts/ort_results.py's and
+    # scripts/eqsat_results.py's between their markers, and scripts/rules_table.sh's from its
+    # heading on.
     old = open(path).read() if os.path.exists(path) else ""
-    if begin in old and end in old:
-        ort = old[old.index(begin):old.index(end) + len(end)]
-        lines += [ort, ""]
-        old = old.replace(ort, "")
+    for name in ("ort-results", "eqsat-results"):
+        begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+        if begin in old and end in old:
+            section = old[old.index(begin):old.index(end) + len(end)]
+            lines += [section, ""]
+            old = old.replace(section, "")
     kept = "## Hand and generated rules"
     if kept in old:
         lines.append(old[old.index(kept):].rstrip("\n") + "\n")

@@ -41,8 +41,7 @@ TEST(Cli, ModelsListsEveryZooModelWithOperatorCounts) {
   auto r = Rewire("models");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const ModelInfo& m : ZooModels()) {
-    EXPECT_NE(r.output.find("\n" + m.name + " "), std::string::npos) << m.name << "\n"
-                                                                      << r.output;
+    EXPECT_NE(r.output.find("\n" + m.name + " "), std::string::npos) << m.name << "\n" << r.output;
   }
   EXPECT_GE(ZooModels().size(), std::size(kZoo));
   EXPECT_EQ(CountLines(r.output), static_cast<int>(ZooModels().size()) + 1) << r.output;

@@ -111,7 +111,7 @@ TEST(OptimizePipeline, RequestsAreCheckedBeforeAnyWork) {
   OptimizeRequest unknown;
   unknown.search.algorithm = "annealing";
   EXPECT_NE(message(unknown).find("unknown search 'annealing' (known: greedy, backtrack, random, "
-                                  "needs-policy)"),
+                                  "eqsat, mcts-eqsat, needs-policy)"),
             std::string::npos)
       << message(unknown);
   OptimizeRequest missing;

@@ -1,0 +1,357 @@
+#include "env/eqsat/extract.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <unordered_map>
+
+namespace rewire::eqsat {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+/// The cost of an op e-node: the operator built alone on inputs of its operand types.
+StatusOr<double> OpENodeCost(const EGraph& eg, const ENode& n, CostModel& cost) {
+  Graph g;
+  std::vector<ValueRef> inputs;
+  for (size_t i = 0; i < n.children.size(); ++i) {
+    REWIRE_ASSIGN_OR_RETURN(NodeId x,
+                            g.AddInput("x" + std::to_string(i), eg.Types(n.children[i])[0]));
+    inputs.push_back({x, 0});
+  }
+  REWIRE_ASSIGN_OR_RETURN(NodeId id, g.AddOp(n.op, inputs, eg.attrs(n.attrs)));
+  return cost.NodeCostMs(g, id, /*weight_only=*/false);
+}
+
+/// Key of an op e-node's cost: op, attributes and operand types.
+std::string CostKey(const EGraph& eg, const ENode& n) {
+  std::string key = std::to_string(static_cast<int>(n.op)) + "#" + std::to_string(n.attrs);
+  for (ClassId c : n.children) key += "|" + eg.Types(c)[0].ToString();
+  return key;
+}
+
+/// Post-order walk of the classes a choice uses from the roots; `visit(c)` runs once per class,
+/// after its operands'. Errors: a class without a choice, a cycle.
+template <typename Visit>
+Status WalkChoice(const EGraph& eg, const Choice& choice, Visit&& visit) {
+  std::vector<uint8_t> state(eg.class_bound(), 0);  // 0 new, 1 on the path, 2 done
+  struct Frame {
+    ClassId cls;
+    size_t child;
+  };
+  std::vector<Frame> stack;
+  for (const EGraph::Root& root : eg.roots()) {
+    const ClassId r = eg.Find(root.cls);
+    if (state[r] == 2) continue;
+    stack.push_back({r, 0});
+    state[r] = 1;
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      const ENodeId n = f.cls < choice.size() ? choice[f.cls] : kNone;
+      if (n == kNone) {
+        return InvalidArgument("the extraction chose no e-node for class " + std::to_string(f.cls) +
+                               " (output '" + root.name + "')");
+      }
+      const auto& children = eg.node(n).children;
+      if (f.child < children.size()) {
+        const ClassId k = eg.Find(children[f.child++]);
+        if (state[k] == 1) {
+          return Internal("the extraction is cyclic: class " + std::to_string(k) +
+                          " depends on itself");
+        }
+        if (state[k] == 0) {
+          state[k] = 1;
+          stack.push_back({k, 0});
+        }
+        continue;
+      }
+      const ClassId done = f.cls;
+      stack.pop_back();
+      state[done] = 2;
+      REWIRE_RETURN_IF_ERROR(visit(done));
+    }
+  }
+  return Status::Ok();
+}
+
+/// The graph node for a leaf e-node, copied from the input graph (inputs exist already).
+StatusOr<NodeId> CopyLeaf(const Graph& input, const Node& leaf, Graph& g,
+                          const std::unordered_map<NodeId, NodeId>& inputs) {
+  switch (leaf.op) {
+    case OpType::kInput:
+      return inputs.at(leaf.id);
+    case OpType::kConstant:
+      return g.AddConstant(leaf.name, leaf.data);
+    default:
+      if (leaf.data) return g.AddWeightData(leaf.name, leaf.data);
+      return g.AddWeight(
+          leaf.name, leaf.outputs[0].shape,
+          WeightInit{leaf.attrs.GetFloat("init_lo", -0.1f), leaf.attrs.GetFloat("init_hi", 0.1f),
+                     static_cast<uint64_t>(leaf.attrs.GetInt("init_seed", 0))});
+  }
+}
+
+}  // namespace
+
+Status CostENodes(EGraph& eg, CostModel& cost) {
+  std::unordered_map<std::string, double> memo;
+  for (ENodeId id = 0; id < eg.node_bound(); ++id) {
+    if (!eg.Usable(id) || eg.NodeCost(id) >= 0) continue;
+    const ENode& n = eg.node(id);
+    double ms = 0;
+    if (n.kind == ENodeKind::kOpaque) {
+      REWIRE_ASSIGN_OR_RETURN(ms, cost.NodeCostMs(eg.input(), n.aux, /*weight_only=*/false));
+    } else if (n.kind == ENodeKind::kOp && !IsViewOp(n.op)) {
+      const std::string key = CostKey(eg, n);
+      auto it = memo.find(key);
+      if (it == memo.end()) {
+        REWIRE_ASSIGN_OR_RETURN(double c, OpENodeCost(eg, n, cost));
+        it = memo.emplace(key, c).first;
+      }
+      ms = it->second;
+    }
+    eg.SetNodeCost(id, ms);
+  }
+  return Status::Ok();
+}
+
+ExtractionBasis MakeBasis(const EGraph& eg) {
+  ExtractionBasis b;
+  b.weight_only.assign(eg.class_bound(), false);
+  // Least fixed point: a class is weight-only once one of its usable e-nodes is.
+  auto node_wo = [&](ENodeId id) {
+    const ENode& n = eg.node(id);
+    switch (n.kind) {
+      case ENodeKind::kLeaf:
+        return n.op == OpType::kWeight || n.op == OpType::kConstant;
+      case ENodeKind::kOpaque:
+        return false;
+      case ENodeKind::kProject:
+      case ENodeKind::kOp:
+        return !n.children.empty() &&
+               std::all_of(n.children.begin(), n.children.end(),
+                           [&](ClassId c) { return b.weight_only[eg.Find(c)]; });
+    }
+    return false;
+  };
+  std::vector<ClassId> work;
+  for (ENodeId id = 0; id < eg.node_bound(); ++id) {
+    if (eg.Usable(id) && eg.node(id).kind == ENodeKind::kLeaf && node_wo(id)) {
+      const ClassId c = eg.ClassOf(id);
+      if (!b.weight_only[c]) {
+        b.weight_only[c] = true;
+        work.push_back(c);
+      }
+    }
+  }
+  while (!work.empty()) {
+    const ClassId c = work.back();
+    work.pop_back();
+    for (ENodeId p : eg.Parents(c)) {
+      if (!eg.Usable(p)) continue;
+      const ClassId pc = eg.ClassOf(p);
+      if (b.weight_only[pc] || !node_wo(p)) continue;
+      b.weight_only[pc] = true;
+      work.push_back(pc);
+    }
+  }
+  b.extractable.assign(eg.node_bound(), false);
+  b.cost.assign(eg.node_bound(), 0.0);
+  for (ENodeId id = 0; id < eg.node_bound(); ++id) {
+    if (!eg.Usable(id)) continue;
+    const ClassId c = eg.ClassOf(id);
+    bool ok = true;
+    for (ClassId ch : eg.node(id).children) ok = ok && eg.Find(ch) != c;
+    const bool wo = node_wo(id);
+    b.extractable[id] = ok && (!b.weight_only[c] || wo);
+    b.cost[id] = wo ? 0.0 : std::max(0.0, eg.NodeCost(id));
+  }
+  return b;
+}
+
+StatusOr<Choice> GreedyChoice(const EGraph& eg, const ExtractionBasis& basis, TreeCost kind) {
+  const ClassId bound = eg.class_bound();
+  std::vector<double> best(bound, kInf);
+  Choice choice(bound, kNone);
+  std::vector<bool> queued(bound, false);
+  std::deque<ClassId> queue;
+  for (ClassId c : eg.Classes()) {
+    queue.push_back(c);
+    queued[c] = true;
+  }
+  auto value = [&](ENodeId id) {
+    const ENode& n = eg.node(id);
+    if (kind == TreeCost::kSharedTuples && n.kind == ENodeKind::kProject) {
+      const ClassId t = eg.Find(n.children[0]);
+      return best[t] / static_cast<double>(eg.Types(t).size());
+    }
+    double v = basis.cost[id];
+    for (ClassId ch : n.children) v += best[eg.Find(ch)];
+    return v;
+  };
+  while (!queue.empty()) {
+    const ClassId c = queue.front();
+    queue.pop_front();
+    queued[c] = false;
+    bool improved = false;
+    for (ENodeId n : eg.Nodes(c)) {
+      if (!basis.extractable[n]) continue;
+      const double v = value(n);
+      // Strict improvements only: a choice never points into a cycle (see extract.h).
+      if (v < best[c] - 1e-12 * std::max(1.0, std::abs(v))) {
+        best[c] = v;
+        choice[c] = n;
+        improved = true;
+      }
+    }
+    if (!improved) continue;
+    for (ENodeId p : eg.Parents(c)) {
+      if (!eg.Usable(p)) continue;
+      const ClassId pc = eg.ClassOf(p);
+      if (!queued[pc]) {
+        queued[pc] = true;
+        queue.push_back(pc);
+      }
+    }
+  }
+  for (const EGraph::Root& root : eg.roots()) {
+    if (best[eg.Find(root.cls)] == kInf) {
+      return InvalidArgument("output '" + root.name +
+                             "' has no acyclic extraction through usable e-nodes");
+    }
+  }
+  return choice;
+}
+
+StatusOr<double> ChoiceCost(const EGraph& eg, const ExtractionBasis& basis, const Choice& choice) {
+  double total = 0;
+  REWIRE_RETURN_IF_ERROR(WalkChoice(eg, choice, [&](ClassId c) {
+    total += basis.cost[choice[c]];
+    return Status::Ok();
+  }));
+  return total;
+}
+
+StatusOr<Graph> BuildGraph(const EGraph& eg, const Choice& choice) {
+  const Graph& input = eg.input();
+  Graph g;
+  std::unordered_map<NodeId, NodeId> inputs;  // input graph's Input -> new
+  for (NodeId id : input.inputs()) {
+    const Node& n = input.node(id);
+    REWIRE_ASSIGN_OR_RETURN(inputs[id], g.AddInput(n.name, n.outputs[0]));
+  }
+  std::vector<ValueRef> value(eg.class_bound());  // a tuple class: its node, output 0
+  REWIRE_RETURN_IF_ERROR(WalkChoice(eg, choice, [&](ClassId c) -> Status {
+    const ENode& n = eg.node(choice[c]);
+    std::vector<ValueRef> ins;
+    for (ClassId ch : n.children) ins.push_back(value[eg.Find(ch)]);
+    NodeId id = kNoNode;
+    switch (n.kind) {
+      case ENodeKind::kLeaf: {
+        REWIRE_ASSIGN_OR_RETURN(id, CopyLeaf(input, input.node(n.aux), g, inputs));
+        break;
+      }
+      case ENodeKind::kOpaque: {
+        const Node& o = input.node(n.aux);
+        REWIRE_ASSIGN_OR_RETURN(
+            id, g.AddOpaque(o.attrs.GetString("onnx_op"), o.attrs.GetString("onnx_domain"), ins,
+                            o.attrs, o.outputs, o.name));
+        break;
+      }
+      case ENodeKind::kProject:
+        value[c] = ValueRef{ins[0].node, n.aux};
+        return Status::Ok();
+      case ENodeKind::kOp: {
+        const NodeId origin = eg.Origin(choice[c]);
+        REWIRE_ASSIGN_OR_RETURN(id, g.AddOp(n.op, ins, eg.attrs(n.attrs),
+                                            origin == kNoNode ? "" : input.node(origin).name));
+        break;
+      }
+    }
+    value[c] = ValueRef{id, 0};
+    return Status::Ok();
+  }));
+  for (const EGraph::Root& root : eg.roots()) {
+    REWIRE_RETURN_IF_ERROR(g.AddOutput(root.name, value[eg.Find(root.cls)]));
+  }
+  return g;
+}
+
+Choice InputChoice(const EGraph& eg, const ExtractionBasis& basis, const Choice& fallback) {
+  Choice choice = fallback;
+  for (ClassId c : eg.Classes()) {
+    for (ENodeId n : eg.Nodes(c)) {
+      if (basis.extractable[n] && eg.Origin(n) != kNoNode) {
+        choice[c] = n;
+        break;
+      }
+    }
+  }
+  return choice;
+}
+
+StatusOr<Extraction> Extract(EGraph& eg, CostModel& cost, const ExtractOptions& o) {
+  if (o.kind != "greedy" && o.kind != "ilp") {
+    return InvalidArgument("unknown extraction '" + o.kind + "' (known: greedy, ilp)");
+  }
+  const auto start = Clock::now();
+  REWIRE_RETURN_IF_ERROR(CostENodes(eg, cost));
+  const ExtractionBasis basis = MakeBasis(eg);
+  REWIRE_ASSIGN_OR_RETURN(Choice tree, GreedyChoice(eg, basis, TreeCost::kPerConsumer));
+  REWIRE_ASSIGN_OR_RETURN(Choice shared, GreedyChoice(eg, basis, TreeCost::kSharedTuples));
+  REWIRE_ASSIGN_OR_RETURN(const double tree_cost, ChoiceCost(eg, basis, tree));
+  REWIRE_ASSIGN_OR_RETURN(const double shared_cost, ChoiceCost(eg, basis, shared));
+  Extraction out;
+  Choice best = shared_cost < tree_cost ? shared : tree;
+  double best_cost = std::min(shared_cost, tree_cost);
+  out.greedy_cost_ms = best_cost;
+  out.kind = "greedy";
+  if (o.kind == "ilp") {
+    // The solver starts from, and falls back to, the best of local search from each greedy
+    // choice and from the input graph's own e-nodes (a few passes, bounded by their count).
+    const auto deadline = Clock::time_point::max();
+    std::vector<Choice> seeds = {std::move(tree), std::move(shared), InputChoice(eg, basis, best)};
+    for (Choice& seed : seeds) {
+      if (!ChoiceCost(eg, basis, seed).ok()) continue;  // the input's e-nodes may close a cycle
+      const double cost = ImproveChoice(eg, basis, &seed, deadline);
+      if (cost < best_cost) {
+        best_cost = cost;
+        best = std::move(seed);
+      }
+    }
+    out.incumbent_cost_ms = best_cost;
+    const IlpOutcome ilp = IlpChoice(eg, basis, best, o.ilp);
+    out.ilp_seconds = ilp.seconds;
+    out.ilp_variables = ilp.variables;
+    out.ilp_constraints = ilp.constraints;
+    StatusOr<double> ilp_cost =
+        ilp.solved ? ChoiceCost(eg, basis, ilp.choice) : StatusOr<double>(0.0);
+    if (!ilp.solved) {
+      out.note = "ILP: " + ilp.note + "; greedy extraction (with local search) used instead";
+    } else if (!ilp_cost.ok()) {
+      out.note = "ILP: its solution does not extract (" + ilp_cost.status().message() +
+                 "); greedy extraction (with local search) used instead";
+    } else if (*ilp_cost > best_cost * (1 + 1e-9)) {
+      out.note =
+          "ILP: its solution costs more than greedy extraction's (with local search), used instead";
+    } else {
+      out.kind = "ilp";
+      out.note = ilp.note;
+      best = ilp.choice;
+      best_cost = *ilp_cost;
+    }
+  }
+  REWIRE_ASSIGN_OR_RETURN(out.graph, BuildGraph(eg, best));
+  out.cost_ms = best_cost;
+  out.seconds = Seconds(start);
+  return out;
+}
+
+}  // namespace rewire::eqsat

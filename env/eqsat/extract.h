@@ -1,0 +1,132 @@
+#pragma once
+// Extraction: choosing one e-node per e-class reachable from the roots, and building the graph
+// that choice describes.
+//
+// The cost of a graph is the sum of its operators' costs (kernels/cost_model.h), so an e-node
+// costs what its operator costs on its classes' types, with the cost model's rules: leaves,
+// views and Project e-nodes cost 0, and so does a weight-only e-node (folded after the search,
+// kernels/fold.h). To keep that exact, a weight-only class is extracted through weight-only
+// e-nodes only (it always holds one), so an e-node counted as weight-only is weight-only in the
+// extracted graph too and the extraction's cost is the graph's cost.
+//
+//   greedy  each class's cheapest e-node by tree cost (its own cost plus its operand classes'),
+//           by a worklist to a fixed point with strict improvements only (which never closes a
+//           cycle). Tree costs count an operator once per consumer, so a merged operator read
+//           by k Project e-nodes looks k times as expensive as it is: greedy is run twice, once
+//           as egg and Tensat count, once with a Project e-node carrying 1/k of its tuple's
+//           cost, and the cheaper graph is kept.
+//   ilp     Tensat's formulation solved by CBC (extract_ilp.cc): a binary per e-node, a root
+//           constraint per graph output, "a chosen e-node's operand classes have a chosen
+//           e-node", and ordering constraints t(class) >= t(operand class) + eps for the chosen
+//           e-nodes, only inside strongly connected components of the class graph (elsewhere no
+//           choice can close a cycle); the greedy result is the incumbent, and the fallback when
+//           the solver finds nothing (with a note saying why).
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "env/eqsat/egraph.h"
+#include "kernels/cost_model.h"
+
+namespace rewire::eqsat {
+
+/// Sets the cost of every usable e-node not costed yet (EGraph::SetNodeCost): an operator is
+/// built alone on inputs of its operand classes' types and costed by `cost`; an opaque e-node
+/// is costed in the input graph. Errors: the model cannot cost an operator.
+Status CostENodes(EGraph& egraph, CostModel& cost);
+
+/// What extraction needs of the e-graph as it stands (costs must be set).
+struct ExtractionBasis {
+  /// By class id: the class holds a weight-only e-node that can be extracted (the least fixed
+  /// point over usable e-nodes: a blacklisted e-node does not count).
+  std::vector<bool> weight_only;
+  /// By e-node id: usable, not reading its own class, and weight-only when its class is.
+  std::vector<bool> extractable;
+  /// By e-node id: what it adds to an extracted graph's cost (0 when weight-only).
+  std::vector<double> cost;
+};
+ExtractionBasis MakeBasis(const EGraph& egraph);
+
+/// A choice of e-node per class, indexed by class id (kNone where no e-node is chosen).
+using Choice = std::vector<ENodeId>;
+
+enum class TreeCost {
+  kPerConsumer,   // egg's and Tensat's tree cost
+  kSharedTuples,  // a Project e-node carries 1/k of its tuple class's cost (k outputs)
+};
+
+/// The greedy choice for every class that has one. Errors: a root class with no acyclic
+/// extraction.
+StatusOr<Choice> GreedyChoice(const EGraph& egraph, const ExtractionBasis& basis, TreeCost kind);
+/// The cost of the graph `choice` builds: the basis's cost summed over the distinct e-nodes it
+/// uses from the roots. Errors: a class reached without a choice, a cyclic choice.
+StatusOr<double> ChoiceCost(const EGraph& egraph, const ExtractionBasis& basis,
+                            const Choice& choice);
+/// The graph `choice` describes: the input graph's inputs (all of them, in order) and outputs
+/// (by name, in order), leaves and opaque nodes copied from it, operators with their canonical
+/// attributes (named as the input graph's node they were built from, if any). Errors: a class
+/// reached without a choice, a cyclic choice.
+StatusOr<Graph> BuildGraph(const EGraph& egraph, const Choice& choice);
+
+/// The input graph's own e-nodes where a class has one (extractable), `fallback`'s elsewhere:
+/// the input graph when none of its e-nodes was blacklisted (it may close a cycle otherwise).
+Choice InputChoice(const EGraph& egraph, const ExtractionBasis& basis, const Choice& fallback);
+
+/// Improves `choice` (a greedy one: an e-node for every class that has one) by local search on
+/// the true cost of the graph it builds, the cost that tree costs misjudge: switching one class
+/// to another of its e-nodes, or at once every output class in the graph of a tuple (a merged
+/// operator) to its Project e-node (or each class in the graph reading that output), the move
+/// a merge needs and no single switch makes. A move is kept when it lowers the cost and closes
+/// no cycle; passes repeat until one improves nothing (8 at most) or `deadline`. Returns the
+/// cost of the improved choice.
+double ImproveChoice(const EGraph& egraph, const ExtractionBasis& basis, Choice* choice,
+                     std::chrono::steady_clock::time_point deadline);
+
+struct IlpOptions {
+  double time_limit_s = 1;
+  size_t max_nodes = 300000;
+  bool warm_start = true;
+};
+
+struct IlpOutcome {
+  bool solved = false;   // the solver returned a solution
+  bool optimal = false;  // ... proven optimal
+  Choice choice;
+  double objective = 0;
+  double bound = 0;  // the solver's lower bound
+  size_t variables = 0, constraints = 0;
+  std::string note;  // why there is no solution, or that the time limit stopped the solver
+  double seconds = 0;
+};
+
+/// Solves the extraction ILP with `incumbent` (a greedy choice: one for every class that has
+/// one) as the solver's first solution; weight-only classes and classes holding a leaf cost
+/// nothing whatever is chosen around them and take no variables, their e-node comes from the
+/// leaf or the incumbent. Not solving (too large, no solution in time, infeasible) is an
+/// outcome with a note, not an error.
+IlpOutcome IlpChoice(const EGraph& egraph, const ExtractionBasis& basis, const Choice& incumbent,
+                     const IlpOptions& options);
+
+struct ExtractOptions {
+  std::string kind = "ilp";  // greedy | ilp
+  IlpOptions ilp;
+};
+
+struct Extraction {
+  Graph graph;
+  double cost_ms = 0;            // of `graph`, before folding
+  double greedy_cost_ms = 0;     // the cheaper greedy choice's
+  double incumbent_cost_ms = 0;  // ilp: the solver's start (greedy and local search)
+  std::string kind;              // the extraction that produced `graph`: greedy | ilp
+  std::string note;              // the ILP's status, or why greedy extraction was used instead
+  double seconds = 0;
+  double ilp_seconds = 0;
+  size_t ilp_variables = 0, ilp_constraints = 0;
+};
+
+/// Costs the e-nodes, extracts by `options.kind`, builds the graph. Errors: an unknown kind,
+/// costing failed, no extraction exists.
+StatusOr<Extraction> Extract(EGraph& egraph, CostModel& cost, const ExtractOptions& options);
+
+}  // namespace rewire::eqsat

@@ -1,0 +1,170 @@
+// `--search eqsat` and `--search mcts-eqsat` through RunSearch.
+
+#include "env/eqsat/eqsat.h"
+
+#include <gtest/gtest.h>
+
+#include "env/finish.h"
+#include "graph/models/zoo.h"
+#include "tests/graph/test_util.h"
+#include "tests/kernels/shipped_rules.h"
+
+namespace rewire {
+namespace {
+
+using testing::F32;
+using testing::Must;
+using testing::V;
+
+const std::vector<rules::Rule>& Rules() { return testing::VerifiedShippedRules(); }
+
+// Relu commutes with a transpose (no cheaper: the same two operators), after which two
+// transposes cancel. Greedy search never takes the first step, which gains nothing alone.
+const char* kTwoSteps = R"(
+rule relu_transpose_swap
+  class layout
+  source
+    t = Transpose(x)
+    r = Relu(t)
+  target
+    q = Relu(x)
+    u = Transpose(q; *t)
+  outputs r -> u
+  check x=[2,3] t.perm=[1,0]
+  check x=[2,3,4] t.perm=[2,0,1]
+end
+
+rule transpose_transpose
+  class layout
+  source
+    a = Transpose(x)
+    b = Transpose(a)
+  where
+    a.perm == [1, 0] && b.perm == [1, 0]
+  outputs b -> x
+  check x=[2,3]
+  check x=[4,1]
+end
+)";
+
+TEST(Eqsat, FindsAnOptimumThatNeedsTwoRewritesGreedyWouldNotTakeInThatOrder) {
+  auto parsed = rules::ParseRules(kTwoSteps, "t.rules");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  Graph g;
+  const NodeId x = Must(g.AddInput("x", F32({64, 128})));
+  const NodeId t1 = Must(g.AddOp(OpType::kTranspose, {V(x)}, {{"perm", Ints{1, 0}}}));
+  const NodeId r = Must(g.AddOp(OpType::kRelu, {V(t1)}));
+  const NodeId t2 = Must(g.AddOp(OpType::kTranspose, {V(r)}, {{"perm", Ints{1, 0}}}));
+  ASSERT_TRUE(g.AddOutput("y", V(t2)).ok());
+  auto cost = testing::AnalyticCost();
+  SearchOptions greedy;
+  greedy.algorithm = "greedy";
+  const SearchResult gr = Must(RunSearch(g, *parsed, *cost, greedy));
+  EXPECT_TRUE(gr.steps.empty());  // no single rewrite is cheaper
+  for (const char* extraction : {"greedy", "ilp"}) {
+    SCOPED_TRACE(extraction);
+    SearchOptions o;
+    o.algorithm = "eqsat";
+    o.eqsat.extraction = extraction;
+    const SearchResult eq = Must(RunSearch(g, *parsed, *cost, o));
+    EXPECT_EQ(eq.reason, StopReason::kSaturated);
+    EXPECT_EQ(eq.best.NumOperators(), 1);  // Relu(x)
+    EXPECT_LT(eq.final_cost_ms, gr.final_cost_ms);
+    EXPECT_TRUE(CheckEquivalent(g, eq.best, 1e-6).verified);
+  }
+}
+
+Graph Model(const std::string& name) { return Must(BuildModel(name)); }
+
+TEST(Eqsat, EveryExtractedGraphVerifies) {
+  auto cost = testing::AnalyticCost();
+  for (const char* model : {"nasrnn", "squeezenet", "resnet50"}) {
+    const Graph g = Model(model);
+    for (const char* extraction : {"greedy", "ilp"}) {
+      SCOPED_TRACE(std::string(model) + " " + extraction);
+      SearchOptions o;
+      o.algorithm = "eqsat";
+      o.eqsat.extraction = extraction;
+      o.eqsat.node_limit = 8000;
+      o.eqsat.ilp_time_limit_s = 1;
+      const SearchResult r = Must(RunSearch(g, Rules(), *cost, o));
+      EXPECT_LE(r.final_cost_ms, r.initial_cost_ms);
+      EXPECT_TRUE(r.steps.empty());
+      const FinishedGraph f = Must(FinishSearch(g, r.best, *cost, {}));
+      EXPECT_TRUE(f.equivalence.verified) << f.equivalence.message;
+      EXPECT_NEAR(f.final_cost_ms, r.final_cost_ms, 1e-9 * r.initial_cost_ms);
+    }
+  }
+}
+
+TEST(Eqsat, TheNodeLimitIsRespectedAndReported) {
+  auto cost = testing::AnalyticCost();
+  SearchOptions o;
+  o.algorithm = "eqsat";
+  o.eqsat.extraction = "greedy";
+  o.eqsat.node_limit = 1500;
+  const SearchResult r = Must(RunSearch(Model("nasrnn"), Rules(), *cost, o));
+  EXPECT_EQ(r.reason, StopReason::kNodeLimit);
+  EXPECT_LE(r.eqsat.egraph_nodes, 1500u);
+  EXPECT_GT(r.eqsat.egraph_nodes, 1000u);
+  EXPECT_STREQ(StopReasonName(r.reason), "node limit");
+}
+
+TEST(Eqsat, TheIterationAndTimeLimitsAreRespectedAndReported) {
+  auto cost = testing::AnalyticCost();
+  const Graph g = Model("nasrnn");
+  SearchOptions o;
+  o.algorithm = "eqsat";
+  o.eqsat.extraction = "greedy";
+  o.eqsat.iteration_limit = 1;
+  const SearchResult one = Must(RunSearch(g, Rules(), *cost, o));
+  EXPECT_EQ(one.reason, StopReason::kIterationLimit);
+  EXPECT_EQ(one.iterations, 1);
+  o.eqsat.iteration_limit = 15;
+  o.time_limit_s = 1e-6;
+  const SearchResult timed = Must(RunSearch(g, Rules(), *cost, o));
+  EXPECT_EQ(timed.reason, StopReason::kTimeLimit);
+  EXPECT_LE(timed.final_cost_ms, timed.initial_cost_ms);
+  EXPECT_TRUE(CheckEquivalent(g, timed.best, 1e-3).verified);
+}
+
+TEST(Eqsat, MctsRespectsItsNodeBudgetAndRepeatsForASeed) {
+  auto cost = testing::AnalyticCost();
+  const Graph g = Model("nasrnn");
+  SearchOptions o;
+  o.algorithm = "mcts-eqsat";
+  o.eqsat.extraction = "greedy";
+  o.eqsat.node_limit = 2500;
+  o.eqsat.mcts_simulations = 3;
+  o.eqsat.mcts_rollout_depth = 1;
+  o.eqsat.mcts_max_steps = 4;
+  o.seed = 7;
+  const SearchResult a = Must(RunSearch(g, Rules(), *cost, o));
+  const SearchResult b = Must(RunSearch(g, Rules(), *cost, o));
+  EXPECT_LE(a.eqsat.egraph_nodes, 2500u);
+  EXPECT_GT(a.eqsat.mcts_simulations, 0u);
+  EXPECT_EQ(a.best.Hash(), b.best.Hash());
+  EXPECT_LT(a.final_cost_ms, a.initial_cost_ms);
+  EXPECT_TRUE(CheckEquivalent(g, a.best, 1e-3).verified);
+}
+
+TEST(Eqsat, RejectsOptionsOutOfRange) {
+  auto cost = testing::AnalyticCost();
+  const Graph g = Model("nasrnn");
+  SearchOptions o;
+  o.algorithm = "eqsat";
+  o.eqsat.extraction = "best";
+  EXPECT_EQ(RunSearch(g, Rules(), *cost, o).status().message(),
+            "unknown extraction 'best' (known: greedy, ilp)");
+  o.eqsat.extraction = "ilp";
+  o.eqsat.node_limit = 0;
+  EXPECT_EQ(RunSearch(g, Rules(), *cost, o).status().message(),
+            "the e-graph node limit must be at least 1");
+  o.eqsat.node_limit = 10;
+  o.eqsat.ilp_time_limit_s = 0;
+  EXPECT_EQ(RunSearch(g, Rules(), *cost, o).status().message(),
+            "the ILP time limit must be positive");
+}
+
+}  // namespace
+}  // namespace rewire

@@ -1,0 +1,145 @@
+#include "env/eqsat/extract.h"
+
+#include <gtest/gtest.h>
+
+#include "env/eqsat/saturate.h"
+#include "graph/models/zoo.h"
+#include "tests/graph/test_util.h"
+#include "tests/kernels/shipped_rules.h"
+
+namespace rewire::eqsat {
+namespace {
+
+using testing::F32;
+using testing::Must;
+using testing::V;
+
+ClassId ClassOfOrigin(const EGraph& eg, NodeId origin) {
+  for (ClassId c : eg.Classes()) {
+    for (ENodeId n : eg.Nodes(c)) {
+      if (eg.Origin(n) == origin) return c;
+    }
+  }
+  return kNone;
+}
+
+/// y = Relu(Tanh(x)), and then Tanh(x)'s class also holds Identity(y): choosing the Identity
+/// costs nothing and drops the Tanh, but reads the output from which it is read, a cycle.
+EGraph TemptingEGraph(Graph* g) {
+  const NodeId x = Must(g->AddInput("x", F32({64, 64})));
+  const NodeId t = Must(g->AddOp(OpType::kTanh, {V(x)}));
+  const NodeId r = Must(g->AddOp(OpType::kRelu, {V(t)}));
+  EXPECT_TRUE(g->AddOutput("y", V(r)).ok());
+  EGraph eg = Must(EGraph::FromGraph(*g));
+  const ClassId ct = ClassOfOrigin(eg, t), cr = ClassOfOrigin(eg, r);
+  const ClassId id = Must(eg.AddOp(OpType::kIdentity, {}, {cr}));
+  EXPECT_TRUE(eg.Union(ct, id));
+  eg.Rebuild();
+  return eg;
+}
+
+TEST(Extract, IlpNeverReturnsACyclicGraph) {
+  Graph g;
+  EGraph eg = TemptingEGraph(&g);
+  auto cost = rewire::testing::AnalyticCost();
+  ASSERT_TRUE(CostENodes(eg, *cost).ok());
+  const ExtractionBasis basis = MakeBasis(eg);
+  const Choice greedy = Must(GreedyChoice(eg, basis, TreeCost::kPerConsumer));
+  IlpOptions o;
+  o.warm_start = false;  // the solver's own solution, not the greedy one handed back
+  const IlpOutcome ilp = IlpChoice(eg, basis, greedy, o);
+  ASSERT_TRUE(ilp.solved) << ilp.note;
+  EXPECT_TRUE(ilp.optimal);
+  // Three x columns (Tanh, Identity, Relu) and an order column per class of the cycle.
+  EXPECT_EQ(ilp.variables, 5u);
+  const double c = Must(ChoiceCost(eg, basis, ilp.choice));
+  EXPECT_NEAR(c, Must(GraphCostMs(*cost, g)), 1e-12);  // the input: Tanh and Relu
+  const Graph out = Must(BuildGraph(eg, ilp.choice));
+  EXPECT_TRUE(out.Validate().ok());
+  EXPECT_EQ(out.OpCounts().count(OpType::kTanh), 1u);
+}
+
+TEST(Extract, TheCycleIsCheaperWhenOrderIsIgnored) {
+  // The same e-graph: the Identity would be chosen if a cycle were allowed, which is what makes
+  // the test above a temptation. Its cost: the Relu alone.
+  Graph g;
+  EGraph eg = TemptingEGraph(&g);
+  auto cost = rewire::testing::AnalyticCost();
+  ASSERT_TRUE(CostENodes(eg, *cost).ok());
+  const ExtractionBasis basis = MakeBasis(eg);
+  Choice cyclic(eg.class_bound(), kNone);
+  for (ClassId c : eg.Classes()) {
+    for (ENodeId n : eg.Nodes(c)) {
+      const ENode& e = eg.node(n);
+      if (e.kind == ENodeKind::kLeaf || e.op == OpType::kIdentity || e.op == OpType::kRelu)
+        cyclic[c] = n;
+    }
+  }
+  EXPECT_FALSE(ChoiceCost(eg, basis, cyclic).ok());
+  EXPECT_FALSE(BuildGraph(eg, cyclic).ok());
+}
+
+/// NASRNN's e-graph after a few rounds of the shipped rules.
+EGraph NasrnnEGraph(int rounds) {
+  const Graph g = Must(BuildModel("nasrnn"));
+  RewriteState s{Must(EGraph::FromGraph(g)), {}};
+  std::vector<ERule> rules;
+  const auto& shipped = rewire::testing::VerifiedShippedRules();
+  for (size_t i = 0; i < shipped.size(); ++i) rules.emplace_back(shipped[i], static_cast<int>(i));
+  SaturationOptions o;
+  o.iteration_limit = rounds;
+  EXPECT_TRUE(Saturate(s, rules, o).ok());
+  return std::move(s.egraph);
+}
+
+TEST(Extract, IlpIsNoWorseThanGreedyAndCostsWhatItsGraphCosts) {
+  EGraph eg = NasrnnEGraph(3);
+  auto cost = rewire::testing::AnalyticCost();
+  ExtractOptions o;
+  o.kind = "ilp";
+  o.ilp.time_limit_s = 2;
+  const Extraction x = Must(Extract(eg, *cost, o));
+  EXPECT_LE(x.cost_ms, x.incumbent_cost_ms + 1e-12);
+  EXPECT_LE(x.incumbent_cost_ms, x.greedy_cost_ms + 1e-12);
+  EXPECT_NEAR(x.cost_ms, Must(GraphCostMs(*cost, x.graph)), 1e-9);
+  EXPECT_TRUE(x.graph.Validate().ok());
+}
+
+TEST(Extract, AnIlpTooLargeFallsBackToGreedyWithANote) {
+  EGraph eg = NasrnnEGraph(2);
+  auto cost = rewire::testing::AnalyticCost();
+  ExtractOptions o;
+  o.kind = "ilp";
+  o.ilp.max_nodes = 10;
+  const Extraction x = Must(Extract(eg, *cost, o));
+  EXPECT_EQ(x.kind, "greedy");
+  EXPECT_NE(x.note.find("over the ILP limit of 10"), std::string::npos) << x.note;
+  EXPECT_NE(x.note.find("greedy extraction (with local search) used instead"), std::string::npos);
+  EXPECT_TRUE(x.graph.Validate().ok());
+}
+
+TEST(Extract, AnIlpOutOfTimeFallsBackToGreedyWithANote) {
+  EGraph eg = NasrnnEGraph(3);
+  auto cost = rewire::testing::AnalyticCost();
+  ExtractOptions o;
+  o.kind = "ilp";
+  o.ilp.time_limit_s = 1e-6;
+  o.ilp.warm_start = false;
+  const Extraction x = Must(Extract(eg, *cost, o));
+  EXPECT_EQ(x.kind, "greedy");
+  EXPECT_NE(x.note.find("no solution within the time limit of 1e-06 s"), std::string::npos)
+      << x.note;
+  EXPECT_NEAR(x.cost_ms, x.incumbent_cost_ms, 1e-12);
+  EXPECT_TRUE(x.graph.Validate().ok());
+}
+
+TEST(Extract, RejectsAnUnknownKind) {
+  Graph g;
+  EGraph eg = TemptingEGraph(&g);
+  auto cost = rewire::testing::AnalyticCost();
+  EXPECT_EQ(Extract(eg, *cost, {"best", {}}).status().message(),
+            "unknown extraction 'best' (known: greedy, ilp)");
+}
+
+}  // namespace
+}  // namespace rewire::eqsat
