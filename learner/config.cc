@@ -271,7 +271,8 @@ Status ReadModel(const toml::node& node, const std::string& path, const Origin& 
   if (table == nullptr) return TypeError(where, path, "a model name or an inline table", node);
   ModelSpec spec;
   bool has_name = false;
-  for (const auto& [key, value] : *table) {
+  for (const auto& [key, entry] : *table) {
+    const toml::node& value = entry;  // C++17 lambdas cannot capture a structured binding
     const std::string k(key.str());
     const std::string value_where = from.At(value.source());
     if (k == "name") {
