@@ -34,6 +34,29 @@ std::string Trim(const std::string& s) {
   return s.substr(begin, end - begin + 1);
 }
 
+/// True when `s` is well-formed UTF-8: what a TOML string holds, so what ToToml can write back.
+bool IsUtf8(const std::string& s) {
+  static constexpr uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};  // by sequence length
+  for (size_t i = 0; i < s.size();) {
+    const auto lead = static_cast<unsigned char>(s[i]);
+    const size_t n = lead < 0x80           ? 1
+                     : (lead >> 5) == 0x6  ? 2
+                     : (lead >> 4) == 0xE  ? 3
+                     : (lead >> 3) == 0x1E ? 4
+                                           : 0;
+    if (n == 0 || n > s.size() - i) return false;
+    uint32_t code = n == 1 ? lead : lead & (0xFFu >> (n + 1));
+    for (size_t k = 1; k < n; ++k) {
+      const auto next = static_cast<unsigned char>(s[i + k]);
+      if ((next & 0xC0) != 0x80) return false;
+      code = (code << 6) | (next & 0x3Fu);
+    }
+    if (code < kSmallest[n] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    i += n;
+  }
+  return true;
+}
+
 /// `where: message`, or just the message when nothing says where.
 Status Error(const std::string& where, const std::string& message) {
   return InvalidArgument(where.empty() ? message : where + ": " + message);
@@ -428,8 +451,12 @@ Status ParseOverride(const std::string& text, std::map<std::string, Override>* o
   std::optional<toml::table> value = ParseTomlValue(raw);
   if (value && !(field->is_string && !value->get("v")->is_string())) {
     parsed.value = std::move(*value);
-  } else {
+  } else if (IsUtf8(raw)) {
     parsed.value.insert("v", raw);
+  } else {
+    // toml++ would keep the bytes, but ToToml writes each as a code point of its own, so the run's
+    // config.toml would name another directory or file than the one this run used.
+    return Error(where, path + ": the value is not valid UTF-8 (TOML strings are UTF-8)");
   }
   (*overrides)[path] = std::move(parsed);
   return Status::Ok();
