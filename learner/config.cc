@@ -18,6 +18,7 @@
 
 #include "graph/models/load.h"
 #include "graph/text.h"
+#include "kernels/toml_text.h"
 #include "learner/model_params.h"
 
 namespace rewire {
@@ -422,8 +423,10 @@ struct Override {
 
 /// `text` as a TOML value, in a one-key table { v = text }; nullopt when it is not one value.
 std::optional<toml::table> ParseTomlValue(const std::string& text) {
+  const std::string line = "v = " + text;
+  if (!CheckTomlText(line, "--set").ok()) return std::nullopt;  // not a value toml++ can read
   try {
-    toml::table doc = toml::parse("v = " + text);
+    toml::table doc = toml::parse(line);
     if (doc.size() == 1 && doc.contains("v")) return doc;
   } catch (const toml::parse_error&) {
   }
@@ -714,6 +717,7 @@ void PutValue(const std::vector<T>& items, Put&& put) {
 
 StatusOr<TrainConfig> ParseTrainConfig(const std::string& text, const std::string& source_name,
                                        const std::vector<std::string>& overrides) {
+  REWIRE_RETURN_IF_ERROR(CheckTomlText(text, source_name));
   toml::table file;
   try {
     file = toml::parse(text, source_name);
