@@ -33,7 +33,14 @@ TEST(TomlText, RejectsTheCharactersOutsideStringsAndComments) {
        {std::string("[") + kE + "]", std::string("a.") + kE + " = 1",
         "a = [1, " + std::string(kE) + "]", "a = { b = " + std::string(kE) + " }",
         "a = 1 " + std::string(kE), std::string(kE) + " = 1", "a = \"x\" " + std::string(kE),
-        "a = '''x'''" + std::string(kE)}) {
+        "a = '''x'''" + std::string(kE),
+        // A quote inside a bare value starts no string: toml++ scans on through it (found by the
+        // config fuzzer after the first version of this check).
+        "v = 6nv.{name=\"b" + std::string(kE) + "\"", "a = 1979-05-27 " + std::string(kE),
+        "a = [1, 2\"" + std::string(kE) + "\"]", "a = { b = x'" + std::string(kE) + "' }",
+        // The library's other blocks without an answer: U+2C5E, U+3042 (hiragana), U+FCBF.
+        std::string("a = \xe2\xb1\x9e"), std::string("a = \xe3\x81\x82"),
+        std::string("a = \xef\xb2\xbf")}) {
     EXPECT_NE(ErrorOf(text), "") << text;
   }
 }
@@ -53,7 +60,10 @@ TEST(TomlText, AcceptsAnyTextInStringsKeysAndComments) {
         "s = '" + e + "'", "s = '''\n" + e + "\n'''", "s = \"\"\"" + e + "\n" + e + "\"\"\"",
         "s = \"\\\"" + e + "\"", "s = \"\"\"x\"\"\"\"\"\nt = \"" + e + "\"",
         "s = '''x'''''\nt = '" + e + "'", "s = \"\\\\\"\nt = \"" + e + "\"",
+        "a.\"" + e + "\".b = 1", "a = [\n  \"" + e + "\",\n  '" + e + "']",
+        "a = { \"" + e + "\" = 1 }", "[\"" + e + "\"]\n[[\"" + e + "\"]]\n[a . \"" + e + "\"]",
         std::string("a = \xe4\xb8\xad"),  // U+4E2D: toml++ reports it as an error by itself
+        std::string("a = \xe3\x80\x80"),  // U+3000, whitespace to toml++
         std::string("a = \xff")}) {       // not UTF-8: the parser's to report
     EXPECT_EQ(ErrorOf(text), "") << text;
   }

@@ -472,8 +472,8 @@ TEST(ConfigOverrides, BareTextThatIsNotUtf8IsAnError) {
 }
 
 TEST(ConfigParse, CharactersTomlPlusPlusCannotReadAreErrors) {
-  // Found by tests/fuzz/config_fuzzer.cc: toml++ 3.3 reaches __builtin_unreachable on U+00A1..
-  // U+0499 where whitespace may stand; kernels/toml_text.h turns that into an error first.
+  // Found by tests/fuzz/config_fuzzer.cc: toml++ 3.3 reaches __builtin_unreachable on some code
+  // points where whitespace may stand; kernels/toml_text.h turns that into an error first.
   EXPECT_EQ(ErrorOf("[run]\ndir = \xc3\xa9\n"),
             "cfg.toml:2:7: character U+00E9 outside a string or comment: TOML allows it in quoted "
             "strings only");
