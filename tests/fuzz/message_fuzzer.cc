@@ -6,7 +6,8 @@
 //   frame with a flipped MAC bit, does not.
 // - Decode<T> for every message type (RolloutMsg, WeightsMsg, WeightsRequest, Heartbeat): any
 //   body gives a message or a Status with a message; at most one type accepts it; an accepted
-//   message passes Validate and encodes back to exactly the body (one encoding per message).
+//   message passes Validate and encodes back to exactly the body (one encoding per message and
+//   byte order; a big-endian body re-encodes little-endian, to bytes that decode to itself).
 // - The receive path of a real socket: the frame goes over an inproc PUSH/PULL pair of
 //   SecureSockets to a Puller of the envelope's type, which must hand over the message exactly
 //   when Decode accepts it and count everything else as dropped; a rollout sent twice must be
@@ -55,8 +56,14 @@ std::optional<T> DecodeChecked(std::string_view body) {
   }
   if (auto valid = Validate(*msg); !valid.ok())
     Fail("decoded message fails Validate", valid.message());
-  if (Encode(*msg) != body)
+  // Encode writes the little-endian byte order (1); a big-endian body (0) re-encodes to other
+  // bytes, which must decode to the same message.
+  const std::string encoded = Encode(*msg);
+  if (body[kEnvelopeHeaderBytes] == 1 && encoded != body)
     Fail("decoded message encodes to other bytes", MessageTypeName(T::kType));
+  auto again = Decode<T>(encoded, kMaxBytes);
+  if (!again.ok() || Encode(*again) != encoded)
+    Fail("a re-encoded message does not decode to itself", MessageTypeName(T::kType));
   return std::move(msg).value();
 }
 
