@@ -113,11 +113,16 @@ StatusOr<Graph> BuildRuleSource(const Rule& rule, const CheckCase& check) {
       attrs.Set(spec.name, a);
     }
     if (s.op == OpType::kSplit && !attrs.Has("split")) {
-      // An unconstrained Split in a source pattern: split evenly into the named outputs.
+      // An unconstrained Split in a source pattern: split evenly into the named outputs. An axis
+      // out of range is left to AddOp, which says so.
       const TensorType* x = ctx.TensorTypeOf(s.inputs[0]);
-      const int64_t axis = attrs.GetInt("axis", 0);
-      const int64_t dim = x->shape[axis < 0 ? axis + static_cast<int64_t>(x->shape.size()) : axis];
-      attrs.Set("split", Ints(s.outputs.size(), dim / static_cast<int64_t>(s.outputs.size())));
+      const int64_t rank = x ? static_cast<int64_t>(x->shape.size()) : 0;
+      int64_t axis = attrs.GetInt("axis", 0);
+      if (axis < 0) axis += rank;
+      if (axis >= 0 && axis < rank) {
+        attrs.Set("split",
+                  Ints(s.outputs.size(), x->shape[axis] / static_cast<int64_t>(s.outputs.size())));
+      }
     }
     std::vector<ValueRef> inputs;
     for (const std::string& in : s.inputs) inputs.push_back(ctx.values.at(in));
