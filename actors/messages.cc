@@ -588,6 +588,13 @@ StatusOr<T> Decode(std::string_view bytes, size_t max_bytes) {
     return InvalidArgument(name + " schema " + Str(header.schema) + ", this build reads schema " +
                            Str(T::kSchema));
   }
+  // cereal's portable archive opens with its byte order: 1 little-endian (what Encode writes
+  // here), 0 big-endian. It would read any other byte as big-endian too: garbage, refused.
+  if (bytes.size() > kEnvelopeHeaderBytes &&
+      static_cast<unsigned char>(bytes[kEnvelopeHeaderBytes]) > 1) {
+    return DataLoss("malformed " + name + ": byte order flag " +
+                    Str(static_cast<unsigned char>(bytes[kEnvelopeHeaderBytes])) + " (0 or 1)");
+  }
   T msg;
   try {
     ViewSource source(bytes.substr(kEnvelopeHeaderBytes));

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <vector>
 
+#include "kernels/toml_text.h"
+
 namespace rewire {
 namespace {
 
@@ -36,6 +38,7 @@ std::string KnownKeyList() {
 
 StatusOr<DeviceProfile> ParseDeviceProfile(const std::string& toml_text,
                                            const std::string& source) {
+  REWIRE_RETURN_IF_ERROR(CheckTomlText(toml_text, source));
   toml::table table;
   try {
     table = toml::parse(toml_text, source);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/rules/check_graph.h"  // BuildRuleSource
 #include "graph/rules/rule.h"
 
 namespace rewire {
@@ -55,8 +56,5 @@ RuleVerification VerifyRule(const rules::Rule& rule, const VerifyOptions& option
 /// atomically, and one that does not read back exactly is ignored and rewritten.
 StatusOr<std::vector<rules::Rule>> LoadVerifiedRules(const std::string& path,
                                                      const VerifyOptions& options = {});
-
-/// Builds the source pattern of `rule` on the shapes of `check` (exposed for tests and tools).
-StatusOr<Graph> BuildRuleSource(const rules::Rule& rule, const rules::CheckCase& check);
 
 }  // namespace rewire

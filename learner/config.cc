@@ -18,6 +18,7 @@
 
 #include "graph/models/load.h"
 #include "graph/text.h"
+#include "kernels/toml_text.h"
 #include "learner/model_params.h"
 
 namespace rewire {
@@ -32,6 +33,29 @@ std::string Trim(const std::string& s) {
   if (begin == std::string::npos) return "";
   const size_t end = s.find_last_not_of(" \t");
   return s.substr(begin, end - begin + 1);
+}
+
+/// True when `s` is well-formed UTF-8: what a TOML string holds, so what ToToml can write back.
+bool IsUtf8(const std::string& s) {
+  static constexpr uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};  // by sequence length
+  for (size_t i = 0; i < s.size();) {
+    const auto lead = static_cast<unsigned char>(s[i]);
+    const size_t n = lead < 0x80           ? 1
+                     : (lead >> 5) == 0x6  ? 2
+                     : (lead >> 4) == 0xE  ? 3
+                     : (lead >> 3) == 0x1E ? 4
+                                           : 0;
+    if (n == 0 || n > s.size() - i) return false;
+    uint32_t code = n == 1 ? lead : lead & (0xFFu >> (n + 1));
+    for (size_t k = 1; k < n; ++k) {
+      const auto next = static_cast<unsigned char>(s[i + k]);
+      if ((next & 0xC0) != 0x80) return false;
+      code = (code << 6) | (next & 0x3Fu);
+    }
+    if (code < kSmallest[n] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    i += n;
+  }
+  return true;
 }
 
 /// `where: message`, or just the message when nothing says where.
@@ -274,7 +298,8 @@ Status ReadModel(const toml::node& node, const std::string& path, const Origin& 
   if (table == nullptr) return TypeError(where, path, "a model name or an inline table", node);
   ModelSpec spec;
   bool has_name = false;
-  for (const auto& [key, value] : *table) {
+  for (const auto& [key, entry] : *table) {
+    const toml::node& value = entry;  // C++17 lambdas cannot capture a structured binding
     const std::string k(key.str());
     const std::string value_where = from.At(value.source());
     if (k == "name") {
@@ -401,8 +426,10 @@ struct Override {
 
 /// `text` as a TOML value, in a one-key table { v = text }; nullopt when it is not one value.
 std::optional<toml::table> ParseTomlValue(const std::string& text) {
+  const std::string line = "v = " + text;
+  if (!CheckTomlText(line, "--set").ok()) return std::nullopt;  // not a value toml++ can read
   try {
-    toml::table doc = toml::parse("v = " + text);
+    toml::table doc = toml::parse(line);
     if (doc.size() == 1 && doc.contains("v")) return doc;
   } catch (const toml::parse_error&) {
   }
@@ -430,8 +457,12 @@ Status ParseOverride(const std::string& text, std::map<std::string, Override>* o
   std::optional<toml::table> value = ParseTomlValue(raw);
   if (value && !(field->is_string && !value->get("v")->is_string())) {
     parsed.value = std::move(*value);
-  } else {
+  } else if (IsUtf8(raw)) {
     parsed.value.insert("v", raw);
+  } else {
+    // toml++ would keep the bytes, but ToToml writes each as a code point of its own, so the run's
+    // config.toml would name another directory or file than the one this run used.
+    return Error(where, path + ": the value is not valid UTF-8 (TOML strings are UTF-8)");
   }
   (*overrides)[path] = std::move(parsed);
   return Status::Ok();
@@ -692,6 +723,7 @@ void PutValue(const std::vector<T>& items, Put&& put) {
 
 StatusOr<TrainConfig> ParseTrainConfig(const std::string& text, const std::string& source_name,
                                        const std::vector<std::string>& overrides) {
+  REWIRE_RETURN_IF_ERROR(CheckTomlText(text, source_name));
   toml::table file;
   try {
     file = toml::parse(text, source_name);

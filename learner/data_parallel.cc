@@ -275,6 +275,10 @@ struct GradientAllReducer::Impl {
   }
 
   Status Connect();
+  /// Every rank counts itself in the store and waits (at most the timeout) for WORLD_SIZE ranks,
+  /// before Gloo's mesh opens a socket per peer (closed one at a time: a WORLD_SIZE far beyond
+  /// the ranks that exist would outlast the timeout by far, and 2^31-1 never end).
+  Status AwaitRanks();
   /// Runs one collective started by `start` and waits for it (at most the timeout).
   template <typename Start>
   Status Run(const std::string& what, Start&& start);
@@ -430,20 +434,41 @@ std::vector<std::shared_ptr<::gloo::transport::Device>> MakeDevices(
 
 }  // namespace
 
+Status GradientAllReducer::Impl::AwaitRanks() {
+  const std::string what = "rendezvous of " + std::to_string(rv.world_size) + " ranks";
+  try {
+    if (store->add("joined", 1) == rv.world_size) store->set("all_joined", std::vector<uint8_t>{1});
+    store->wait({"all_joined"}, options.timeout);
+  } catch (const std::exception& e) {
+    const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+    try {
+      const int64_t joined = store->add("joined", 0);
+      return Fail(what,
+                  std::to_string(joined) + " of " + std::to_string(rv.world_size) +
+                      " ranks joined within the timeout; check WORLD_SIZE (or SLURM_NTASKS) and "
+                      "that every rank started",
+                  StatusCode::kDeadlineExceeded);
+    } catch (const std::exception&) {  // the store is gone: say what the wait said
+      return Fail(what, c10_error ? c10_error->what_without_backtrace() : e.what());
+    }
+  }
+  return Status::Ok();
+}
+
 Status GradientAllReducer::Impl::Connect() {
   if (!broken.ok()) return broken;
   if (group || rv.world_size == 1) return Status::Ok();
+  REWIRE_RETURN_IF_ERROR(AwaitRanks());
   try {
     auto gloo_options = GlooGroup::Options::create(options.timeout);
     gloo_options->devices = MakeDevices(rv, options);
     gloo_options->threads = static_cast<int>(gloo_options->devices.size());
     // Blocks until every rank has published its address in the store (at most the timeout).
     group = c10::make_intrusive<GlooGroup>(store, rv.rank, rv.world_size, gloo_options);
-  } catch (const c10::Error& e) {
-    return Fail("rendezvous of " + std::to_string(rv.world_size) + " ranks",
-                e.what_without_backtrace());
   } catch (const std::exception& e) {
-    return Fail("rendezvous of " + std::to_string(rv.world_size) + " ranks", e.what());
+    const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+    return Fail("rendezvous of " + std::to_string(rv.world_size) + " ranks",
+                c10_error ? c10_error->what_without_backtrace() : e.what());
   }
   return Status::Ok();
 }

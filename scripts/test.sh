@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs dependencies, checks that the sources are formatted (scripts/format.sh --check), builds
-# rewire with its tests, and runs the tests with CTest, printing how long each phase took.
-# The whole ONNX Runtime matrix (CTest label ort_matrix, about an hour on 2 cores) is left out:
-# scripts/test-ort-matrix.sh runs it. Extra arguments go to ctest.
+# rewire with its tests, runs the tests with CTest, then builds the fuzz targets with clang and
+# runs each for 20 seconds on its seeds (scripts/fuzz.sh, docs/fuzzing.md; FUZZ_SECONDS=0 skips),
+# printing how long each phase took. The whole ONNX Runtime matrix (CTest label ort_matrix, about
+# an hour on 2 cores) is left out: scripts/test-ort-matrix.sh runs it. Extra arguments go to ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 phases=()
@@ -22,3 +23,4 @@ phase format bash scripts/format.sh --check
 phase build bash scripts/build.sh -DREWIRE_BUILD_TESTS=ON
 phase tests ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "${JOBS:-$(nproc)}" \
   -LE ort_matrix "$@"
+if [ "${FUZZ_SECONDS:-20}" != 0 ]; then phase fuzz bash scripts/fuzz.sh "${FUZZ_SECONDS:-20}"; fi

@@ -310,9 +310,9 @@ std::string StripComment(const std::string& s) {
 }
 
 std::string Trim(const std::string& s) {
-  const size_t a = s.find_first_not_of(" \t\r");
+  const size_t a = s.find_first_not_of(" \t\r\v\f");  // all that Words splits on
   if (a == std::string::npos) return "";
-  const size_t b = s.find_last_not_of(" \t\r");
+  const size_t b = s.find_last_not_of(" \t\r\v\f");
   return s.substr(a, b - a + 1);
 }
 

@@ -227,6 +227,29 @@ TEST(Messages, BadEnvelopeIsRejected) {
   EXPECT_FALSE(Decode<Heartbeat>("", kLimit).ok());
 }
 
+TEST(Messages, ByteOrderFlagsOtherThanLittleAndBigEndianAreRejected) {
+  // Found by tests/fuzz/message_fuzzer.cc: the payload's first byte is cereal's byte order, and
+  // any value but 1 (little-endian, what Encode writes) was read as big-endian, so one message
+  // decoded from 255 different bodies. A weights message of version 0 with no blob reads the
+  // same in either byte order.
+  const std::string body = Encode(WeightsMsg{});
+  ASSERT_EQ(body[kEnvelopeHeaderBytes], 1);
+  std::string big_endian = body;
+  big_endian[kEnvelopeHeaderBytes] = 0;
+  const auto decoded = Decode<WeightsMsg>(big_endian, kLimit);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(Encode(*decoded), body);
+  for (int flag : {2, 7, 255}) {
+    std::string w = body;
+    w[kEnvelopeHeaderBytes] = static_cast<char>(flag);
+    const auto bad = Decode<WeightsMsg>(w, kLimit);
+    ASSERT_FALSE(bad.ok()) << flag;
+    EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss);
+    EXPECT_EQ(bad.status().message(),
+              "malformed WeightsMsg: byte order flag " + std::to_string(flag) + " (0 or 1)");
+  }
+}
+
 TEST(Messages, EveryTruncationIsRejected) {
   for (const std::string& bytes : {Encode(SampleHeartbeat()), Encode(SampleWeights(300))}) {
     for (size_t n = 0; n < bytes.size(); ++n) {

@@ -1,11 +1,21 @@
 #!/usr/bin/python3
-"""Writes a seed corpus of small ONNX models for onnx_import_fuzzer.
+"""Writes the seed corpora of the fuzz targets (tests/fuzz/CMakeLists.txt, docs/fuzzing.md).
 
-    /usr/bin/python3 tests/fuzz/make_seed_corpus.py REWIRE_BINARY OUT_DIR
+    /usr/bin/python3 tests/fuzz/make_seed_corpus.py BUILD_DIR OUT_DIR
 
-Seeds: hand-written models (shape arithmetic to fold, opset 11 and 17 operand forms, auto_pad,
-opaque ops), tiny torch.onnx.export models (CNN, TransformerEncoder; skipped without torch) and
-small zoo models written by `rewire export` (ai.rewire ops, Constant nodes, aliasing outputs).
+BUILD_DIR is a normal build with tests (its `rewire` and make_message_seeds are used). Writes
+one folder per target under OUT_DIR, and a libFuzzer dictionary for the text formats:
+
+- onnx_import/: hand-written models (shape arithmetic to fold, opset 11 and 17 operand forms,
+  auto_pad, opaque ops), tiny torch.onnx.export models (CNN, TransformerEncoder; skipped without
+  torch) and small zoo models written by `rewire export` (ai.rewire ops, Constant nodes, aliasing
+  outputs).
+- config/ (+ config.dict): the shipped TOML files (training configs and device profiles,
+  configs/**/*.toml), and some of them with --set overrides after NUL bytes (the config
+  fuzzer's input format).
+- rules/ (+ rules.dict): every rule (or foreach block) of the shipped hand-written rule files,
+  one per seed, and every tenth generated rule.
+- message/: encoded messages of every type, from make_message_seeds (real observations).
 """
 import os
 import subprocess
@@ -126,17 +136,122 @@ def zoo_seeds(rewire, out_dir):
                 os.remove(path)
 
 
-def main():
-    if len(sys.argv) != 3:
-        raise SystemExit(__doc__)
-    rewire, out_dir = sys.argv[1], sys.argv[2]
-    os.makedirs(out_dir, exist_ok=True)
+SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+CONFIG_OVERRIDES = {
+    "quickstart.toml": ["run.seed=3", 'env.models=[{name="bert", seq_len=64}, "vit:layers=2"]',
+                        'eval.baselines=["greedy"]', "run.dir=/tmp/fuzz run", "ppo.gamma=1"],
+    "distributed-local.toml": ["distributed.learners=1", "distributed.actors=0",
+                               "distributed.bind=*", "run.device=cuda:1", "env.models=m.onnx"],
+}
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def onnx_seeds(rewire, out_dir):
     handwritten(out_dir)
     torch_seeds(out_dir)
     zoo_seeds(rewire, out_dir)
     for f in sorted(os.listdir(out_dir)):
         onnx.checker.check_model(os.path.join(out_dir, f))
-        print(f, os.path.getsize(os.path.join(out_dir, f)))
+
+
+def config_seeds(out_dir):
+    configs = os.path.join(SOURCE_DIR, "configs")
+    keys = set()
+    for root, dirs, files in os.walk(configs):
+        dirs[:] = sorted(d for d in dirs if d != "rules")
+        for name in sorted(files):
+            if not name.endswith(".toml"):
+                continue
+            with open(os.path.join(root, name), "rb") as f:
+                text = f.read()
+            label = os.path.relpath(os.path.join(root, name), configs).replace("/", "_")
+            write(os.path.join(out_dir, label), text)
+            overrides = CONFIG_OVERRIDES.get(label, [])
+            if overrides:
+                write(os.path.join(out_dir, label + ".set"),
+                      text + b"".join(b"\0" + o.encode() for o in overrides))
+            for line in text.decode().splitlines():
+                line = line.strip()
+                if line.startswith("["):
+                    keys.add(line)
+                elif "=" in line and not line.startswith("#"):
+                    keys.add(line.split("=")[0].strip() + " = ")
+    write(os.path.join(out_dir, "overrides_only"), b"\0gnn.hidden=32\0gnn.heads=4\0ppo.target_kl=-1")
+    return sorted(keys) + ["\0", "run.", "env.", "gnn.", "ppo.", "eval.", "distributed.", "true",
+                           "false", "inf", "nan", "1e-4", "[]", "{}", ".onnx", ":seq_len="]
+
+
+def split_rules(text):
+    """Top-level blocks of a rules file: each `rule ... end` and `foreach ... endforeach`."""
+    blocks, current, depth = [], [], 0
+    for line in text.splitlines(keepends=True):
+        word = line.split()[0] if line.split() else ""
+        if depth == 0 and word not in ("rule", "foreach"):
+            continue
+        current.append(line)
+        if word in ("rule", "foreach") and not (word == "rule" and depth > 0):
+            depth += 1
+        elif word in ("end", "endforeach") and not (word == "end" and depth > 1):
+            depth -= 1
+            if depth == 0:
+                blocks.append("".join(current))
+                current = []
+    return blocks
+
+
+def rules_seeds(out_dir):
+    rules_dir = os.path.join(SOURCE_DIR, "configs", "rules")
+    words = set()
+    for sub, every in (("", 1), ("taso", 1), ("generated", 10)):
+        folder = os.path.join(rules_dir, sub)
+        for name in sorted(os.listdir(folder)):
+            if not name.endswith(".rules"):
+                continue
+            with open(os.path.join(folder, name)) as f:
+                blocks = split_rules(f.read())
+            for i, block in enumerate(blocks[::every]):
+                write(os.path.join(out_dir, f"{sub or 'hand'}_{name[:-6]}_{i:03d}"), block.encode())
+                for line in block.splitlines():
+                    for token in line.replace("(", " ( ").replace(")", " ) ").replace(",", " ").split():
+                        if token[:1].isalpha() and len(token) < 24:
+                            words.add(token)
+    with open(os.path.join(SOURCE_DIR, "graph", "ops.def")) as f:
+        words.update(line[3:].split(",")[0] for line in f if line.startswith("OP("))
+    return sorted(words) + ["->", "=[", "=+[", "*", ";", "==", "!=", "&&", "||"]
+
+
+def message_seeds(build_dir, out_dir):
+    tool = os.path.join(build_dir, "tests", "make_message_seeds")
+    subprocess.run([tool, SOURCE_DIR, out_dir], check=True, stdout=subprocess.DEVNULL)
+
+
+def write_dict(path, tokens):
+    with open(path, "w") as f:
+        for t in tokens:
+            f.write('"' + "".join(c if c.isprintable() and c not in '"\\' else f"\\x{ord(c):02x}"
+                                  for c in t) + '"\n')
+
+
+def main():
+    if len(sys.argv) != 3:
+        raise SystemExit(__doc__)
+    build_dir, out_dir = sys.argv[1], sys.argv[2]
+    dirs = {name: os.path.join(out_dir, name)
+            for name in ("onnx_import", "config", "rules", "message")}
+    for d in dirs.values():
+        os.makedirs(d, exist_ok=True)
+    onnx_seeds(os.path.join(build_dir, "launch", "rewire"), dirs["onnx_import"])
+    write_dict(os.path.join(out_dir, "config.dict"), config_seeds(dirs["config"]))
+    write_dict(os.path.join(out_dir, "rules.dict"), rules_seeds(dirs["rules"]))
+    message_seeds(build_dir, dirs["message"])
+    for name, d in dirs.items():
+        files = os.listdir(d)
+        print(f"{name}: {len(files)} seeds, {sum(os.path.getsize(os.path.join(d, f)) for f in files)} bytes")
 
 
 if __name__ == "__main__":

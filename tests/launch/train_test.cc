@@ -445,6 +445,21 @@ TEST(TrainCli, ARankWhosePeerNeverComesFailsClearly) {
       << r.output;
 }
 
+TEST(TrainCli, AWorldSizeNoRanksCanFillFailsAtTheCollectiveTimeout) {
+  // WORLD_SIZE 2^31-1 parses (it is a valid int), but only this rank exists: the rendezvous must
+  // end at run.collective_timeout_s with the count of ranks that joined, not wait without end.
+  TempDir tmp;
+  WriteFile(tmp / "c.toml", TinyConfig(tmp / "run"));
+  const RunResult r = RunCommand("RANK=0 WORLD_SIZE=2147483647 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                                 std::to_string(FreeLoopbackPort()) + " " + Quote(REWIRE_BINARY) +
+                                 " train -q --config " + Quote(tmp / "c.toml") +
+                                 " --set run.collective_timeout_s=2");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("1 of 2147483647 ranks joined within the timeout; check WORLD_SIZE"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST(TrainCli, ShippedConfigsParse) {
   // Every shipped training config is valid: a one-update dry run is too slow for all, so check
   // parsing through `train` with an impossible max_updates and look for the range error only.

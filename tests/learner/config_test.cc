@@ -478,6 +478,32 @@ TEST(ConfigOverrides, BareTextIsAString) {
   EXPECT_EQ(c.env.cost_cache, "");
 }
 
+TEST(ConfigOverrides, BareTextThatIsNotUtf8IsAnError) {
+  // Found by tests/fuzz/config_fuzzer.cc: the bytes were taken as the string, and ToToml wrote
+  // each as a code point of its own, so config.toml named another run directory than the run's.
+  EXPECT_EQ(ErrorOf("", {"run.dir=/tmp/caf\xe9"}),
+            "--set run.dir=/tmp/caf\xe9: run.dir: the value is not valid UTF-8 (TOML strings are "
+            "UTF-8)");
+  for (const char* bad : {"\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "a\x80z"})
+    EXPECT_NE(ErrorOf("", {std::string("distributed.bind=") + bad}), "") << bad;
+  // UTF-8 text, up to four-byte sequences, is taken and round-trips through ToToml.
+  const TrainConfig c = ParseOrDie("", {"run.dir=/tmp/caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"});
+  EXPECT_EQ(c.run.dir, "/tmp/caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(ParseOrDie(ToToml(c)).run.dir, c.run.dir);
+}
+
+TEST(ConfigParse, CharactersTomlPlusPlusCannotReadAreErrors) {
+  // Found by tests/fuzz/config_fuzzer.cc: toml++ 3.3 reaches __builtin_unreachable on some code
+  // points where whitespace may stand; kernels/toml_text.h turns that into an error first.
+  EXPECT_EQ(ErrorOf("[run]\ndir = \xc3\xa9\n"),
+            "cfg.toml:2:7: character U+00E9 outside a string or comment: TOML allows it in quoted "
+            "strings only");
+  // An override that is no TOML value toml++ can read is bare text: a string.
+  EXPECT_EQ(ParseOrDie("", {"run.dir=\xc3\xa9"}).run.dir, "\xc3\xa9");
+  EXPECT_EQ(ErrorOf("", {"run.seed=[\xc3\xa9]"}),
+            "--set run.seed=[\xc3\xa9]: run.seed must be an integer, got string");
+}
+
 TEST(ConfigOverrides, ErrorsNameTheOverride) {
   EXPECT_EQ(ErrorOf("", {"foo"}), "--set foo: expected section.key=value");
   EXPECT_EQ(ErrorOf("", {"ppo=1"}), "--set ppo=1: expected section.key=value");

@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <future>
@@ -673,6 +674,26 @@ TEST(DataParallelFailure, NoMasterFailsWithinTheTimeout) {
       << worker.status().message();
   EXPECT_LT(seconds, std::chrono::duration<double>(kHangBound).count());
   std::printf("no master: failed after %.2fs: %s\n", seconds, worker.status().message().c_str());
+}
+
+TEST(DataParallelFailure, AWorldSizeFarBeyondTheRanksFailsAtTheTimeout) {
+  // One rank told WORLD_SIZE 2^31-1: it gives up at the timeout and says how many ranks joined.
+  // (Gloo's mesh alone opened a socket per peer it was told of and never came back.)
+  auto dp = GradientAllReducer::Create(Rendezvous{0, INT32_MAX, "127.0.0.1", 0},
+                                       WithTimeout(kShortTimeout));
+  ASSERT_TRUE(dp.ok()) << dp.status().message();
+  const auto start = Clock::now();
+  const Status s = (*dp)->Connect();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s.message();
+  EXPECT_NE(s.message().find("rendezvous of 2147483647 ranks failed on rank 0 of 2147483647"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("1 of 2147483647 ranks joined within the timeout; check WORLD_SIZE"),
+            std::string::npos)
+      << s.message();
+  EXPECT_LT(seconds, std::chrono::duration<double>(kHangBound).count());
+  EXPECT_EQ((*dp)->Barrier().message(), s.message());  // the group stays failed
 }
 
 TEST(DataParallelFailure, AMasterAddressThatDoesNotResolveIsOneClearError) {

@@ -53,6 +53,18 @@ TEST(RuleParser, ParsesAWellFormedRule) {
   EXPECT_EQ(rule.Where(), "good.rules:3");
 }
 
+TEST(RuleParser, LinesOfVerticalTabsAndFormFeedsAreBlank) {
+  // Found by tests/fuzz/rules_fuzzer.cc: such a line survived trimming but split into no words,
+  // and the parser read the first word of an empty list (undefined behaviour).
+  for (const char* blank : {"\v", "\f", " \v\f\t\v "}) {
+    auto r = ParseRules(Mutate("  source\n", std::string(blank) + "\n  source\n"), "good.rules");
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_EQ(r->size(), 1u);
+    EXPECT_EQ((*r)[0].source.size(), 2u);
+  }
+  EXPECT_TRUE(ParseRules("\v\n\f\n", "blank.rules").ok());
+}
+
 TEST(RuleParser, UnknownOpNamesFileAndLine) {
   const std::string e = ErrorOf(Mutate("y = Relu(c)", "y = Frobnicate(c)"));
   EXPECT_NE(e.find("bad.rules:8:"), std::string::npos) << e;
