@@ -448,8 +448,14 @@ Status GradientAllReducer::Impl::AwaitRanks() {
                       " ranks joined within the timeout; check WORLD_SIZE (or SLURM_NTASKS) and "
                       "that every rank started",
                   StatusCode::kDeadlineExceeded);
-    } catch (const std::exception&) {  // the store is gone: say what the wait said
-      return Fail(what, c10_error ? c10_error->what_without_backtrace() : e.what());
+    } catch (const std::exception&) {
+      // The store is gone: rank 0 hosts it, and it gave up waiting (its timeout ran out a moment
+      // before this rank's) or died.
+      const std::string cause = c10_error ? c10_error->what_without_backtrace() : e.what();
+      return Fail(what,
+                  "the master (rank 0) closed the store before " + std::to_string(rv.world_size) +
+                      " ranks joined: it gave up waiting or died (" + cause + ")",
+                  rv.rank == 0 ? FailureCode(cause) : StatusCode::kUnavailable);
     }
   }
   return Status::Ok();

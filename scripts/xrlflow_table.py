@@ -17,7 +17,7 @@ Every run keeps its report in OUT_DIR, and a run whose report is there is not ru
 interrupted table resumes. The table is printed and written to OUT_DIR/table.md.
 
 usage: scripts/xrlflow_table.py --taso-pb graph_subst.pb [--out-dir DIR] [--seeds 1 2 3]
-           [--updates N] [--models M ...] [--realistic]
+           [--updates N] [--models M ...] [--no-across] [--realistic]
 """
 import argparse
 import json
@@ -142,10 +142,13 @@ def make_table(space, args):
         policies = {}
         for m, (spec, train_horizon, _) in space.models.items():
             policies[m] = space.train(f"{m}.seed{seed}", [spec], train_horizon, seed, args.updates)
-        across = space.train(f"all.seed{seed}", [v[0] for v in space.models.values()],
-                             max(v[1] for v in space.models.values()), seed, args.updates * 2)
+        kinds = {}
+        if args.across:
+            kinds["all"] = space.train(f"all.seed{seed}", [v[0] for v in space.models.values()],
+                                       max(v[1] for v in space.models.values()), seed,
+                                       args.updates * 2)
         for m, (_, _, horizon) in space.models.items():
-            for kind, (ckpt, seconds) in (("own", policies[m]), ("all", across)):
+            for kind, (ckpt, seconds) in [("own", policies[m])] + list(kinds.items()):
                 trainings.setdefault(kind, []).append(seconds)
                 for search, extra in (("rl", ["--search", "rl", "--horizon", str(horizon)]),
                                       ("guided", ["--search", "guided", "--budget", "400",
@@ -175,6 +178,8 @@ def render(space, baselines, learned, trainings, args, realistic):
 
         def learn(kind, search):
             rs = learned[m].get((kind, search), [])
+            if not rs:
+                return "-"
             secs = statistics.median([r["search_seconds"] for r in rs]) if rs else 0
             return f"{spread([speed(init, r['final_cost_ms']) for r in rs])} ({secs:.1f})"
 
@@ -203,6 +208,8 @@ def main():
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--updates", type=int, default=60, help="PPO updates per policy")
     p.add_argument("--models", nargs="*", help="a subset of the graphs")
+    p.add_argument("--no-across", dest="across", action="store_false",
+                   help="train no policy on every graph at once (the (all) columns stay empty)")
     p.add_argument("--realistic", action="store_true",
                    help="the zoo's realistic transformers instead of X-RLflow's graphs")
     p.add_argument("--rewire", default=os.path.join(REPO, "build", "launch", "rewire"))

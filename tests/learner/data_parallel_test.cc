@@ -602,9 +602,16 @@ TEST(DataParallelFailure, AMissingRankFailsTheOthersWithinTheTimeout) {
                WithTimeout(kShortTimeout), /*absent=*/{2});
   for (int r = 0; r < 2; ++r) {
     EXPECT_FALSE(results[r].ok()) << "rank " << r;
-    EXPECT_EQ(results[r].code(), StatusCode::kDeadlineExceeded) << results[r].message();
-    EXPECT_NE(results[r].message().find("rank " + std::to_string(r) + " of 3"), std::string::npos)
-        << results[r].message();
+    const std::string& message = results[r].message();
+    // Rank 0 hosts the store and counts who joined. Rank 1 times out at the same moment: it
+    // either reads the count too, or finds the store already closed by rank 0 and says so.
+    const bool counted = results[r].code() == StatusCode::kDeadlineExceeded &&
+                         message.find("2 of 3 ranks joined") != std::string::npos;
+    const bool master_gone =
+        r > 0 && results[r].code() == StatusCode::kUnavailable &&
+        message.find("the master (rank 0) closed the store") != std::string::npos;
+    EXPECT_TRUE(counted || master_gone) << message;
+    EXPECT_NE(message.find("rank " + std::to_string(r) + " of 3"), std::string::npos) << message;
     EXPECT_LT(seconds[r], std::chrono::duration<double>(kHangBound).count());
     std::printf("rank %d failed after %.2fs: %s\n", r, seconds[r], results[r].message().c_str());
   }

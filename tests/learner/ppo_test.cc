@@ -86,7 +86,11 @@ TEST(Ppo, AnUpdateFavoursActionsWithPositiveAdvantage) {
   }
   ASSERT_GT(n_good, 0);
   ASSERT_GT(n_bad, 0);
-  EXPECT_GT(good / n_good, 0.0);
+  // The update separates the two: paying actions gain against costly ones, and costly ones lose
+  // probability. Whether a paying action's own log-probability rises is not promised: the mass
+  // taken from the costly actions also flows to candidates no episode sampled (with seeds 1-8,
+  // paying actions moved by -0.07..+0.06 and costly ones by -0.16..-0.006, always below them).
+  EXPECT_GT(good / n_good, bad / n_bad);
   EXPECT_LT(bad / n_bad, 0.0);
 }
 
