@@ -6,15 +6,20 @@ size on one large model.
 
     /usr/bin/python3 scripts/eqsat_results.py [--rewire build/launch/rewire] [--rules PATHS]
         [--policy CHECKPOINT] [--cost analytic] [--models ...] [--out docs/results.md]
+        [--taso-pb graph_subst.pb]
 
 Every search is one `rewire optimize` run (its result folded, costed, verified and reported like
 any other); a run whose result does not verify fails the script. --rules is passed to every run
 (a comma-separated list, e.g. configs/rules,configs/rules/generated, or TASO's imported rules).
-Without --policy the guided column is left out. Run from the repository root after a build.
+Without --policy the guided column is left out. With --taso-pb (TASO's graph_subst.pb) the section
+is TASO's space: TASO's graphs and rules, with Tensat's gain over TASO beside eqsat's over
+backtracking. Run from the repository root after a build.
 """
 import argparse
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,6 +36,13 @@ PUBLISHED = {"bert": (8.5, 9.2), "resnext50": (5.5, 8.8), "nasneta": (1.9, 7.3),
              "nasrnn": (45.4, 68.9), "inceptionv3": (6.3, 10.0), "squeezenet": (6.7, 24.5),
              "vgg19": (8.9, 8.9)}
 BEGIN, END = "<!-- eqsat-results:begin -->", "<!-- eqsat-results:end -->"
+# --taso-pb: TASO's space. TASO's and Tensat's graphs as TASO builds them (the zoo's taso-* and
+# xrlflow-* twins; nasrnn and vgg19 are TASO's already), TASO's rules (its shipped file imported
+# by `rewire rules import-taso`, plus configs/rules/taso), and a section of their own.
+TASO_MODELS = {"taso-bert": "bert", "nasrnn": "nasrnn", "xrlflow-resnext50": "resnext50",
+               "taso-nasneta": "nasneta", "xrlflow-inceptionv3": "inceptionv3",
+               "xrlflow-squeezenet": "squeezenet", "vgg19": "vgg19"}
+TASO_BEGIN, TASO_END = "<!-- eqsat-taso-results:begin -->", "<!-- eqsat-taso-results:end -->"
 # The searches run again under the cpu cost model, on the --cpu-models.
 CPU_SEARCHES = [("greedy", "greedy", ["--budget", "1000"]),
                 ("backtrack", "backtrack", ["--budget", "1000"]),
@@ -103,7 +115,15 @@ def main():
                     help="models also run under the cpu cost model (empty: none)")
     ap.add_argument("--scaling-model", default="nasneta")
     ap.add_argument("--scaling-nodes", default="12500,25000,50000,100000,200000")
+    ap.add_argument("--taso-pb", default="",
+                    help="TASO's graph_subst.pb: run TASO's graphs with TASO's rules instead")
     args = ap.parse_args()
+    if args.taso_pb:
+        taso = TasoRules(args)
+        args.rules = "configs/rules/taso," + taso
+        args.shown_rules = "configs/rules/taso,<TASO's file imported>"
+        args.models = args.models or list(TASO_MODELS)
+        args.cpu_models = args.scaling_model = ""
     args.rewire = os.path.abspath(args.rewire)
     if args.policy:
         args.policy = os.path.abspath(args.policy)
@@ -138,17 +158,37 @@ def main():
                 print(f"scaling {n}: {egraph(r, 'egraph_nodes')} e-nodes, {r['peak_rss_mib']:.0f} MiB",
                       file=sys.stderr)
     body = render(args, models, rows, cpu_rows, scaling, time.time() - started)
-    write_section(args.out, BEGIN, END, body)
+    if args.taso_pb:
+        write_section(args.out, TASO_BEGIN, TASO_END, body)
+    else:
+        write_section(args.out, BEGIN, END, body)
     print(f"wrote {args.out}", file=sys.stderr)
+
+
+def TasoRules(args):
+    """TASO's shipped rules converted by `rewire rules import-taso` (next to the script's output)."""
+    workdir = tempfile.mkdtemp(prefix="rewire-taso-rules-")
+    atexit.register(shutil.rmtree, workdir, ignore_errors=True)
+    out = os.path.join(workdir, "taso.rules")
+    rc, text = run([os.path.abspath(args.rewire), "rules", "import-taso", args.taso_pb, "--out", out])
+    if rc != 0:
+        raise SystemExit(f"rewire rules import-taso {args.taso_pb} failed:\n{text}")
+    return out
 
 
 def render(args, models, rows, cpu_rows, scaling, seconds):
     labels = [label for label, _, _ in searches(args)]
-    rules = args.rules or "configs/rules"
-    cmd = "/usr/bin/python3 scripts/eqsat_results.py" + (f" --rules {args.rules}" if args.rules else "")
+    rules = getattr(args, "shown_rules", "") or args.rules or "configs/rules"
+    cmd = "/usr/bin/python3 scripts/eqsat_results.py"
+    if args.taso_pb:
+        cmd += " --taso-pb graph_subst.pb"
+    elif args.rules:
+        cmd += f" --rules {args.rules}"
     cmd += " --policy PATH" if args.policy else ""
     cost_name = rows[(models[0], labels[0])]["cost_model"]
-    lines = [BEGIN, "## Equality saturation (eqsat, mcts-eqsat)", "",
+    title = ("## Equality saturation in TASO's space (TASO's graphs and rules)" if args.taso_pb else
+             "## Equality saturation (eqsat, mcts-eqsat)")
+    lines = [TASO_BEGIN if args.taso_pb else BEGIN, title, "",
              f"Produced by `{cmd}` in {seconds / 60:.1f} minutes on this 2-core machine (shared: "
              "times are indicative; each model's searches ran one after another) (do not edit by "
              f"hand). Rules: `{rules}`. Cost model: `{cost_name}` for every run (TASO's model: the "
@@ -175,14 +215,14 @@ def render(args, models, rows, cpu_rows, scaling, seconds):
     for m in models:
         first = rows[(m, labels[0])]
         cells = [f"{improvement(rows[(m, l)]):.1f}%" for l in labels]
-        pub = PUBLISHED.get(m)
+        pub = PUBLISHED.get(TASO_MODELS.get(m, m) if args.taso_pb else m)
         lines.append(f"| {m} | {first['initial_cost_ms']:.4f} | " + " | ".join(cells) + " | " +
                      (f"{pub[0]} / {pub[1]}" if pub else "-") + " |")
     lines += targets(args, models, rows, labels)
     lines += details(models, rows, labels)
     lines += cpu_table(cpu_rows)
     lines += scaling_table(args, scaling)
-    lines += [END]
+    lines += [TASO_END if args.taso_pb else END]
     return "\n".join(lines)
 
 
@@ -212,6 +252,29 @@ def targets(args, models, rows, labels):
     out += ["", f"eqsat (ILP) is at least as good as backtracking on {good} of {len(models)} models "
             f"and within a tenth of its search time on {fast}; mcts-eqsat beats eqsat under the "
             f"same node limit on {better}."]
+    if args.taso_pb:
+        out += tensat_gap(models, rows)
+    return out
+
+
+def tensat_gap(models, rows):
+    """eqsat's gain over backtracking against Tensat's published gain over TASO, in points."""
+    out = ["", "eqsat's gain over backtracking (percentage points of the input's cost) against "
+           "Tensat's over TASO in its paper:", "",
+           "| model | backtrack | eqsat ILP | eqsat's gain | Tensat's gain (paper) | at least Tensat's |",
+           "|---|---:|---:|---:|---:|---|"]
+    met = compared = 0
+    for m in models:
+        pub = PUBLISHED.get(TASO_MODELS.get(m, m))
+        if not pub:
+            continue
+        b, e = improvement(rows[(m, "backtrack")]), improvement(rows[(m, "eqsat ILP")])
+        ok = e - b >= pub[1] - pub[0] - 1e-9
+        met += ok
+        compared += 1
+        out.append(f"| {m} | {b:.1f}% | {e:.1f}% | {e - b:+.1f} | {pub[1] - pub[0]:+.1f} | "
+                   f"{'yes' if ok else 'no'} |")
+    out += ["", f"At least Tensat's gain on {met} of {compared} models."]
     return out
 
 
