@@ -4,9 +4,11 @@
 TASO's rules (its graph_subst.pb, converted by `rewire rules import-taso`, plus
 configs/rules/taso), X-RLflow's graphs (the xrlflow-* zoo models), TASO's kind of cost (the
 analytic gtx1080 profile): per graph, greedy search, TASO's backtracking (alpha 1.05, budgets 100
-and 1000), and the learned searches (the policy's rollout, `--search rl`, and the guided search)
-with a policy trained on that graph alone, as X-RLflow trains, and with one policy trained on
-all of them; each learned figure over several training seeds (median, min, max).
+and 1000), equality saturation with ILP extraction, and the learned searches (the policy's
+greedy rollout, `--search rl`, the best of it and 8 sampled rollouts, and the guided search) with
+a policy trained on that graph alone, as X-RLflow trains, and (unless --no-across) with one
+policy trained on all of them; each learned figure over several training seeds (median, min,
+max).
 
 With --realistic the same table is made for the zoo's realistic transformers (bert, vit, dalle,
 tt) with rewire's hand rules and the generator's transformer rules, under the analytic h100 cost;
@@ -136,6 +138,7 @@ def make_table(space, args):
                                                       "--budget", "100"]),
             "bt1000": space.optimize(f"{m}.bt1000", m, ["--search", "backtrack", "--alpha", "1.05",
                                                         "--budget", "1000"]),
+            "eqsat": space.optimize(f"{m}.eqsat", m, ["--search", "eqsat", "--extract", "ilp"]),
         }
     trainings = {}
     for seed in args.seeds:
@@ -151,6 +154,8 @@ def make_table(space, args):
             for kind, (ckpt, seconds) in [("own", policies[m])] + list(kinds.items()):
                 trainings.setdefault(kind, []).append(seconds)
                 for search, extra in (("rl", ["--search", "rl", "--horizon", str(horizon)]),
+                                      ("rl8", ["--search", "rl", "--horizon", str(horizon),
+                                               "--samples", "8"]),
                                       ("guided", ["--search", "guided", "--budget", "400",
                                                   "--horizon", str(horizon)])):
                     r = space.optimize(f"{m}.{kind}.seed{seed}.{search}", m,
@@ -159,15 +164,23 @@ def make_table(space, args):
     return baselines, learned, trainings
 
 
+# The learned searches of each policy: the greedy-policy rollout, the best of it and 8 sampled
+# rollouts, and the guided search (budget 400).
+LEARNED_SEARCHES = ("rl", "rl8", "guided")
+LEARNED_NAMES = ("rl", "rl best of 9", "guided")
+
+
 def render(space, baselines, learned, trainings, args, realistic):
+    kinds = ["own", "all"] if args.across else ["own"]
     title = ("the zoo's realistic transformers, rewire's hand rules + generated transformer rules, "
              "analytic h100" if realistic else
              "X-RLflow's graphs, TASO's rules, analytic gtx1080")
     lines = [f"Speedup over the input ({title}); learned figures: median [min, max] over seeds "
              f"{', '.join(map(str, args.seeds))}; search seconds in parentheses (medians).", "",
-             "| graph | greedy | backtrack 100 | backtrack 1000 | rl (own) | guided (own) "
-             "| rl (all) | guided (all) | best learned vs backtrack 1000 |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| graph | greedy | backtrack 100 | backtrack 1000 | eqsat (ILP) | " +
+             " | ".join(f"{name} ({kind})" for kind in kinds for name in LEARNED_NAMES) +
+             " | best learned vs backtrack 1000 |",
+             "|---|---:|---:|---:|---:|" + "---:|" * (len(kinds) * len(LEARNED_NAMES)) + "---:|"]
     for m in space.models:
         b = baselines[m]
         init = b["greedy"]["initial_cost_ms"]
@@ -190,9 +203,9 @@ def render(space, baselines, learned, trainings, args, realistic):
                 worst_best = max(worst_best or 0, min(costs))
         bt = b["bt1000"]["final_cost_ms"]
         gain = f"{(1 - worst_best / bt) * 100:+.1f}% cost (worst seed)" if worst_best else "-"
+        cells = [learn(kind, search) for kind in kinds for search in LEARNED_SEARCHES]
         lines.append(f"| {m} | {base('greedy')} | {base('bt100')} | {base('bt1000')} | "
-                     f"{learn('own', 'rl')} | {learn('own', 'guided')} | {learn('all', 'rl')} | "
-                     f"{learn('all', 'guided')} | {gain} |")
+                     f"{base('eqsat')} | {' | '.join(cells)} | {gain} |")
     for kind, secs in sorted(trainings.items()):
         lines.append("")
         lines.append(f"Training ({'one policy per graph' if kind == 'own' else 'one policy on every graph'}, "
