@@ -250,12 +250,12 @@ void EGraph::Repair(ClassId c, std::vector<ClassId>* touched) {
 void EGraph::Rebuild() {
   std::vector<ClassId> touched;
   while (!pending_.empty()) {
-    std::vector<ClassId> todo;
-    todo.swap(pending_);
-    for (ClassId& c : todo) c = Find(c);
-    std::sort(todo.begin(), todo.end());
-    todo.erase(std::unique(todo.begin(), todo.end()), todo.end());
-    for (ClassId c : todo) Repair(Find(c), &touched);
+    std::vector<ClassId> merged;  // classes merged since the last pass, each once
+    merged.swap(pending_);
+    for (ClassId& c : merged) c = Find(c);
+    std::sort(merged.begin(), merged.end());
+    merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
+    for (ClassId c : merged) Repair(Find(c), &touched);
   }
   for (ClassId c : touched) {
     ClassData& d = classes_[Find(c)];
