@@ -131,10 +131,12 @@ void AddSearchFlags(CLI::App& cmd, OptimizeOptions& o, const SearchRegistry& sea
   cmd.add_option("--max-queue", q.search.max_queue, "backtrack: graphs kept in the queue at most")
       ->capture_default_str();
   cmd.add_option("--time-limit", q.search.time_limit_s, "Seconds (0: none)");
-  cmd.add_option("--search-seed", q.search.seed, "Seed of the random search");
+  cmd.add_option("--search-seed", q.search.seed,
+                 "Seed of the random search and of sampled rollouts (rl, guided)");
   AddEqsatOptions(cmd, q.search.eqsat);
   cmd.add_option("--policy", q.policy, "rl: policy checkpoint (from `rewire train`)");
-  cmd.add_option("--samples", q.agent.samples, "rl: sampled rollouts besides the greedy-policy one")
+  cmd.add_option("--samples", q.agent.samples,
+                 "rl, guided: sampled rollouts besides the greedy-policy one")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--horizon", q.agent.horizon,

@@ -28,6 +28,8 @@ StatusOr<SearchResult> RunGuided(const Graph& input, const std::vector<rules::Ru
   go.time_limit_s = request.search.time_limit_s;
   go.horizon = request.agent.horizon;
   go.max_candidates = request.search.max_candidates;
+  go.samples = request.agent.samples;
+  go.seed = request.search.seed;
   go.progress = request.search.progress;
   return agent->GuidedSearch(input, rules, cost, go);
 }

@@ -1,6 +1,6 @@
-// The policy-guided search: seeds (the policy's rollout, greedy search), then a beam whose
-// children the policy proposes and the cost model completes, kept half by the value's estimate
-// of the final cost and half by the cost alone.
+// The policy-guided search: seeds (the policy's rollout, greedy search, sampled rollouts), then a
+// beam whose children the policy proposes and the cost model completes, kept half by the value's
+// estimate of the final cost and half by the cost alone.
 
 #include "learner/guided_search.h"
 
@@ -81,6 +81,7 @@ class GuidedSearcher {
     seen_.insert(graph_.Hash());
     REWIRE_RETURN_IF_ERROR(SeedWithRollout());
     if (o_.greedy_seed && expansions_ < o_.budget) REWIRE_RETURN_IF_ERROR(SeedWithGreedy());
+    REWIRE_RETURN_IF_ERROR(SeedWithSamples());
     REWIRE_RETURN_IF_ERROR(RunBeam());
     result_.iterations = expansions_;
     result_.seconds = Elapsed();
@@ -103,31 +104,56 @@ class GuidedSearcher {
     return true;
   }
 
-  /// The policy's own rollout (its most likely action each step): the first incumbent and a
-  /// seed of the beam. Each step is one expanded graph of the budget.
-  Status SeedWithRollout() {
-    std::mt19937_64 rng(0);
-    Environment rollout_env(rules_, cost_,
-                            EnvOptions{std::min(o_.horizon, o_.budget), o_.max_candidates});
-    ActingOptions most_likely;
-    most_likely.choice = ActionChoice::kMostLikely;
-    most_likely.record_actions = false;
-    most_likely.track_best = true;
+  /// One rollout of the policy from the input, at most `horizon` steps and the rest of the
+  /// budget (each step is one expanded graph of it), its best graph an incumbent and a seed of the
+  /// beam; returns the best graph's cost.
+  StatusOr<double> SeedWithRolloutOf(ActionChoice choice, std::mt19937_64& rng) {
+    Environment rollout_env(
+        rules_, cost_,
+        EnvOptions{std::min(o_.horizon, o_.budget - expansions_), o_.max_candidates});
+    ActingOptions acting;
+    acting.choice = choice;
+    acting.record_actions = false;
+    acting.track_best = true;
     // A rollout that has gone `patience` steps without a cheaper graph is wandering: the rest of
     // the budget is worth more to the beam.
-    most_likely.stop_after_stale = o_.patience;
+    acting.stop_after_stale = o_.patience;
     REWIRE_ASSIGN_OR_RETURN(
         std::vector<EpisodeOutcome> played,
-        PlayEpisodes(policy_, {EpisodeSeat{&rollout_env, &graph_, &rng}}, most_likely));
+        PlayEpisodes(policy_, {EpisodeSeat{&rollout_env, &graph_, &rng}}, acting));
     EpisodeOutcome& rollout = played[0];
-    expansions_ = static_cast<int>(rollout.episode.steps.size());
-    result_.stats["rollout_steps"] = expansions_;
-    result_.stats["rollout_cost_ms"] = rollout.episode.best_cost_ms;
+    expansions_ += static_cast<int>(rollout.episode.steps.size());
     BeamNode node;
     node.graph = std::move(rollout.best_graph);
     node.cost_ms = rollout.episode.best_cost_ms;
     node.path = std::move(rollout.best_steps);
     AddSeed(std::move(node));
+    return rollout.episode.best_cost_ms;
+  }
+
+  /// The policy's own rollout (its most likely action each step): the first incumbent.
+  Status SeedWithRollout() {
+    std::mt19937_64 rng(0);
+    REWIRE_ASSIGN_OR_RETURN(const double cost, SeedWithRolloutOf(ActionChoice::kMostLikely, rng));
+    result_.stats["rollout_steps"] = expansions_;
+    result_.stats["rollout_cost_ms"] = cost;
+    return Status::Ok();
+  }
+
+  /// `samples` rollouts that sample the policy's actions, while the budget lasts.
+  Status SeedWithSamples() {
+    if (o_.samples <= 0) return Status::Ok();
+    std::mt19937_64 rng(o_.seed);
+    const int before = expansions_;
+    double best = 0;
+    int played = 0;
+    for (; played < o_.samples && expansions_ < o_.budget; ++played) {
+      REWIRE_ASSIGN_OR_RETURN(const double cost, SeedWithRolloutOf(ActionChoice::kSample, rng));
+      if (played == 0 || cost < best) best = cost;
+    }
+    result_.stats["sampled_rollouts"] = played;
+    result_.stats["sampled_steps"] = expansions_ - before;
+    if (played > 0) result_.stats["sampled_best_cost_ms"] = best;
     return Status::Ok();
   }
 

@@ -132,6 +132,46 @@ TEST(GuidedSearch, ItsGreedySeedKeepsItAtGreedySearchsResultWhereThePolicyStopsS
             static_cast<int>(greedy->steps.size()));  // greedy's steps were counted
 }
 
+// Sampled rollouts seed the beam: they are the rollouts `--search rl --samples` plays (the same
+// seed, horizon and candidates give the same graphs), so the search ends no worse than the best of
+// them; and they stop where the budget does.
+TEST(GuidedSearch, ItsSampledRolloutsAreThoseOfTheRlSearchAndCountAgainstTheBudget) {
+  auto agent = FreshAgent("samples");
+  ASSERT_TRUE(agent);
+  auto cost = testing::AnalyticCost();
+  const auto& rules = testing::VerifiedShippedRules();
+  const Graph graph = *BuildModel("squeezenet");
+  AgentSearchOptions ao;
+  ao.horizon = 12;
+  ao.max_candidates = 100;
+  ao.samples = 4;
+  ao.seed = 5;
+  auto rl = agent->Optimize(graph, rules, *cost, ao);
+  ASSERT_TRUE(rl.ok()) << rl.status().message();
+  ASSERT_GT(rl->sampled_best_cost_ms, 0);
+  GuidedSearchOptions o;
+  o.horizon = ao.horizon;
+  o.patience = ao.horizon;  // no sampled rollout stops early, as the rl search's do not
+  o.max_candidates = ao.max_candidates;
+  o.samples = ao.samples;
+  o.seed = ao.seed;
+  o.greedy_seed = false;
+  o.budget = 1000;
+  auto guided = agent->GuidedSearch(graph, rules, *cost, o);
+  ASSERT_TRUE(guided.ok()) << guided.status().message();
+  EXPECT_EQ(guided->stats.at("sampled_rollouts"), ao.samples);
+  EXPECT_DOUBLE_EQ(guided->stats.at("sampled_best_cost_ms"), rl->sampled_best_cost_ms);
+  EXPECT_LE(guided->final_cost_ms, rl->best.final_cost_ms * (1 + 1e-9));
+
+  o.samples = 50;
+  o.budget = 30;  // spent by the rollouts before 50 of them are played
+  auto short_budget = agent->GuidedSearch(graph, rules, *cost, o);
+  ASSERT_TRUE(short_budget.ok()) << short_budget.status().message();
+  EXPECT_EQ(short_budget->iterations, o.budget);
+  EXPECT_EQ(short_budget->reason, StopReason::kBudget);
+  EXPECT_LT(short_budget->stats.at("sampled_rollouts"), o.samples);
+}
+
 /// Two rules: enlarging a 1x1 convolution to 3x3 (zero taps; it costs 9x the arithmetic) and
 /// merging two convolutions of one input that have the same kernel size (one launch fewer).
 constexpr const char* kEnlargeThenMerge = R"(
