@@ -12,11 +12,39 @@ struct Frame {
   size_t child = 0;  // next operand of that e-node
 };
 
-/// The e-node of the cycle to blacklist: the newest one whose class keeps another usable e-node,
-/// else the newest.
-ENodeId Victim(const EGraph& eg, const std::vector<ENodeId>& cycle) {
+/// For each e-node, whether it *anchors* its class: per class the first usable e-node found whose
+/// operand classes all have anchors (bottom-up, to a fixed point; in a weight-only class a
+/// weight-only e-node). Anchors form an acyclic extraction of every class that has one, and the
+/// input graph's e-nodes (or their congruent survivors) give every root one; cycle filtering never
+/// blacklists an anchor, so extraction always has that solution left.
+std::vector<bool> Anchors(const EGraph& eg) {
+  std::vector<bool> anchor(eg.node_bound(), false);
+  std::vector<bool> grounded(eg.class_bound(), false);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (ClassId c : eg.Classes()) {
+      if (grounded[c]) continue;
+      for (ENodeId n : eg.Nodes(c)) {
+        if (!eg.Usable(n) || (eg.WeightOnly(c) && !eg.NodeWeightOnly(n))) continue;
+        const auto& ch = eg.node(n).children;
+        if (std::all_of(ch.begin(), ch.end(), [&](ClassId k) { return grounded[eg.Find(k)]; })) {
+          anchor[n] = grounded[c] = changed = true;
+          break;
+        }
+      }
+    }
+  }
+  return anchor;
+}
+
+/// The e-node of the cycle to blacklist, never an anchor: the newest one whose class keeps
+/// another usable e-node, else the newest. kNone when every e-node of the cycle is an anchor,
+/// which anchors being acyclic rules out.
+ENodeId Victim(const EGraph& eg, const std::vector<ENodeId>& cycle,
+               const std::vector<bool>& anchor) {
   ENodeId best = kNone, newest = kNone;
   for (ENodeId n : cycle) {
+    if (anchor[n]) continue;
     if (newest == kNone || n > newest) newest = n;
     const auto& members = eg.Nodes(eg.ClassOf(n));
     const size_t usable =
@@ -27,7 +55,7 @@ ENodeId Victim(const EGraph& eg, const std::vector<ENodeId>& cycle) {
 }
 
 /// One depth-first pass from the roots; every back edge found blacklists one e-node of its cycle.
-size_t FilterPass(EGraph& eg) {
+size_t FilterPass(EGraph& eg, const std::vector<bool>& anchor) {
   enum : uint8_t { kWhite = 0, kGray = 1, kBlack = 2 };
   std::vector<uint8_t> color(eg.class_bound(), kWhite);
   size_t blacklisted = 0;
@@ -63,7 +91,9 @@ size_t FilterPass(EGraph& eg) {
           cycle.push_back(eg.Nodes(stack[i].cls)[stack[i].node]);
           if (stack[i].cls == k) break;
         }
-        eg.Blacklist(Victim(eg, cycle));
+        const ENodeId victim = Victim(eg, cycle, anchor);
+        if (victim == kNone) continue;  // not reached: anchors close no cycle
+        eg.Blacklist(victim);
         ++blacklisted;
       }
     }
@@ -74,9 +104,10 @@ size_t FilterPass(EGraph& eg) {
 }  // namespace
 
 size_t FilterCycles(EGraph& egraph) {
+  const std::vector<bool> anchor = Anchors(egraph);
   size_t total = 0;
   for (;;) {
-    const size_t n = FilterPass(egraph);
+    const size_t n = FilterPass(egraph, anchor);
     total += n;
     if (n == 0) return total;
   }
