@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "env/eqsat/extract.h"
+
 namespace rewire::eqsat {
 namespace {
 
@@ -12,27 +14,17 @@ struct Frame {
   size_t child = 0;  // next operand of that e-node
 };
 
-/// For each e-node, whether it *anchors* its class: per class the first usable e-node found whose
-/// operand classes all have anchors (bottom-up, to a fixed point; in a weight-only class a
-/// weight-only e-node). Anchors form an acyclic extraction of every class that has one, and the
-/// input graph's e-nodes (or their congruent survivors) give every root one; cycle filtering never
-/// blacklists an anchor, so extraction always has that solution left.
+/// For each e-node, whether it *anchors* its class: the e-nodes of extraction's own greedy choice
+/// (extract.h) over the e-graph as it stands, an acyclic extraction through e-nodes extraction
+/// accepts, which the input graph's e-nodes (or their congruent survivors) give every root. Cycle
+/// filtering never blacklists an anchor, so extraction always has that solution left. Whatever
+/// costs are set (none before the first extraction) serve: any greedy choice is acyclic.
 std::vector<bool> Anchors(const EGraph& eg) {
   std::vector<bool> anchor(eg.node_bound(), false);
-  std::vector<bool> grounded(eg.class_bound(), false);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (ClassId c : eg.Classes()) {
-      if (grounded[c]) continue;
-      for (ENodeId n : eg.Nodes(c)) {
-        if (!eg.Usable(n) || (eg.WeightOnly(c) && !eg.NodeWeightOnly(n))) continue;
-        const auto& ch = eg.node(n).children;
-        if (std::all_of(ch.begin(), ch.end(), [&](ClassId k) { return grounded[eg.Find(k)]; })) {
-          anchor[n] = grounded[c] = changed = true;
-          break;
-        }
-      }
-    }
+  const StatusOr<Choice> choice = GreedyChoice(eg, MakeBasis(eg), TreeCost::kPerConsumer);
+  if (!choice.ok()) return anchor;  // not reached: the input's e-nodes stay extractable
+  for (ENodeId n : *choice) {
+    if (n != kNone) anchor[n] = true;
   }
   return anchor;
 }

@@ -9,8 +9,8 @@
 //     pruned by class levels computed at the start of the iteration;
 //   - after every iteration, FilterCycles blacklists e-nodes until no cycle is reachable from the
 //     roots: in each cycle found, the newest e-node (e-node ids are creation order), preferring
-//     one whose class keeps another usable e-node, and never one of the *anchors*: per class the
-//     first e-node found bottom-up whose operands have anchors. Anchors form an acyclic
+//     one whose class keeps another usable e-node, and never one of the *anchors*: the e-nodes
+//     of extraction's greedy choice (extract.h) as the e-graph stands. Anchors form an acyclic
 //     extraction (the input graph's e-nodes give every root one), so every cycle has another
 //     e-node to blacklist and extraction always has a solution left. (Preferring a class that
 //     keeps another usable e-node is not enough: that e-node may be blacklisted by a later
