@@ -102,6 +102,10 @@ class Space:
         self.transfer = {} if realistic else {
             m: twin for m, twin in TRANSFER.items() if twin in self.models}
 
+    def rows(self):
+        """The table's graphs in order: X-RLflow's, TASO's examples, the graphs of other policies."""
+        return list(self.models) + list(self.examples) + list(self.transfer)
+
     def optimize(self, name, model, search):
         """`rewire optimize` once; its report (cached in OUT_DIR)."""
         report = os.path.join(self.out, name + ".json")
@@ -151,7 +155,7 @@ def spread(values):
 
 def make_table(space, args):
     own = {**space.models, **space.examples}
-    rows = list(own) + list(space.transfer)
+    rows = space.rows()
     baselines, learned = {}, {m: {} for m in rows}
     for m in rows:
         baselines[m] = {
@@ -212,7 +216,7 @@ def render(space, baselines, learned, trainings, args, realistic):
              " | ".join(f"{name} ({kind})" for kind in kinds for name in LEARNED_NAMES) +
              " | best learned vs backtrack 1000, worst seed |",
              "|---|---:|---:|---:|---:|" + "---:|" * (len(kinds) * len(LEARNED_NAMES)) + "---:|"]
-    for m in list(space.models) + list(space.examples) + list(space.transfer):
+    for m in space.rows():
         b = baselines[m]
         init = b["greedy"]["initial_cost_ms"]
 
