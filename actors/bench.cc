@@ -14,16 +14,11 @@
 #include "actors/messages.h"
 #include "actors/transport.h"
 #include "env/features.h"
+#include "graph/clock.h"
 #include "graph/models/zoo.h"
 
 namespace rewire::actors {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
 
 template <typename... Args>
 void Appendf(std::string& out, fmt::format_string<Args...> format, Args&&... args) {
@@ -68,10 +63,10 @@ Status BenchRollouts(const std::string& label, const RolloutMsg& prototype, int 
   for (int i = 0; i < 5; ++i) {
     auto a = Clock::now();
     bytes = Encode(prototype);
-    t_encode.push_back(Seconds(a, Clock::now()));
+    t_encode.push_back(SecondsSince(a));
     a = Clock::now();
     StatusOr<RolloutMsg> back = Decode<RolloutMsg>(bytes, size_t{1} << 30);
-    t_decode.push_back(Seconds(a, Clock::now()));
+    t_decode.push_back(SecondsSince(a));
     if (!back.ok()) return back.status().WithContext("decoding the benchmark rollout");
   }
   Appendf(out, "{}: {} steps, {} candidates, message {} (observations {} in memory)\n", label,
@@ -102,7 +97,7 @@ Status BenchRollouts(const std::string& label, const RolloutMsg& prototype, int 
     if (!puller->Receive<RolloutMsg>(60000)) break;
     ++received;
   }
-  const double seconds = Seconds(start, Clock::now());
+  const double seconds = SecondsSince(start);
   sender.join();
   if (!send_status.ok()) return send_status.WithContext("sending rollouts");
   if (received < count) {
@@ -165,7 +160,7 @@ Status BenchBroadcast(const std::string& label, const std::string& blob, int num
   auto wait_all = [&](int64_t v) {
     const auto start = Clock::now();
     while (!all_have(v)) {
-      if (Seconds(start, Clock::now()) > 5) return false;
+      if (SecondsSince(start) > 5) return false;
       std::this_thread::yield();
     }
     return true;
@@ -179,7 +174,7 @@ Status BenchBroadcast(const std::string& label, const std::string& blob, int num
     status = publisher->Publish(w);
     if (!status.ok()) break;
     const auto start = Clock::now();
-    while (!all_have(0) && Seconds(start, Clock::now()) < 0.01) std::this_thread::yield();
+    while (!all_have(0) && SecondsSince(start) < 0.01) std::this_thread::yield();
   }
   std::vector<double> all_received, each_received;
   int lost = 0;
@@ -195,7 +190,7 @@ Status BenchBroadcast(const std::string& label, const std::string& blob, int num
       }
       double last = 0;
       for (const auto& s : states) {
-        const double t = Seconds(sent, s->arrived[static_cast<size_t>(r)]);
+        const double t = Seconds(s->arrived[static_cast<size_t>(r)] - sent);
         each_received.push_back(t);
         last = std::max(last, t);
       }
@@ -245,7 +240,7 @@ Status BenchFetch(const std::string& label, const std::string& blob, int repeats
       status = reply.status();
       break;
     }
-    latency.push_back(Seconds(a, Clock::now()));
+    latency.push_back(SecondsSince(a));
   }
   stop.store(true);
   server.join();
@@ -295,7 +290,7 @@ StatusOr<std::string> BenchTransport(const std::vector<rules::Rule>& rules, Cost
       const auto a = Clock::now();
       const std::string frame = SignFrame(secret, body);
       if (!VerifyFrame(secret, frame)) return Internal("a signed frame does not verify");
-      t.push_back(Seconds(a, Clock::now()) / 2);
+      t.push_back(SecondsSince(a) / 2);
     }
     Appendf(out, "frame MAC (HMAC-SHA256, libsodium): {:.0f} MB/s to sign or verify\n",
             body.size() / Percentile(t, 0.5) / 1e6);

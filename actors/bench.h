@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include "cost/cost_model.h"
 #include "env/environment.h"
 #include "graph/graph.h"
 #include "graph/rules/rule.h"
-#include "kernels/cost_model.h"
 #include "replay/rollout.h"
 
 namespace rewire::actors {

@@ -19,6 +19,7 @@
 #include "actors/messages.h"
 #include "actors/runtime.h"
 #include "actors/runtime_util.h"
+#include "graph/clock.h"
 #include "graph/env_var.h"
 #include "graph/json.h"
 #include "learner/training.h"
@@ -27,11 +28,6 @@ namespace rewire::actors {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 /// The sockets to every learner: one PUSH per rank (rollouts go round-robin over them, skipping a
 /// rank whose queue is full), the SUB and REQ of rank 0's weights.

@@ -17,6 +17,7 @@
 
 #include "actors/runtime.h"
 #include "actors/runtime_util.h"
+#include "graph/clock.h"
 #include "graph/env_var.h"
 #include "graph/json.h"
 #include "learner/training.h"
@@ -25,11 +26,6 @@ namespace rewire::actors {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 /// "tcp://HOST:*" for port 0, else "tcp://HOST:PORT"; "*" binds every interface.
 std::string BindEndpoint(const std::string& host, int port) {

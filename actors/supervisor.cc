@@ -29,6 +29,7 @@
 
 #include "actors/messages.h"
 #include "actors/transport.h"
+#include "graph/clock.h"
 #include "graph/files.h"
 #include "graph/json.h"
 
@@ -37,11 +38,7 @@ extern char** environ;
 namespace rewire::actors {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr int kMaxWakeMs = 200;  // should_stop() is checked at least this often
-
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 double UnixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -332,7 +329,7 @@ struct Supervisor::Impl {
       return Internal(Name(p) + " " + DescribeExit(e) + " after " + std::to_string(unit.restarts) +
                       " restarts (max_restarts " + std::to_string(options.max_restarts) + ")");
     }
-    const double ran_for = Seconds(Clock::now() - p.started);
+    const double ran_for = SecondsSince(p.started);
     if (ran_for >= options.backoff_reset_after_s) unit.consecutive = 0;
     const double delay = std::min(options.backoff_max_s,
                                   options.backoff_initial_s * std::ldexp(1.0, unit.consecutive));
@@ -380,7 +377,7 @@ struct Supervisor::Impl {
     if (options.heartbeat_timeout_s <= 0) return Status::Ok();
     for (Proc& p : procs) {
       if (p.pid <= 0 || !p.has_heartbeat) continue;
-      if (Seconds(Clock::now() - p.last_heartbeat) < options.heartbeat_timeout_s) continue;
+      if (SecondsSince(p.last_heartbeat) < options.heartbeat_timeout_s) continue;
       ::kill(-p.pid, SIGKILL);
       ::kill(p.pid, SIGKILL);
       int status = 0;

@@ -1,4 +1,5 @@
 #include "actors/transport.h"
+#include "graph/clock.h"
 
 #include <fcntl.h>
 #include <sodium.h>
@@ -191,11 +192,10 @@ int64_t ZmqMaxMessageSize(const SocketOptions& o) {
 
 }  // namespace
 
-int RemainingMs(std::chrono::steady_clock::time_point start, int timeout_ms) {
+int RemainingMs(Clock::time_point start, int timeout_ms) {
   if (timeout_ms < 0) return -1;
-  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
-                           std::chrono::steady_clock::now() - start)
-                           .count();
+  const auto elapsed =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
   return static_cast<int>(std::max<int64_t>(0, timeout_ms - elapsed));
 }
 

@@ -24,6 +24,7 @@
 #include <zmq.hpp>
 
 #include "actors/messages.h"
+#include "graph/clock.h"
 #include "graph/status.h"
 
 namespace rewire::actors {
@@ -199,7 +200,7 @@ class SecureSocket {
 };
 
 /// Milliseconds left of a timeout that started at `start` (-1 stays -1, never below 0).
-int RemainingMs(std::chrono::steady_clock::time_point start, int timeout_ms);
+int RemainingMs(Clock::time_point start, int timeout_ms);
 
 /// The factories and accessors every pattern socket shares.
 template <typename Derived, zmq::socket_type kSocketType>
@@ -267,7 +268,7 @@ class Puller : public PatternSocket<Puller, zmq::socket_type::pull> {
   /// The next valid T within timeout_ms; frames dropped meanwhile are counted and skipped.
   template <typename T>
   std::optional<T> Receive(int timeout_ms) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = Clock::now();
     for (;;) {
       std::optional<T> msg;
       const SecureSocket::Received r = socket_.ReceiveOne(RemainingMs(start, timeout_ms), msg);
@@ -337,7 +338,7 @@ class Subscriber : public PatternSocket<Subscriber, zmq::socket_type::sub> {
   /// The latest valid T within timeout_ms.
   template <typename T>
   std::optional<T> Receive(int timeout_ms) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = Clock::now();
     for (;;) {
       std::optional<T> msg;
       const SecureSocket::Received r = socket_.ReceiveOne(RemainingMs(start, timeout_ms), msg);
@@ -393,7 +394,7 @@ class Requester : public PatternSocket<Requester, zmq::socket_type::req> {
   /// bad MAC, wrong type, malformed), InvalidArgument (an invalid request).
   template <typename Rep, typename Req>
   StatusOr<Rep> Request(const Req& request, int timeout_ms) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = Clock::now();
     const Status sent = socket_.SendMessage(request, timeout_ms);
     if (sent.code() == StatusCode::kInvalidArgument) return sent;
     std::optional<Rep> reply;

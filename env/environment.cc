@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "graph/clock.h"
 #include "graph/rules/candidates.h"
 
 namespace rewire {
@@ -33,7 +34,6 @@ Status Environment::Expand() {
   candidates_.clear();
   rules::CandidateOptions opts;
   opts.max_candidates = options_.max_candidates;
-  using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   const rules::CandidateSet set = rules::EnumerateCandidates(graph_, rules_, opts);
   const auto t1 = Clock::now();
@@ -50,7 +50,7 @@ Status Environment::Expand() {
     candidates_.push_back(std::move(e));
   }
   timings_.enumerate_s += std::chrono::duration<double>(t1 - t0).count();
-  timings_.apply_s += std::chrono::duration<double>(Clock::now() - t1).count();
+  timings_.apply_s += SecondsSince(t1);
   ++timings_.expansions;
   timings_.candidates += static_cast<int64_t>(candidates_.size());
   return Status::Ok();

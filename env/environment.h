@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "cost/cost_model.h"
 #include "graph/graph.h"
 #include "graph/rewriter.h"
 #include "graph/rules/rule.h"
-#include "kernels/cost_model.h"
 
 namespace rewire {
 

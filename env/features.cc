@@ -268,4 +268,56 @@ ObservationFeatures EncodeObservation(const Environment& env, int hops) {
   return f;
 }
 
+// ---------------------------------------------------------------------------- formats
+
+std::string ObservationFormat::ToString() const {
+  std::string s = name + " v" + std::to_string(version);
+  if (name == kGnnFeatures) s += ", " + std::to_string(hops) + " hops";
+  return s;
+}
+
+int ObservationFormatVersion(const std::string& name) {
+  if (name == kGnnFeatures) return 1;
+  if (name == kCandidateRewards) return 1;
+  return 0;
+}
+
+Status CheckObservationFormat(const ObservationFormat& f) {
+  const int version = ObservationFormatVersion(f.name);
+  if (version == 0) {
+    return InvalidArgument("unknown observation format '" + f.name + "' (known: " + kGnnFeatures +
+                           ", " + kCandidateRewards + ")");
+  }
+  if (f.version != version) {
+    return InvalidArgument("observation format " + f.ToString() + ": this build encodes " + f.name +
+                           " v" + std::to_string(version));
+  }
+  if (f.hops < 0) return InvalidArgument("observation format " + f.ToString() + ": hops < 0");
+  return Status::Ok();
+}
+
+ObservationFeatures EncodeObservation(const Environment& env, const ObservationFormat& format) {
+  if (format.name == kGnnFeatures) return EncodeObservation(env, format.hops);
+  // candidate-rewards: the action set and each candidate's immediate reward.
+  ObservationFeatures f;
+  const double initial = env.initial_cost_ms();
+  f.candidates.resize(env.candidates().size());
+  for (size_t i = 0; i < f.candidates.size(); ++i) {
+    f.candidates[i].reward =
+        initial > 0
+            ? static_cast<float>(100.0 * (env.cost_ms() - env.candidates()[i].cost_ms) / initial)
+            : 0.0f;
+  }
+  f.step_fraction =
+      env.options().horizon > 0 ? static_cast<float>(env.steps()) / env.options().horizon : 0.0f;
+  return f;
+}
+
+ObservationFeatures EncodeGraphObservation(const Graph& graph, const CostTable& table,
+                                           double initial_cost_ms,
+                                           const ObservationFormat& format) {
+  if (format.name == kGnnFeatures) return EncodeGraph(graph, table, initial_cost_ms);
+  return ObservationFeatures{};
+}
+
 }  // namespace rewire

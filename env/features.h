@@ -1,6 +1,11 @@
 #pragma once
-// What the GNN sees of an observation, in a compact form with no LibTorch in it (learner/gnn.h
-// expands it into tensors; actors can serialise it as it is).
+// What an agent sees of an observation, in a compact form with no LibTorch in it: the wire format
+// of rollouts (actors serialise it as it is; learner/policy.h expands it into tensors). Two
+// formats, named and versioned (ObservationFormat): an agent says which one it reads.
+//
+//   gnn-features       the current graph and every candidate's changed region, below
+//   candidate-rewards  per candidate its immediate reward only, no graph (agents that read the
+//                      action set alone: a uniform choice, a greedy rule)
 //
 // The current graph is encoded in full: a record per node (op, fused activation, flags and its
 // cost as a percentage of the episode's initial cost) and a message per edge and direction, whose
@@ -13,11 +18,12 @@
 // embeddings (docs/rl.md, "GNN policy").
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "cost/cost_model.h"
 #include "graph/graph.h"
 #include "graph/rewriter.h"
-#include "kernels/cost_model.h"
 
 namespace rewire {
 
@@ -91,15 +97,50 @@ struct ObservationFeatures {
   size_t bytes() const;
 };
 
+// ---------------------------------------------------------------------------- formats
+
+inline constexpr const char* kGnnFeatures = "gnn-features";
+inline constexpr const char* kCandidateRewards = "candidate-rewards";
+
+/// The observation format an agent reads. Rollouts are encoded in it, and a learner takes only
+/// episodes of its agent's format (the version changes whenever the encoding does).
+struct ObservationFormat {
+  std::string name = kGnnFeatures;
+  int version = 1;
+  /// gnn-features: the message-passing layers a candidate's region spans (the GNN's K).
+  int hops = 0;
+  bool operator==(const ObservationFormat& o) const {
+    return name == o.name && version == o.version && hops == o.hops;
+  }
+  bool operator!=(const ObservationFormat& o) const { return !(*this == o); }
+  /// E.g. "gnn-features v1, 3 hops".
+  std::string ToString() const;
+};
+
+/// The current version of format `name`; 0 for a name this build does not know.
+int ObservationFormatVersion(const std::string& name);
+
+/// Checks that this build encodes `format` (a known name at its current version, hops >= 0).
+Status CheckObservationFormat(const ObservationFormat& format);
+
 // ---------------------------------------------------------------------------- encoding
 
 /// Expands a node record into the kNodeFeatures floats the GNN reads.
 void NodeFeatureRow(const NodeRecord& r, float* out);
 
-/// Encodes the environment's current observation; `hops` is the GNN's number of
+/// Encodes the environment's current observation in gnn-features; `hops` is the GNN's number of
 /// message-passing layers (K). Candidates must have been expanded with region tracking, which
 /// Environment does.
 ObservationFeatures EncodeObservation(const Environment& env, int hops);
+
+/// Encodes the environment's current observation in `format` (checked by
+/// CheckObservationFormat before).
+ObservationFeatures EncodeObservation(const Environment& env, const ObservationFormat& format);
+
+/// `graph` alone, no candidates, in `format` (EncodeGraph for gnn-features): what an agent's
+/// value reads of a graph that is not an environment's current one.
+ObservationFeatures EncodeGraphObservation(const Graph& graph, const CostTable& table,
+                                           double initial_cost_ms, const ObservationFormat& format);
 
 /// Encodes `graph` alone (no candidates) with node costs from `table` (which must describe
 /// `graph`) relative to `initial_cost_ms`: the full encoding that incremental encodings of

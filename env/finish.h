@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "cost/cost_model.h"
+#include "cost/cost_registry.h"
 #include "graph/graph.h"
 #include "graph/onnx/onnx_io.h"
-#include "kernels/cost_backends.h"
-#include "kernels/cost_model.h"
 #include "kernels/executor.h"
 
 namespace rewire {

@@ -1,31 +1,33 @@
 #pragma once
-// The non-learned searches over rewrites, on the same rules and cost model as the RL agent:
-// they are the baselines it must beat.
+// A search over rewrites: from an input graph, with the rules and a cost model, find a cheaper
+// equivalent graph. Every search is a class behind one interface (Search), in a file of its own
+// with its own options, and the optimise pipeline runs it by name from a SearchRegistry
+// (env/search_registry.h) knowing none of them. The non-learned searches of env/ are the
+// baselines the RL agent must beat:
 //
-//   greedy     apply the best improving rewrite until none improves (or the budget runs out)
-//   backtrack  TASO's search: a priority queue of graphs by cost; every candidate of the popped
-//              graph costing less than alpha x best is queued (once: graphs are deduplicated by
-//              hash); graphs whose running operators (not leaves, not weight-only: those are
-//              folded) grow past max_growth x the input's are skipped
-//   random     random walks of rewrites from the input graph, keeping the best graph seen
-//   eqsat      equality saturation (Tensat): every rule applied in an e-graph, then the cheapest
-//              graph extracted from it, greedily or by an ILP (env/eqsat/, docs/eqsat.md)
-//   mcts-eqsat the e-graph built by Monte Carlo tree search over rule applications under the
-//              node limit (MCTS-GEB), then extracted as eqsat's
+//   greedy     env/greedy_search.h     the best improving rewrite until none improves
+//   backtrack  env/backtrack_search.h  TASO's cost-bounded priority queue of graphs
+//   random     env/random_search.h     random walks of rewrites, the best graph seen
+//   eqsat      env/eqsat/eqsat_search.h  equality saturation (Tensat), then extraction
+//   mcts-eqsat env/eqsat/eqsat_search.h  the e-graph built by tree search (MCTS-GEB)
+//
+// learner/ adds the searches that run a trained agent (learner/agent_searches.h). Adding a search
+// is docs/architecture.md, "Adding a search".
 //
 // Stopping is data, not an error: a search returns why it stopped with its statistics.
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
-#include "env/eqsat/options.h"
+#include "cost/cost_model.h"
 #include "graph/graph.h"
+#include "graph/option_set.h"
 #include "graph/rules/matcher.h"
 #include "graph/rules/rule.h"
-#include "kernels/cost_model.h"
 
 namespace rewire {
 
@@ -47,26 +49,19 @@ struct SearchProgress {
   size_t queue_size = 0;
 };
 
-struct SearchOptions {
-  std::string algorithm = "backtrack";  // greedy | backtrack | random | eqsat | mcts-eqsat
-  /// Graphs explored at most: greedy steps, backtrack pops, random rewrites.
+/// What every search is given besides its own options: the limits the pipeline sets for any
+/// search (`rewire optimize --budget --time-limit --search-seed`) and where progress goes.
+struct SearchLimits {
+  /// Graphs explored at most, in the search's own unit (greedy steps, backtrack pops, random
+  /// rewrites, graphs a guided search expands); searches that build an e-graph have limits of
+  /// their own.
   int budget = 100;
-  /// backtrack: queue candidates costing less than alpha x the best cost (TASO uses 1.05).
-  double alpha = 1.05;
-  /// backtrack: skip graphs running more than max_growth x the input's operators (weight-only
-  /// operators, which folding removes, do not count).
-  double max_growth = 1.5;
-  /// backtrack: graphs kept in the queue at most; past it the costliest are dropped (each entry
-  /// holds a graph copy and its cost table, so this bounds memory).
-  size_t max_queue = 2000;
-  /// random: rewrites per walk before starting again from the input graph.
-  int walk_length = 20;
-  uint64_t seed = 0;
-  size_t max_candidates = 500;
-  /// 0: none. eqsat and mcts-eqsat: the limit of building the e-graph (the ILP has its own).
+  /// Seconds (0: none).
   double time_limit_s = 0;
-  /// eqsat, mcts-eqsat: the e-graph's limits, the extraction, the tree search.
-  EqsatOptions eqsat;
+  /// The seed of whatever the search draws at random.
+  uint64_t seed = 0;
+  /// Candidates enumerated per graph at most (the environment's cap).
+  size_t max_candidates = 500;
   /// Called after every iteration (e.g. to print progress); may be empty.
   std::function<void(const SearchProgress&)> progress;
 };
@@ -80,24 +75,26 @@ struct SearchStep {
   rules::Match match;
 };
 
-/// What the equality-saturation searches report besides the common fields (empty for others).
-struct EqsatStats {
-  size_t egraph_nodes = 0;       // live e-nodes when extraction began
-  size_t egraph_classes = 0;     // e-classes then
-  size_t blacklisted = 0;        // e-nodes cycle filtering blacklisted
-  size_t memory_bytes = 0;       // the e-graph's own estimate of its size
-  size_t matches = 0;            // new matches found
-  size_t cycle_skips = 0;        // multi-pattern matches skipped as they would close a cycle
-  std::string extraction;        // what produced the graph: greedy | ilp
-  std::string note;              // the ILP's status, a fallback's reason, or the input kept
-  double extracted_cost_ms = 0;  // the extraction's objective (the graph's cost before folding)
-  double greedy_cost_ms = 0;     // the greedy extraction's
-  double incumbent_cost_ms = 0;  // ilp: the solver's start (greedy improved by local search)
-  double build_seconds = 0;      // saturation or tree search
-  double extract_seconds = 0;    // costing e-nodes, greedy, ILP, building the graph
-  double ilp_seconds = 0;
-  size_t ilp_variables = 0, ilp_constraints = 0;  // of the ILP solved (0 when none)
-  size_t mcts_simulations = 0;                    // mcts-eqsat
+/// A search's own figures, by name, in the order it reports them: counters (e-nodes, graphs
+/// dropped), figures (milliseconds, seconds) and short texts (what produced the graph, a
+/// solver's status). Reports print and serialise them as they are.
+class SearchStats {
+ public:
+  using Value = std::variant<int64_t, double, std::string>;
+
+  /// Sets `name` (in place when it is already there, else appended).
+  void Set(const std::string& name, Value value);
+  /// The value of `name`, or null.
+  const Value* Find(const std::string& name) const;
+  /// A counter or figure as a double; `fallback` when absent or a text.
+  double Number(const std::string& name, double fallback = 0) const;
+  /// A text; empty when absent or a number.
+  std::string Text(const std::string& name) const;
+  bool empty() const { return entries_.empty(); }
+  const std::vector<std::pair<std::string, Value>>& entries() const { return entries_; }
+
+ private:
+  std::vector<std::pair<std::string, Value>> entries_;
 };
 
 struct SearchResult {
@@ -105,20 +102,43 @@ struct SearchResult {
   double initial_cost_ms = 0;
   double final_cost_ms = 0;
   std::vector<SearchStep> steps;  // rewrites from the input graph to `best`
+  /// Why `steps` is empty although the graph may have changed (e.g. "the graph is extracted
+  /// from the e-graph"); empty where `steps` is the path.
+  std::string path_note;
   StopReason reason = StopReason::kSaturated;
   int iterations = 0;
   int64_t candidates_evaluated = 0;
-  int64_t dropped = 0;  // backtrack: queued graphs dropped to keep the queue under max_queue
   double seconds = 0;
-  /// Figures a search reports besides these, by name (the rl search: the cheapest graph of its
-  /// greedy-policy rollout and of its samples); reports list them as they are.
-  std::map<std::string, double> stats;
-  EqsatStats eqsat;  // eqsat, mcts-eqsat (their `steps` are empty: extraction yields a graph)
+  /// The search's own figures (SearchStats).
+  SearchStats stats;
+  /// Lines for a person, after the rewrites: (label, text), e.g. {"e-graph", "12345 e-nodes in
+  /// 4321 e-classes ..."}.
+  std::vector<std::pair<std::string, std::string>> summary;
+};
+
+/// One search. An instance holds its own options (declared by DeclareOptions, so that whoever
+/// runs it can list and set them without knowing the search) and runs any number of times.
+class Search {
+ public:
+  virtual ~Search() = default;
+
+  /// Declares the search's own options, bound to the instance's fields (none by default). The
+  /// set must not outlive the instance.
+  virtual void DeclareOptions(OptionSet& options) {}
+
+  /// Checks the options and `limits` before anything runs (the pipeline calls it when a request
+  /// is prepared; Run checks again). Errors name the option.
+  virtual Status Check(const SearchLimits& limits) const { return Status::Ok(); }
+
+  /// Searches from `graph` with `rules` under `cost`. Errors: Check's, and a cost model that
+  /// cannot cost an operator of the graph.
+  virtual StatusOr<SearchResult> Run(const Graph& graph, const std::vector<rules::Rule>& rules,
+                                     CostModel& cost, const SearchLimits& limits) = 0;
 };
 
 /// The graph after the first k rewrites of `steps` from `input`, for each k of `prefixes`, by
 /// replaying the recorded matches on `input` with `rules` (the search's own): the graph after
-/// all of RunSearch's steps is its `best`, node for node. Errors: a k beyond the steps, a step
+/// all of a search's steps is its `best`, node for node. Errors: a k beyond the steps, a step
 /// that recorded no match, a match that no longer applies (other rules or another input).
 StatusOr<std::vector<Graph>> ReplaySteps(const Graph& input, const std::vector<rules::Rule>& rules,
                                          const std::vector<SearchStep>& steps,
@@ -127,13 +147,5 @@ StatusOr<std::vector<Graph>> ReplaySteps(const Graph& input, const std::vector<r
 /// Up to `count` prefix lengths of a path of `n` rewrites, spread evenly and longest first:
 /// n, then shorter ones down to about n / count; never 0 (the input itself). Empty for n = 0.
 std::vector<size_t> SpreadPrefixes(size_t n, int count);
-
-/// The algorithm names RunSearch accepts.
-const std::vector<std::string>& SearchAlgorithms();
-
-/// Runs a search from `graph`. Errors: an unknown algorithm, a budget below 1, alpha below 1, an
-/// eqsat option out of range, or a cost model that cannot cost an operator of the graph.
-StatusOr<SearchResult> RunSearch(const Graph& graph, const std::vector<rules::Rule>& rules,
-                                 CostModel& cost, const SearchOptions& options);
 
 }  // namespace rewire

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,5 +61,7 @@ struct HostTensor {
 };
 
 using HostTensorPtr = std::shared_ptr<const HostTensor>;
+/// Tensors by name: a graph's inputs or outputs.
+using TensorMap = std::map<std::string, HostTensorPtr>;
 
 }  // namespace rewire

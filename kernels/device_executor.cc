@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/clock.h"
 #include "graph/weights.h"
 #include "kernels/graph_runner.h"
 #include "kernels/thread_scope.h"
@@ -27,8 +28,6 @@
 
 namespace rewire {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 std::string OneLine(std::string s) {
   for (char& c : s) {
@@ -302,7 +301,7 @@ StatusOr<DeviceLatency> MeasureGraphLatencyOn(const Graph& graph, const TimingOp
   for (int r = 0; r < timing.repeats; ++r) {
     const auto t0 = Clock::now();
     REWIRE_RETURN_IF_ERROR(exe->Run());
-    samples.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    samples.push_back(MillisecondsSince(t0));
   }
   DeviceLatency out;
   out.device = exe->device();

@@ -16,9 +16,8 @@
 #include <memory>
 #include <string>
 
-#include "kernels/cpu_cost.h"
 #include "kernels/executor.h"
-#include "kernels/measured_cost.h"
+#include "kernels/timing.h"
 
 namespace rewire {
 

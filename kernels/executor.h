@@ -11,8 +11,6 @@
 
 namespace rewire {
 
-using TensorMap = std::map<std::string, HostTensorPtr>;
-
 struct ExecutorOptions {
   int num_threads = 0;  // 0 = LibTorch's default
 };

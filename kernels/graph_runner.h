@@ -6,7 +6,7 @@
 
 #include <functional>
 
-#include "kernels/executor.h"
+#include "graph/graph.h"
 #include "kernels/executor_ops.h"
 
 namespace rewire::exec {

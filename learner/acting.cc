@@ -1,30 +1,24 @@
 #include "learner/acting.h"
 
-#include <chrono>
 #include <cmath>
 #include <future>
 
 #include "env/features.h"
+#include "graph/clock.h"
 
 namespace rewire {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
 /// The episodes of one PlayEpisodes call and the state they share.
 class ActingLoop {
  public:
-  ActingLoop(GnnPolicy& policy, const std::vector<EpisodeSeat>& seats, const ActingOptions& o,
+  ActingLoop(Agent& agent, const std::vector<EpisodeSeat>& seats, const ActingOptions& o,
              ActingProfile& profile)
-      : policy_(policy),
+      : agent_(agent),
         seats_(seats),
         o_(o),
         profile_(profile),
-        hops_(policy->shape().layers),
+        format_(agent.observation_format()),
         out_(seats.size()),
         features_(seats.size()),
         paths_(seats.size()),
@@ -45,66 +39,65 @@ class ActingLoop {
     return Status::Ok();
   }
 
-  /// A group of episodes stepped together: those of [begin, end) still running, their batch,
-  /// and the forward pass over it (in flight on a thread of its own when double-buffered).
+  /// A group of episodes stepped together: those of [begin, end) still running, their
+  /// observations, and the agent's Score of them (in flight on a thread of its own when
+  /// double-buffered).
   struct Group {
     int begin = 0, end = 0;
     std::vector<int> running;
-    ObservationBatch batch;
-    std::future<PolicyOutput> forward;
+    std::vector<const ObservationFeatures*> batch;
+    std::future<StatusOr<std::vector<ActionScores>>> scores;
   };
 
   /// Encodes the group's running episodes into its batch; false when all of them are done.
   bool Prepare(Group& g) {
     const auto t = Clock::now();
     g.running.clear();
-    std::vector<const ObservationFeatures*> batch_of;
+    g.batch.clear();
     for (int e = g.begin; e < g.end; ++e) {
       if (seats_[e].env->done() || Stale(e)) continue;
-      features_[e] = EncodeObservation(*seats_[e].env, hops_);
+      features_[e] = EncodeObservation(*seats_[e].env, format_);
       g.running.push_back(e);
-      batch_of.push_back(&features_[e]);
+      g.batch.push_back(&features_[e]);
     }
-    if (!g.running.empty()) g.batch = MakeBatch(batch_of);
     profile_.encode_s += SecondsSince(t);
     return !g.running.empty();
   }
 
-  /// Starts the group's forward pass, on a thread of its own or deferred to Act.
+  /// Starts the agent's Score of the group, on a thread of its own or deferred to Act.
   void Launch(Group& g, bool on_thread) {
-    GnnPolicy policy = policy_;
-    const ObservationBatch* batch = &g.batch;
-    auto forward = [policy, batch]() mutable {
-      torch::NoGradGuard guard;  // thread-local: the pass may run on another thread
-      return policy->Forward(*batch);
-    };
-    g.forward = std::async(on_thread ? std::launch::async : std::launch::deferred, forward);
+    Agent* agent = &agent_;
+    const std::vector<const ObservationFeatures*>* batch = &g.batch;
+    g.scores = std::async(on_thread ? std::launch::async : std::launch::deferred,
+                          [agent, batch] { return agent->Score(*batch); });
     ++profile_.forwards;
   }
 
-  /// Waits for the group's forward pass, picks an action per episode and steps them.
+  /// Waits for the group's scores, picks an action per episode and steps them.
   Status Act(Group& g) {
     auto t = Clock::now();
-    const PolicyOutput o = g.forward.get();
-    const auto logp = o.logp.contiguous();
-    const auto values = o.value.contiguous();
-    const float* lp = logp.data_ptr<float>();
-    const float* v = values.data_ptr<float>();
-    std::vector<int64_t> flats(g.running.size());
-    for (size_t i = 0; i < g.running.size(); ++i) flats[i] = Choose(g, i, lp);
+    REWIRE_ASSIGN_OR_RETURN(const std::vector<ActionScores> scores, g.scores.get());
+    if (scores.size() != g.running.size()) {
+      return Internal(agent_.Name() + " scored " + std::to_string(scores.size()) + " of " +
+                      std::to_string(g.running.size()) + " observations");
+    }
+    std::vector<int32_t> actions(g.running.size());
+    for (size_t i = 0; i < g.running.size(); ++i) {
+      REWIRE_ASSIGN_OR_RETURN(actions[i], Choose(g, i, scores[i]));
+    }
     profile_.forward_s += SecondsSince(t);
     t = Clock::now();
     for (size_t i = 0; i < g.running.size(); ++i) {
       const int e = g.running[i];
-      const int64_t action = g.batch.ActionOf(static_cast<int64_t>(i), flats[i]);
+      const int32_t action = actions[i];
       REWIRE_ASSIGN_OR_RETURN(StepResult r, seats_[e].env->Step(static_cast<size_t>(action)));
       RolloutStep st;
       st.reward = static_cast<float>(r.reward);
       st.done = r.done;
       if (o_.record_actions) {
-        st.action = static_cast<int32_t>(action);
-        st.logprob = lp[flats[i]];
-        st.value = v[i];
+        st.action = action;
+        st.logprob = scores[i].logp[action];
+        st.value = scores[i].value;
         if (o_.keep_observations) st.observation = std::move(features_[e]);
       }
       Record(e, r, std::move(st));
@@ -140,15 +133,15 @@ class ActingLoop {
       for (int h = 0; h < 2 && status.ok(); ++h) {
         Group& g = half[h];
         Group& other = half[1 - h];
-        if (g.forward.valid()) g.forward.wait();
-        if (!other.running.empty() && !other.forward.valid()) Launch(other, true);
-        if (!g.forward.valid()) continue;
+        if (g.scores.valid()) g.scores.wait();
+        if (!other.running.empty() && !other.scores.valid()) Launch(other, true);
+        if (!g.scores.valid()) continue;
         status = Act(g);
         if (status.ok()) Prepare(g);
       }
     }
-    for (Group& g : half) {  // never leave a pass running over a batch that goes out of scope
-      if (g.forward.valid()) g.forward.wait();
+    for (Group& g : half) {  // never leave a Score running over a batch that goes out of scope
+      if (g.scores.valid()) g.scores.wait();
     }
     return status;
   }
@@ -162,25 +155,28 @@ class ActingLoop {
   }
 
  private:
-  /// The flat action of the group's i-th episode: a candidate by its probability (else the
-  /// No-Op), or the most likely action.
-  int64_t Choose(const Group& g, size_t i, const float* lp) {
-    const ObservationBatch& batch = g.batch;
-    const auto row = static_cast<int64_t>(i);
-    const int64_t k = batch.num_candidates_of[i];
-    const int64_t noop = batch.FlatAction(row, k);
+  /// The action of the group's i-th episode: a candidate by its probability (else the No-Op),
+  /// or the most likely action. Errors: scores that are not one per action.
+  StatusOr<int32_t> Choose(const Group& g, size_t i, const ActionScores& scores) {
+    const std::vector<float>& lp = scores.logp;
+    const int32_t actions = g.batch[i]->num_actions();
+    if (static_cast<int32_t>(lp.size()) != actions) {
+      return Internal(agent_.Name() + " scored " + std::to_string(lp.size()) + " of " +
+                      std::to_string(actions) + " actions");
+    }
+    const int32_t noop = actions - 1;  // the candidates, then the No-Op
     if (o_.choice == ActionChoice::kMostLikely) {
-      int64_t best = k > 0 ? batch.cand_offset[i] : noop;
-      for (int64_t a = 1; a < k; ++a) {
-        if (lp[batch.cand_offset[i] + a] > lp[best]) best = batch.cand_offset[i] + a;
+      int32_t best = noop > 0 ? 0 : noop;
+      for (int32_t a = 1; a < noop; ++a) {
+        if (lp[a] > lp[best]) best = a;
       }
-      return k > 0 && lp[noop] > lp[best] ? noop : best;
+      return noop > 0 && lp[noop] > lp[best] ? noop : best;
     }
     const double u = std::uniform_real_distribution<double>(0.0, 1.0)(*seats_[g.running[i]].rng);
     double acc = 0;
-    for (int64_t a = 0; a < k; ++a) {
-      acc += std::exp(static_cast<double>(lp[batch.cand_offset[i] + a]));
-      if (u < acc) return batch.cand_offset[i] + a;
+    for (int32_t a = 0; a < noop; ++a) {
+      acc += std::exp(static_cast<double>(lp[a]));
+      if (u < acc) return a;
     }
     return noop;
   }
@@ -211,11 +207,11 @@ class ActingLoop {
     }
   }
 
-  GnnPolicy& policy_;
+  Agent& agent_;
   const std::vector<EpisodeSeat>& seats_;
   const ActingOptions& o_;
   ActingProfile& profile_;
-  const int hops_;
+  const ObservationFormat format_;
   std::vector<EpisodeOutcome> out_;
   std::vector<ObservationFeatures> features_;
   std::vector<std::vector<SearchStep>> paths_;
@@ -224,14 +220,14 @@ class ActingLoop {
 
 }  // namespace
 
-StatusOr<std::vector<EpisodeOutcome>> PlayEpisodes(GnnPolicy& policy,
+StatusOr<std::vector<EpisodeOutcome>> PlayEpisodes(Agent& agent,
                                                    const std::vector<EpisodeSeat>& seats,
                                                    const ActingOptions& options,
                                                    ActingProfile* profile) {
   if (seats.empty()) return InvalidArgument("PlayEpisodes needs at least one episode");
+  REWIRE_RETURN_IF_ERROR(CheckObservationFormat(agent.observation_format()));
   ActingProfile unused;
-  torch::NoGradGuard no_grad;
-  ActingLoop loop(policy, seats, options, profile ? *profile : unused);
+  ActingLoop loop(agent, seats, options, profile ? *profile : unused);
   REWIRE_RETURN_IF_ERROR(loop.Reset());
   if (options.double_buffer && seats.size() > 1) {
     REWIRE_RETURN_IF_ERROR(loop.RunDoubleBuffered());

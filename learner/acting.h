@@ -1,20 +1,37 @@
 #pragma once
-// The acting loop: episodes of a policy played side by side, one batched forward pass per step
-// over the episodes still running. Every caller acts through it: single-process training
-// (LearnerRank::CollectEpisodes), env actors (ActingPolicy::RunEpisodes), and the trained
-// policy's searches (Agent: rl rollouts, the guided search's rollout). LibTorch: include only
-// from learner/*.cc and tests.
+// The acting loop: episodes of an agent (learner/agent.h) played side by side, one batched
+// Score per step over the episodes still running, each observation encoded in the agent's
+// format. Every caller acts through it: single-process training (LearnerRank::CollectEpisodes),
+// env actors (ActingPolicy::RunEpisodes), and the agent's searches (the rl rollouts, the guided
+// search's seeds). No LibTorch in this header.
 
+#include <cstdint>
 #include <random>
 #include <vector>
 
 #include "env/environment.h"
 #include "env/search.h"
-#include "learner/policy.h"
-#include "learner/training.h"
+#include "learner/agent.h"
 #include "replay/rollout.h"
 
 namespace rewire {
+
+/// Where acting's time went, in seconds.
+struct ActingProfile {
+  double env_s = 0;      // Reset and Step: enumerating candidates, applying and costing them
+  double encode_s = 0;   // observation features
+  double forward_s = 0;  // the agent's Score (a forward pass: tensors, the model) and the choice
+  int64_t steps = 0;
+  int64_t episodes = 0;
+  int64_t forwards = 0;  // batched Score calls (steps / forwards = observations per call)
+};
+
+/// What one episode found.
+struct EpisodeOutcome {
+  Episode episode;                     // steps recorded as asked
+  Graph best_graph;                    // the cheapest graph of the episode, when tracked
+  std::vector<SearchStep> best_steps;  // rewrites from the start to best_graph
+};
 
 /// How the loop picks each action.
 enum class ActionChoice {
@@ -34,8 +51,8 @@ struct ActingOptions {
   /// With track_best: an episode stops once this many steps in a row found no cheaper graph
   /// (0: episodes run to their end). A search's rollout stops wandering that way.
   int stop_after_stale = 0;
-  /// Two halves of the episodes: while one half's forward pass runs on a thread, the other half
-  /// steps and encodes (distributed.double_buffer). The episodes played are the same.
+  /// Two halves of the episodes: while one half's Score runs on a thread, the other half steps
+  /// and encodes (distributed.double_buffer). The episodes played are the same.
   bool double_buffer = false;
 };
 
@@ -48,9 +65,9 @@ struct EpisodeSeat {
   std::mt19937_64* rng = nullptr;
 };
 
-/// Plays one episode per seat to its end. `profile` (may be null) accumulates where the time
-/// went. Errors: no seats, and the environments' errors.
-StatusOr<std::vector<EpisodeOutcome>> PlayEpisodes(GnnPolicy& policy,
+/// Plays one episode per seat to its end with `agent`. `profile` (may be null) accumulates where
+/// the time went. Errors: no seats, the environments' and the agent's errors.
+StatusOr<std::vector<EpisodeOutcome>> PlayEpisodes(Agent& agent,
                                                    const std::vector<EpisodeSeat>& seats,
                                                    const ActingOptions& options,
                                                    ActingProfile* profile = nullptr);

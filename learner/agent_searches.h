@@ -1,20 +1,21 @@
 #pragma once
-// The searches that run a trained policy, for the optimise pipeline (pipeline/optimize.h):
-//   rl      the policy's rollouts: its most likely rewrite at each step, then `samples` sampled
-//           rollouts; the cheapest graph of all (Agent::Optimize)
-//   guided  the beam search the policy proposes for and its value scores (Agent::GuidedSearch)
-// Each loads the request's checkpoint. No LibTorch in this header.
+// The searches that run a trained agent (learner/agent.h), for the optimise pipeline:
+//   rl      the agent's rollouts: its most likely action at each step, then `--samples` sampled
+//           rollouts; the cheapest graph of all (learner/rl_search.h)
+//   guided  the beam search the agent proposes for and its value scores
+//           (learner/guided_search.h)
+// Each loads the checkpoint its --policy names, with the agent that wrote it (Agents().Load).
+// No LibTorch in this header.
 
-#include "pipeline/search_registry.h"
+#include "env/search_registry.h"
 
 namespace rewire {
 
-/// Adds `rl` and `guided` (both need a policy checkpoint) to `searches`. The rl search reports
-/// the cheapest graph of its greedy-policy rollout and of its samples as the SearchResult stats
-/// "greedy_policy_cost_ms" and "sampled_best_cost_ms".
+/// Adds `rl` and `guided` to `searches`.
 void AddAgentSearches(SearchRegistry& searches);
 
-/// A registry with the non-learned searches and the agent's: what `rewire optimize` offers.
-SearchRegistry AllSearches();
+/// The process's search registry (Searches()) with the agent's searches added: what
+/// `rewire optimize` and `rewire eval` offer.
+SearchRegistry& AllSearches();
 
 }  // namespace rewire

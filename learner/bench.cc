@@ -7,17 +7,14 @@
 
 #include <fmt/format.h>
 
+#include "graph/clock.h"
 #include "learner/policy.h"
+#include "learner/ppo_agent.h"
 
 namespace rewire {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double Since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-GnnShape ShapeOf(const GnnSection& g) { return GnnShape{g.hidden, g.layers, g.heads}; }
+double Since(Clock::time_point t) { return SecondsSince(t); }
 
 /// Steps the environment with the policy sampling actions, restarting episodes as needed;
 /// records the observations (for the learner bench).

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "cost/cost_model.h"
 #include "graph/graph.h"
 #include "graph/rules/rule.h"
-#include "kernels/cost_model.h"
 #include "learner/config.h"
 
 namespace rewire {

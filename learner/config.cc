@@ -16,9 +16,12 @@
 
 #include <fmt/format.h>
 
+#include "cost/cost_registry.h"
 #include "graph/models/load.h"
 #include "graph/text.h"
-#include "kernels/toml_text.h"
+#include "graph/toml_text.h"
+#include "learner/agent.h"
+#include "learner/agent_searches.h"
 #include "learner/model_params.h"
 
 namespace rewire {
@@ -88,6 +91,7 @@ std::string FormatDouble(double value) {
 template <typename Config, typename Visit>
 void ForEachField(Config& c, Visit&& visit) {
   visit("run", "dir", c.run.dir);
+  visit("run", "agent", c.run.agent);
   visit("run", "seed", c.run.seed);
   visit("run", "max_updates", c.run.max_updates);
   visit("run", "threads", c.run.threads);
@@ -582,6 +586,7 @@ class Checker {
 Status Validate(const TrainConfig& c, const Locations& at) {
   Checker check(at);
   check.Require(!c.run.dir.empty(), "run.dir", "run.dir must not be empty");
+  check.OneOf("run.agent", c.run.agent, Agents().Names());
   check.AtLeast("run.max_updates", c.run.max_updates, 1);
   check.AtLeast("run.threads", c.run.threads, 1);
   check.AtLeast("run.checkpoint_every", c.run.checkpoint_every, 1);
@@ -592,7 +597,7 @@ Status Validate(const TrainConfig& c, const Locations& at) {
   check.Models("env.models", c.env.models);
   check.AtLeast("env.horizon", c.env.horizon, 1);
   check.AtLeast("env.max_candidates", c.env.max_candidates, 1);
-  check.OneOf("env.cost", c.env.cost, {"analytic", "cpu", "cuda"});
+  check.OneOf("env.cost", c.env.cost, CostModelKinds());
   check.OneOf("env.reward", c.env.reward, {"dense", "sparse"});
   check.Device("env.reward_device", c.env.reward_device);
   check.AtLeast("env.reward_repeats", c.env.reward_repeats, 1);
@@ -627,7 +632,7 @@ Status Validate(const TrainConfig& c, const Locations& at) {
   for (size_t i = 0; i < c.eval.baselines.size(); ++i) {
     const std::string path = "eval.baselines[" + std::to_string(i) + "]";
     const std::string& name = c.eval.baselines[i];
-    check.OneOf(path, name, {"greedy", "backtrack", "random"});
+    check.OneOf(path, name, AllSearches().Names());
     check.Require(std::find(c.eval.baselines.begin(), c.eval.baselines.begin() + i, name) ==
                       c.eval.baselines.begin() + i,
                   path, "eval.baselines lists '" + name + "' twice");

@@ -48,6 +48,8 @@ inline bool operator!=(const ModelSpec& a, const ModelSpec& b) { return !(a == b
 struct RunSection {
   /// Run directory: resolved config, metrics.jsonl, checkpoints, logs.
   std::string dir = "runs/default";
+  /// The agent trained (a name of learner/agent.h's registry): "ppo-gnn" (PPO over the GNN).
+  std::string agent = "ppo-gnn";
   uint64_t seed = 0;         // at most 2^63-1 (TOML integers are signed 64-bit)
   int max_updates = 20;      // the run ends by itself after this many PPO updates (>= 1)
   int threads = 1;           // LibTorch intra-op threads (>= 1)
@@ -217,5 +219,11 @@ std::string ToToml(const TrainConfig& config);
 /// (keys as in ModelParams) or "path/to/model.onnx" (any text ending in .onnx is a path). Checks
 /// syntax only; whether the model exists is checked by validation (or BuildModel).
 StatusOr<ModelSpec> ParseModelSpec(const std::string& text);
+
+/// Paths that an empty config value stands for (the CLI resolves them).
+struct RunPaths {
+  std::string rules;        // used when env.rules is empty
+  std::string devices_dir;  // where device profiles are looked up
+};
 
 }  // namespace rewire

@@ -3,6 +3,7 @@
 // data_parallel.h for the rule every caller must keep (the same collectives on every rank).
 
 #include "learner/data_parallel.h"
+#include "graph/clock.h"
 #include "learner/nccl_comm.h"
 
 #include <netdb.h>
@@ -513,7 +514,7 @@ Status GradientAllReducer::AllReduceGradients(const std::vector<torch::Tensor>& 
     ++d.collectives_done;
     return Status::Ok();
   }
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   torch::NoGradGuard no_grad;
   // Layout: [every gradient, flattened | one "defined" flag per parameter]. The flags are
   // summed with the gradients in the same all-reduce, so every rank learns which gradients
@@ -560,8 +561,7 @@ Status GradientAllReducer::AllReduceGradients(const std::vector<torch::Tensor>& 
   }
   ++d.allreduces_done;
   d.allreduce_bytes += total * static_cast<int64_t>(buffer.element_size());
-  d.allreduce_seconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  d.allreduce_seconds += SecondsSince(start);
   return Status::Ok();
 }
 

@@ -1,6 +1,8 @@
 // `rewire eval`: a checkpoint's searches (rl rollouts, the guided beam search) against the
 // non-learned ones on every evaluated model, through the optimise pipeline (pipeline/optimize.h).
 
+#include "learner/evaluate.h"
+
 #include <filesystem>
 #include <memory>
 
@@ -11,7 +13,6 @@
 #include "learner/agent.h"
 #include "learner/agent_searches.h"
 #include "learner/policy.h"
-#include "learner/trainer.h"
 #include "learner/training.h"
 #include "pipeline/optimize.h"
 
@@ -20,13 +21,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The request every search of one evaluation shares.
-OptimizeRequest BaseRequest(const TrainConfig& c, const std::string& label) {
+/// The request every policy search of one evaluation shares.
+OptimizeRequest PolicyRequest(const TrainConfig& c, const std::string& label,
+                              const std::string& search, const std::string& checkpoint) {
   OptimizeRequest q;
   q.label = label;
-  q.search.seed = c.run.seed;
-  q.search.max_candidates = static_cast<size_t>(c.env.max_candidates);
-  q.agent.horizon = c.env.horizon;
+  q.search = search;
+  q.search_options = {{"policy", checkpoint}, {"horizon", std::to_string(c.env.horizon)}};
+  q.limits.seed = c.run.seed;
+  q.limits.max_candidates = static_cast<size_t>(c.env.max_candidates);
   q.finish.rtol = 1e-3;
   q.finish.export_onnx = true;
   return q;
@@ -57,23 +60,19 @@ StatusOr<EvalResult> EvaluateModel(const TrainConfig& c, const std::string& chec
   EvalResult r;
   r.model = label;
   r.samples = c.eval.samples;
-  OptimizeRequest rl = BaseRequest(c, label);
-  rl.search.algorithm = "rl";
-  rl.policy = checkpoint;
-  rl.agent.samples = c.eval.samples;
+  OptimizeRequest rl = PolicyRequest(c, label, "rl", checkpoint);
+  rl.search_options.emplace_back("samples", std::to_string(c.eval.samples));
   REWIRE_ASSIGN_OR_RETURN(OptimizeReport best, RunPolicySearch(rl, searches, graph, res));
   const SearchResult& found = best.search_result;
   r.initial_cost_ms = found.initial_cost_ms;
-  r.greedy_policy_cost_ms = found.stats.at("greedy_policy_cost_ms");
-  if (c.eval.samples > 0) r.sampled_best_cost_ms = found.stats.at("sampled_best_cost_ms");
+  r.greedy_policy_cost_ms = found.stats.Number("greedy_policy_cost_ms");
+  if (c.eval.samples > 0) r.sampled_best_cost_ms = found.stats.Number("sampled_best_cost_ms");
   r.rl_seconds = found.seconds;
   if (c.eval.guided_budget > 0) {
-    OptimizeRequest guided = BaseRequest(c, label);
-    guided.search.algorithm = "guided";
-    guided.search.budget = c.eval.guided_budget;
-    guided.policy = checkpoint;
-    guided.guided.beam_width = c.eval.beam_width;
-    guided.guided.expand = c.eval.expand;
+    OptimizeRequest guided = PolicyRequest(c, label, "guided", checkpoint);
+    guided.limits.budget = c.eval.guided_budget;
+    guided.search_options.emplace_back("beam-width", std::to_string(c.eval.beam_width));
+    guided.search_options.emplace_back("expand", std::to_string(c.eval.expand));
     REWIRE_ASSIGN_OR_RETURN(OptimizeReport g, RunPolicySearch(guided, searches, graph, res));
     r.guided_cost_ms = g.search_result.final_cost_ms;
     r.guided_seconds = g.search_result.seconds;
@@ -88,10 +87,12 @@ StatusOr<EvalResult> EvaluateModel(const TrainConfig& c, const std::string& chec
     REWIRE_RETURN_IF_ERROR(WriteFileAtomic(r.onnx_path, best.written));
   }
   for (const std::string& b : c.eval.baselines) {
-    OptimizeRequest q = BaseRequest(c, label);
-    q.search.algorithm = b;
-    q.search.budget = c.eval.budget;
-    REWIRE_ASSIGN_OR_RETURN(SearchResult sr, searches.Run(b, graph, res.rules, *res.cost, q));
+    SearchLimits limits;
+    limits.seed = c.run.seed;
+    limits.max_candidates = static_cast<size_t>(c.env.max_candidates);
+    limits.budget = c.eval.budget;
+    REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<Search> search, searches.Make(b));
+    REWIRE_ASSIGN_OR_RETURN(SearchResult sr, search->Run(graph, res.rules, *res.cost, limits));
     r.baselines.emplace_back(b, sr.final_cost_ms);
     r.baseline_seconds.emplace_back(b, sr.seconds);
   }
@@ -160,14 +161,17 @@ StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& c, const RunPaths&
                                            const std::function<void(const std::string&)>& log) {
   REWIRE_RETURN_IF_ERROR(ValidateTrainConfig(c));
   SetComputeThreads(c.run.threads);
-  // The checkpoint must fit the config's GNN: one clear error before any search.
-  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<Agent> agent, Agent::Load(checkpoint, &c.gnn));
+  // The checkpoint must fit the config's agent (its GNN's shape): one clear error before any
+  // search.
+  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<Agent> agent,
+                          Agents().Create(c.run.agent, c, c.run.seed));
+  REWIRE_ASSIGN_OR_RETURN(const RunState run, agent->LoadCheckpoint(checkpoint, /*resume=*/false));
   const std::vector<ModelSpec>& specs = c.eval.models.empty() ? c.env.models : c.eval.models;
   REWIRE_ASSIGN_OR_RETURN(Resources res, LoadResources(c, paths, specs));
   const fs::path dir(c.run.dir);
   std::error_code ec;
   fs::create_directories(dir / "optimized", ec);
-  const SearchRegistry searches = AllSearches();
+  const SearchRegistry& searches = AllSearches();
   std::vector<EvalResult> results;
   for (const auto& [label, graph] : res.models) {
     REWIRE_ASSIGN_OR_RETURN(
@@ -175,7 +179,7 @@ StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& c, const RunPaths&
     if (log) log(EvalLine(r));
     results.push_back(std::move(r));
   }
-  const Json js = EvalJson(checkpoint, agent->policy_version(), res.cost->Name(), results);
+  const Json js = EvalJson(checkpoint, run.policy_version, res.cost->Name(), results);
   REWIRE_RETURN_IF_ERROR(WriteFileAtomic((dir / "eval.json").string(), JsonText(js, 2) + "\n"));
   return results;
 }

@@ -5,17 +5,18 @@
 #include "learner/guided_search.h"
 
 #include <algorithm>
-#include <chrono>
+#include <memory>
 #include <unordered_set>
 
 #include "env/environment.h"
 #include "env/features.h"
+#include "env/greedy_search.h"
+#include "graph/clock.h"
 #include "learner/acting.h"
+#include "learner/rl_search.h"
 
 namespace rewire {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 /// A graph of the beam or a child proposed for it.
 struct BeamNode {
@@ -59,19 +60,19 @@ void FirstK(std::vector<size_t>& order, size_t k, Better better) {
 
 class GuidedSearcher {
  public:
-  GuidedSearcher(GnnPolicy& policy, const Graph& graph, const std::vector<rules::Rule>& rules,
+  GuidedSearcher(Agent& agent, const Graph& graph, const std::vector<rules::Rule>& rules,
                  CostModel& cost, const GuidedSearchOptions& o)
-      : policy_(policy),
+      : agent_(agent),
         graph_(graph),
         rules_(rules),
         cost_(cost),
         o_(o),
-        hops_(policy->shape().layers),
+        format_(agent.observation_format()),
         env_(rules, cost, EnvOptions{o.horizon, o.max_candidates}),
         start_(Clock::now()) {}
 
   StatusOr<SearchResult> Run() {
-    torch::NoGradGuard no_grad;
+    REWIRE_RETURN_IF_ERROR(CheckObservationFormat(format_));
     REWIRE_ASSIGN_OR_RETURN(CostTable root, CostTable::Build(cost_, graph_));
     initial_ = root.total_ms();
     if (!(initial_ > 0)) return InvalidArgument("the graph costs nothing under " + cost_.Name());
@@ -85,15 +86,15 @@ class GuidedSearcher {
     REWIRE_RETURN_IF_ERROR(RunBeam());
     result_.iterations = expansions_;
     result_.seconds = Elapsed();
-    result_.stats["beam_expansions"] = beam_expansions_;
-    result_.stats["beam_improvements_valued"] = improvements_valued_;
-    result_.stats["beam_improvements_cost"] = improvements_cost_;
-    result_.stats["value_distrusted_depths"] = distrusted_depths_;
+    result_.stats.Set("beam_expansions", int64_t{beam_expansions_});
+    result_.stats.Set("beam_improvements_valued", int64_t{improvements_valued_});
+    result_.stats.Set("beam_improvements_cost", int64_t{improvements_cost_});
+    result_.stats.Set("value_distrusted_depths", int64_t{distrusted_depths_});
     return std::move(result_);
   }
 
  private:
-  double Elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  double Elapsed() const { return SecondsSince(start_); }
 
   /// Keeps `node` as the incumbent when it is the cheapest graph so far.
   bool Offer(const BeamNode& node) {
@@ -120,7 +121,7 @@ class GuidedSearcher {
     acting.stop_after_stale = o_.patience;
     REWIRE_ASSIGN_OR_RETURN(
         std::vector<EpisodeOutcome> played,
-        PlayEpisodes(policy_, {EpisodeSeat{&rollout_env, &graph_, &rng}}, acting));
+        PlayEpisodes(agent_, {EpisodeSeat{&rollout_env, &graph_, &rng}}, acting));
     EpisodeOutcome& rollout = played[0];
     expansions_ += static_cast<int>(rollout.episode.steps.size());
     BeamNode node;
@@ -135,8 +136,8 @@ class GuidedSearcher {
   Status SeedWithRollout() {
     std::mt19937_64 rng(0);
     REWIRE_ASSIGN_OR_RETURN(const double cost, SeedWithRolloutOf(ActionChoice::kMostLikely, rng));
-    result_.stats["rollout_steps"] = expansions_;
-    result_.stats["rollout_cost_ms"] = cost;
+    result_.stats.Set("rollout_steps", int64_t{expansions_});
+    result_.stats.Set("rollout_cost_ms", cost);
     return Status::Ok();
   }
 
@@ -151,25 +152,24 @@ class GuidedSearcher {
       REWIRE_ASSIGN_OR_RETURN(const double cost, SeedWithRolloutOf(ActionChoice::kSample, rng));
       if (played == 0 || cost < best) best = cost;
     }
-    result_.stats["sampled_rollouts"] = played;
-    result_.stats["sampled_steps"] = expansions_ - before;
-    if (played > 0) result_.stats["sampled_best_cost_ms"] = best;
+    result_.stats.Set("sampled_rollouts", int64_t{played});
+    result_.stats.Set("sampled_steps", int64_t{expansions_ - before});
+    if (played > 0) result_.stats.Set("sampled_best_cost_ms", best);
     return Status::Ok();
   }
 
   /// The cost model's greedy descent: a second seed where the rollout stopped short or went
   /// elsewhere; each of its steps is one expanded graph.
   Status SeedWithGreedy() {
-    SearchOptions so;
-    so.algorithm = "greedy";
-    so.budget = o_.budget - expansions_;
-    so.max_candidates = o_.max_candidates;
-    if (o_.time_limit_s > 0) so.time_limit_s = std::max(1e-3, o_.time_limit_s - Elapsed());
-    REWIRE_ASSIGN_OR_RETURN(SearchResult greedy, RunSearch(graph_, rules_, cost_, so));
+    SearchLimits limits;
+    limits.budget = o_.budget - expansions_;
+    limits.max_candidates = o_.max_candidates;
+    if (o_.time_limit_s > 0) limits.time_limit_s = std::max(1e-3, o_.time_limit_s - Elapsed());
+    REWIRE_ASSIGN_OR_RETURN(SearchResult greedy, GreedySearch().Run(graph_, rules_, cost_, limits));
     expansions_ += std::max(1, greedy.iterations);
     result_.candidates_evaluated += greedy.candidates_evaluated;
-    result_.stats["greedy_steps"] = greedy.iterations;
-    result_.stats["greedy_cost_ms"] = greedy.final_cost_ms;
+    result_.stats.Set("greedy_steps", int64_t{greedy.iterations});
+    result_.stats.Set("greedy_cost_ms", greedy.final_cost_ms);
     BeamNode node;
     node.graph = std::move(greedy.best);
     node.cost_ms = greedy.final_cost_ms;
@@ -200,16 +200,17 @@ class GuidedSearcher {
   /// The candidates of `node` worth a child: the policy's `expand` most likely rewrites and the
   /// cost model's `cheapest` ones (they include the moves that keep the cost, a layout change
   /// that enables a fusion, once nothing improves).
-  std::vector<size_t> Proposals(const std::vector<EnvCandidate>& cands) {
-    const ObservationFeatures f = EncodeObservation(env_, hops_);
-    const ObservationBatch batch = MakeBatch({&f});
-    const PolicyOutput out = policy_->Forward(batch);
-    const auto logp = out.logp.contiguous();
-    const float* lp = logp.data_ptr<float>();
+  StatusOr<std::vector<size_t>> Proposals(const std::vector<EnvCandidate>& cands) {
+    const ObservationFeatures f = EncodeObservation(env_, format_);
+    REWIRE_ASSIGN_OR_RETURN(const std::vector<ActionScores> scores, agent_.Score({&f}));
+    if (scores.size() != 1 || scores[0].logp.size() != cands.size() + 1) {
+      return Internal(agent_.Name() + " did not score every candidate");
+    }
+    const std::vector<float>& lp = scores[0].logp;
     std::vector<size_t> by_policy(cands.size()), by_cost(cands.size());
     for (size_t i = 0; i < cands.size(); ++i) by_policy[i] = by_cost[i] = i;
     FirstK(by_policy, static_cast<size_t>(o_.expand), [&](size_t a, size_t b) {
-      const float la = lp[batch.FlatAction(0, a)], lb = lp[batch.FlatAction(0, b)];
+      const float la = lp[a], lb = lp[b];
       return la != lb ? la > lb : a < b;
     });
     by_policy.resize(std::min(by_policy.size(), static_cast<size_t>(o_.expand)));
@@ -234,7 +235,8 @@ class GuidedSearcher {
     result_.candidates_evaluated += static_cast<int64_t>(cands.size());
     if (cands.empty()) return false;
     bool improved = false;
-    for (size_t i : Proposals(cands)) {
+    REWIRE_ASSIGN_OR_RETURN(const std::vector<size_t> proposals, Proposals(cands));
+    for (size_t i : proposals) {
       const EnvCandidate& c = cands[i];
       BeamNode child;
       child.hash = c.result.Hash();
@@ -263,18 +265,17 @@ class GuidedSearcher {
     feats.reserve(children.size());
     for (const BeamNode& c : children) {
       REWIRE_ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost_, c.graph));
-      ObservationFeatures f = EncodeGraph(c.graph, table, initial_);
+      ObservationFeatures f = EncodeGraphObservation(c.graph, table, initial_, format_);
       f.step_fraction = static_cast<float>(depth + 1) / o_.horizon;
       feats.push_back(std::move(f));
     }
     std::vector<const ObservationFeatures*> ptrs;
     for (const ObservationFeatures& f : feats) ptrs.push_back(&f);
-    const PolicyOutput out = policy_->Forward(MakeBatch(ptrs));
-    const auto value = out.value.contiguous();
-    const float* v = value.data_ptr<float>();
+    REWIRE_ASSIGN_OR_RETURN(const std::vector<ActionScores> scores, agent_.Score(ptrs));
+    if (scores.size() != children.size()) return Internal(agent_.Name() + " scored too few graphs");
     for (size_t i = 0; i < children.size(); ++i) {
-      children[i].score =
-          children[i].cost_ms - o_.value_weight * std::max(0.0f, v[i]) / 100.0 * initial_;
+      children[i].score = children[i].cost_ms -
+                          o_.value_weight * std::max(0.0f, scores[i].value) / 100.0 * initial_;
     }
     return Status::Ok();
   }
@@ -343,7 +344,7 @@ class GuidedSearcher {
       Progress();
       if (stale_depths >= o_.patience) break;  // saturated
     }
-    result_.stats["beam_depths"] = depth;
+    result_.stats.Set("beam_depths", int64_t{depth});
     return Status::Ok();
   }
 
@@ -358,12 +359,12 @@ class GuidedSearcher {
     o_.progress(p);
   }
 
-  GnnPolicy& policy_;
+  Agent& agent_;
   const Graph& graph_;
   const std::vector<rules::Rule>& rules_;
   CostModel& cost_;
   const GuidedSearchOptions& o_;
-  const int hops_;
+  const ObservationFormat format_;
   Environment env_;
   const Clock::time_point start_;
   double initial_ = 0;
@@ -379,12 +380,64 @@ class GuidedSearcher {
 
 }  // namespace
 
-StatusOr<SearchResult> RunGuidedSearch(GnnPolicy& policy, const Graph& graph,
+StatusOr<SearchResult> RunGuidedSearch(Agent& agent, const Graph& graph,
                                        const std::vector<rules::Rule>& rules, CostModel& cost,
                                        const GuidedSearchOptions& options) {
   REWIRE_RETURN_IF_ERROR(CheckGuidedOptions(options));
-  GuidedSearcher searcher(policy, graph, rules, cost, options);
+  GuidedSearcher searcher(agent, graph, rules, cost, options);
   return searcher.Run();
+}
+
+// ---------------------------------------------------------------------------- GuidedSearch
+
+void GuidedSearch::DeclareOptions(OptionSet& set) {
+  set.Add("policy", &policy, "Policy checkpoint (from `rewire train`); required");
+  set.Add("samples", &options.samples,
+          "Sampled rollouts of the policy that also seed the beam (their steps count against the "
+          "budget)")
+      .AtLeast(0);
+  set.Add("horizon", &options.horizon, "Depth of the search (and each rollout's steps) at most")
+      .AtLeast(1);
+  set.Add("beam-width", &options.beam_width, "Graphs kept at each depth").AtLeast(1);
+  set.Add("expand", &options.expand,
+          "The policy's most likely rewrites tried from each beam graph (and --cheapest)")
+      .AtLeast(1);
+  set.Add("cheapest", &options.cheapest,
+          "The cost model's cheapest rewrites also tried from each beam graph")
+      .AtLeast(0);
+  set.Add("value-weight", &options.value_weight,
+          "Weight of the value's predicted return-to-go in a graph's score (0: cost alone)")
+      .AtLeast(0);
+  set.Switch("no-greedy-seed", &options.greedy_seed, false,
+             "Start the beam from the policy's rollout only, not also from greedy search's result");
+  set.Add("patience", &options.patience, "Depths without a cheaper graph before stopping")
+      .AtLeast(1);
+}
+
+GuidedSearchOptions GuidedSearch::With(const SearchLimits& limits) const {
+  GuidedSearchOptions o = options;
+  o.budget = limits.budget;
+  o.time_limit_s = limits.time_limit_s;
+  o.max_candidates = limits.max_candidates;
+  o.seed = limits.seed;
+  o.progress = limits.progress;
+  return o;
+}
+
+Status GuidedSearch::Check(const SearchLimits& limits) const {
+  REWIRE_RETURN_IF_ERROR(CheckPolicyOption("guided", policy));
+  if (limits.budget < 1) {
+    return InvalidArgument("the guided search's budget (--budget) must be at least 1 graph, got " +
+                           std::to_string(limits.budget));
+  }
+  return CheckGuidedOptions(With(limits));
+}
+
+StatusOr<SearchResult> GuidedSearch::Run(const Graph& graph, const std::vector<rules::Rule>& rules,
+                                         CostModel& cost, const SearchLimits& limits) {
+  REWIRE_RETURN_IF_ERROR(Check(limits));
+  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<Agent> agent, Agents().Load(policy));
+  return RunGuidedSearch(*agent, graph, rules, cost, With(limits));
 }
 
 }  // namespace rewire

@@ -2,6 +2,7 @@
 // finds NCCL; nccl_comm_nonccl.cc stands in otherwise.
 
 #include "learner/nccl_comm.h"
+#include "graph/clock.h"
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -11,8 +12,6 @@
 
 namespace rewire {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 std::string NcclMessage(ncclResult_t r, ncclComm_t comm) {
   std::string s = ncclGetErrorString(r);

@@ -150,15 +150,6 @@ TORCH_MODULE(GnnPolicy);
 Status MoveLearnerToDevice(GnnPolicy& policy, torch::optim::Optimizer* optimizer,
                            const torch::Device& device);
 
-// ---------------------------------------------------------------------------- rollouts
-
-/// What one episode found (learner/acting.h plays them).
-struct EpisodeOutcome {
-  Episode episode;                     // steps recorded as asked
-  Graph best_graph;                    // the cheapest graph of the episode, when tracked
-  std::vector<SearchStep> best_steps;  // rewrites from the start to best_graph
-};
-
 // ---------------------------------------------------------------------------- checkpoints
 
 /// Where a run stands, saved with the weights.
@@ -187,6 +178,9 @@ StatusOr<std::string> PolicyWeightsBytes(GnnPolicy& policy);
 /// Loads bytes from PolicyWeightsBytes into a policy of the same shape. Errors: bytes that are
 /// not such weights, or weights of another shape.
 Status LoadPolicyWeightsBytes(GnnPolicy& policy, const std::string& bytes);
+/// True when the file at `path` may be a policy checkpoint (a LibTorch archive: a zip file);
+/// LoadCheckpoint says whether it is.
+bool LooksLikePolicyCheckpoint(const std::string& path);
 /// "checkpoint P has gnn.hidden = 64, the config asks for 32" when shapes differ.
 Status CheckShape(const std::string& path, const GnnShape& have, const GnnShape& want);
 

@@ -11,13 +11,6 @@
 
 namespace rewire {
 
-double MeanOf(const std::vector<double>& v) {
-  if (v.empty()) return std::nan("");
-  double s = 0;
-  for (double x : v) s += x;
-  return s / v.size();
-}
-
 // ---------------------------------------------------------------------------- one update
 
 StatusOr<UpdateStats> UpdatePolicy(GnnPolicy& policy, torch::optim::Optimizer& optimizer,

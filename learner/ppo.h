@@ -2,8 +2,8 @@
 // One PPO update (LibTorch; include only from learner/*.cc and tests): GAE over a buffer of
 // finished episodes, then epochs of shuffled minibatches with the clipped objective, value loss
 // and entropy bonus, gradients all-reduced over the data-parallel group, global-norm clip,
-// target-KL early stop. learner/ppo.cc's Train() calls it once per update; a learner service fed
-// by remote actors calls it on the rollouts it received.
+// target-KL early stop. The ppo-gnn agent's Learn (learner/ppo_agent.cc) calls it once per
+// update, on the episodes its learner rank collected or received from env actors.
 
 #include <random>
 #include <vector>
@@ -26,9 +26,6 @@ struct UpdateStats {
   double explained_variance = 0;  // of the acting values against the returns (NaN if constant)
   int epochs = 0;                 // epochs run (fewer than update_epochs after a target-KL stop)
 };
-
-/// The mean of `values`; NaN when empty.
-double MeanOf(const std::vector<double>& values);
 
 /// Runs one PPO update of `policy` on `buffer` (whose advantages it computes). Every rank of
 /// `dp` must call it with the same settings (see learner/data_parallel.h); `rng` shuffles the

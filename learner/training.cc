@@ -1,11 +1,10 @@
-// LearnerRank and ActingPolicy (learner/training.h): the run directory, the policy, the optimizer
-// and the data-parallel group of one learner rank; the acting copy of the policy an env actor
-// plays episodes with.
+// LearnerRank and ActingPolicy (learner/training.h): the run directory, the agent and the
+// data-parallel group of one learner rank; the acting copy of the agent an env actor plays
+// episodes with. What is the algorithm's is the agent's (learner/agent.h).
 
 #include "learner/training.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -16,27 +15,27 @@
 
 #include <fmt/format.h>
 
+#include "cost/cost_registry.h"
+#include "graph/clock.h"
 #include "graph/env_var.h"
 #include "graph/files.h"
 #include "graph/hash.h"
 #include "graph/json.h"
 #include "graph/models/load.h"
-#include "kernels/cost_backends.h"
 #include "kernels/device_executor.h"
 #include "kernels/fold.h"
-#include "kernels/rule_verify.h"
 #include "learner/acting.h"
+#include "learner/agent.h"
 #include "learner/data_parallel.h"
 #include "learner/policy.h"
-#include "learner/ppo.h"
 #include "learner/tensorboard.h"
 #include "replay/replay.h"
+#include "ruleset/rule_verify.h"
 
 namespace rewire {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 /// Ordered metric name -> value, written as one JSON line.
 struct Metrics {
@@ -48,8 +47,6 @@ struct Metrics {
     return JsonText(line);
   }
 };
-
-GnnShape ShapeOf(const GnnSection& g) { return GnnShape{g.hidden, g.layers, g.heads}; }
 
 std::string RngState(const std::mt19937_64& rng) {
   std::ostringstream os;
@@ -93,40 +90,6 @@ Status TrimMetrics(const std::string& path, int64_t last,
   return WriteFileAtomic(path, kept, /*durable=*/true);
 }
 
-/// FNV-1a over the bytes of every parameter: equal on every rank when the weights are.
-std::string WeightsChecksum(GnnPolicy& policy) {
-  uint64_t h = kFnv1a64Basis;
-  for (const torch::Tensor& p : policy->parameters()) {
-    const auto t = p.detach().to(torch::kCPU).contiguous();
-    h = Fnv1a64(t.data_ptr(), t.numel() * t.element_size(), h);
-  }
-  return fmt::format("{:016x}", h);
-}
-
-/// `name` ("cpu", "cuda", "cuda:N") resolved on this machine; plain "cuda" with several processes
-/// per machine takes GPU `index` modulo the GPUs.
-StatusOr<torch::Device> PickDevice(const std::string& name, int64_t index) {
-  REWIRE_ASSIGN_OR_RETURN(torch::Device device, ResolveTorchDevice(name));
-  if (name == "cuda") {
-    const int64_t count = static_cast<int64_t>(torch::cuda::device_count());
-    if (count > 0)
-      device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index % count));
-  }
-  return device;
-}
-
-/// Runs `fn` with the policy (and optimizer) on the CPU, then moves them back to `device`:
-/// checkpoints and weight bytes keep each tensor's device, so they are written from the CPU.
-template <typename Fn>
-auto OnCpu(GnnPolicy& policy, torch::optim::Optimizer* optimizer, const torch::Device& device,
-           Fn&& fn) -> decltype(fn()) {
-  if (device.is_cpu()) return fn();
-  REWIRE_RETURN_IF_ERROR(MoveLearnerToDevice(policy, optimizer, torch::kCPU));
-  auto result = fn();
-  REWIRE_RETURN_IF_ERROR(MoveLearnerToDevice(policy, optimizer, device));
-  return result;
-}
-
 }  // namespace
 
 StatusOr<Resources> LoadResources(const TrainConfig& c, const RunPaths& paths,
@@ -150,10 +113,11 @@ StatusOr<Resources> LoadResources(const TrainConfig& c, const RunPaths& paths,
   return r;
 }
 
-std::string EnvReplayKey(const TrainConfig& c, const Resources& r) {
+std::string EnvReplayKey(const TrainConfig& c, const Resources& r,
+                         const ObservationFormat& format) {
   return "horizon " + std::to_string(c.env.horizon) + ", max_candidates " +
-         std::to_string(c.env.max_candidates) + ", cost " + r.cost->Name() + ", hops " +
-         std::to_string(c.gnn.layers) + ", reward " + c.env.reward;
+         std::to_string(c.env.max_candidates) + ", cost " + r.cost->Name() + ", observations " +
+         format.ToString() + ", reward " + c.env.reward;
 }
 
 EnvOptions MakeEnvOptions(const TrainConfig& c) {
@@ -178,10 +142,10 @@ EnvOptions MakeEnvOptions(const TrainConfig& c) {
   return eo;
 }
 
-StatusOr<std::string> InitialPolicyWeights(const GnnSection& gnn, uint64_t seed) {
-  torch::manual_seed(seed);
-  GnnPolicy policy(ShapeOf(gnn));
-  return PolicyWeightsBytes(policy);
+StatusOr<std::string> InitialAgentWeights(const TrainConfig& config, uint64_t seed) {
+  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<Agent> agent,
+                          Agents().Create(config.run.agent, config, seed));
+  return agent->WeightsBytes();
 }
 
 // ---------------------------------------------------------------------------- learner rank
@@ -197,12 +161,10 @@ struct LearnerRank::Impl {
   std::mt19937_64 rng;
   Resources res;
   std::unique_ptr<Environment> env;
-  GnnPolicy policy{nullptr};
-  std::unique_ptr<torch::optim::Adam> optimizer;
+  std::unique_ptr<Agent> agent;
   std::unique_ptr<GradientAllReducer> dp;
   std::unique_ptr<TensorBoardWriter> tb;  // rank 0: the metrics as TensorBoard scalars
-  CheckpointMeta meta;
-  torch::Device device{torch::kCPU};
+  RunState run;
   std::string env_key;
 };
 
@@ -210,10 +172,8 @@ LearnerRank::LearnerRank(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 LearnerRank::~LearnerRank() = default;
 int LearnerRank::rank() const { return impl_->rz.rank; }
 int LearnerRank::world_size() const { return impl_->rz.world_size; }
-int64_t LearnerRank::policy_version() const { return impl_->meta.policy_version; }
-bool LearnerRank::finished() const {
-  return impl_->meta.policy_version >= impl_->c.run.max_updates;
-}
+int64_t LearnerRank::policy_version() const { return impl_->run.policy_version; }
+bool LearnerRank::finished() const { return impl_->run.policy_version >= impl_->c.run.max_updates; }
 
 void LearnerRank::Log(const std::string& text) {
   const std::string line = impl_->rank_tag + text;
@@ -265,30 +225,25 @@ StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(
                   resume ? std::ios::app : std::ios::trunc);
   auto rank = std::unique_ptr<LearnerRank>(new LearnerRank(std::move(impl)));
 
-  // --- set-up: seeds, resources, policy, optimizer
+  // --- set-up: seeds, resources, the agent
   SetComputeThreads(c.run.threads);
-  torch::manual_seed(c.run.seed);
   // Each rank collects its own episodes: rank r's generator is seeded with seed + r * phi.
   const uint64_t rank_seed = c.run.seed + static_cast<uint64_t>(s.rz.rank) * 0x9E3779B97F4A7C15ULL;
   s.rng.seed(rank_seed);
   REWIRE_ASSIGN_OR_RETURN(s.res, LoadResources(c, paths, c.env.models));
   s.env = std::make_unique<Environment>(s.res.rules, *s.res.cost, MakeEnvOptions(c));
-  s.env_key = EnvReplayKey(c, s.res);
-
-  s.policy = GnnPolicy(ShapeOf(c.gnn));
-  s.optimizer = std::make_unique<torch::optim::Adam>(
-      s.policy->parameters(), torch::optim::AdamOptions(c.ppo.learning_rate).eps(c.ppo.adam_eps));
-  s.meta.shape = ShapeOf(c.gnn);
+  REWIRE_ASSIGN_OR_RETURN(s.agent, Agents().Create(c.run.agent, c, c.run.seed));
+  s.env_key = EnvReplayKey(c, s.res, s.agent->observation_format());
   if (resume) {
-    REWIRE_ASSIGN_OR_RETURN(s.meta, LoadCheckpoint(s.ckpt, s.policy, s.optimizer.get()));
+    REWIRE_ASSIGN_OR_RETURN(s.run, s.agent->LoadCheckpoint(s.ckpt, /*resume=*/true));
     if (s.lead) {
-      std::istringstream(s.meta.rng_state) >> s.rng;  // only rank 0's generator is checkpointed
-      REWIRE_RETURN_IF_ERROR(TrimMetrics(s.metrics_path, s.meta.policy_version,
+      std::istringstream(s.run.rng_state) >> s.rng;  // only rank 0's generator is checkpointed
+      REWIRE_RETURN_IF_ERROR(TrimMetrics(s.metrics_path, s.run.policy_version,
                                          [&](const std::string& m) { rank->Log(m); }));
     } else {
-      s.rng.seed(rank_seed ^ static_cast<uint64_t>(s.meta.policy_version));
+      s.rng.seed(rank_seed ^ static_cast<uint64_t>(s.run.policy_version));
     }
-    rank->Log("resuming " + c.run.dir + " at update " + std::to_string(s.meta.policy_version));
+    rank->Log("resuming " + c.run.dir + " at update " + std::to_string(s.run.policy_version));
   } else if (s.lead) {
     std::ofstream(s.metrics_path, std::ios::trunc);
     // TensorBoard starts empty too: events of an earlier start that left no checkpoint go.
@@ -307,20 +262,14 @@ StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(
   // machine its own GPU, as NCCL wants.
   REWIRE_ASSIGN_OR_RETURN(const int64_t slurm_local_rank, IntFromEnv("SLURM_LOCALID", s.rz.rank));
   REWIRE_ASSIGN_OR_RETURN(const int64_t local_rank, IntFromEnv("LOCAL_RANK", slurm_local_rank));
-  REWIRE_ASSIGN_OR_RETURN(s.device, PickDevice(c.run.device, local_rank));
-  if (!s.device.is_cpu()) {
-    REWIRE_RETURN_IF_ERROR(MoveLearnerToDevice(s.policy, s.optimizer.get(), s.device));
-    rank->Log("learner policy and optimizer on " + s.device.str());
-  }
+  REWIRE_RETURN_IF_ERROR(s.agent->UseDevice(c.run.device, local_rank));
+  if (c.run.device != "cpu") rank->Log("learner agent on " + c.run.device);
 
   // The group: every rank starts from rank 0's weights (identical already after a resume).
   DataParallelOptions dpo;
   dpo.timeout = std::chrono::milliseconds(static_cast<int64_t>(c.run.collective_timeout_s * 1000));
   REWIRE_ASSIGN_OR_RETURN(s.dp, GradientAllReducer::Create(s.rz, dpo));
-  {
-    std::vector<torch::Tensor> params = s.policy->parameters();
-    REWIRE_RETURN_IF_ERROR(s.dp->Broadcast(params));
-  }
+  REWIRE_RETURN_IF_ERROR(s.agent->Broadcast(*s.dp));
   if (s.rz.world_size > 1) {
     rank->Log("data-parallel rank " + std::to_string(s.rz.rank) + " of " +
               std::to_string(s.rz.world_size) + " (Gloo, " + s.rz.master_addr + ":" +
@@ -330,8 +279,8 @@ StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(
     std::string names;
     for (const auto& [label, g] : s.res.models) names += (names.empty() ? "" : ", ") + label;
     rank->Log("training on " + names + " | " + std::to_string(s.res.rules.size()) +
-              " rules | cost " + s.res.cost->Name() + " | gnn " + std::to_string(c.gnn.layers) +
-              "x" + std::to_string(c.gnn.hidden) + " | " +
+              " rules | cost " + s.res.cost->Name() + " | " + c.run.agent + ", gnn " +
+              std::to_string(c.gnn.layers) + "x" + std::to_string(c.gnn.hidden) + " | " +
               std::to_string(c.ppo.episodes_per_update) + " episodes per update, horizon " +
               std::to_string(c.env.horizon));
   }
@@ -340,108 +289,82 @@ StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(
 
 StatusOr<std::vector<Episode>> LearnerRank::CollectEpisodes(int n) {
   Impl& s = *impl_;
-  s.policy->eval();
   std::vector<Episode> out;
   ActingOptions sampled;  // sampled actions, every step recorded with its observation
   for (int e = 0; e < n; ++e) {
     const size_t m = s.res.models.size() == 1 ? 0 : s.rng() % s.res.models.size();
     REWIRE_ASSIGN_OR_RETURN(
         std::vector<EpisodeOutcome> played,
-        PlayEpisodes(s.policy, {EpisodeSeat{s.env.get(), &s.res.models[m].second, &s.rng}},
+        PlayEpisodes(*s.agent, {EpisodeSeat{s.env.get(), &s.res.models[m].second, &s.rng}},
                      sampled));
     Episode& episode = played[0].episode;
     episode.model = s.res.models[m].first;
-    episode.policy_version = s.meta.policy_version;
+    episode.policy_version = s.run.policy_version;
     out.push_back(std::move(episode));
   }
   return out;
 }
 
-Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
-                           const std::vector<std::pair<std::string, double>>& extra) {
-  Impl& s = *impl_;
-  const TrainConfig& c = s.c;
-  const auto update_start = Clock::now() - std::chrono::duration_cast<Clock::duration>(
-                                               std::chrono::duration<double>(rollout_s));
-  const int64_t update = s.meta.policy_version + 1;
-  // Annealing the rate if instructed to do so (CleanRL).
-  double lr = c.ppo.learning_rate;
-  if (c.ppo.anneal_lr) lr *= 1.0 - (update - 1.0) / c.run.max_updates;
-  for (auto& group : s.optimizer->param_groups()) {
-    static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
-  }
+namespace {
 
-  RolloutBuffer buffer;
+/// What the episodes of one update say, on this rank.
+struct EpisodeSummary {
   std::vector<double> returns, lengths, speedups;
-  int64_t local_steps = 0;
-  for (Episode& ep : episodes) {
-    returns.push_back(ep.episodic_return());
-    lengths.push_back(static_cast<double>(ep.steps.size()));
-    speedups.push_back(ep.speedup());
+  int64_t steps = 0;
+  double best_speedup = 0;  // the best episode's (0 when none improved on the input)
+  size_t bytes = 0;         // of the observations
+};
+
+EpisodeSummary Summarise(const std::vector<Episode>& episodes) {
+  EpisodeSummary sum;
+  for (const Episode& ep : episodes) {
+    sum.returns.push_back(ep.episodic_return());
+    sum.lengths.push_back(static_cast<double>(ep.steps.size()));
+    sum.speedups.push_back(ep.speedup());
     if (ep.best_cost_ms > 0)
-      s.meta.best_speedup = std::max(s.meta.best_speedup, ep.initial_cost_ms / ep.best_cost_ms);
-    local_steps += static_cast<int64_t>(ep.steps.size());
-    buffer.Add(std::move(ep));
+      sum.best_speedup = std::max(sum.best_speedup, ep.initial_cost_ms / ep.best_cost_ms);
+    sum.steps += static_cast<int64_t>(ep.steps.size());
+    for (const RolloutStep& st : ep.steps) sum.bytes += st.observation.bytes();
   }
+  return sum;
+}
 
-  // --- advantages and the PPO epochs
-  REWIRE_ASSIGN_OR_RETURN(const UpdateStats st,
-                          UpdatePolicy(s.policy, *s.optimizer, buffer, c.ppo, *s.dp, s.rng));
+/// The episode statistics of every rank.
+struct EpisodeStats {
+  double steps = 0, return_mean = 0, return_max = 0, length_mean = 0, speedup_mean = 0;
+  double best_speedup = 0;  // over every rank and the run so far
+};
 
-  // Episode statistics over all ranks.
-  const double local_max =
-      returns.empty() ? -1e300 : *std::max_element(returns.begin(), returns.end());
+StatusOr<EpisodeStats> AllReduce(const EpisodeSummary& local, double best_so_far,
+                                 GradientAllReducer& dp) {
+  EpisodeStats all;
+  const double local_max = local.returns.empty()
+                               ? -1e300
+                               : *std::max_element(local.returns.begin(), local.returns.end());
+  REWIRE_ASSIGN_OR_RETURN(all.steps,
+                          dp.AllReduceScalar(static_cast<double>(local.steps), ReduceKind::kSum));
+  REWIRE_ASSIGN_OR_RETURN(all.return_mean,
+                          dp.AllReduceScalar(MeanOf(local.returns), ReduceKind::kMean));
+  REWIRE_ASSIGN_OR_RETURN(all.return_max, dp.AllReduceScalar(local_max, ReduceKind::kMax));
+  REWIRE_ASSIGN_OR_RETURN(all.length_mean,
+                          dp.AllReduceScalar(MeanOf(local.lengths), ReduceKind::kMean));
+  REWIRE_ASSIGN_OR_RETURN(all.speedup_mean,
+                          dp.AllReduceScalar(MeanOf(local.speedups), ReduceKind::kMean));
   REWIRE_ASSIGN_OR_RETURN(
-      const double all_steps,
-      s.dp->AllReduceScalar(static_cast<double>(local_steps), ReduceKind::kSum));
-  REWIRE_ASSIGN_OR_RETURN(const double return_mean,
-                          s.dp->AllReduceScalar(MeanOf(returns), ReduceKind::kMean));
-  REWIRE_ASSIGN_OR_RETURN(const double return_max,
-                          s.dp->AllReduceScalar(local_max, ReduceKind::kMax));
-  REWIRE_ASSIGN_OR_RETURN(const double length_mean,
-                          s.dp->AllReduceScalar(MeanOf(lengths), ReduceKind::kMean));
-  REWIRE_ASSIGN_OR_RETURN(const double speedup_mean,
-                          s.dp->AllReduceScalar(MeanOf(speedups), ReduceKind::kMean));
-  REWIRE_ASSIGN_OR_RETURN(s.meta.best_speedup,
-                          s.dp->AllReduceScalar(s.meta.best_speedup, ReduceKind::kMax));
-  s.meta.global_step += static_cast<int64_t>(all_steps);
-  s.meta.policy_version = update;
-  const double update_s = std::chrono::duration<double>(Clock::now() - update_start).count();
-  s.meta.wall_time += update_s;
-  s.meta.rng_state = RngState(s.rng);
+      all.best_speedup,
+      dp.AllReduceScalar(std::max(best_so_far, local.best_speedup), ReduceKind::kMax));
+  return all;
+}
 
-  Metrics mx;
-  mx.Set("update", static_cast<double>(update));
-  mx.Set("global_step", static_cast<double>(s.meta.global_step));
-  mx.Set("wall_time", s.meta.wall_time);
-  mx.Set("policy_version", static_cast<double>(s.meta.policy_version));
-  mx.Set("charts/episodic_return", return_mean);
-  mx.Set("charts/episodic_return_max", return_max);
-  mx.Set("charts/episodic_length", length_mean);
-  mx.Set("charts/speedup", speedup_mean);
-  mx.Set("charts/best_speedup", s.meta.best_speedup);
-  mx.Set("charts/learning_rate", lr);
-  mx.Set("charts/SPS", all_steps / std::max(update_s, 1e-9));
-  mx.Set("charts/rollout_seconds", rollout_s);
-  mx.Set("charts/update_seconds", update_s - rollout_s);
-  mx.Set("charts/rollout_megabytes", buffer.bytes() / 1e6);
-  mx.Set("losses/value_loss", st.value_loss);
-  mx.Set("losses/policy_loss", st.policy_loss);
-  mx.Set("losses/entropy", st.entropy);
-  mx.Set("losses/old_approx_kl", st.old_approx_kl);
-  mx.Set("losses/approx_kl", st.approx_kl);
-  mx.Set("losses/clipfrac", st.clipfrac);
-  mx.Set("losses/explained_variance", st.explained_variance);
-  mx.Set("losses/epochs", st.epochs);
-  for (const auto& [k, v] : extra) mx.Set(k, v);
-
+/// Rank 0: the checkpoint when one is due, the metrics line and TensorBoard scalars; every rank:
+/// its weights' checksum.
+Status RecordUpdate(LearnerRank::Impl& s, int64_t update, const Metrics& mx, int64_t local_steps) {
+  const TrainConfig& c = s.c;
   // Checkpoint first, then the metrics line: a crash in between leaves a checkpoint whose
   // update has no line yet, which the resumed run does not write again; TrimMetrics covers
   // the other order.
   if (s.lead && (update % c.run.checkpoint_every == 0 || update == c.run.max_updates)) {
-    REWIRE_RETURN_IF_ERROR(OnCpu(s.policy, s.optimizer.get(), s.device, [&] {
-      return SaveCheckpoint(s.ckpt, s.policy, s.optimizer.get(), s.meta);
-    }));
+    REWIRE_RETURN_IF_ERROR(s.agent->SaveCheckpoint(s.ckpt, s.run));
   }
   if (s.lead) {
     s.metrics << mx.Line() << "\n";
@@ -455,28 +378,74 @@ Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
   }
   s.rank_log << JsonText(Json{{"update", update},
                               {"rank", s.rz.rank},
-                              {"weights_checksum", WeightsChecksum(s.policy)},
+                              {"weights_checksum", s.agent->WeightsChecksum()},
                               {"local_steps", local_steps}})
              << "\n";
   s.rank_log.flush();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
+                           const std::vector<std::pair<std::string, double>>& extra) {
+  Impl& s = *impl_;
+  const TrainConfig& c = s.c;
+  const auto update_start = Clock::now() - ClockSeconds(rollout_s);
+  const int64_t update = s.run.policy_version + 1;
+  const EpisodeSummary local = Summarise(episodes);
+
+  // --- the agent's update, then the episode statistics over all ranks
+  REWIRE_ASSIGN_OR_RETURN(
+      const LearnReport learned,
+      s.agent->Learn(std::move(episodes),
+                     LearnContext{update, c.run.max_updates, s.dp.get(), &s.rng}));
+  REWIRE_ASSIGN_OR_RETURN(const EpisodeStats all, AllReduce(local, s.run.best_speedup, *s.dp));
+  s.run.best_speedup = all.best_speedup;
+  s.run.global_step += static_cast<int64_t>(all.steps);
+  s.run.policy_version = update;
+  const double update_s = SecondsSince(update_start);
+  s.run.wall_time += update_s;
+  s.run.rng_state = RngState(s.rng);
+
+  Metrics mx;
+  mx.Set("update", static_cast<double>(update));
+  mx.Set("global_step", static_cast<double>(s.run.global_step));
+  mx.Set("wall_time", s.run.wall_time);
+  mx.Set("policy_version", static_cast<double>(s.run.policy_version));
+  mx.Set("charts/episodic_return", all.return_mean);
+  mx.Set("charts/episodic_return_max", all.return_max);
+  mx.Set("charts/episodic_length", all.length_mean);
+  mx.Set("charts/speedup", all.speedup_mean);
+  mx.Set("charts/best_speedup", s.run.best_speedup);
+  // The agent's charts beside the episodes', its losses after the timings.
+  const auto is_chart = [](const auto& kv) { return kv.first.rfind("charts/", 0) == 0; };
+  for (const auto& kv : learned.metrics) {
+    if (is_chart(kv)) mx.Set(kv.first, kv.second);
+  }
+  mx.Set("charts/SPS", all.steps / std::max(update_s, 1e-9));
+  mx.Set("charts/rollout_seconds", rollout_s);
+  mx.Set("charts/update_seconds", update_s - rollout_s);
+  mx.Set("charts/rollout_megabytes", local.bytes / 1e6);
+  for (const auto& kv : learned.metrics) {
+    if (!is_chart(kv)) mx.Set(kv.first, kv.second);
+  }
+  for (const auto& [k, v] : extra) mx.Set(k, v);
+  REWIRE_RETURN_IF_ERROR(RecordUpdate(s, update, mx, local.steps));
 
   Log(fmt::format(
       "update {}/{}  return {:.2f} (max {:.2f})  length {:.1f}  speedup {:.3f}x (best {:.3f}x)  "
-      "value_loss {:.3f}  entropy {:.2f}  kl {:.4f}  SPS {:.1f}  {:.1f}s",
-      update, c.run.max_updates, return_mean, return_max, length_mean, speedup_mean,
-      s.meta.best_speedup, st.value_loss, st.entropy, st.approx_kl, all_steps / update_s,
-      update_s));
+      "{}  SPS {:.1f}  {:.1f}s",
+      update, c.run.max_updates, all.return_mean, all.return_max, all.length_mean, all.speedup_mean,
+      s.run.best_speedup, learned.summary, all.steps / update_s, update_s));
   if (finished()) {
-    Log("done: " + std::to_string(s.meta.policy_version) + " updates, " +
-        std::to_string(s.meta.global_step) + " steps, checkpoint " + s.ckpt);
+    Log("done: " + std::to_string(s.run.policy_version) + " updates, " +
+        std::to_string(s.run.global_step) + " steps, checkpoint " + s.ckpt);
   }
   return Status::Ok();
 }
 
-StatusOr<std::string> LearnerRank::WeightsBytes() {
-  Impl& s = *impl_;
-  return OnCpu(s.policy, s.optimizer.get(), s.device, [&] { return PolicyWeightsBytes(s.policy); });
-}
+StatusOr<std::string> LearnerRank::WeightsBytes() { return impl_->agent->WeightsBytes(); }
 
 uint64_t LearnerRank::rules_hash() const { return impl_->res.rules_hash; }
 const std::string& LearnerRank::env_key() const { return impl_->env_key; }
@@ -492,7 +461,9 @@ Status LearnerRank::Replay(uint64_t rules_hash, const std::string& env_key, Epis
     return InvalidArgument("environment '" + env_key + "', this learner's is '" + s.env_key + "'");
   }
   for (const auto& [label, graph] : s.res.models) {
-    if (label == episode.model) return ReplayObservations(*s.env, graph, s.c.gnn.layers, episode);
+    if (label == episode.model) {
+      return ReplayObservations(*s.env, graph, s.agent->observation_format(), episode);
+    }
   }
   return InvalidArgument("model '" + episode.model + "' is not one this run trains on");
 }
@@ -504,10 +475,9 @@ struct ActingPolicy::Impl {
   Resources res;
   EnvOptions env_options;
   std::vector<std::unique_ptr<Environment>> envs;  // one per episode played side by side
-  GnnPolicy policy{nullptr};
+  std::unique_ptr<Agent> agent;
   std::mt19937_64 rng;
   int64_t version = -1;
-  torch::Device device{torch::kCPU};
   std::string env_key;
   bool double_buffer = false;
   ActingProfile profile;
@@ -527,22 +497,18 @@ StatusOr<std::unique_ptr<ActingPolicy>> ActingPolicy::Create(const TrainConfig& 
   auto impl = std::make_unique<Impl>();
   impl->c = c;
   SetComputeThreads(c.run.threads);
-  torch::manual_seed(seed);
   impl->rng.seed(seed);
   REWIRE_ASSIGN_OR_RETURN(impl->res, LoadResources(c, paths, c.env.models));
   impl->env_options = MakeEnvOptions(c);
-  impl->env_key = EnvReplayKey(c, impl->res);
   impl->double_buffer = c.distributed.double_buffer;
-  impl->policy = GnnPolicy(ShapeOf(c.gnn));
-  impl->policy->eval();
-  REWIRE_ASSIGN_OR_RETURN(impl->device, PickDevice(c.distributed.actor_device, device_index));
+  REWIRE_ASSIGN_OR_RETURN(impl->agent, Agents().Create(c.run.agent, c, seed));
+  REWIRE_RETURN_IF_ERROR(impl->agent->UseDevice(c.distributed.actor_device, device_index));
+  impl->env_key = EnvReplayKey(c, impl->res, impl->agent->observation_format());
   return std::unique_ptr<ActingPolicy>(new ActingPolicy(std::move(impl)));
 }
 
 Status ActingPolicy::LoadWeights(const std::string& bytes, int64_t version) {
-  REWIRE_RETURN_IF_ERROR(LoadPolicyWeightsBytes(impl_->policy, bytes));  // loads onto the CPU
-  if (!impl_->device.is_cpu())
-    REWIRE_RETURN_IF_ERROR(MoveLearnerToDevice(impl_->policy, nullptr, impl_->device));
+  REWIRE_RETURN_IF_ERROR(impl_->agent->LoadWeights(bytes));
   impl_->version = version;
   return Status::Ok();
 }
@@ -576,7 +542,7 @@ StatusOr<std::vector<Episode>> ActingPolicy::RunEpisodes(int n, bool keep_observ
   options.keep_observations = keep_observations;
   options.double_buffer = s.double_buffer;
   REWIRE_ASSIGN_OR_RETURN(std::vector<EpisodeOutcome> played,
-                          PlayEpisodes(s.policy, seats, options, &s.profile));
+                          PlayEpisodes(*s.agent, seats, options, &s.profile));
   std::vector<Episode> episodes;
   for (int e = 0; e < n; ++e) {
     Episode& ep = played[e].episode;

@@ -1,12 +1,14 @@
 #pragma once
 // The two halves of training as objects, so that they can live in different processes
-// (docs/cluster.md, docs/rl.md). No LibTorch in this header: actors/ and launch/ include it.
+// (docs/cluster.md, docs/rl.md). Both hold an agent (learner/agent.h: run.agent, "ppo-gnn" by
+// default) and know no algorithm. No LibTorch in this header: actors/ and cli/ include it.
 //
-//   LearnerRank   one data-parallel learner rank: the policy, Adam, the all-reduce group, the run
+//   LearnerRank   one data-parallel learner rank: the agent, the all-reduce group, the run
 //                 directory (config, metrics, checkpoints, per-rank weight checksums). Update()
-//                 runs one PPO update on the episodes it is given, wherever they came from.
-//   ActingPolicy  a copy of the policy and an environment: loads broadcast weights and plays
-//                 episodes, recording what PPO needs. An env actor is one of these.
+//                 runs one update of the agent on the episodes it is given, wherever they came
+//                 from, and records it.
+//   ActingPolicy  an acting copy of the agent and environments: loads broadcast weights and plays
+//                 episodes, recording what the agent learns from. An env actor is one of these.
 //
 // Train() (learner/trainer.h) is a LearnerRank collecting its own episodes; `rewire launch`
 // feeds LearnerRanks with episodes from remote ActingPolicies.
@@ -18,13 +20,13 @@
 #include <utility>
 #include <vector>
 
+#include "cost/cost_model.h"
 #include "env/environment.h"
 #include "graph/graph.h"
 #include "graph/rules/rule.h"
 #include "graph/status.h"
-#include "kernels/cost_model.h"
+#include "learner/acting.h"
 #include "learner/config.h"
-#include "learner/trainer.h"
 #include "replay/rollout.h"
 
 namespace rewire {
@@ -42,17 +44,18 @@ StatusOr<Resources> LoadResources(const TrainConfig& config, const RunPaths& pat
                                   const std::vector<ModelSpec>& models);
 
 /// What an environment's episodes depend on besides the rules and the actions: the horizon, the
-/// candidate cap, the cost model and the GNN's hops (the observation encoding). A compact rollout
-/// carries its actor's and is replayed only by a learner with the same.
-std::string EnvReplayKey(const TrainConfig& config, const Resources& resources);
+/// candidate cap, the cost model, the reward and the agent's observation format. A compact
+/// rollout carries its actor's and is replayed only by a learner with the same.
+std::string EnvReplayKey(const TrainConfig& config, const Resources& resources,
+                         const ObservationFormat& format);
 
 /// The environment env configures: horizon, candidate cap, and the reward (env.reward; the
 /// sparse reward measures graphs, weights folded, on env.reward_device).
 EnvOptions MakeEnvOptions(const TrainConfig& config);
 
-/// The serialized weights (what learners broadcast) of a freshly initialised policy of `gnn`'s
-/// shape, seeded by `seed`.
-StatusOr<std::string> InitialPolicyWeights(const GnnSection& gnn, uint64_t seed);
+/// The weights (what learners broadcast) of a fresh agent as `config` asks (run.agent), drawn
+/// from `seed`.
+StatusOr<std::string> InitialAgentWeights(const TrainConfig& config, uint64_t seed);
 
 // ---------------------------------------------------------------------------- learner rank
 
@@ -77,19 +80,20 @@ class LearnerRank {
 
   int rank() const;
   int world_size() const;
-  /// PPO updates applied so far (the checkpoint's on a resume).
+  /// Updates applied so far (the checkpoint's on a resume).
   int64_t policy_version() const;
   /// True once run.max_updates updates are done.
   bool finished() const;
   /// Writes a line to the rank's log (and to `log`).
   void Log(const std::string& line);
 
-  /// `n` episodes of this rank's own policy (sampled actions, observations recorded): the
+  /// `n` episodes of this rank's own agent (sampled actions, observations recorded): the
   /// rollouts of single-process training.
   StatusOr<std::vector<Episode>> CollectEpisodes(int n);
 
-  /// One PPO update on `episodes` (at least one per rank; every rank calls it together), then
-  /// rank 0 writes the checkpoint (every run.checkpoint_every updates and the last), the
+  /// One update of the agent on `episodes` (at least one per rank; every rank calls it
+  /// together), the episodes' statistics all-reduced over the ranks, then rank 0 writes the
+  /// checkpoint (every run.checkpoint_every updates and the last), the
   /// metrics line and the same values as TensorBoard scalars (RUN_DIR/tb/events.out.tfevents.*,
   /// step = the update), every rank its weights checksum, and a progress line is logged. `extra`
   /// metrics are appended to the metrics line. Errors: a collective or a write failed.
@@ -115,16 +119,6 @@ class LearnerRank {
 };
 
 // ---------------------------------------------------------------------------- acting policy
-
-/// Where an acting policy's time went, in seconds, since it was created.
-struct ActingProfile {
-  double env_s = 0;      // Reset and Step: enumerating candidates, applying and costing them
-  double encode_s = 0;   // observation features and the tensor batch
-  double forward_s = 0;  // the policy's forward pass and sampling
-  int64_t steps = 0;
-  int64_t episodes = 0;
-  int64_t forwards = 0;  // batched forward passes (steps / forwards = observations per pass)
-};
 
 class ActingPolicy {
  public:

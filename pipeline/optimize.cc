@@ -1,16 +1,14 @@
 #include "pipeline/optimize.h"
 
 #include <algorithm>
-#include <chrono>
 
+#include "graph/clock.h"
 #include "graph/onnx/onnx_io.h"
 #include "kernels/device_executor.h"
 
 namespace rewire {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 void Log(const OptimizeRequest& request, const std::string& line) {
   if (request.log) request.log(line);
@@ -49,25 +47,11 @@ Status Judge(const Graph& input, const std::vector<rules::Rule>& rules, CostMode
 
 }  // namespace
 
-Status CheckRequest(const OptimizeRequest& request, const SearchRegistry& searches) {
-  const std::string& name = request.search.algorithm;
-  if (!searches.Has(name)) {
-    std::string known;
-    for (const std::string& k : searches.Names()) known += (known.empty() ? "" : ", ") + k;
-    return InvalidArgument("unknown search '" + name + "' (known: " + known + ")");
-  }
-  if (searches.NeedsPolicy(name) && request.policy.empty()) {
-    return InvalidArgument("the " + name +
-                           " search needs a policy checkpoint (--policy, from `rewire train`)");
-  }
-  if (!searches.NeedsPolicy(name) && !request.policy.empty()) {
-    return InvalidArgument("a policy (--policy) applies to the searches that run one, not to " +
-                           name);
-  }
-  if (name == "guided" && request.search.budget < 1) {
-    return InvalidArgument("the guided search's budget (--budget) must be at least 1 graph, got " +
-                           std::to_string(request.search.budget));
-  }
+StatusOr<std::unique_ptr<Search>> CheckRequest(const OptimizeRequest& request,
+                                               const SearchRegistry& searches) {
+  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<Search> search,
+                          searches.Make(request.search, request.search_options));
+  REWIRE_RETURN_IF_ERROR(search->Check(request.limits).WithContext("search " + request.search));
   if (request.judge.runtime == "ort" && request.finish.onnx.custom_ops) {
     return InvalidArgument(
         "files with rewire's custom ops (--onnx-custom-ops) do not load in ONNX Runtime: judge "
@@ -77,19 +61,19 @@ Status CheckRequest(const OptimizeRequest& request, const SearchRegistry& search
     return InvalidArgument("the runtime judge needs at least 1 candidate, got " +
                            std::to_string(request.runtime_candidates));
   }
-  return Status::Ok();
+  return search;
 }
 
-OptimizePipeline::OptimizePipeline(OptimizeRequest request, const SearchRegistry& searches,
+OptimizePipeline::OptimizePipeline(OptimizeRequest request, std::unique_ptr<Search> search,
                                    std::unique_ptr<OrtRunner> ort)
-    : request_(std::move(request)), searches_(&searches), ort_(std::move(ort)) {}
+    : request_(std::move(request)), search_(std::move(search)), ort_(std::move(ort)) {}
 OptimizePipeline::OptimizePipeline(OptimizePipeline&&) noexcept = default;
 OptimizePipeline& OptimizePipeline::operator=(OptimizePipeline&&) noexcept = default;
 OptimizePipeline::~OptimizePipeline() = default;
 
 StatusOr<OptimizePipeline> OptimizePipeline::Prepare(OptimizeRequest request,
                                                      const SearchRegistry& searches) {
-  REWIRE_RETURN_IF_ERROR(CheckRequest(request, searches));
+  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<Search> search, CheckRequest(request, searches));
   std::unique_ptr<OrtRunner> ort;
   if (!request.judge.runtime.empty()) {
     REWIRE_ASSIGN_OR_RETURN(ort, StartRuntime(request.judge));
@@ -98,7 +82,7 @@ StatusOr<OptimizePipeline> OptimizePipeline::Prepare(OptimizeRequest request,
     REWIRE_ASSIGN_OR_RETURN(const ExecDevice device, ParseExecDevice(request.latency.device));
     REWIRE_RETURN_IF_ERROR(CheckExecDevice(device));
   }
-  return OptimizePipeline(std::move(request), searches, std::move(ort));
+  return OptimizePipeline(std::move(request), std::move(search), std::move(ort));
 }
 
 StatusOr<OptimizeReport> OptimizePipeline::Run(const Graph& input,
@@ -108,13 +92,12 @@ StatusOr<OptimizeReport> OptimizePipeline::Run(const Graph& input,
   const OptimizeRequest& q = request_;
   OptimizeReport report;
   report.label = q.label;
-  report.search = q.search.algorithm;
+  report.search = q.search;
   report.cost_model = cost.Name();
   report.onnx_custom_ops = q.finish.onnx.custom_ops;
   report.nodes_before = input.num_nodes();
   report.latency.tolerance = q.latency.device_rtol;
-  REWIRE_ASSIGN_OR_RETURN(report.search_result,
-                          searches_->Run(q.search.algorithm, input, rules, cost, q));
+  REWIRE_ASSIGN_OR_RETURN(report.search_result, search_->Run(input, rules, cost, q.limits));
   FinishOptions finish = q.finish;
   finish.export_onnx = finish.export_onnx || !q.judge.runtime.empty();
   REWIRE_ASSIGN_OR_RETURN(report.result,
@@ -131,7 +114,7 @@ StatusOr<OptimizeReport> OptimizePipeline::Run(const Graph& input,
       REWIRE_RETURN_IF_ERROR(Judge(input, rules, cost, q, ort_.get(), report));
     }
   }
-  report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  report.seconds = SecondsSince(start);
   return report;
 }
 

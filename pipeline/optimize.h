@@ -2,31 +2,32 @@
 // `rewire optimize` as library code: the whole optimise pipeline below the CLI, so that the CLI,
 // `rewire eval`, scripts and tests run the same steps:
 //
-//   Prepare  check the request (an error here costs nothing: no search has run), start the
-//            runtime that will judge the result, check the latency device
-//   Run      the search (by name, from a SearchRegistry), FinishSearch (fold, cost, verify,
+//   Prepare  check the request (an error here costs nothing: no search has run): the search by
+//            name from a SearchRegistry with its options set and checked; start the runtime that
+//            will judge the result, check the latency device
+//   Run      the search, FinishSearch (fold, cost, verify,
 //            other cost models' predictions, ONNX), end-to-end latency, and with a runtime
 //            judge the graphs along the search's path and the judge's choice of the bytes to
 //            write
 //
 // The result is an OptimizeReport: data for the caller to print, serialise (ReportJson in
-// pipeline/report.h) and write. No LibTorch and no policy code here: the searches that run a
-// trained policy come from learner/agent_searches.h through the registry.
+// pipeline/report.h) and write. The pipeline knows no search by name; no LibTorch and no policy
+// code here: the searches that run a trained agent come from learner/agent_searches.h through the
+// registry.
 
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cost/cost_model.h"
 #include "env/finish.h"
 #include "env/search.h"
+#include "env/search_registry.h"
 #include "graph/graph.h"
 #include "graph/rules/rule.h"
-#include "kernels/cost_model.h"
-#include "kernels/ort_runner.h"
-#include "pipeline/policy_search_options.h"
 #include "pipeline/runtime_judge.h"
-#include "pipeline/search_registry.h"
+#include "runtimes/ort_runner.h"
 
 namespace rewire {
 
@@ -42,13 +43,12 @@ struct LatencyOptions {
 struct OptimizeRequest {
   /// The model's name in reports (a zoo name or a file path).
   std::string label;
-  /// The search: `algorithm` names a search of the registry; its budget, time limit, seed,
-  /// candidate cap and progress callback apply to the policy's searches too.
-  SearchOptions search;
-  /// The policy checkpoint, for a search that needs one (SearchRegistry::NeedsPolicy).
-  std::string policy;
-  AgentSearchOptions agent;    // rl (samples, horizon; horizon is the guided search's depth too)
-  GuidedSearchOptions guided;  // guided (its budget and time limit come from `search`)
+  /// The search: a name of the registry, and its own options by name as text (what
+  /// `rewire optimize --search NAME --OPTION VALUE` gives; OptionSet::Set reads them).
+  std::string search = "backtrack";
+  std::vector<std::pair<std::string, std::string>> search_options;
+  /// The limits every search shares (budget, time limit, seed, candidate cap) and its progress.
+  SearchLimits limits;
   FinishOptions finish;
   LatencyOptions latency;
   /// judge.runtime "ort" or "reference" judges the result in that runtime; empty: no judge.
@@ -76,7 +76,7 @@ struct LatencyReport {
 /// Everything one run of the pipeline found and decided.
 struct OptimizeReport {
   std::string label;
-  std::string search;      // the algorithm
+  std::string search;      // the search's name
   std::string cost_model;  // CostModel::Name()
   /// The search's statistics and rewrites (its graph is moved into `result.graph`).
   SearchResult search_result;
@@ -98,11 +98,13 @@ struct OptimizeReport {
 
 class OptimizePipeline {
  public:
-  /// Checks `request` against `searches` and starts what must work before a search runs: the
-  /// judging runtime (ONNX Runtime's runner) and the latency device. Errors: an unknown search;
-  /// a policy missing for a search that needs one, or given to one that takes none; a guided
-  /// budget below 1; custom ops with ONNX Runtime as the judge; fewer than 1 runtime candidate;
-  /// a runtime that cannot start; a latency device this build or machine cannot use.
+  /// Makes the request's search from `searches` with its options set, checks it and the rest of
+  /// `request`, and starts what must work before a search runs: the judging runtime (ONNX
+  /// Runtime's runner) and the latency device. Errors: an unknown search; an option the search
+  /// does not take or a value out of its range; what the search's own Check refuses (a missing
+  /// policy checkpoint, a budget below 1, ...); custom ops with ONNX Runtime as the judge; fewer
+  /// than 1 runtime candidate; a runtime that cannot start; a latency device this build or
+  /// machine cannot use.
   static StatusOr<OptimizePipeline> Prepare(OptimizeRequest request,
                                             const SearchRegistry& searches);
 
@@ -120,15 +122,17 @@ class OptimizePipeline {
   ~OptimizePipeline();
 
  private:
-  OptimizePipeline(OptimizeRequest request, const SearchRegistry& searches,
+  OptimizePipeline(OptimizeRequest request, std::unique_ptr<Search> search,
                    std::unique_ptr<OrtRunner> ort);
   OptimizeRequest request_;
-  const SearchRegistry* searches_;
+  std::unique_ptr<Search> search_;
   std::unique_ptr<OrtRunner> ort_;
 };
 
-/// Checks `request` as Prepare does, without starting anything.
-Status CheckRequest(const OptimizeRequest& request, const SearchRegistry& searches);
+/// Checks `request` as Prepare does, without starting anything; returns the search it asks for,
+/// its options set.
+StatusOr<std::unique_ptr<Search>> CheckRequest(const OptimizeRequest& request,
+                                               const SearchRegistry& searches);
 
 /// The graphs the runtime judges besides the search's final one: up to `count` - 1 graphs along
 /// its path (after fewer of its rewrites, SpreadPrefixes), rebuilt by ReplaySteps and each

@@ -48,28 +48,19 @@ void VerdictJson(const OptimizeReport& r, Json& js) {
   js["runtime_chosen"] = v.chosen;
 }
 
-/// The e-graph and its extraction, for the equality-saturation searches.
-void EqsatJson(const SearchResult& r, Json& js) {
-  const EqsatStats& s = r.eqsat;
-  if (s.extraction.empty()) return;
-  js["eqsat"] = Json{{"iterations", r.iterations},
-                     {"egraph_nodes", s.egraph_nodes},
-                     {"egraph_classes", s.egraph_classes},
-                     {"blacklisted", s.blacklisted},
-                     {"memory_bytes", s.memory_bytes},
-                     {"matches", s.matches},
-                     {"cycle_skips", s.cycle_skips},
-                     {"extraction", s.extraction},
-                     {"note", s.note},
-                     {"extracted_cost_ms", JsonDecimal(s.extracted_cost_ms)},
-                     {"greedy_cost_ms", JsonDecimal(s.greedy_cost_ms)},
-                     {"incumbent_cost_ms", JsonDecimal(s.incumbent_cost_ms)},
-                     {"build_seconds", JsonDecimal(s.build_seconds)},
-                     {"extract_seconds", JsonDecimal(s.extract_seconds)},
-                     {"ilp_seconds", JsonDecimal(s.ilp_seconds)},
-                     {"ilp_variables", s.ilp_variables},
-                     {"ilp_constraints", s.ilp_constraints},
-                     {"mcts_simulations", s.mcts_simulations}};
+/// The search's own figures, by name (ints as integers, figures as decimals, texts as strings).
+Json StatsJson(const SearchStats& stats) {
+  Json out = Json::object();
+  for (const auto& [name, value] : stats.entries()) {
+    if (const auto* i = std::get_if<int64_t>(&value)) {
+      out[name] = *i;
+    } else if (const auto* d = std::get_if<double>(&value)) {
+      out[name] = JsonDecimal(*d);
+    } else {
+      out[name] = std::get<std::string>(value);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -105,12 +96,9 @@ Json ReportJson(const OptimizeReport& r) {
   js["predicted"] = std::move(predicted);
   js["nodes_before"] = r.nodes_before;
   js["nodes_after"] = r.nodes_after;
-  if (!s.stats.empty()) {
-    Json stats = Json::object();
-    for (const auto& [name, value] : s.stats) stats[name] = JsonDecimal(value);
-    js["search_stats"] = std::move(stats);
-  }
-  EqsatJson(s, js);
+  js["iterations"] = s.iterations;
+  js["candidates_evaluated"] = s.candidates_evaluated;
+  if (!s.stats.empty()) js["search_stats"] = StatsJson(s.stats);
   if (!r.verdict.decision.empty()) VerdictJson(r, js);
   js["onnx_custom_ops"] = r.onnx_custom_ops;
   return js;

@@ -8,10 +8,10 @@
 #include <functional>
 #include <sstream>
 
+#include "cost/cpu_cost.h"
+#include "cost/measured_cost.h"
 #include "graph/onnx/onnx_io.h"
-#include "kernels/cpu_cost.h"
 #include "kernels/executor.h"
-#include "kernels/measured_cost.h"
 
 namespace rewire {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "graph/graph.h"
-#include "kernels/ort_runner.h"
+#include "runtimes/ort_runner.h"
 
 namespace rewire {
 

@@ -22,7 +22,8 @@ bool Same(double a, double b) {
 
 }  // namespace
 
-Status ReplayObservations(Environment& env, const Graph& graph, int hops, Episode& episode) {
+Status ReplayObservations(Environment& env, const Graph& graph, const ObservationFormat& format,
+                          Episode& episode) {
   // A measured final reward was measured where the episode was played: replaying keeps it.
   env.set_measuring(false);
   struct MeasuringAgain {
@@ -44,7 +45,7 @@ Status ReplayObservations(Environment& env, const Graph& graph, int hops, Episod
       return DataLoss(at + "the replayed episode ended after " + std::to_string(t) +
                       " steps, the rollout has " + std::to_string(episode.steps.size()));
     }
-    s.observation = EncodeObservation(env, hops);
+    s.observation = EncodeObservation(env, format);
     if (s.action < 0 || s.action >= s.observation.num_actions()) {
       return DataLoss(at + "action " + std::to_string(s.action) + " of " +
                       std::to_string(s.observation.num_actions()) + " actions");

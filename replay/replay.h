@@ -7,17 +7,19 @@
 // another environment (or is corrupt) and must not be learned from.
 
 #include "env/environment.h"
+#include "env/features.h"
 #include "graph/graph.h"
 #include "graph/status.h"
 #include "replay/rollout.h"
 
 namespace rewire {
 
-/// Fills every step's observation of `episode` (EncodeObservation with `hops`) by replaying its
+/// Fills every step's observation of `episode` (EncodeObservation in `format`) by replaying its
 /// actions in `env` from `graph`, and checks the replay against the episode: each action within
 /// the observation's actions, each step's rewrite (episode.rules), reward and done flag, the
 /// number of steps and the final cost. Errors: DataLoss naming the first step that differs.
 /// `env` is left after the episode's last step.
-Status ReplayObservations(Environment& env, const Graph& graph, int hops, Episode& episode);
+Status ReplayObservations(Environment& env, const Graph& graph, const ObservationFormat& format,
+                          Episode& episode);
 
 }  // namespace rewire

@@ -1,5 +1,7 @@
 #include "replay/rollout.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <numeric>
 
@@ -87,6 +89,13 @@ size_t RolloutBuffer::bytes() const {
     for (const RolloutStep& s : e.steps) b += s.observation.bytes();
   }
   return b;
+}
+
+double MeanOf(const std::vector<double>& v) {
+  if (v.empty()) return std::nan("");
+  double s = 0;
+  for (double x : v) s += x;
+  return s / v.size();
 }
 
 }  // namespace rewire

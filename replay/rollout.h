@@ -35,6 +35,9 @@ struct Episode {
   double speedup() const { return final_cost_ms > 0 ? initial_cost_ms / final_cost_ms : 0.0; }
 };
 
+/// The mean of `values`; NaN when empty.
+double MeanOf(const std::vector<double>& values);
+
 /// Generalised advantage estimation (Schulman et al.), in CleanRL's form over a flat sequence:
 /// `dones[t]` says the episode ended after step t (so nothing is bootstrapped past it) and
 /// `last_value` is V of the state after the final step (used only when that step is not done).

@@ -4,7 +4,7 @@ ILP extraction), mcts-eqsat and the guided RL search on TASO's and Tensat's mode
 others, Tensat's published improvements beside them, and eqsat's memory and time against e-graph
 size on one large model.
 
-    /usr/bin/python3 scripts/eqsat_results.py [--rewire build/launch/rewire] [--rules PATHS]
+    /usr/bin/python3 scripts/eqsat_results.py [--rewire build/cli/rewire] [--rules PATHS]
         [--policy CHECKPOINT] [--cost analytic] [--models ...] [--out docs/results.md]
         [--taso-pb graph_subst.pb]
 
@@ -96,12 +96,12 @@ def improvement(r):
 
 
 def egraph(r, key):
-    return r.get("eqsat", {}).get(key, "")
+    return r.get("search_stats", {}).get(key, "")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rewire", default="build/launch/rewire")
+    ap.add_argument("--rewire", default="build/cli/rewire")
     ap.add_argument("--out", default="docs/results.md")
     ap.add_argument("--rules", default="", help="rules path(s) for every run (default: rewire's)")
     ap.add_argument("--policy", default="", help="checkpoint for the guided column")
@@ -289,7 +289,8 @@ def details(models, rows, labels):
     for m in models:
         for label in labels:
             r = rows[(m, label)]
-            e = r.get("eqsat")
+            e = r.get("search_stats", {})
+            e = e if "egraph_nodes" in e else None  # the e-graph searches' figures
             size = f"{e['egraph_nodes']:,} / {e['egraph_classes']:,}" if e else ""
             costs = (f"{e['greedy_cost_ms']:.4f} / {e['incumbent_cost_ms'] or e['greedy_cost_ms']:.4f}"
                      f" / {e['extracted_cost_ms']:.4f}") if e else ""
@@ -331,9 +332,9 @@ def scaling_table(args, scaling):
            "variables | e-graph MiB | peak MiB | speedup |",
            "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
     for r in scaling:
-        e = r["eqsat"]
+        e = r["search_stats"]
         out.append(f"| {r['node_limit']:,} | {e['egraph_nodes']:,} | {e['egraph_classes']:,} | "
-                   f"{e['iterations']} | {r['stop_reason']} | {e['build_seconds']:.1f} | "
+                   f"{r['iterations']} | {r['stop_reason']} | {e['build_seconds']:.1f} | "
                    f"{e['extract_seconds']:.1f} | {e['ilp_variables']:,} | "
                    f"{e['memory_bytes'] / 1048576:.1f} | {r['peak_rss_mib']:.0f} | {r['speedup']:.3f}x |")
     return out

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Produces the ONNX Runtime section of docs/results.md: latency before/after in ORT per model.
 
-    /usr/bin/python3 scripts/ort_results.py [--rewire build/launch/rewire] [--out docs/results.md]
+    /usr/bin/python3 scripts/ort_results.py [--rewire build/cli/rewire] [--out docs/results.md]
         [--costs analytic ort] [--search greedy] [--budget 100] [--candidates 3]
         [--models NAME ...]
 
@@ -129,7 +129,7 @@ def section(rows, args, seconds, command):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rewire", default="build/launch/rewire")
+    ap.add_argument("--rewire", default="build/cli/rewire")
     ap.add_argument("--out", default="docs/results.md")
     ap.add_argument("--costs", nargs="+", default=["analytic", "ort"])
     ap.add_argument("--search", default="greedy")

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
-rewire=./build/launch/rewire
+rewire=./build/cli/rewire
 config=configs/distributed-local.toml
 run=runs/distributed-local
 rm -rf "$run"

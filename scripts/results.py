@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Produces docs/results.md: every search on every zoo model and on torchvision ONNX exports.
 
-    /usr/bin/python3 scripts/results.py [--rewire build/launch/rewire] [--out docs/results.md]
+    /usr/bin/python3 scripts/results.py [--rewire build/cli/rewire] [--out docs/results.md]
 
 For each model it runs `rewire optimize` with greedy, backtrack and random under the analytic
 cost model with the h100 profile, and under the cpu cost model for the smaller models; every
@@ -75,7 +75,7 @@ def optimize(rewire, model, search, cost, budget, workdir, latency=0, extra=()):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rewire", default="build/launch/rewire")
+    ap.add_argument("--rewire", default="build/cli/rewire")
     ap.add_argument("--out", default="docs/results.md")
     ap.add_argument("--budget", type=int, default=100, help="graphs explored per search")
     ap.add_argument("--models", nargs="*", help="only these models (zoo names or torchvision names)")

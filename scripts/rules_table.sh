@@ -10,7 +10,7 @@
 # A cell: final ms (speedup, wall seconds[, rewrites by generated rules on the path]).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-REWIRE=${REWIRE:-build/launch/rewire}
+REWIRE=${REWIRE:-build/cli/rewire}
 OUT=${1:-/tmp/rewire_rules_table}
 shift || true
 BUDGETS=${*:-100 1000}

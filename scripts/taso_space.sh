@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PB=${1:?usage: scripts/taso_space.sh GRAPH_SUBST_PB [OUT_DIR]}
 OUT=${2:-/tmp/rewire_taso_space}
-REWIRE=${REWIRE:-build/launch/rewire}
+REWIRE=${REWIRE:-build/cli/rewire}
 MODELS=${MODELS:-"xrlflow-bert xrlflow-vit xrlflow-dalle xrlflow-tt xrlflow-resnext50 xrlflow-inceptionv3 xrlflow-squeezenet"}
 BUDGETS=${BUDGETS:-"100 1000"}
 TIME_LIMIT=${TIME_LIMIT:-600}

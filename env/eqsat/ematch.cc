@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "graph/clock.h"
 #include "graph/weights.h"
 
 namespace rewire::eqsat {
@@ -389,7 +390,7 @@ class EMatcher {
     if (budget_->exhausted) return true;
     ++steps_;
     if ((budget_->max_steps > 0 && steps_ > budget_->max_steps) ||
-        ((steps_ & 4095) == 0 && std::chrono::steady_clock::now() > budget_->deadline))
+        ((steps_ & 4095) == 0 && Clock::now() > budget_->deadline))
       budget_->exhausted = true;
     return budget_->exhausted;
   }

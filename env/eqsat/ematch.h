@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "env/eqsat/egraph.h"
+#include "graph/clock.h"
 #include "graph/rules/rule.h"
 
 namespace rewire::eqsat {
@@ -101,7 +102,7 @@ struct MatchBudget {
   /// all read one class tries k^n bindings for k readers; this keeps one rule from taking
   /// minutes in a single round.
   size_t max_steps = 0;
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  Clock::time_point deadline = Clock::time_point::max();
   /// Set when the search stopped early on either bound.
   bool exhausted = false;
 };

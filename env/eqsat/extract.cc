@@ -1,4 +1,5 @@
 #include "env/eqsat/extract.h"
+#include "graph/clock.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,12 +11,7 @@
 namespace rewire::eqsat {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
 
 /// The cost of an op e-node: the operator built alone on inputs of its operand types.
 StatusOr<double> OpENodeCost(const EGraph& eg, const ENode& n, CostModel& cost) {
@@ -350,7 +346,7 @@ StatusOr<Extraction> Extract(EGraph& eg, CostModel& cost, const ExtractOptions& 
   }
   REWIRE_ASSIGN_OR_RETURN(out.graph, BuildGraph(eg, best));
   out.cost_ms = best_cost;
-  out.seconds = Seconds(start);
+  out.seconds = SecondsSince(start);
   return out;
 }
 

@@ -2,7 +2,7 @@
 // Extraction: choosing one e-node per e-class reachable from the roots, and building the graph
 // that choice describes.
 //
-// The cost of a graph is the sum of its operators' costs (kernels/cost_model.h), so an e-node
+// The cost of a graph is the sum of its operators' costs (cost/cost_model.h), so an e-node
 // costs what its operator costs on its classes' types, with the cost model's rules: leaves,
 // views and Project e-nodes cost 0, and so does a weight-only e-node (folded after the search,
 // kernels/fold.h). To keep that exact, a weight-only class is extracted through weight-only
@@ -26,8 +26,9 @@
 #include <string>
 #include <vector>
 
+#include "cost/cost_model.h"
 #include "env/eqsat/egraph.h"
-#include "kernels/cost_model.h"
+#include "graph/clock.h"
 
 namespace rewire::eqsat {
 
@@ -81,7 +82,7 @@ Choice InputChoice(const EGraph& egraph, const ExtractionBasis& basis, const Cho
 /// no cycle; passes repeat until one improves nothing (8 at most) or `deadline`. Returns the
 /// cost of the improved choice.
 double ImproveChoice(const EGraph& egraph, const ExtractionBasis& basis, Choice* choice,
-                     std::chrono::steady_clock::time_point deadline);
+                     Clock::time_point deadline);
 
 struct IlpOptions {
   double time_limit_s = 1;

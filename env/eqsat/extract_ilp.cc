@@ -9,11 +9,10 @@
 #include <unordered_map>
 
 #include "env/eqsat/extract.h"
+#include "graph/clock.h"
 
 namespace rewire::eqsat {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 /// The ILP's columns and rows, built from the classes reachable from the roots.
 struct Problem {
@@ -338,7 +337,7 @@ IlpOutcome IlpChoice(const EGraph& eg, const ExtractionBasis& b, const Choice& i
   if (p.col_node.size() > o.max_nodes) {
     out.note = "the e-graph has " + std::to_string(p.col_node.size()) +
                " extractable e-nodes, over the ILP limit of " + std::to_string(o.max_nodes);
-    out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    out.seconds = SecondsSince(start);
     return out;
   }
   Components(eg, &p);
@@ -346,7 +345,7 @@ IlpOutcome IlpChoice(const EGraph& eg, const ExtractionBasis& b, const Choice& i
   out.variables = static_cast<size_t>(p.num_cols);
   out.constraints = static_cast<size_t>(p.num_rows);
   Solve(eg, b, p, incumbent, o, &out);
-  out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  out.seconds = SecondsSince(start);
   return out;
 }
 

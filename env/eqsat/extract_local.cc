@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "env/eqsat/extract.h"
+#include "graph/clock.h"
 
 namespace rewire::eqsat {
 namespace {
@@ -162,8 +163,7 @@ std::vector<std::pair<ClassId, ENodeId>> TupleMove(const EGraph& eg, const Extra
 }  // namespace
 
 double ImproveChoice(const EGraph& eg, const ExtractionBasis& b, Choice* choice,
-                     std::chrono::steady_clock::time_point deadline) {
-  using Clock = std::chrono::steady_clock;
+                     Clock::time_point deadline) {
   DagState dag(eg, b, *choice);
   const double eps = 1e-9 * std::max(1.0, dag.total());
   for (int pass = 0; pass < 8; ++pass) {

@@ -20,8 +20,8 @@
 #include <functional>
 #include <vector>
 
+#include "cost/cost_model.h"
 #include "env/eqsat/saturate.h"
-#include "kernels/cost_model.h"
 
 namespace rewire::eqsat {
 

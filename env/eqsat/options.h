@@ -1,6 +1,6 @@
 #pragma once
 // Options of the equality-saturation searches (`rewire optimize --search eqsat|mcts-eqsat`),
-// a sub-struct of SearchOptions (env/search.h). docs/eqsat.md explains each.
+// held by EqsatSearch and MctsEqsatSearch (env/eqsat/eqsat_search.h). docs/eqsat.md explains each.
 
 #include <cstddef>
 #include <string>

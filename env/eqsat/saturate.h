@@ -17,10 +17,9 @@
 
 #include "env/eqsat/egraph.h"
 #include "env/eqsat/ematch.h"
+#include "graph/clock.h"
 
 namespace rewire::eqsat {
-
-using Clock = std::chrono::steady_clock;
 
 /// An e-graph being rewritten, with the matches already applied to it.
 struct RewriteState {

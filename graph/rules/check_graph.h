@@ -1,7 +1,7 @@
 #pragma once
 // The graph a rule's `check` line describes: the rule's source pattern built on the line's
 // concrete shapes, free variables as graph inputs (or as weights where the rule asks for
-// is_weight). Rule verification (kernels/rule_verify.h) rewrites it with the rule and runs both
+// is_weight). Rule verification (ruleset/rule_verify.h) rewrites it with the rule and runs both
 // graphs; building it needs no executor, so tools and fuzzers reach it without LibTorch.
 
 #include <cstdint>

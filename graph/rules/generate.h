@@ -4,7 +4,7 @@
 // variables with symbolic shapes, e.g. three matrices chained for MatMul), with the attribute
 // variants that type-check. Values are hash-consed as *terms* (an op variant applied to input
 // values), so a graph is a sorted set of term ids and each term is type-checked (and, in
-// kernels/rule_generate.cc, executed) once. This half has no LibTorch: fingerprints come in as
+// ruleset/rule_generate.cc, executed) once. This half has no LibTorch: fingerprints come in as
 // numbers, and candidate pairs go out as rule text for the ordinary parser and verifier.
 
 #include <cstdint>

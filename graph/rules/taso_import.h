@@ -9,7 +9,7 @@
 // renders each rule in rewire's rule language (docs/rules.md): source and target statements,
 // `where` lines pinning the inferred shape structure, `outputs`, and three `check` lines with
 // concrete shapes satisfying it. The text goes through the ordinary parser and verifier like any
-// rule (kernels/taso_import.h). How TASO's operators map:
+// rule (ruleset/rule_import.h). How TASO's operators map:
 //
 //   conv2d      Conv2D, stride 1 only; SAME -> pads (k-1)/2 (odd kernels), VALID -> 0; TASO's
 //               kernel-size parameters are ignored (as TASO's loader does), so a rule applies to

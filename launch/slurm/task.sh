@@ -4,7 +4,7 @@
 # SLURM_JOB_NODELIST -> the rendezvous address (rewire parses the node list itself).
 #
 # Environment: REWIRE_CONFIG (required), REWIRE_ARGS (more launch options, e.g. "--resume"),
-# REWIRE (the binary; default build/launch/rewire, then rewire on PATH), MASTER_PORT (required
+# REWIRE (the binary; default build/cli/rewire, then rewire on PATH), MASTER_PORT (required
 # for more than one task), REWIRE_BIND (this node's address for the learners' sockets; default
 # the address of this host's name, as other nodes resolve it).
 set -euo pipefail
@@ -13,7 +13,7 @@ set -euo pipefail
 : "${REWIRE_CONFIG:?REWIRE_CONFIG unset}"
 if [ -z "${REWIRE:-}" ]; then
   root=$(cd "$(dirname "$0")/../.." && pwd)
-  if [ -x "$root/build/launch/rewire" ]; then REWIRE="$root/build/launch/rewire"; else REWIRE=rewire; fi
+  if [ -x "$root/build/cli/rewire" ]; then REWIRE="$root/build/cli/rewire"; else REWIRE=rewire; fi
 fi
 set_bind=()
 if [ "$SLURM_NTASKS" -gt 1 ]; then

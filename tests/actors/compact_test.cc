@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "actors/messages.h"
-#include "kernels/rule_verify.h"
 #include "learner/config.h"
 #include "learner/training.h"
+#include "ruleset/rule_verify.h"
 #ifndef REWIRE_BINARY
 #define REWIRE_BINARY "rewire"  // run_util.h names it; these tests run no process
 #endif
-#include "tests/launch/run_util.h"
+#include "tests/cli/run_util.h"
 
 namespace rewire::testing {
 namespace {

@@ -32,7 +32,7 @@
 #include "env/environment.h"
 #include "learner/config.h"
 #include "learner/training.h"
-#include "tests/launch/run_util.h"
+#include "tests/cli/run_util.h"
 #include "tests/learner/event_file.h"
 
 namespace rewire::testing {
@@ -693,7 +693,7 @@ TEST(LaunchSecurity, CompactRolloutsThatDoNotReplayAreDroppedAndCounted) {
     m.sequence = sequence;
     m.compact = true;
     m.rules_hash = res->rules_hash;
-    m.env_key = EnvReplayKey(*config, *res);
+    m.env_key = EnvReplayKey(*config, *res, ObservationFormat{kGnnFeatures, 1, config->gnn.layers});
     m.episode.model = res->models[0].first;
     m.episode.initial_cost_ms = m.episode.final_cost_ms = m.episode.best_cost_ms =
         env.initial_cost_ms();

@@ -10,7 +10,7 @@
 #include "actors/bench.h"
 #include "env/environment.h"
 #include "graph/models/zoo.h"
-#include "tests/kernels/shipped_rules.h"
+#include "tests/ruleset/shipped_rules.h"
 
 namespace rewire::actors {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "actors/bench.h"
 #include "env/features.h"
-#include "tests/kernels/shipped_rules.h"
+#include "tests/ruleset/shipped_rules.h"
 
 namespace rewire::actors {
 namespace {

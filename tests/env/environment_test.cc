@@ -4,10 +4,10 @@
 
 #include <cmath>
 
+#include "cost/cost_registry.h"
 #include "graph/models/zoo.h"
-#include "kernels/cost_backends.h"
-#include "kernels/rule_verify.h"
-#include "tests/kernels/shipped_rules.h"
+#include "ruleset/rule_verify.h"
+#include "tests/ruleset/shipped_rules.h"
 
 namespace rewire {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "env/environment.h"
 #include "graph/models/zoo.h"
-#include "tests/kernels/shipped_rules.h"
+#include "tests/ruleset/shipped_rules.h"
 
 namespace rewire {
 namespace {

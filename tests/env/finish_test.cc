@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "graph/onnx/onnx_io.h"
-#include "tests/kernels/shipped_rules.h"
+#include "tests/ruleset/shipped_rules.h"
 
 namespace rewire {
 namespace {

@@ -1,14 +1,16 @@
 #include "env/search.h"
 
+#include "env/search_registry.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "cost/cost_registry.h"
 #include "graph/models/zoo.h"
-#include "kernels/cost_backends.h"
 #include "kernels/executor.h"
-#include "kernels/rule_verify.h"
-#include "tests/kernels/shipped_rules.h"
+#include "ruleset/rule_verify.h"
+#include "tests/ruleset/shipped_rules.h"
 
 namespace rewire {
 namespace {
@@ -42,10 +44,9 @@ double MaxRelError(const Graph& a, const Graph& b) {
 TEST(Search, GreedyImprovesAndStopsWhenSaturated) {
   auto cost = Analytic();
   const Graph g = SmallBert();
-  SearchOptions o;
-  o.algorithm = "greedy";
+  SearchLimits o;
   o.budget = 1000;
-  auto r = RunSearch(g, Rules(), *cost, o);
+  auto r = RunSearch("greedy", g, Rules(), *cost, o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->reason, StopReason::kSaturated);
   EXPECT_LT(r->final_cost_ms, r->initial_cost_ms);
@@ -66,14 +67,12 @@ TEST(Search, GreedyImprovesAndStopsWhenSaturated) {
 TEST(Search, BacktrackIsAtLeastAsGoodAsGreedyAndHonoursTheBudget) {
   auto cost = Analytic();
   const Graph g = SmallBert();
-  SearchOptions greedy;
-  greedy.algorithm = "greedy";
+  SearchLimits greedy;
   greedy.budget = 1000;
-  SearchOptions back;
-  back.algorithm = "backtrack";
+  SearchLimits back;
   back.budget = 15;
-  auto a = RunSearch(g, Rules(), *cost, greedy);
-  auto b = RunSearch(g, Rules(), *cost, back);
+  auto a = RunSearch("greedy", g, Rules(), *cost, greedy);
+  auto b = RunSearch("backtrack", g, Rules(), *cost, back);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_LE(b->final_cost_ms, a->final_cost_ms + 1e-12);
   EXPECT_EQ(b->reason, StopReason::kBudget);
@@ -84,12 +83,11 @@ TEST(Search, BacktrackIsAtLeastAsGoodAsGreedyAndHonoursTheBudget) {
 TEST(Search, RandomIsDeterministicForASeed) {
   auto cost = Analytic();
   const Graph g = SmallBert();
-  SearchOptions o;
-  o.algorithm = "random";
+  SearchLimits o;
   o.budget = 25;
   o.seed = 9;
-  auto a = RunSearch(g, Rules(), *cost, o);
-  auto b = RunSearch(g, Rules(), *cost, o);
+  auto a = RunSearch("random", g, Rules(), *cost, o);
+  auto b = RunSearch("random", g, Rules(), *cost, o);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->best.Hash(), b->best.Hash());
   EXPECT_EQ(a->steps.size(), b->steps.size());
@@ -101,11 +99,10 @@ TEST(Search, ReplayingTheStepsRebuildsThePathAndTheBest) {
   const Graph g = SmallBert();
   for (const char* algorithm : {"greedy", "backtrack", "random"}) {
     SCOPED_TRACE(algorithm);
-    SearchOptions o;
-    o.algorithm = algorithm;
+    SearchLimits o;
     o.budget = 30;
     o.seed = 3;
-    auto r = RunSearch(g, Rules(), *cost, o);
+    auto r = RunSearch(algorithm, g, Rules(), *cost, o);
     ASSERT_TRUE(r.ok()) << r.status().message();
     const size_t n = r->steps.size();
     ASSERT_GE(n, 2u);
@@ -127,9 +124,8 @@ TEST(Search, ReplayingTheStepsRebuildsThePathAndTheBest) {
 TEST(Search, ReplayRefusesWhatItCannotReplay) {
   auto cost = Analytic();
   const Graph g = SmallBert();
-  SearchOptions o;
-  o.algorithm = "greedy";
-  auto r = RunSearch(g, Rules(), *cost, o);
+  SearchLimits o;
+  auto r = RunSearch("greedy", g, Rules(), *cost, o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   const size_t n = r->steps.size();
   ASSERT_GE(n, 1u);
@@ -159,17 +155,14 @@ TEST(Search, SpreadPrefixesAreLongestFirstAndNeverTheInput) {
 TEST(Search, BadOptionsAreErrors) {
   auto cost = Analytic();
   const Graph g = SmallBert();
-  SearchOptions o;
-  o.algorithm = "annealing";
-  auto r = RunSearch(g, Rules(), *cost, o);
+  SearchLimits o;
+  auto r = RunSearch("annealing", g, Rules(), *cost, o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("unknown search"), std::string::npos);
-  o.algorithm = "greedy";
   o.budget = 0;
-  EXPECT_FALSE(RunSearch(g, Rules(), *cost, o).ok());
+  EXPECT_FALSE(RunSearch("greedy", g, Rules(), *cost, o).ok());
   o.budget = 5;
-  o.alpha = 0.5;
-  EXPECT_FALSE(RunSearch(g, Rules(), *cost, o).ok());
+  EXPECT_FALSE(RunSearch("greedy", g, Rules(), *cost, o, {{"alpha", "0.5"}}).ok());
 }
 
 }  // namespace
@@ -185,14 +178,12 @@ class BacktrackOnCnn : public ::testing::TestWithParam<const char*> {};
 TEST_P(BacktrackOnCnn, ReachesGreedyWithinItsBudget) {
   auto cost = Analytic();
   const Graph g = *BuildModel(GetParam());
-  SearchOptions greedy;
-  greedy.algorithm = "greedy";
+  SearchLimits greedy;
   greedy.budget = 200;
-  SearchOptions back;
-  back.algorithm = "backtrack";
+  SearchLimits back;
   back.budget = 100;
-  auto a = RunSearch(g, Rules(), *cost, greedy);
-  auto b = RunSearch(g, Rules(), *cost, back);
+  auto a = RunSearch("greedy", g, Rules(), *cost, greedy);
+  auto b = RunSearch("backtrack", g, Rules(), *cost, back);
   ASSERT_TRUE(a.ok() && b.ok());
   ASSERT_EQ(a->reason, StopReason::kSaturated);
   EXPECT_LE(b->final_cost_ms, a->final_cost_ms * (1 + 1e-9));
@@ -209,16 +200,14 @@ namespace {
 TEST(Search, BacktrackQueueStaysUnderItsCap) {
   auto cost = Analytic();
   const Graph g = SmallBert();
-  SearchOptions o;
-  o.algorithm = "backtrack";
+  SearchLimits o;
   o.budget = 12;
-  o.max_queue = 25;
   size_t largest = 0;
   o.progress = [&](const SearchProgress& p) { largest = std::max(largest, p.queue_size); };
-  auto r = RunSearch(g, Rules(), *cost, o);
+  auto r = RunSearch("backtrack", g, Rules(), *cost, o, {{"max-queue", "25"}});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_LE(largest, 25u);
-  EXPECT_GT(r->dropped, 0);
+  EXPECT_GT(r->stats.Number("dropped"), 0);
   EXPECT_LT(r->final_cost_ms, r->initial_cost_ms);
 }
 

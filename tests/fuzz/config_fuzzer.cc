@@ -1,5 +1,5 @@
 // libFuzzer target for the TOML configs: the training config (learner/config.h) and device
-// profiles (kernels/device_profile.h). TOML text plus `--set` overrides must give a validated
+// profiles (cost/device_profile.h). TOML text plus `--set` overrides must give a validated
 // config or a Status with a message, never a crash, a hang or a sanitizer report. A training
 // config that parses must also pass ValidateTrainConfig, and ToToml's text must parse back to
 // the same settings (the run directory's config.toml promise); a device profile that parses must
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/device_profile.h"
+#include "cost/device_profile.h"
 #include "learner/config.h"
 
 namespace {

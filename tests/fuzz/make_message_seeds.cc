@@ -13,10 +13,10 @@
 
 #include "actors/bench.h"
 #include "actors/messages.h"
+#include "cost/cost_registry.h"
 #include "env/environment.h"
 #include "graph/models/zoo.h"
-#include "kernels/cost_backends.h"
-#include "kernels/rule_verify.h"
+#include "ruleset/rule_verify.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Hand-built graphs shared by the ONNX tests (tests/graph/onnx_test.cc, and the checker test in
-// tests/launch/zoo_onnx_test.cc).
+// tests/cli/zoo_onnx_test.cc).
 
 #include <memory>
 #include <string>

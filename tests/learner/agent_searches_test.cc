@@ -11,7 +11,7 @@
 #include "graph/models/zoo.h"
 #include "learner/policy.h"
 #include "pipeline/optimize.h"
-#include "tests/kernels/shipped_rules.h"
+#include "tests/ruleset/shipped_rules.h"
 
 namespace rewire {
 namespace {
@@ -35,8 +35,8 @@ struct Checkpoint {
 
 StatusOr<OptimizeReport> Optimize(const OptimizeRequest& request, const Graph& input,
                                   CostModel& cost) {
-  const SearchRegistry searches = AllSearches();
-  REWIRE_ASSIGN_OR_RETURN(OptimizePipeline pipeline, OptimizePipeline::Prepare(request, searches));
+  REWIRE_ASSIGN_OR_RETURN(OptimizePipeline pipeline,
+                          OptimizePipeline::Prepare(request, AllSearches()));
   return pipeline.Run(input, testing::VerifiedShippedRules(), cost);
 }
 
@@ -48,11 +48,9 @@ TEST(AgentSearches, ThePolicySearchesLoadTheCheckpoint) {
   for (const char* algorithm : {"rl", "guided"}) {
     SCOPED_TRACE(algorithm);
     OptimizeRequest request;
-    request.search.algorithm = algorithm;
-    request.search.budget = 5;
-    request.policy = ckpt.path;
-    request.agent.horizon = 4;
-    request.agent.samples = 1;
+    request.search = algorithm;
+    request.limits.budget = 5;
+    request.search_options = {{"policy", ckpt.path}, {"horizon", "4"}, {"samples", "1"}};
     auto out = Optimize(request, input, *cost);
     ASSERT_TRUE(out.ok()) << out.status().message();
     EXPECT_TRUE(out->result.equivalence.verified) << out->result.equivalence.message;
@@ -61,40 +59,45 @@ TEST(AgentSearches, ThePolicySearchesLoadTheCheckpoint) {
     if (std::string(algorithm) == "rl") {
       // The rollouts' figures: the best of both is the search's result.
       const auto& stats = out->search_result.stats;
-      ASSERT_EQ(stats.count("greedy_policy_cost_ms"), 1u);
-      ASSERT_EQ(stats.count("sampled_best_cost_ms"), 1u);
+      ASSERT_NE(stats.Find("greedy_policy_cost_ms"), nullptr);
+      ASSERT_NE(stats.Find("sampled_best_cost_ms"), nullptr);
       EXPECT_DOUBLE_EQ(
           out->search_result.final_cost_ms,
-          std::min(stats.at("greedy_policy_cost_ms"), stats.at("sampled_best_cost_ms")));
+          std::min(stats.Number("greedy_policy_cost_ms"), stats.Number("sampled_best_cost_ms")));
     }
   }
 }
 
 TEST(AgentSearches, APolicyIsNeededExactlyByThePolicySearches) {
   Checkpoint ckpt;
-  const SearchRegistry searches = AllSearches();
-  EXPECT_TRUE(searches.NeedsPolicy("rl"));
-  EXPECT_TRUE(searches.NeedsPolicy("guided"));
-  EXPECT_FALSE(searches.NeedsPolicy("greedy"));
-  OptimizeRequest rl;
-  rl.search.algorithm = "rl";
-  const Status missing = CheckRequest(rl, searches);
-  ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.message().find("needs a policy checkpoint"), std::string::npos)
-      << missing.message();
+  const SearchRegistry& searches = AllSearches();
+  ASSERT_TRUE(searches.Has("rl"));
+  ASSERT_TRUE(searches.Has("guided"));
+  for (const char* search : {"rl", "guided"}) {
+    OptimizeRequest q;
+    q.search = search;
+    const auto missing = CheckRequest(q, searches);
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.status().message(),
+              std::string("search ") + search + ": the " + search +
+                  " search needs a policy checkpoint (--policy, from `rewire train`)");
+  }
+  // A search that runs no policy declares no --policy: giving it one is an unknown option.
   OptimizeRequest greedy;
-  greedy.search.algorithm = "greedy";
-  greedy.policy = ckpt.path;
-  const Status extra = CheckRequest(greedy, searches);
+  greedy.search = "greedy";
+  greedy.search_options = {{"policy", ckpt.path}};
+  const auto extra = CheckRequest(greedy, searches);
   ASSERT_FALSE(extra.ok());
-  EXPECT_NE(extra.message().find("not to greedy"), std::string::npos) << extra.message();
+  EXPECT_EQ(extra.status().message(), "search greedy: unknown option --policy (this takes none)");
   // A checkpoint that cannot be loaded is the search's error.
   auto cost = testing::AnalyticCost();
   ASSERT_TRUE(cost);
   OptimizeRequest bad;
-  bad.search.algorithm = "rl";
-  bad.policy = ckpt.path + ".missing";
-  EXPECT_FALSE(Optimize(bad, *BuildModel("squeezenet"), *cost).ok());
+  bad.search = "rl";
+  bad.search_options = {{"policy", ckpt.path + ".missing"}};
+  const auto out = Optimize(bad, *BuildModel("squeezenet"), *cost);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(), "checkpoint " + ckpt.path + ".missing not found");
 }
 
 }  // namespace

@@ -81,7 +81,12 @@ TEST(ConfigDefaults, EmptySectionsAndCommentsChangeNothing) {
 
 TEST(ConfigRoundTrip, EveryFieldSurvivesToTomlThenParse) {
   TrainConfig c;
-  c.run = {"runs/with \"quotes\", \\ backslash,\ttab and\nnewline", 123456789012345ull, 7, 3, 2};
+  c.run = {"runs/with \"quotes\", \\ backslash,\ttab and\nnewline",
+           "ppo-gnn",
+           123456789012345ull,
+           7,
+           3,
+           2};
   ModelParams bert;
   bert.seq_len = 128;
   bert.layers = 2;
@@ -149,7 +154,9 @@ TEST(ConfigRoundTrip, EveryFieldSurvivesToTomlThenParse) {
 
 TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
   const std::string text = ToToml(TrainConfig{});
-  EXPECT_NE(text.find("[run]\ndir = \"runs/default\"\nseed = 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("[run]\ndir = \"runs/default\"\nagent = \"ppo-gnn\"\nseed = 0\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("models = [ \"squeezenet\" ]\n"), std::string::npos);
   EXPECT_NE(text.find("learning_rate = 5e-04\n"), std::string::npos);
   EXPECT_NE(text.find("max_grad_norm = 0.5\n"), std::string::npos);
@@ -318,7 +325,8 @@ TEST(ConfigValidation, OutOfRangeValuesNameKeyLineAndValue) {
       {"[env]\nmax_candidates = 0\n", "cfg.toml:2: env.max_candidates must be >= 1, got 0"},
       {"[env]\nmodels = []\n", "cfg.toml:2: env.models must list at least one model"},
       {"[env]\ncost = \"gpu\"\n",
-       "cfg.toml:2: env.cost must be one of analytic|cpu|cuda, got 'gpu' (did you mean 'cpu'?)"},
+       "cfg.toml:2: env.cost must be one of analytic|cpu|cuda|ort, got 'gpu' (did you mean "
+       "'cpu'?)"},
       {"[gnn]\nhidden = 4\nheads = 1\n", "cfg.toml:2: gnn.hidden must be >= 8, got 4"},
       {"[gnn]\nlayers = 0\n", "cfg.toml:2: gnn.layers must be >= 1, got 0"},
       {"[gnn]\nheads = 0\n", "cfg.toml:2: gnn.heads must be >= 1, got 0"},
@@ -419,7 +427,8 @@ TEST(ConfigValidation, ModelsMustBeZooModelsOrOnnxFiles) {
 
 TEST(ConfigValidation, BaselinesMustBeKnownAndDistinct) {
   EXPECT_EQ(ErrorOf("[eval]\nbaselines = [\"greedy\", \"beam\"]\n"),
-            "cfg.toml:2: eval.baselines[1] must be one of greedy|backtrack|random, got 'beam'");
+            "cfg.toml:2: eval.baselines[1] must be one of "
+            "greedy|backtrack|random|eqsat|mcts-eqsat|rl|guided, got 'beam'");
   EXPECT_EQ(ErrorOf("[eval]\nbaselines = [\"greedy\",\n \"greedy\"]\n"),
             "cfg.toml:3: eval.baselines lists 'greedy' twice");
   EXPECT_TRUE(ParseOrDie("[eval]\nbaselines = []\n").eval.baselines.empty());
@@ -494,7 +503,7 @@ TEST(ConfigOverrides, BareTextThatIsNotUtf8IsAnError) {
 
 TEST(ConfigParse, CharactersTomlPlusPlusCannotReadAreErrors) {
   // Found by tests/fuzz/config_fuzzer.cc: toml++ 3.3 reaches __builtin_unreachable on some code
-  // points where whitespace may stand; kernels/toml_text.h turns that into an error first.
+  // points where whitespace may stand; graph/toml_text.h turns that into an error first.
   EXPECT_EQ(ErrorOf("[run]\ndir = \xc3\xa9\n"),
             "cfg.toml:2:7: character U+00E9 outside a string or comment: TOML allows it in quoted "
             "strings only");

@@ -12,7 +12,7 @@
 #include "graph/models/zoo.h"
 #include "learner/bench.h"
 #include "learner/policy.h"
-#include "tests/kernels/shipped_rules.h"
+#include "tests/ruleset/shipped_rules.h"
 
 namespace rewire {
 namespace {

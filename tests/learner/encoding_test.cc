@@ -8,7 +8,7 @@
 #include "env/features.h"
 #include "graph/models/zoo.h"
 #include "learner/policy.h"
-#include "tests/kernels/shipped_rules.h"
+#include "tests/ruleset/shipped_rules.h"
 
 namespace rewire {
 namespace {

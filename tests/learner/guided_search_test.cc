@@ -8,12 +8,15 @@
 #include <memory>
 
 #include "env/search.h"
+#include "env/search_registry.h"
 #include "graph/builder.h"
 #include "graph/models/zoo.h"
-#include "kernels/rule_verify.h"
 #include "learner/agent.h"
+#include "learner/guided_search.h"
 #include "learner/policy.h"
-#include "tests/kernels/shipped_rules.h"
+#include "learner/rl_search.h"
+#include "ruleset/rule_verify.h"
+#include "tests/ruleset/shipped_rules.h"
 
 namespace rewire {
 namespace {
@@ -28,7 +31,7 @@ std::unique_ptr<Agent> FreshAgent(const std::string& name) {
   EXPECT_TRUE(
       SaveCheckpoint(path, policy, nullptr, CheckpointMeta{0, 0, 0, 0, GnnShape{16, 2, 2}, ""})
           .ok());
-  auto agent = Agent::Load(path);
+  auto agent = Agents().Load(path);
   fs::remove(path);
   EXPECT_TRUE(agent.ok()) << agent.status().message();
   return agent.ok() ? std::move(*agent) : nullptr;
@@ -41,20 +44,20 @@ TEST(GuidedSearch, RefusesAZeroBudgetBeamOrExpansion) {
   const Graph graph = *BuildModel("squeezenet");
   GuidedSearchOptions o;
   o.budget = 0;
-  auto r = agent->GuidedSearch(graph, testing::VerifiedShippedRules(), *cost, o);
+  auto r = RunGuidedSearch(*agent, graph, testing::VerifiedShippedRules(), *cost, o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "the guided search needs a budget of at least 1 graph (got 0)");
   o = GuidedSearchOptions{};
   o.beam_width = 0;
-  r = agent->GuidedSearch(graph, testing::VerifiedShippedRules(), *cost, o);
+  r = RunGuidedSearch(*agent, graph, testing::VerifiedShippedRules(), *cost, o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "the beam width must be at least 1 (got 0)");
   o = GuidedSearchOptions{};
   o.expand = 0;
-  EXPECT_FALSE(agent->GuidedSearch(graph, testing::VerifiedShippedRules(), *cost, o).ok());
+  EXPECT_FALSE(RunGuidedSearch(*agent, graph, testing::VerifiedShippedRules(), *cost, o).ok());
   o = GuidedSearchOptions{};
   o.cheapest = -1;
-  r = agent->GuidedSearch(graph, testing::VerifiedShippedRules(), *cost, o);
+  r = RunGuidedSearch(*agent, graph, testing::VerifiedShippedRules(), *cost, o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "--cheapest must be at least 0 (got -1)");
 }
@@ -67,7 +70,7 @@ TEST(GuidedSearch, StopsAtItsBudgetOfExpandedGraphs) {
   o.budget = 5;
   o.beam_width = 3;
   auto r =
-      agent->GuidedSearch(*BuildModel("squeezenet"), testing::VerifiedShippedRules(), *cost, o);
+      RunGuidedSearch(*agent, *BuildModel("squeezenet"), testing::VerifiedShippedRules(), *cost, o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->reason, StopReason::kBudget);
   EXPECT_EQ(r->iterations, 5);
@@ -84,17 +87,16 @@ TEST(GuidedSearch, EndsNoWorseThanGreedySearchAndIsDeterministic) {
   for (const char* model : {"squeezenet", "dalle"}) {
     SCOPED_TRACE(model);
     const Graph graph = *BuildModel(model);
-    SearchOptions so;
-    so.algorithm = "greedy";
+    SearchLimits so;
     so.budget = 1000;
-    auto greedy = RunSearch(graph, rules, *cost, so);
+    auto greedy = RunSearch("greedy", graph, rules, *cost, so);
     ASSERT_TRUE(greedy.ok());
     GuidedSearchOptions o;
     o.beam_width = 4;
     o.expand = 2;
     o.budget = 300;
-    auto a = agent->GuidedSearch(graph, rules, *cost, o);
-    auto b = agent->GuidedSearch(graph, rules, *cost, o);
+    auto a = RunGuidedSearch(*agent, graph, rules, *cost, o);
+    auto b = RunGuidedSearch(*agent, graph, rules, *cost, o);
     ASSERT_TRUE(a.ok()) << a.status().message();
     ASSERT_TRUE(b.ok());
     EXPECT_LE(a->final_cost_ms, greedy->final_cost_ms * (1 + 1e-9));
@@ -110,21 +112,20 @@ TEST(GuidedSearch, ItsGreedySeedKeepsItAtGreedySearchsResultWhereThePolicyStopsS
   auto cost = testing::AnalyticCost();
   const auto& rules = testing::VerifiedShippedRules();
   const Graph graph = *BuildModel("squeezenet");
-  SearchOptions so;
-  so.algorithm = "greedy";
+  SearchLimits so;
   so.budget = 1000;
-  auto greedy = RunSearch(graph, rules, *cost, so);
+  auto greedy = RunSearch("greedy", graph, rules, *cost, so);
   ASSERT_TRUE(greedy.ok());
   ASSERT_GT(greedy->steps.size(), 2u);  // greedy needs far more than the one step allowed below
   GuidedSearchOptions o;
   o.horizon = 1;  // the policy's rollout and the beam take one rewrite each
   o.budget = 200;
   o.greedy_seed = false;
-  auto alone = agent->GuidedSearch(graph, rules, *cost, o);
+  auto alone = RunGuidedSearch(*agent, graph, rules, *cost, o);
   ASSERT_TRUE(alone.ok()) << alone.status().message();
   EXPECT_GT(alone->final_cost_ms, greedy->final_cost_ms * (1 + 1e-6));
   o.greedy_seed = true;
-  auto seeded = agent->GuidedSearch(graph, rules, *cost, o);
+  auto seeded = RunGuidedSearch(*agent, graph, rules, *cost, o);
   ASSERT_TRUE(seeded.ok()) << seeded.status().message();
   EXPECT_LE(seeded->final_cost_ms, greedy->final_cost_ms * (1 + 1e-9));
   EXPECT_LE(seeded->iterations, o.budget);
@@ -146,7 +147,7 @@ TEST(GuidedSearch, ItsSampledRolloutsAreThoseOfTheRlSearchAndCountAgainstTheBudg
   ao.max_candidates = 100;
   ao.samples = 4;
   ao.seed = 5;
-  auto rl = agent->Optimize(graph, rules, *cost, ao);
+  auto rl = PlayRollouts(*agent, graph, rules, *cost, ao);
   ASSERT_TRUE(rl.ok()) << rl.status().message();
   ASSERT_GT(rl->sampled_best_cost_ms, 0);
   GuidedSearchOptions o;
@@ -157,19 +158,19 @@ TEST(GuidedSearch, ItsSampledRolloutsAreThoseOfTheRlSearchAndCountAgainstTheBudg
   o.seed = ao.seed;
   o.greedy_seed = false;
   o.budget = 1000;
-  auto guided = agent->GuidedSearch(graph, rules, *cost, o);
+  auto guided = RunGuidedSearch(*agent, graph, rules, *cost, o);
   ASSERT_TRUE(guided.ok()) << guided.status().message();
-  EXPECT_EQ(guided->stats.at("sampled_rollouts"), ao.samples);
-  EXPECT_DOUBLE_EQ(guided->stats.at("sampled_best_cost_ms"), rl->sampled_best_cost_ms);
+  EXPECT_EQ(guided->stats.Number("sampled_rollouts"), ao.samples);
+  EXPECT_DOUBLE_EQ(guided->stats.Number("sampled_best_cost_ms"), rl->sampled_best_cost_ms);
   EXPECT_LE(guided->final_cost_ms, rl->best.final_cost_ms * (1 + 1e-9));
 
   o.samples = 50;
   o.budget = 30;  // spent by the rollouts before 50 of them are played
-  auto short_budget = agent->GuidedSearch(graph, rules, *cost, o);
+  auto short_budget = RunGuidedSearch(*agent, graph, rules, *cost, o);
   ASSERT_TRUE(short_budget.ok()) << short_budget.status().message();
   EXPECT_EQ(short_budget->iterations, o.budget);
   EXPECT_EQ(short_budget->reason, StopReason::kBudget);
-  EXPECT_LT(short_budget->stats.at("sampled_rollouts"), o.samples);
+  EXPECT_LT(short_budget->stats.Number("sampled_rollouts"), o.samples);
 }
 
 /// Two rules: enlarging a 1x1 convolution to 3x3 (zero taps; it costs 9x the arithmetic) and
@@ -234,16 +235,15 @@ TEST(GuidedSearch, TakesARewriteThatRaisesTheCostWhenItEnablesAMergeGreedyCannot
   auto graph = b.Finish();
   ASSERT_TRUE(graph.ok()) << graph.status().message();
 
-  SearchOptions so;
-  so.algorithm = "greedy";
-  auto greedy = RunSearch(*graph, *rules, *cost, so);
+  SearchLimits so;
+  auto greedy = RunSearch("greedy", *graph, *rules, *cost, so);
   ASSERT_TRUE(greedy.ok());
   EXPECT_TRUE(greedy->steps.empty()) << "greedy should stall: enlarging alone costs more";
 
   GuidedSearchOptions o;
   o.budget = 20;
   o.horizon = 4;
-  auto guided = agent->GuidedSearch(*graph, *rules, *cost, o);
+  auto guided = RunGuidedSearch(*agent, *graph, *rules, *cost, o);
   ASSERT_TRUE(guided.ok()) << guided.status().message();
   ASSERT_EQ(guided->steps.size(), 2u);
   EXPECT_EQ(guided->steps[0].rule, "enlarge_1x1");

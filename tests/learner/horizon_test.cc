@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "env/search.h"
+#include "env/search_registry.h"
 #include "learner/config.h"
 #include "learner/training.h"
 
@@ -48,11 +49,10 @@ TEST(ShippedConfigs, EveryHorizonFitsWhatGreedySearchNeedsOnTheConfigsModels) {
     std::set<std::string> seen;
     for (const auto& [label, graph] : res->models) {
       if (!seen.insert(label).second) continue;
-      SearchOptions so;
-      so.algorithm = "greedy";
+      SearchLimits so;
       so.budget = 100000;
       so.max_candidates = static_cast<size_t>(config->env.max_candidates);
-      auto greedy = RunSearch(graph, res->rules, *res->cost, so);
+      auto greedy = RunSearch("greedy", graph, res->rules, *res->cost, so);
       ASSERT_TRUE(greedy.ok()) << label << ": " << greedy.status().message();
       EXPECT_LE(static_cast<int>(greedy->steps.size()), config->env.horizon)
           << label << ": greedy search takes " << greedy->steps.size() << " rewrites to reach "

@@ -7,8 +7,9 @@
 
 #include "graph/models/zoo.h"
 #include "learner/acting.h"
-#include "tests/kernels/shipped_rules.h"
+#include "learner/ppo_agent.h"
 #include "tests/learner/run_ranks.h"
+#include "tests/ruleset/shipped_rules.h"
 
 namespace rewire {
 namespace {
@@ -29,8 +30,9 @@ std::vector<float> LogProbs(GnnPolicy& policy, const RolloutBuffer& buffer) {
 std::vector<Episode> SampledEpisodes(GnnPolicy& policy, Environment& env, const Graph& graph,
                                      std::mt19937_64& rng, int n) {
   std::vector<Episode> out;
+  const std::unique_ptr<PpoGnnAgent> agent = PpoGnnAgent::ForPolicy(policy);
   for (int e = 0; e < n; ++e) {
-    auto run = PlayEpisodes(policy, {EpisodeSeat{&env, &graph, &rng}}, ActingOptions{});
+    auto run = PlayEpisodes(*agent, {EpisodeSeat{&env, &graph, &rng}}, ActingOptions{});
     EXPECT_TRUE(run.ok()) << run.status().message();
     if (run.ok()) out.push_back(std::move((*run)[0].episode));
   }

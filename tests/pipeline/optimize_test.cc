@@ -9,7 +9,7 @@
 #include "graph/onnx/onnx_io.h"
 #include "kernels/executor.h"
 #include "pipeline/report.h"
-#include "tests/kernels/shipped_rules.h"
+#include "tests/ruleset/shipped_rules.h"
 
 namespace rewire {
 namespace {
@@ -21,17 +21,16 @@ TEST(OptimizePipeline, GreedyIsTheSearchThenFinishSearch) {
   const Graph input = *BuildModel("squeezenet");
   OptimizeRequest request;
   request.label = "squeezenet";
-  request.search.algorithm = "greedy";
-  request.search.budget = 50;
+  request.search = "greedy";
+  request.limits.budget = 50;
   request.finish.export_onnx = true;
-  const SearchRegistry searches;
-  auto pipeline = OptimizePipeline::Prepare(request, searches);
+  auto pipeline = OptimizePipeline::Prepare(request, Searches());
   ASSERT_TRUE(pipeline.ok()) << pipeline.status().message();
   auto out = pipeline->Run(input, rules, *cost);
   ASSERT_TRUE(out.ok()) << out.status().message();
 
   // The same as the two steps by hand.
-  auto searched = RunSearch(input, rules, *cost, request.search);
+  auto searched = RunSearch("greedy", input, rules, *cost, request.limits);
   ASSERT_TRUE(searched.ok());
   const double searched_cost = searched->final_cost_ms;
   auto finished = FinishSearch(input, std::move(searched->best), *cost, request.finish);
@@ -63,30 +62,38 @@ TEST(OptimizePipeline, GreedyIsTheSearchThenFinishSearch) {
   EXPECT_FALSE(js.contains("decision")) << "nothing was judged";
 }
 
+/// A search that returns its input untouched, with a figure of its own, counting its runs.
+class IdentitySearch : public Search {
+ public:
+  explicit IdentitySearch(int* calls) : calls_(calls) {}
+  StatusOr<SearchResult> Run(const Graph& g, const std::vector<rules::Rule>&, CostModel& c,
+                             const SearchLimits&) override {
+    ++*calls_;
+    SearchResult r;
+    r.best = g;
+    REWIRE_ASSIGN_OR_RETURN(r.initial_cost_ms, GraphCostMs(c, g));
+    r.final_cost_ms = r.initial_cost_ms;
+    r.stats.Set("calls", int64_t{*calls_});
+    return r;
+  }
+
+ private:
+  int* calls_;
+};
+
 TEST(OptimizePipeline, ARegisteredSearchRunsByName) {
   auto cost = testing::AnalyticCost();
   ASSERT_TRUE(cost);
   const Graph input = *BuildModel("squeezenet");
   SearchRegistry searches;
+  AddEnvSearches(searches);
   int calls = 0;
-  // A search that returns its input untouched, with a figure of its own.
-  searches.Add(
-      "identity",
-      [&calls](const Graph& g, const std::vector<rules::Rule>&, CostModel& c,
-               const OptimizeRequest&) -> StatusOr<SearchResult> {
-        ++calls;
-        SearchResult r;
-        r.best = g;
-        REWIRE_ASSIGN_OR_RETURN(r.initial_cost_ms, GraphCostMs(c, g));
-        r.final_cost_ms = r.initial_cost_ms;
-        r.stats["calls"] = calls;
-        return r;
-      },
-      /*needs_policy=*/false);
+  searches.Add("identity", "returns its input",
+               [&calls] { return std::unique_ptr<Search>(new IdentitySearch(&calls)); });
   EXPECT_TRUE(searches.Has("identity"));
   EXPECT_TRUE(searches.Has("greedy"));
   OptimizeRequest request;
-  request.search.algorithm = "identity";
+  request.search = "identity";
   auto pipeline = OptimizePipeline::Prepare(request, searches);
   ASSERT_TRUE(pipeline.ok()) << pipeline.status().message();
   auto out = pipeline->Run(input, testing::VerifiedShippedRules(), *cost);
@@ -97,46 +104,62 @@ TEST(OptimizePipeline, ARegisteredSearchRunsByName) {
   EXPECT_EQ(ReportJson(*out)["search_stats"]["calls"], 1);
 }
 
+/// A search with an option it cannot run without.
+class NeedsFileSearch : public Search {
+ public:
+  void DeclareOptions(OptionSet& set) override { set.Add("file", &file, "the file it needs"); }
+  Status Check(const SearchLimits&) const override {
+    return file.empty() ? InvalidArgument("the needs-file search needs --file") : Status::Ok();
+  }
+  StatusOr<SearchResult> Run(const Graph&, const std::vector<rules::Rule>&, CostModel&,
+                             const SearchLimits&) override {
+    return Internal("never run");
+  }
+  std::string file;
+};
+
 TEST(OptimizePipeline, RequestsAreCheckedBeforeAnyWork) {
   SearchRegistry searches;
-  searches.Add(
-      "needs-policy",
-      [](const Graph&, const std::vector<rules::Rule>&, CostModel&,
-         const OptimizeRequest&) -> StatusOr<SearchResult> { return Internal("never run"); },
-      /*needs_policy=*/true);
+  AddEnvSearches(searches);
+  searches.Add<NeedsFileSearch>("needs-file", "needs a file");
   auto message = [&](const OptimizeRequest& q) {
-    const Status s = CheckRequest(q, searches);
-    return s.ok() ? std::string("ok") : s.message();
+    const auto s = CheckRequest(q, searches);
+    return s.ok() ? std::string("ok") : s.status().message();
   };
   OptimizeRequest unknown;
-  unknown.search.algorithm = "annealing";
-  EXPECT_NE(message(unknown).find("unknown search 'annealing' (known: greedy, backtrack, random, "
-                                  "eqsat, mcts-eqsat, needs-policy)"),
-            std::string::npos)
-      << message(unknown);
+  unknown.search = "annealing";
+  EXPECT_EQ(message(unknown),
+            "unknown search 'annealing' (known: greedy, backtrack, random, eqsat, mcts-eqsat, "
+            "needs-file)");
   OptimizeRequest missing;
-  missing.search.algorithm = "needs-policy";
-  EXPECT_NE(message(missing).find("the needs-policy search needs a policy checkpoint (--policy"),
-            std::string::npos)
-      << message(missing);
+  missing.search = "needs-file";
+  EXPECT_EQ(message(missing), "search needs-file: the needs-file search needs --file");
+  missing.search_options = {{"file", "x"}};
+  EXPECT_EQ(message(missing), "ok");
   OptimizeRequest extra;
-  extra.search.algorithm = "greedy";
-  extra.policy = "some.pt";
-  EXPECT_NE(message(extra).find("applies to the searches that run one, not to greedy"),
-            std::string::npos)
-      << message(extra);
+  extra.search = "greedy";
+  extra.search_options = {{"file", "x"}};
+  EXPECT_EQ(message(extra), "search greedy: unknown option --file (this takes none)");
+  OptimizeRequest bad_value;
+  bad_value.search = "backtrack";
+  bad_value.search_options = {{"alpha", "fast"}};
+  EXPECT_EQ(message(bad_value), "search backtrack: --alpha takes a number, got 'fast'");
+  OptimizeRequest no_budget;
+  no_budget.search = "greedy";
+  no_budget.limits.budget = 0;
+  EXPECT_EQ(message(no_budget), "search greedy: the search budget must be at least 1, got 0");
   OptimizeRequest custom;
-  custom.search.algorithm = "greedy";
+  custom.search = "greedy";
   custom.judge.runtime = "ort";
   custom.finish.onnx.custom_ops = true;
   EXPECT_NE(message(custom).find("do not load in ONNX Runtime"), std::string::npos)
       << message(custom);
   OptimizeRequest no_candidates;
-  no_candidates.search.algorithm = "greedy";
+  no_candidates.search = "greedy";
   no_candidates.runtime_candidates = 0;
   EXPECT_NE(message(no_candidates).find("at least 1 candidate"), std::string::npos);
   OptimizeRequest fine;
-  fine.search.algorithm = "greedy";
+  fine.search = "greedy";
   EXPECT_EQ(message(fine), "ok");
   // Prepare checks too, and an unknown latency device is refused before any search.
   fine.latency.repeats = 3;
@@ -149,8 +172,8 @@ TEST(OptimizePipeline, TheReferenceJudgeDecidesTheBytesToWrite) {
   ASSERT_TRUE(cost);
   const Graph input = *BuildModel("squeezenet");
   OptimizeRequest request;
-  request.search.algorithm = "greedy";
-  request.search.budget = 4;
+  request.search = "greedy";
+  request.limits.budget = 4;
   request.judge.runtime = "reference";
   request.judge.rounds = 1;
   request.judge.repeats = 1;
@@ -159,8 +182,7 @@ TEST(OptimizePipeline, TheReferenceJudgeDecidesTheBytesToWrite) {
   request.runtime_candidates = 2;
   std::vector<std::string> lines;
   request.log = [&lines](const std::string& line) { lines.push_back(line); };
-  const SearchRegistry searches;
-  auto pipeline = OptimizePipeline::Prepare(request, searches);
+  auto pipeline = OptimizePipeline::Prepare(request, Searches());
   ASSERT_TRUE(pipeline.ok()) << pipeline.status().message();
   auto out = pipeline->Run(input, testing::VerifiedShippedRules(), *cost);
   ASSERT_TRUE(out.ok()) << out.status().message();

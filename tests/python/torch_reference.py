@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Exports a PyTorch model to ONNX together with a random input and PyTorch's output.
 
-Used by tests/launch/torch_reference_test.cc (and by hand for docs/onnx_coverage.md):
+Used by tests/cli/torch_reference_test.cc (and by hand for docs/onnx_coverage.md):
 
     /usr/bin/python3 tests/python/torch_reference.py --model resnet50 --out-dir DIR
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// ONNX Runtime (CPU) runner for rewire (kernels/ort_runner.h is its client).
+// ONNX Runtime (CPU) runner for rewire (runtimes/ort_runner.h is its client).
 //
 // Protocol: one JSON request per line on stdin, one JSON reply per line on stdout, in order.
 // Tensors travel as .npy files (float32, float64, int64, int32, bool) in a folder the client owns.

@@ -5,7 +5,7 @@
 #include "env/eqsat/cycles.h"
 #include "env/eqsat/extract.h"
 #include "tests/graph/test_util.h"
-#include "tests/kernels/shipped_rules.h"
+#include "tests/ruleset/shipped_rules.h"
 
 namespace rewire::eqsat {
 namespace {

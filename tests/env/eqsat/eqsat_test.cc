@@ -1,14 +1,16 @@
-// `--search eqsat` and `--search mcts-eqsat` through RunSearch.
+// `--search eqsat` and `--search mcts-eqsat` by name through the search registry.
 
-#include "env/eqsat/eqsat.h"
+#include "env/eqsat/eqsat_search.h"
+
+#include "env/search_registry.h"
 
 #include <gtest/gtest.h>
 
 #include "env/finish.h"
 #include "graph/models/zoo.h"
-#include "kernels/rule_verify.h"
+#include "ruleset/rule_verify.h"
 #include "tests/graph/test_util.h"
-#include "tests/kernels/shipped_rules.h"
+#include "tests/ruleset/shipped_rules.h"
 
 namespace rewire {
 namespace {
@@ -58,16 +60,14 @@ TEST(Eqsat, FindsAnOptimumThatNeedsTwoRewritesGreedyWouldNotTakeInThatOrder) {
   const NodeId t2 = Must(g.AddOp(OpType::kTranspose, {V(r)}, {{"perm", Ints{1, 0}}}));
   ASSERT_TRUE(g.AddOutput("y", V(t2)).ok());
   auto cost = testing::AnalyticCost();
-  SearchOptions greedy;
-  greedy.algorithm = "greedy";
-  const SearchResult gr = Must(RunSearch(g, *parsed, *cost, greedy));
+  SearchLimits greedy;
+  const SearchResult gr = Must(RunSearch("greedy", g, *parsed, *cost, greedy));
   EXPECT_TRUE(gr.steps.empty());  // no single rewrite is cheaper
   for (const char* extraction : {"greedy", "ilp"}) {
     SCOPED_TRACE(extraction);
-    SearchOptions o;
-    o.algorithm = "eqsat";
-    o.eqsat.extraction = extraction;
-    const SearchResult eq = Must(RunSearch(g, *parsed, *cost, o));
+    SearchLimits o;
+    const SearchResult eq =
+        Must(RunSearch("eqsat", g, *parsed, *cost, o, {{"extract", extraction}}));
     EXPECT_EQ(eq.reason, StopReason::kSaturated);
     EXPECT_EQ(eq.best.NumOperators(), 1);  // Relu(x)
     EXPECT_LT(eq.final_cost_ms, gr.final_cost_ms);
@@ -83,12 +83,10 @@ TEST(Eqsat, EveryExtractedGraphVerifies) {
     const Graph g = Model(model);
     for (const char* extraction : {"greedy", "ilp"}) {
       SCOPED_TRACE(std::string(model) + " " + extraction);
-      SearchOptions o;
-      o.algorithm = "eqsat";
-      o.eqsat.extraction = extraction;
-      o.eqsat.node_limit = 8000;
-      o.eqsat.ilp_time_limit_s = 1;
-      const SearchResult r = Must(RunSearch(g, Rules(), *cost, o));
+      SearchLimits o;
+      const SearchResult r = Must(
+          RunSearch("eqsat", g, Rules(), *cost, o,
+                    {{"extract", extraction}, {"egraph-nodes", "8000"}, {"ilp-time-limit", "1"}}));
       EXPECT_LE(r.final_cost_ms, r.initial_cost_ms);
       EXPECT_TRUE(r.steps.empty());
       const FinishedGraph f = Must(FinishSearch(g, r.best, *cost, {}));
@@ -110,13 +108,11 @@ TEST(Eqsat, CycleFilteringLeavesAnExtractionWhereManyCyclesClose) {
   const Graph g = Model("tt");
   for (const char* extraction : {"greedy", "ilp"}) {
     SCOPED_TRACE(extraction);
-    SearchOptions o;
-    o.algorithm = "eqsat";
-    o.eqsat.extraction = extraction;
-    o.eqsat.ilp_time_limit_s = 1;
-    auto r = RunSearch(g, *rules, *cost, o);
+    SearchLimits o;
+    auto r =
+        RunSearch("eqsat", g, *rules, *cost, o, {{"extract", extraction}, {"ilp-time-limit", "1"}});
     ASSERT_TRUE(r.ok()) << r.status().message();
-    EXPECT_GT(r->eqsat.blacklisted, 1000u);  // the filtering had work to do
+    EXPECT_GT(r->stats.Number("blacklisted"), 1000u);  // the filtering had work to do
     EXPECT_LE(r->final_cost_ms, r->initial_cost_ms);
     const FinishedGraph f = Must(FinishSearch(g, r->best, *cost, {}));
     EXPECT_TRUE(f.equivalence.verified) << f.equivalence.message;
@@ -125,30 +121,26 @@ TEST(Eqsat, CycleFilteringLeavesAnExtractionWhereManyCyclesClose) {
 
 TEST(Eqsat, TheNodeLimitIsRespectedAndReported) {
   auto cost = testing::AnalyticCost();
-  SearchOptions o;
-  o.algorithm = "eqsat";
-  o.eqsat.extraction = "greedy";
-  o.eqsat.node_limit = 1500;
-  const SearchResult r = Must(RunSearch(Model("nasrnn"), Rules(), *cost, o));
+  SearchLimits o;
+  const SearchResult r = Must(RunSearch("eqsat", Model("nasrnn"), Rules(), *cost, o,
+                                        {{"extract", "greedy"}, {"egraph-nodes", "1500"}}));
   EXPECT_EQ(r.reason, StopReason::kNodeLimit);
-  EXPECT_LE(r.eqsat.egraph_nodes, 1500u);
-  EXPECT_GT(r.eqsat.egraph_nodes, 1000u);
+  EXPECT_LE(r.stats.Number("egraph_nodes"), 1500u);
+  EXPECT_GT(r.stats.Number("egraph_nodes"), 1000u);
   EXPECT_STREQ(StopReasonName(r.reason), "node limit");
 }
 
 TEST(Eqsat, TheIterationAndTimeLimitsAreRespectedAndReported) {
   auto cost = testing::AnalyticCost();
   const Graph g = Model("nasrnn");
-  SearchOptions o;
-  o.algorithm = "eqsat";
-  o.eqsat.extraction = "greedy";
-  o.eqsat.iteration_limit = 1;
-  const SearchResult one = Must(RunSearch(g, Rules(), *cost, o));
+  SearchLimits o;
+  const SearchResult one = Must(
+      RunSearch("eqsat", g, Rules(), *cost, o, {{"extract", "greedy"}, {"eqsat-iterations", "1"}}));
   EXPECT_EQ(one.reason, StopReason::kIterationLimit);
   EXPECT_EQ(one.iterations, 1);
-  o.eqsat.iteration_limit = 15;
   o.time_limit_s = 1e-6;
-  const SearchResult timed = Must(RunSearch(g, Rules(), *cost, o));
+  const SearchResult timed = Must(RunSearch("eqsat", g, Rules(), *cost, o,
+                                            {{"extract", "greedy"}, {"eqsat-iterations", "15"}}));
   EXPECT_EQ(timed.reason, StopReason::kTimeLimit);
   EXPECT_LE(timed.final_cost_ms, timed.initial_cost_ms);
   EXPECT_TRUE(CheckEquivalent(g, timed.best, 1e-3).verified);
@@ -157,18 +149,22 @@ TEST(Eqsat, TheIterationAndTimeLimitsAreRespectedAndReported) {
 TEST(Eqsat, MctsRespectsItsNodeBudgetAndRepeatsForASeed) {
   auto cost = testing::AnalyticCost();
   const Graph g = Model("nasrnn");
-  SearchOptions o;
-  o.algorithm = "mcts-eqsat";
-  o.eqsat.extraction = "greedy";
-  o.eqsat.node_limit = 2500;
-  o.eqsat.mcts_simulations = 3;
-  o.eqsat.mcts_rollout_depth = 1;
-  o.eqsat.mcts_max_steps = 4;
+  SearchLimits o;
   o.seed = 7;
-  const SearchResult a = Must(RunSearch(g, Rules(), *cost, o));
-  const SearchResult b = Must(RunSearch(g, Rules(), *cost, o));
-  EXPECT_LE(a.eqsat.egraph_nodes, 2500u);
-  EXPECT_GT(a.eqsat.mcts_simulations, 0u);
+  const SearchResult a = Must(RunSearch("mcts-eqsat", g, Rules(), *cost, o,
+                                        {{"extract", "greedy"},
+                                         {"egraph-nodes", "2500"},
+                                         {"mcts-simulations", "3"},
+                                         {"mcts-rollout-depth", "1"},
+                                         {"mcts-steps", "4"}}));
+  const SearchResult b = Must(RunSearch("mcts-eqsat", g, Rules(), *cost, o,
+                                        {{"extract", "greedy"},
+                                         {"egraph-nodes", "2500"},
+                                         {"mcts-simulations", "3"},
+                                         {"mcts-rollout-depth", "1"},
+                                         {"mcts-steps", "4"}}));
+  EXPECT_LE(a.stats.Number("egraph_nodes"), 2500u);
+  EXPECT_GT(a.stats.Number("mcts_simulations"), 0u);
   EXPECT_EQ(a.best.Hash(), b.best.Hash());
   EXPECT_LT(a.final_cost_ms, a.initial_cost_ms);
   EXPECT_TRUE(CheckEquivalent(g, a.best, 1e-3).verified);
@@ -177,19 +173,28 @@ TEST(Eqsat, MctsRespectsItsNodeBudgetAndRepeatsForASeed) {
 TEST(Eqsat, RejectsOptionsOutOfRange) {
   auto cost = testing::AnalyticCost();
   const Graph g = Model("nasrnn");
-  SearchOptions o;
-  o.algorithm = "eqsat";
-  o.eqsat.extraction = "best";
-  EXPECT_EQ(RunSearch(g, Rules(), *cost, o).status().message(),
+  const SearchLimits limits;
+  eqsat::EqsatSearch search;
+  search.options.extraction = "best";
+  EXPECT_EQ(search.Run(g, Rules(), *cost, limits).status().message(),
             "unknown extraction 'best' (known: greedy, ilp)");
-  o.eqsat.extraction = "ilp";
-  o.eqsat.node_limit = 0;
-  EXPECT_EQ(RunSearch(g, Rules(), *cost, o).status().message(),
+  search.options.extraction = "ilp";
+  search.options.node_limit = 0;
+  EXPECT_EQ(search.Run(g, Rules(), *cost, limits).status().message(),
             "the e-graph node limit must be at least 1");
-  o.eqsat.node_limit = 10;
-  o.eqsat.ilp_time_limit_s = 0;
-  EXPECT_EQ(RunSearch(g, Rules(), *cost, o).status().message(),
-            "the ILP time limit must be positive");
+  search.options.node_limit = 10;
+  search.options.ilp_time_limit_s = 0;
+  EXPECT_EQ(search.Check(limits).message(), "the ILP time limit must be positive");
+  // Set by name, as the command line sets them, a value out of range is refused at once.
+  EXPECT_EQ(RunSearch("eqsat", g, Rules(), *cost, limits, {{"extract", "best"}}).status().message(),
+            "search eqsat: --extract takes one of greedy, ilp, got 'best'");
+  EXPECT_EQ(
+      RunSearch("eqsat", g, Rules(), *cost, limits, {{"egraph-nodes", "0"}}).status().message(),
+      "search eqsat: --egraph-nodes must be above 0, got 0");
+  EXPECT_EQ(RunSearch("eqsat", g, Rules(), *cost, limits, {{"mcts-steps", "3"}}).status().message(),
+            "search eqsat: unknown option --mcts-steps (known: --egraph-nodes, --no-cycle-filter, "
+            "--extract, --ilp-time-limit, --ilp-max-nodes, --ilp-no-warm-start, "
+            "--eqsat-iterations, --multi-iterations)");
 }
 
 }  // namespace

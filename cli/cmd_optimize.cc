@@ -1,0 +1,346 @@
+// `rewire optimize`: the flags of the optimise pipeline (pipeline/optimize.h), which searches,
+// folds, verifies and judges; this file parses the flags, prints what the pipeline reports and
+// writes the files.
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/option_set_cli.h"
+#include "cost/cost_registry.h"
+#include "graph/clock.h"
+#include "graph/files.h"
+#include "learner/agent_searches.h"
+#include "pipeline/optimize.h"
+#include "pipeline/report.h"
+#include "ruleset/rule_verify.h"
+
+namespace rewire::cli {
+
+namespace {
+
+struct OptimizeOptions {
+  ModelOptions model;
+  CostModelOptions cost;
+  std::string rules;
+  std::string out;
+  std::string report;
+  bool quiet = false;
+  std::vector<std::string> also_cost;  // KIND or KIND:PROFILE
+  OptimizeRequest request;
+  /// The search the command line names, with its defaults: its flags are declared from it (the
+  /// search that runs is made afresh from request.search_options).
+  std::unique_ptr<Search> search_flags_of;
+  OptionSet search_flags;
+};
+
+/// The other cost models of --also-cost (KIND or KIND:PROFILE), with --cost's profile folder
+/// and cache.
+std::vector<CostModelOptions> AlsoCost(const OptimizeOptions& o) {
+  std::vector<CostModelOptions> out;
+  for (const std::string& spec : o.also_cost) {
+    CostModelOptions other;
+    const size_t colon = spec.find(':');
+    other.kind = spec.substr(0, colon);
+    if (colon != std::string::npos) other.device = spec.substr(colon + 1);
+    other.devices_dir = o.cost.devices_dir;
+    other.cache_path = o.cost.cache_path;
+    out.push_back(other);
+  }
+  return out;
+}
+
+void PrintLatency(const LatencyReport& l, double predicted_speedup) {
+  if (!(l.before_ms > 0)) return;
+  std::printf("latency (%s)  %.3f ms -> %.3f ms measured (%.3fx; the cost model predicted %.3fx)\n",
+              l.device.c_str(), l.before_ms, l.after_ms, l.before_ms / l.after_ms,
+              predicted_speedup);
+  if (l.graph_used) {
+    std::printf("latency (%s, CUDA Graph)  %.3f ms -> %.3f ms (%.3fx)\n", l.device.c_str(),
+                l.graph_before_ms, l.graph_after_ms, l.graph_before_ms / l.graph_after_ms);
+  } else if (!l.graph_note.empty()) {
+    std::printf("CUDA Graph       %s\n", l.graph_note.c_str());
+  }
+  if (l.checked) {
+    std::printf("%s vs CPU      %s (max rel error %.3g input, %.3g result; tolerance %.0e)%s%s\n",
+                l.device.c_str(), l.check_ok ? "equal" : "DIFFERENT", l.check_rel_before,
+                l.check_rel_after, l.tolerance, l.check_message.empty() ? "" : ": ",
+                l.check_message.c_str());
+  }
+}
+
+void PrintVerdict(const RuntimeVerdict& v) {
+  for (const CandidateTiming& c : v.candidates) {
+    std::printf("candidate        %-28s %.3f ms (%.3fx), max rel error %.3g\n", c.label.c_str(),
+                c.ms, c.speedup, c.max_rel);
+  }
+  if (v.decision.empty()) return;
+  std::printf(
+      "runtime          %s: %.3f ms -> %.3f ms measured (%.3fx); outputs match the reference (max "
+      "rel error %.3g input, %.3g result)\n",
+      v.runtime.c_str(), v.before_ms, v.after_ms, v.speedup, v.max_rel_before, v.max_rel_after);
+  std::printf("decision         %s: %s\n", v.decision.c_str(), v.reason.c_str());
+}
+
+/// What `rewire optimize` prints on stdout.
+void PrintReport(const OptimizeReport& r, double rtol, int operators_before) {
+  const SearchResult& s = r.search_result;
+  const FinishedGraph& done = r.result;
+  const Equivalence& v = done.equivalence;
+  const double speedup = done.final_cost_ms > 0 ? s.initial_cost_ms / done.final_cost_ms : 0.0;
+  std::printf("model            %s\n", r.label.c_str());
+  std::printf("search           %s (stopped: %s after %d iterations, %lld candidates costed)\n",
+              r.search.c_str(), StopReasonName(s.reason), s.iterations,
+              static_cast<long long>(s.candidates_evaluated));
+  std::printf("cost model       %s\n", r.cost_model.c_str());
+  std::printf("initial cost     %.4f ms\n", s.initial_cost_ms);
+  std::printf("final cost       %.4f ms\n", done.final_cost_ms);
+  std::printf("speedup          %.3fx\n", speedup);
+  std::printf("operators        %d -> %d\n", operators_before, done.graph.NumOperators());
+  if (s.path_note.empty() || !s.steps.empty())
+    std::printf("rewrites         %zu\n", s.steps.size());
+  else
+    std::printf("rewrites         none in sequence: %s\n", s.path_note.c_str());
+  for (const SearchStep& step : s.steps)
+    std::printf("  %-44s %.4f ms\n", step.rule.c_str(), step.cost_ms);
+  for (const auto& [label, text] : s.summary) std::printf("%-17s%s\n", label.c_str(), text.c_str());
+  std::printf("verified         %s (max abs error %.3g, max rel error %.3g, tolerance %.0e)\n",
+              v.verified ? "yes" : "NO", v.max_abs, v.max_rel, rtol);
+  for (const CostPrediction& p : done.predictions) {
+    std::printf("predicted        %.4f ms -> %.4f ms (%.3fx) by %s\n", p.initial_ms, p.final_ms,
+                p.final_ms > 0 ? p.initial_ms / p.final_ms : 0.0, p.cost_model.c_str());
+  }
+  PrintLatency(r.latency, speedup);
+  PrintVerdict(r.verdict);
+  std::printf("time             %.2f s\n", r.seconds);
+}
+
+/// The searches, a line each, for --help.
+std::string SearchList(const SearchRegistry& searches) {
+  std::string list;
+  for (const std::string& name : searches.Names())
+    list += "\n  " + name + std::string(name.size() < 12 ? 12 - name.size() : 1, ' ') +
+            searches.Summary(name);
+  return list;
+}
+
+/// --search, the limits every search shares, and the flags the named search declares.
+void AddSearchFlags(CLI::App& cmd, OptimizeOptions& o, const SearchRegistry& searches,
+                    const std::string& search) {
+  OptimizeRequest& q = o.request;
+  q.search = search;
+  cmd.add_option("--search", q.search,
+                 "The search (`rewire optimize --search NAME --help` lists its own flags):" +
+                     SearchList(searches))
+      ->check(CLI::IsMember(searches.Names()))
+      ->capture_default_str();
+  cmd.add_option("--budget", q.limits.budget,
+                 "Graphs explored at most (greedy steps, backtrack pops, random rewrites, graphs a "
+                 "guided search expands)")
+      ->capture_default_str();
+  cmd.add_option("--time-limit", q.limits.time_limit_s, "Seconds (0: none)");
+  cmd.add_option("--search-seed", q.limits.seed, "Seed of what the search draws at random");
+  StatusOr<std::unique_ptr<Search>> made = searches.Make(search);
+  if (!made.ok()) return;  // an unknown --search: its check says so
+  o.search_flags_of = std::move(made).value();
+  o.search_flags_of->DeclareOptions(o.search_flags);
+  AddOptionSetFlags(cmd, o.search_flags, "Options of the " + search + " search", q.search_options);
+}
+
+/// Flags of other searches given to this one: an error naming the searches they belong to.
+void CheckNoOtherSearchFlags(const std::vector<std::string>& extras, const std::string& search,
+                             const SearchRegistry& searches) {
+  if (extras.empty()) return;
+  std::string message;
+  for (const std::string& flag : extras) {
+    if (flag.rfind("-", 0) != 0) continue;
+    const std::string name = flag.substr(0, flag.find('='));
+    std::string owners;
+    for (const std::string& other : searches.Names()) {
+      StatusOr<std::unique_ptr<Search>> s = searches.Make(other);
+      if (!s.ok()) continue;
+      OptionSet set;
+      (*s)->DeclareOptions(set);
+      if (set.Find(name)) owners += (owners.empty() ? "" : ", ") + other;
+    }
+    message += (message.empty() ? "" : "; ") + name +
+               (owners.empty() ? " is not an option of rewire optimize"
+                               : " is an option of " + owners + ", not of " + search);
+  }
+  if (message.empty()) message = "unexpected arguments: " + extras.front();
+  throw CommandError(message + " (`rewire optimize --search " + search +
+                     " --help` lists its options)");
+}
+
+void AddOutputFlags(CLI::App& cmd, OptimizeOptions& o) {
+  OptimizeRequest& q = o.request;
+  cmd.add_option("--rules", o.rules, "Rules file or directory (default: configs/rules)");
+  cmd.add_option("--out", o.out, "Write the optimised graph as ONNX");
+  cmd.add_option("--report", o.report, "Write a JSON report");
+  cmd.add_option("--rtol", q.finish.rtol, "Verification tolerance: max |a-b| / max |b|")
+      ->capture_default_str();
+  cmd.add_flag("-q,--quiet", o.quiet, "No progress on stderr");
+  cmd.add_option("--latency", q.latency.repeats,
+                 "Also time both graphs end to end on the reference executor: median of N runs")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--latency-device", q.latency.device,
+                 "Where --latency runs: cpu, cuda or cuda:N (a GPU needs a CUDA LibTorch; its "
+                 "outputs are also checked against the CPU reference)")
+      ->capture_default_str();
+  cmd.add_flag("--cuda-graph", q.latency.cuda_graph,
+               "With a GPU --latency-device: also time the graphs as CUDA Graph replays");
+  cmd.add_option("--device-rtol", q.latency.device_rtol,
+                 "Tolerance of the GPU-versus-CPU check: max |a-b| / max |b|")
+      ->capture_default_str();
+  cmd.add_option("--also-cost", o.also_cost,
+                 "Also report what another cost model predicts: KIND or KIND:PROFILE, e.g. "
+                 "analytic:h100 or cuda (repeatable)");
+  cmd.add_flag("--onnx-custom-ops", q.finish.onnx.custom_ops,
+               "Write rewire's fused ops (ai.rewire domain) instead of standard ONNX; such a file "
+               "loads in rewire only");
+}
+
+void AddRuntimeFlags(CLI::App& cmd, OptimizeOptions& o) {
+  OptimizeRequest& q = o.request;
+  cmd.add_option("--runtime", q.judge.runtime,
+                 "Judge the result in this runtime: ort (ONNX Runtime, tools/ort) or reference; "
+                 "both graphs are checked and timed there, and the result is written only if it "
+                 "measures faster (else the input is written unchanged)")
+      ->check(CLI::IsMember({"ort", "reference"}));
+  cmd.add_option("--runtime-candidates", q.runtime_candidates,
+                 "Graphs along the search's path that --runtime judges, the final one included "
+                 "(a search that records no path offers its final graph only): the fastest is "
+                 "confirmed against the input and written if faster")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--runtime-rounds", q.judge.rounds, "Alternating timing rounds of --runtime")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--runtime-repeats", q.judge.repeats,
+                 "Timed runs of each graph per round, at least (see --runtime-min-round-ms)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--runtime-min-round-ms", q.judge.min_round_ms,
+                 "A graph faster than this / --runtime-repeats gets more runs per round, so "
+                 "that each round of each graph lasts about this long (0: exactly the repeats)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--runtime-threads", q.judge.threads,
+                 "Intra-op threads of --runtime (0: its default)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--runtime-min-gain", q.judge.min_gain,
+                 "Fraction by which the result must measure faster overall to be written (it must "
+                 "also measure faster in every round)")
+      ->capture_default_str();
+  cmd.add_option("--runtime-rtol", q.judge.rtol,
+                 "Tolerance of the runtime's outputs against the reference executor")
+      ->capture_default_str();
+}
+
+/// The command: prepare the pipeline (errors before any work), load, run, print, write.
+void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
+  const auto wall = Clock::now();
+  if (o.cost.devices_dir.empty()) o.cost.devices_dir = DefaultDevicesDir();
+  // The ort cost model times ops with the threads the ort judge uses.
+  if (o.cost.kind == "ort" && o.cost.num_threads == 0) o.cost.num_threads = o.request.judge.threads;
+  OptimizeRequest q = o.request;
+  q.label = o.model.model;
+  q.finish.export_onnx = !o.out.empty();
+  q.finish.also_cost = AlsoCost(o);
+  q.latency.num_threads = o.cost.num_threads;
+  // The search's progress rewrites one line; other lines end it first.
+  auto progress_line = std::make_shared<bool>(false);
+  if (!o.quiet) {
+    q.log = [progress_line](const std::string& line) {
+      std::fprintf(stderr, "%s%s\n", *progress_line ? "\n" : "", line.c_str());
+      *progress_line = false;
+    };
+    q.limits.progress = [progress_line](const SearchProgress& p) {
+      std::fprintf(stderr, "\r  %s %d/%d  best %.4f ms (%.3fx)  queue %zu   ", "search",
+                   p.iteration, p.budget, p.best_cost_ms,
+                   p.best_cost_ms > 0 ? p.initial_cost_ms / p.best_cost_ms : 0.0, p.queue_size);
+      *progress_line = true;
+    };
+  }
+  OptimizePipeline pipeline = Take(OptimizePipeline::Prepare(std::move(q), searches));
+  const OptimizeRequest& request = pipeline.request();
+  const Graph original = LoadModel(o.model);
+  const auto rules = Take(LoadVerifiedRules(o.rules.empty() ? DefaultRulesPath() : o.rules));
+  auto cost = Take(MakeCostModel(o.cost));
+  if (!o.quiet) {
+    std::fprintf(stderr, "%s: %d operators, %zu verified rules, %s search, cost %s\n",
+                 o.model.model.c_str(), original.NumOperators(), rules.size(),
+                 request.search.c_str(), cost->Name().c_str());
+  }
+  OptimizeReport report = Take(pipeline.Run(original, rules, *cost));
+  if (*progress_line) std::fprintf(stderr, "\n");
+  report.seconds = SecondsSince(wall);
+  PrintReport(report, request.finish.rtol, original.NumOperators());
+  const Equivalence& v = report.result.equivalence;
+  if (!v.verified) {
+    throw CommandError("the optimised graph does not match the input (" + v.message +
+                       "); nothing written");
+  }
+  if (report.latency.checked && !report.latency.check_ok) {
+    throw CommandError("the executor's " + report.latency.device +
+                       " outputs differ from the CPU reference (" + report.latency.check_message +
+                       "); nothing written");
+  }
+  if (!o.report.empty()) Check(WriteFileAtomic(o.report, JsonText(ReportJson(report), 2) + "\n"));
+  if (o.out.empty()) return;
+  Check(WriteFileAtomic(o.out, report.written));
+  std::string what;
+  const size_t total = report.search_result.steps.size();
+  if (report.verdict.decision == "input") {
+    what = " (the input, unchanged)";
+  } else if (report.written_rewrites != total) {
+    what = " (the graph after " + std::to_string(report.written_rewrites) + " of " +
+           std::to_string(total) + " rewrites)";
+  }
+  std::printf("wrote            %s%s\n", o.out.c_str(), what.c_str());
+}
+
+/// The search `args` name with --search NAME or --search=NAME; backtrack when none does.
+std::string SearchNamed(const std::vector<std::string>& args) {
+  std::string search = "backtrack";
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--search" && i + 1 < args.size()) search = args[i + 1];
+    if (args[i].rfind("--search=", 0) == 0) search = args[i].substr(9);
+  }
+  return search;
+}
+
+}  // namespace
+
+void RegisterOptimize(CLI::App& app, const std::vector<std::string>& args) {
+  auto* cmd = app.add_subcommand(
+      "optimize", "Rewrite a model into a faster equivalent graph, verify it and write it as ONNX");
+  auto o = std::make_shared<OptimizeOptions>();
+  const SearchRegistry& searches = AllSearches();
+  const std::string search = SearchNamed(args);
+  AddModelOptions(*cmd, o->model);
+  cmd->add_option(
+         "--cost", o->cost.kind,
+         "The cost model: " +
+             [] {
+               std::string list;
+               for (const std::string& k : CostModelKinds())
+                 list += (list.empty() ? "" : " | ") + k;
+               return list;
+             }())
+      ->capture_default_str();  // an unknown name: the registry's error lists the known ones
+  cmd->add_option("--device", o->cost.device, "Device profile name (configs/devices) or path");
+  cmd->add_option("--cost-cache", o->cost.cache_path, "SQLite cache of measured op costs");
+  AddSearchFlags(*cmd, *o, searches, search);
+  AddOutputFlags(*cmd, *o);
+  AddRuntimeFlags(*cmd, *o);
+  cmd->allow_extras();  // flags of another search: CheckNoOtherSearchFlags explains them
+  cmd->callback([o, cmd, &searches]() {
+    CheckNoOtherSearchFlags(cmd->remaining(), o->request.search, searches);
+    RunOptimize(*o, searches);
+  });
+}
+
+}  // namespace rewire::cli

@@ -1,0 +1,70 @@
+#pragma once
+// The `rewire` subcommands. Each Register* adds one subcommand to the CLI11 app; the callbacks
+// throw CommandError for failures, which main() prints as one line with a non-zero exit.
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/models/zoo.h"
+
+namespace CLI {
+class App;
+}
+
+namespace rewire::cli {
+
+/// A failure to report to the user: one line on stderr, exit code 1.
+class CommandError : public std::runtime_error {
+ public:
+  explicit CommandError(const std::string& message) : std::runtime_error(message) {}
+  explicit CommandError(const Status& status) : std::runtime_error(status.message()) {}
+};
+
+/// --model and the shape options shared by every command that loads a model.
+struct ModelOptions {
+  std::string model;
+  ModelParams params;
+};
+void AddModelOptions(CLI::App& cmd, ModelOptions& options);
+
+/// Rules used when --rules is not given: $REWIRE_RULES, else ./configs/rules, else the source
+/// tree's configs/rules.
+std::string DefaultRulesPath();
+/// Device profiles used when no directory is given: ./configs/devices, else the source tree's.
+std::string DefaultDevicesDir();
+/// Loads a zoo model (with its shape options) or an .onnx file; throws CommandError.
+Graph LoadModel(const ModelOptions& options);
+
+/// Throws CommandError when `status` is not ok.
+inline void Check(const Status& status) {
+  if (!status.ok()) throw CommandError(status);
+}
+template <typename T>
+T Take(StatusOr<T> value) {
+  if (!value.ok()) throw CommandError(value.status());
+  return std::move(value).value();
+}
+
+void RegisterModels(CLI::App& app);
+void RegisterShow(CLI::App& app);
+void RegisterExport(CLI::App& app);
+void RegisterRun(CLI::App& app);
+void RegisterRules(CLI::App& app);
+/// `rewire rules import-taso` (cli/cmd_rules_import.cc), under `rules`.
+void RegisterRulesImport(CLI::App& rules);
+void RegisterBench(CLI::App& app);
+/// `rewire bench transport` (cli/cmd_bench_transport.cc), under `bench`.
+void RegisterBenchTransport(CLI::App& bench);
+/// `rewire bench throughput` (cli/cmd_bench_throughput.cc), under `bench`.
+void RegisterBenchThroughput(CLI::App& bench);
+/// `rewire bench ops` (cli/cmd_bench_ops.cc), under `bench`.
+void RegisterBenchOps(CLI::App& bench);
+/// `rewire optimize`; `args` (the command line) name the search whose own flags it declares.
+void RegisterOptimize(CLI::App& app, const std::vector<std::string>& args);
+void RegisterReport(CLI::App& app);
+void RegisterTrain(CLI::App& app);  // train and eval
+void RegisterLaunch(CLI::App& app);
+
+}  // namespace rewire::cli

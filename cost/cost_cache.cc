@@ -1,0 +1,281 @@
+#include "cost/cost_cache.h"
+#include "graph/clock.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+namespace rewire {
+namespace {
+
+constexpr const char* kFormat = "rewire-cost-cache";
+constexpr const char* kVersion = "1";
+
+/// A prepared statement, finalised on scope exit.
+class Stmt {
+ public:
+  Stmt() = default;
+  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  int Prepare(sqlite3* db, const char* sql) {
+    return sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
+  sqlite3_stmt* get() const { return stmt_; }
+  int BindText(int i, const std::string& s) {
+    return sqlite3_bind_text(stmt_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+  }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+std::string ColumnText(sqlite3_stmt* s, int col) {
+  const unsigned char* p = sqlite3_column_text(s, col);
+  return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(s, col))
+           : std::string();
+}
+
+}  // namespace
+
+Status CostCache::Error(int rc, const std::string& what) const {
+  last_rc_ = rc;
+  const std::string detail = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  const int primary = rc & 0xff;
+  if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT) {
+    return DataLoss("cost cache '" + path_ + "' is damaged or not a cost cache (" + what + ": " +
+                    detail + "); delete the file to start a new cache");
+  }
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
+    return Internal("cost cache '" + path_ + "' stayed locked by another process (" + what + ": " +
+                    detail + ")");
+  }
+  return Internal("cost cache '" + path_ + "': " + what + ": " + detail);
+}
+
+Status CostCache::Exec(const char* sql, const std::string& what) {
+  const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+  return rc == SQLITE_OK ? Status::Ok() : Error(rc, what);
+}
+
+StatusOr<std::shared_ptr<CostCache>> CostCache::Open(const std::string& path,
+                                                     const CostCacheOptions& options) {
+  sqlite3* db = nullptr;
+  const int open_rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (open_rc != SQLITE_OK) {
+    const std::string detail = db ? sqlite3_errmsg(db) : sqlite3_errstr(open_rc);
+    sqlite3_close(db);
+    return Internal("cannot open cost cache '" + path + "': " + detail);
+  }
+  std::shared_ptr<CostCache> cache(new CostCache(path, db));
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, options.busy_timeout_ms);
+
+  // Another process may be setting up the same file. SQLite answers BUSY at once, without its
+  // busy handler, when it cannot switch the journal mode, so setting up is retried (with a short
+  // back-off) until the busy timeout.
+  const auto deadline = Clock::now() + std::chrono::milliseconds(options.busy_timeout_ms);
+  for (int attempt = 0;; ++attempt) {
+    cache->last_rc_ = SQLITE_OK;
+    const Status s = cache->SetUp(options);
+    if (s.ok()) return cache;
+    const int primary = cache->last_rc_ & 0xff;
+    const bool busy = primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
+    if (!busy || Clock::now() >= deadline) return s;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(1 << std::min(attempt, 5), 20)));
+  }
+}
+
+Status CostCache::SetUp(const CostCacheOptions& options) {
+  if (options.verify_on_open) {
+    Stmt check;
+    int rc = check.Prepare(db_, "PRAGMA quick_check");
+    if (rc != SQLITE_OK) return Error(rc, "checking integrity");
+    rc = sqlite3_step(check.get());
+    if (rc != SQLITE_ROW) return Error(rc, "checking integrity");
+    const std::string verdict = ColumnText(check.get(), 0);
+    if (verdict != "ok") {
+      return DataLoss("cost cache '" + path_ + "' is damaged (integrity check: " + verdict +
+                      "); delete the file to start a new cache");
+    }
+  }
+
+  // Read-only first: a file that holds something else is rejected before anything is written.
+  REWIRE_ASSIGN_OR_RETURN(bool has_schema, CheckSchema());
+
+  // WAL: readers and the writer do not block each other; a crash mid-transaction rolls back.
+  // The mode is stored in the file, so only its creator (or the first opener) switches it. On a
+  // filesystem without shared memory SQLite keeps its rollback journal, which is as safe.
+  std::string journal;
+  {
+    Stmt mode;  // finalised before the mode changes: an open statement is a transaction
+    int rc = mode.Prepare(db_, "PRAGMA journal_mode");
+    if (rc == SQLITE_OK) rc = sqlite3_step(mode.get());
+    if (rc != SQLITE_ROW) return Error(rc, "reading the journal mode");
+    journal = ColumnText(mode.get(), 0);
+  }
+  if (journal != "wal")
+    REWIRE_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL", "setting the journal mode"));
+  REWIRE_RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL", "setting the sync mode"));
+  if (has_schema) return Status::Ok();
+
+  // A new file: create the schema. IMMEDIATE takes the write lock up front; another process may
+  // have created it meanwhile, so look again under the lock.
+  REWIRE_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "starting a transaction"));
+  auto fail = [&](Status s) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return s;
+  };
+  StatusOr<bool> created_meanwhile = CheckSchema();
+  if (!created_meanwhile.ok()) return fail(created_meanwhile.status());
+  if (!*created_meanwhile) {
+    const std::string create =
+        std::string(
+            "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+            "INSERT INTO meta VALUES('format', '") +
+        kFormat + "'), ('version', '" + kVersion +
+        "');"
+        "CREATE TABLE op_costs(device TEXT NOT NULL, signature TEXT NOT NULL, cost_ms REAL NOT "
+        "NULL, PRIMARY KEY(device, signature)) WITHOUT ROWID;";
+    Status s = Exec(create.c_str(), "creating the schema");
+    if (!s.ok()) return fail(s);
+  }
+  Status commit = Exec("COMMIT", "creating the schema");
+  if (!commit.ok()) return fail(commit);
+  return Status::Ok();
+}
+
+StatusOr<bool> CostCache::CheckSchema() {
+  int64_t objects = 0;
+  {
+    Stmt count;
+    int rc = count.Prepare(db_, "SELECT count(*) FROM sqlite_master");
+    if (rc == SQLITE_OK) rc = sqlite3_step(count.get());
+    if (rc != SQLITE_ROW) return Error(rc, "reading the schema");
+    objects = sqlite3_column_int64(count.get(), 0);
+  }
+  if (objects == 0) return false;
+  Stmt meta;
+  int rc = meta.Prepare(db_, "SELECT key, value FROM meta WHERE key IN ('format', 'version')");
+  if (rc != SQLITE_OK) {
+    if ((rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT)
+      return Error(rc, "reading the schema");
+    return DataLoss(
+        "'" + path_ +
+        "' is an SQLite database but not a rewire cost cache; use another path or delete the file");
+  }
+  std::string format, version;
+  while ((rc = sqlite3_step(meta.get())) == SQLITE_ROW) {
+    (ColumnText(meta.get(), 0) == "format" ? format : version) = ColumnText(meta.get(), 1);
+  }
+  if (rc != SQLITE_DONE) return Error(rc, "reading the schema");
+  if (format != kFormat) {
+    return DataLoss(
+        "'" + path_ +
+        "' is an SQLite database but not a rewire cost cache; use another path or delete the file");
+  }
+  if (version != kVersion) {
+    return DataLoss("cost cache '" + path_ + "' has format version '" + version +
+                    "', this build reads version " + kVersion +
+                    "; delete the file to start a new cache");
+  }
+  return true;
+}
+
+CostCache::~CostCache() { sqlite3_close_v2(db_); }
+
+StatusOr<std::optional<double>> CostCache::Get(const std::string& device,
+                                               const std::string& signature) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt s;
+  int rc = s.Prepare(db_, "SELECT cost_ms FROM op_costs WHERE device = ?1 AND signature = ?2");
+  if (rc == SQLITE_OK) rc = s.BindText(1, device);
+  if (rc == SQLITE_OK) rc = s.BindText(2, signature);
+  if (rc != SQLITE_OK) return Error(rc, "looking a cost up");
+  rc = sqlite3_step(s.get());
+  if (rc == SQLITE_DONE) return std::optional<double>();
+  if (rc != SQLITE_ROW) return Error(rc, "looking a cost up");
+  return std::optional<double>(sqlite3_column_double(s.get(), 0));
+}
+
+StatusOr<double> CostCache::Put(const std::string& device, const std::string& signature,
+                                double cost_ms) {
+  if (!(cost_ms >= 0.0) || std::isinf(cost_ms)) {
+    return InvalidArgument("cost cache: refusing to store cost " + std::to_string(cost_ms) + " ms");
+  }
+  REWIRE_RETURN_IF_ERROR(PutMany({CostCacheEntry{device, signature, cost_ms}}));
+  REWIRE_ASSIGN_OR_RETURN(std::optional<double> stored, Get(device, signature));
+  if (!stored) return Internal("cost cache '" + path_ + "': a stored cost is missing");
+  return *stored;
+}
+
+Status CostCache::PutMany(const std::vector<CostCacheEntry>& entries,
+                          const std::function<void(size_t rows_written)>& after_row) {
+  for (const CostCacheEntry& e : entries) {
+    if (!(e.cost_ms >= 0.0) || std::isinf(e.cost_ms)) {
+      return InvalidArgument("cost cache: refusing to store cost " + std::to_string(e.cost_ms) +
+                             " ms for " + e.signature);
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  REWIRE_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "starting a write"));
+  auto fail = [&](Status s) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return s;
+  };
+  Stmt insert;
+  int rc = insert.Prepare(
+      db_, "INSERT OR IGNORE INTO op_costs(device, signature, cost_ms) VALUES (?1, ?2, ?3)");
+  if (rc != SQLITE_OK) return fail(Error(rc, "storing a cost"));
+  size_t written = 0;
+  for (const CostCacheEntry& e : entries) {
+    rc = insert.BindText(1, e.device);
+    if (rc == SQLITE_OK) rc = insert.BindText(2, e.signature);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_double(insert.get(), 3, e.cost_ms);
+    if (rc == SQLITE_OK) rc = sqlite3_step(insert.get());
+    if (rc != SQLITE_DONE) return fail(Error(rc, "storing a cost"));
+    sqlite3_reset(insert.get());
+    if (after_row) after_row(++written);
+  }
+  const Status commit = Exec("COMMIT", "committing costs");
+  if (!commit.ok()) return fail(commit);
+  return Status::Ok();
+}
+
+StatusOr<int64_t> CostCache::Count(const std::string& device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt s;
+  int rc = device.empty() ? s.Prepare(db_, "SELECT count(*) FROM op_costs")
+                          : s.Prepare(db_, "SELECT count(*) FROM op_costs WHERE device = ?1");
+  if (rc == SQLITE_OK && !device.empty()) rc = s.BindText(1, device);
+  if (rc == SQLITE_OK) rc = sqlite3_step(s.get());
+  if (rc != SQLITE_ROW) return Error(rc, "counting costs");
+  return static_cast<int64_t>(sqlite3_column_int64(s.get(), 0));
+}
+
+StatusOr<std::vector<CostCacheEntry>> CostCache::Entries(const std::string& device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt s;
+  int rc =
+      device.empty()
+          ? s.Prepare(db_,
+                      "SELECT device, signature, cost_ms FROM op_costs ORDER BY device, signature")
+          : s.Prepare(db_,
+                      "SELECT device, signature, cost_ms FROM op_costs WHERE device = ?1 ORDER BY "
+                      "signature");
+  if (rc == SQLITE_OK && !device.empty()) rc = s.BindText(1, device);
+  if (rc != SQLITE_OK) return Error(rc, "listing costs");
+  std::vector<CostCacheEntry> out;
+  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+    out.push_back(CostCacheEntry{ColumnText(s.get(), 0), ColumnText(s.get(), 1),
+                                 sqlite3_column_double(s.get(), 2)});
+  }
+  if (rc != SQLITE_DONE) return Error(rc, "listing costs");
+  return out;
+}
+
+}  // namespace rewire

@@ -1,0 +1,135 @@
+#include "cost/cost_registry.h"
+
+#include "cost/analytic_cost.h"
+#include "cost/cost_cache.h"
+#include "cost/cpu_cost.h"
+#include "cost/cuda/cuda_cost.h"
+#include "cost/device_profile.h"
+#include "cost/ort_cost.h"
+
+namespace rewire {
+namespace {
+
+/// The device profile `options` names, or `fallback`'s.
+StatusOr<DeviceProfile> ProfileOf(const CostModelOptions& options, const std::string& fallback) {
+  const std::string device = options.device.empty() ? fallback : options.device;
+  const std::string dir = options.devices_dir.empty() ? "configs/devices" : options.devices_dir;
+  return FindDeviceProfile(device, dir);
+}
+
+/// The persistent cache `options` names, or none.
+StatusOr<std::shared_ptr<CostCache>> CacheOf(const CostModelOptions& options) {
+  if (options.cache_path.empty()) return std::shared_ptr<CostCache>();
+  return CostCache::Open(options.cache_path);
+}
+
+StatusOr<std::unique_ptr<CostModel>> MakeAnalytic(const CostModelOptions& options) {
+  REWIRE_ASSIGN_OR_RETURN(DeviceProfile profile, ProfileOf(options, "h100"));
+  return std::unique_ptr<CostModel>(new AnalyticCostModel(std::move(profile)));
+}
+
+StatusOr<std::unique_ptr<CostModel>> MakeCpu(const CostModelOptions& options) {
+  REWIRE_ASSIGN_OR_RETURN(const DeviceProfile profile, ProfileOf(options, "cpu_dev"));
+  REWIRE_ASSIGN_OR_RETURN(std::shared_ptr<CostCache> cache, CacheOf(options));
+  CpuCostOptions cpu;
+  cpu.device_name = profile.name;
+  cpu.num_threads = options.num_threads;
+  cpu.timing = options.timing;
+  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<CpuCostModel> model,
+                          CpuCostModel::Create(cpu, std::move(cache)));
+  return std::unique_ptr<CostModel>(std::move(model));
+}
+
+StatusOr<std::unique_ptr<CostModel>> MakeCuda(const CostModelOptions& options) {
+  REWIRE_ASSIGN_OR_RETURN(const DeviceProfile profile, ProfileOf(options, "h100"));
+  REWIRE_ASSIGN_OR_RETURN(std::shared_ptr<CostCache> cache, CacheOf(options));
+  CudaCostOptions cuda;
+  cuda.device_name = profile.name;
+  cuda.timing = options.timing;
+  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<MeasuredCostModel> model,
+                          MakeCudaCostModel(cuda, std::move(cache)));
+  return std::unique_ptr<CostModel>(std::move(model));
+}
+
+StatusOr<std::unique_ptr<CostModel>> MakeOrt(const CostModelOptions& options) {
+  // The profile is checked (a typo is an error) though ONNX Runtime times on this machine.
+  REWIRE_RETURN_IF_ERROR(ProfileOf(options, "h100").status());
+  REWIRE_ASSIGN_OR_RETURN(std::shared_ptr<CostCache> cache, CacheOf(options));
+  OrtCostOptions ort;
+  ort.num_threads = options.num_threads;
+  ort.timing = options.timing;
+  REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<OrtCostModel> model,
+                          OrtCostModel::Create(ort, std::move(cache)));
+  return std::unique_ptr<CostModel>(std::move(model));
+}
+
+}  // namespace
+
+void CostModelRegistry::Add(const std::string& name, const std::string& summary, Factory make) {
+  for (Entry& e : entries_) {
+    if (e.name == name) {
+      e.summary = summary;
+      e.make = std::move(make);
+      return;
+    }
+  }
+  entries_.push_back(Entry{name, summary, std::move(make)});
+}
+
+const CostModelRegistry::Entry* CostModelRegistry::Find(const std::string& name) const {
+  for (const Entry& e : entries_) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+bool CostModelRegistry::Has(const std::string& name) const { return Find(name) != nullptr; }
+
+std::vector<std::string> CostModelRegistry::Names() const {
+  std::vector<std::string> names;
+  for (const Entry& e : entries_) names.push_back(e.name);
+  return names;
+}
+
+std::string CostModelRegistry::Summary(const std::string& name) const {
+  const Entry* e = Find(name);
+  return e ? e->summary : "";
+}
+
+StatusOr<std::unique_ptr<CostModel>> CostModelRegistry::Make(
+    const CostModelOptions& options) const {
+  const Entry* e = Find(options.kind);
+  if (!e) {
+    std::string list;
+    for (const Entry& k : entries_) list += (list.empty() ? "" : ", ") + k.name;
+    return InvalidArgument("unknown cost model '" + options.kind + "' (known: " + list + ")");
+  }
+  return e->make(options);
+}
+
+void AddCostBackends(CostModelRegistry& registry) {
+  registry.Add("analytic", "roofline from a device profile (configs/devices); deterministic",
+               MakeAnalytic);
+  registry.Add("cpu", "each operator timed on this CPU with the reference executor's kernels",
+               MakeCpu);
+  registry.Add("cuda", "each operator timed on a GPU with cuDNN, cuBLAS and rewire's kernels",
+               MakeCuda);
+  registry.Add("ort", "each operator timed in ONNX Runtime (tools/ort)", MakeOrt);
+}
+
+CostModelRegistry& CostModels() {
+  static CostModelRegistry registry = [] {
+    CostModelRegistry r;
+    AddCostBackends(r);
+    return r;
+  }();
+  return registry;
+}
+
+std::vector<std::string> CostModelKinds() { return CostModels().Names(); }
+
+StatusOr<std::unique_ptr<CostModel>> MakeCostModel(const CostModelOptions& options) {
+  return CostModels().Make(options);
+}
+
+}  // namespace rewire

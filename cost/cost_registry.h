@@ -1,0 +1,73 @@
+#pragma once
+// Cost models by name (`rewire optimize --cost NAME --device PROFILE`, `env.cost` in a training
+// config). A registry maps a name to a factory taking CostModelOptions; CostModels() is the
+// process's registry, holding cost/'s backends (analytic, cpu, cuda, ort) from its first use.
+// Any layer may add a model: a learned model in learner/, a measured end-to-end one, a test's
+// toy (docs/architecture.md, "Adding a cost model").
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cost/cost_model.h"
+#include "kernels/timing.h"
+
+namespace rewire {
+
+struct CostModelOptions {
+  /// A name of the registry: "analytic", "cpu", "cuda", "ort", or one added.
+  std::string kind = "analytic";
+  /// Device profile name or path; empty: the model's own default ("h100" for analytic and cuda,
+  /// "cpu_dev" for cpu).
+  std::string device;
+  /// Where profile names are looked up; empty: "configs/devices" under the working directory.
+  std::string devices_dir;
+  /// Persistent cost cache for the measured backends; empty: none (in-memory memo only).
+  std::string cache_path;
+  /// Timing of the measured backends.
+  TimingOptions timing;
+  /// LibTorch threads for the cpu backend, ONNX Runtime intra-op threads for ort; 0 = default.
+  int num_threads = 0;
+};
+
+class CostModelRegistry {
+ public:
+  using Factory = std::function<StatusOr<std::unique_ptr<CostModel>>(const CostModelOptions&)>;
+
+  /// Adds model `name` (replacing one of that name); `summary` is its one-line description.
+  void Add(const std::string& name, const std::string& summary, Factory make);
+  bool Has(const std::string& name) const;
+  /// Every name, in the order added.
+  std::vector<std::string> Names() const;
+  std::string Summary(const std::string& name) const;
+
+  /// Builds the model options.kind names. Errors: an unknown name (InvalidArgument, listing the
+  /// known ones), and the model's own.
+  StatusOr<std::unique_ptr<CostModel>> Make(const CostModelOptions& options) const;
+
+ private:
+  struct Entry {
+    std::string name, summary;
+    Factory make;
+  };
+  const Entry* Find(const std::string& name) const;
+  std::vector<Entry> entries_;
+};
+
+/// Adds cost/'s backends: analytic, cpu, cuda, ort.
+void AddCostBackends(CostModelRegistry& registry);
+
+/// The process's registry, with cost/'s backends from the first call on. Add models at
+/// start-up, before models are made on other threads.
+CostModelRegistry& CostModels();
+
+/// The backend names of CostModels().
+std::vector<std::string> CostModelKinds();
+
+/// CostModels().Make(options). Errors: an unknown kind (InvalidArgument, listing the known ones),
+/// an unknown or malformed device profile, a corrupt cost cache (DataLoss), a backend this build
+/// or machine cannot run (Unimplemented: "built without CUDA", "no CUDA device").
+StatusOr<std::unique_ptr<CostModel>> MakeCostModel(const CostModelOptions& options);
+
+}  // namespace rewire

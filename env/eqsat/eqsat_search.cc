@@ -1,0 +1,244 @@
+#include "env/eqsat/eqsat_search.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "env/eqsat/cycles.h"
+#include "env/eqsat/extract.h"
+#include "env/eqsat/mcts.h"
+#include "env/eqsat/saturate.h"
+
+namespace rewire::eqsat {
+namespace {
+
+StopReason ToStopReason(SaturationStop s) {
+  switch (s) {
+    case SaturationStop::kSaturated:
+      return StopReason::kSaturated;
+    case SaturationStop::kNodeLimit:
+      return StopReason::kNodeLimit;
+    case SaturationStop::kIterationLimit:
+      return StopReason::kIterationLimit;
+    case SaturationStop::kTimeLimit:
+      return StopReason::kTimeLimit;
+  }
+  return StopReason::kSaturated;
+}
+
+/// The options both searches take: the e-graph's size, cycle filtering, the extraction.
+void DeclareEgraphOptions(OptionSet& set, EqsatOptions& o) {
+  set.Add("egraph-nodes", &o.node_limit,
+          "E-nodes the e-graph may hold; no rewrite is applied that could take it past this")
+      .Above(0);
+  set.Switch("no-cycle-filter", &o.filter_cycles, false,
+             "Keep e-nodes that close cycles (the ILP's ordering constraints still keep the "
+             "extracted graph acyclic)");
+  set.Add("extract", &o.extraction,
+          "greedy (each e-class's cheapest e-node) or ilp (CBC, with the greedy result as its "
+          "start and fallback)")
+      .OneOf({"greedy", "ilp"});
+  set.Add("ilp-time-limit", &o.ilp_time_limit_s, "Seconds the ILP solver may take").Above(0);
+  set.Add("ilp-max-nodes", &o.ilp_max_nodes,
+          "Extractable e-nodes above which no ILP is built (greedy extraction is used, with a "
+          "note)")
+      .Above(0);
+  set.Switch("ilp-no-warm-start", &o.ilp_warm_start, false,
+             "Do not give the ILP solver the greedy extraction as its first solution");
+}
+
+/// What growing the e-graph did, whichever way it grew.
+struct Growth {
+  StopReason reason = StopReason::kSaturated;
+  int iterations = 0;
+  size_t applied = 0, matches = 0, cycle_skips = 0;
+  bool mcts = false;  // grown by tree search
+  size_t simulations = 0;
+};
+
+/// The e-graph of `graph`, its rules, and the options of one round of rewriting.
+struct Start {
+  RewriteState state;
+  std::vector<ERule> erules;
+  RoundOptions round;
+};
+
+StatusOr<Start> StartEgraph(const Graph& graph, const std::vector<rules::Rule>& rules,
+                            const EqsatOptions& eo, const SearchLimits& limits,
+                            Clock::time_point start) {
+  REWIRE_ASSIGN_OR_RETURN(EGraph egraph, EGraph::FromGraph(graph));
+  Start s{RewriteState{std::move(egraph), {}}, {}, {}};
+  s.erules.reserve(rules.size());
+  for (size_t i = 0; i < rules.size(); ++i) s.erules.emplace_back(rules[i], static_cast<int>(i));
+  s.round.node_limit = eo.node_limit;
+  s.round.filter_cycles = eo.filter_cycles;
+  if (limits.time_limit_s > 0) s.round.deadline = start + ClockSeconds(limits.time_limit_s);
+  if (eo.filter_cycles) FilterCycles(s.state.egraph);
+  return s;
+}
+
+/// Extracts the cheapest graph of the grown e-graph and fills the result and its stats.
+Status Finish(const Graph& graph, RewriteState& state, CostModel& cost, const EqsatOptions& eo,
+              const Growth& growth, const SearchLimits& limits, int rounds, Clock::time_point start,
+              SearchResult& result) {
+  result.reason = growth.reason;
+  result.iterations = growth.iterations;
+  result.candidates_evaluated = static_cast<int64_t>(growth.applied);
+  result.path_note = "the graph is extracted from the e-graph";
+  const double build_seconds = SecondsSince(start);
+  // The e-graph as extraction finds it.
+  const size_t nodes = state.egraph.num_nodes(), classes = state.egraph.num_classes();
+  const size_t blacklisted = state.egraph.num_blacklisted(), bytes = state.egraph.MemoryBytes();
+  SearchStats& st = result.stats;
+  auto count = [&st](const char* name, size_t n) { st.Set(name, static_cast<int64_t>(n)); };
+  count("egraph_nodes", nodes);
+  count("egraph_classes", classes);
+  count("blacklisted", blacklisted);
+  count("memory_bytes", bytes);
+  count("matches", growth.matches);
+  count("cycle_skips", growth.cycle_skips);
+
+  ExtractOptions xo;
+  xo.kind = eo.extraction;
+  xo.ilp = {eo.ilp_time_limit_s, eo.ilp_max_nodes, eo.ilp_warm_start};
+  REWIRE_ASSIGN_OR_RETURN(Extraction x, Extract(state.egraph, cost, xo));
+  REWIRE_ASSIGN_OR_RETURN(result.final_cost_ms, GraphCostMs(cost, x.graph));
+  std::string note = x.note;
+  if (result.final_cost_ms > result.initial_cost_ms) {
+    note += std::string(note.empty() ? "" : "; ") + "the extracted graph costs more than " +
+            "the input: the input is kept";
+    result.best = graph;
+    result.final_cost_ms = result.initial_cost_ms;
+  } else {
+    result.best = std::move(x.graph);
+  }
+  st.Set("extraction", x.kind);
+  st.Set("note", note);
+  st.Set("extracted_cost_ms", x.cost_ms);
+  st.Set("greedy_cost_ms", x.greedy_cost_ms);
+  st.Set("incumbent_cost_ms", x.incumbent_cost_ms);
+  st.Set("build_seconds", build_seconds);
+  st.Set("extract_seconds", x.seconds);
+  st.Set("ilp_seconds", x.ilp_seconds);
+  count("ilp_variables", x.ilp_variables);
+  count("ilp_constraints", x.ilp_constraints);
+  if (growth.mcts) count("mcts_simulations", growth.simulations);
+  result.summary.emplace_back(
+      "e-graph",
+      fmt::format("{} e-nodes in {} e-classes ({} blacklisted, ~{:.1f} MiB) built in {:.2f} s; {} "
+                  "extraction in {:.2f} s{}{}",
+                  nodes, classes, blacklisted, bytes / 1048576.0, build_seconds, x.kind, x.seconds,
+                  note.empty() ? "" : ": ", note));
+  if (limits.progress) {
+    limits.progress(
+        {result.iterations, rounds, result.final_cost_ms, result.initial_cost_ms, nodes});
+  }
+  result.seconds = SecondsSince(start);
+  return Status::Ok();
+}
+
+/// Progress after each round of `rounds`: the e-graph's size (the cost is known at the end).
+std::function<void(int, const EGraph&)> RoundProgress(const SearchLimits& limits, int rounds,
+                                                      double initial) {
+  return [&limits, rounds, initial](int it, const EGraph& eg) {
+    if (limits.progress) limits.progress({it, rounds, initial, initial, eg.num_nodes()});
+  };
+}
+
+}  // namespace
+
+Status ValidateEqsatOptions(const EqsatOptions& o) {
+  if (o.node_limit < 1) return InvalidArgument("the e-graph node limit must be at least 1");
+  if (o.iteration_limit < 1) return InvalidArgument("the iteration limit must be at least 1");
+  if (o.multi_iterations < 0)
+    return InvalidArgument("the multi-pattern iterations must be at least 0");
+  if (o.extraction != "greedy" && o.extraction != "ilp") {
+    return InvalidArgument("unknown extraction '" + o.extraction + "' (known: greedy, ilp)");
+  }
+  if (!(o.ilp_time_limit_s > 0)) return InvalidArgument("the ILP time limit must be positive");
+  if (o.mcts_simulations < 1) return InvalidArgument("MCTS needs at least 1 simulation");
+  if (o.mcts_rollout_depth < 0) return InvalidArgument("the MCTS rollout depth must be >= 0");
+  if (o.mcts_max_steps < 1) return InvalidArgument("MCTS needs at least 1 step");
+  if (!(o.mcts_exploration >= 0)) return InvalidArgument("the UCT constant must be >= 0");
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------- eqsat
+
+void EqsatSearch::DeclareOptions(OptionSet& set) {
+  DeclareEgraphOptions(set, options);
+  set.Add("eqsat-iterations", &options.iteration_limit,
+          "Rewriting iterations at most (match every rule, apply, rebuild)")
+      .Above(0);
+  set.Add("multi-iterations", &options.multi_iterations,
+          "The first iterations in which multi-pattern rules (several source sinks, e.g. merging "
+          "two ops that share an input) are applied too")
+      .AtLeast(0);
+}
+
+Status EqsatSearch::Check(const SearchLimits&) const { return ValidateEqsatOptions(options); }
+
+StatusOr<SearchResult> EqsatSearch::Run(const Graph& graph, const std::vector<rules::Rule>& rules,
+                                        CostModel& cost, const SearchLimits& limits) {
+  REWIRE_RETURN_IF_ERROR(Check(limits));
+  const auto start = Clock::now();
+  SearchResult result;
+  REWIRE_ASSIGN_OR_RETURN(result.initial_cost_ms, GraphCostMs(cost, graph));
+  REWIRE_ASSIGN_OR_RETURN(Start s, StartEgraph(graph, rules, options, limits, start));
+  const int rounds = options.iteration_limit;
+  SaturationOptions so;
+  so.round = s.round;
+  so.iteration_limit = options.iteration_limit;
+  so.multi_iterations = options.multi_iterations;
+  so.progress = RoundProgress(limits, rounds, result.initial_cost_ms);
+  REWIRE_ASSIGN_OR_RETURN(SaturationReport r, Saturate(s.state, s.erules, so));
+  const Growth growth{ToStopReason(r.stop), r.iterations, r.applied, r.matches, r.cycle_skips};
+  REWIRE_RETURN_IF_ERROR(
+      Finish(graph, s.state, cost, options, growth, limits, rounds, start, result));
+  return result;
+}
+
+// ---------------------------------------------------------------------------- mcts-eqsat
+
+void MctsEqsatSearch::DeclareOptions(OptionSet& set) {
+  DeclareEgraphOptions(set, options);
+  set.Add("mcts-simulations", &options.mcts_simulations,
+          "Simulations (select, expand, roll out, score) per committed rule application")
+      .Above(0);
+  set.Add("mcts-rollout-depth", &options.mcts_rollout_depth,
+          "Random rule applications in a rollout")
+      .AtLeast(0);
+  set.Add("mcts-exploration", &options.mcts_exploration,
+          "UCT exploration constant (rewards are fractions of the input's cost)")
+      .AtLeast(0);
+  set.Add("mcts-steps", &options.mcts_max_steps, "Committed rule applications at most").Above(0);
+}
+
+Status MctsEqsatSearch::Check(const SearchLimits&) const { return ValidateEqsatOptions(options); }
+
+StatusOr<SearchResult> MctsEqsatSearch::Run(const Graph& graph,
+                                            const std::vector<rules::Rule>& rules, CostModel& cost,
+                                            const SearchLimits& limits) {
+  REWIRE_RETURN_IF_ERROR(Check(limits));
+  const auto start = Clock::now();
+  SearchResult result;
+  REWIRE_ASSIGN_OR_RETURN(result.initial_cost_ms, GraphCostMs(cost, graph));
+  REWIRE_ASSIGN_OR_RETURN(Start s, StartEgraph(graph, rules, options, limits, start));
+  const int rounds = options.mcts_max_steps;
+  MctsOptions mo;
+  mo.round = s.round;
+  mo.simulations = options.mcts_simulations;
+  mo.rollout_depth = options.mcts_rollout_depth;
+  mo.exploration = options.mcts_exploration;
+  mo.max_steps = options.mcts_max_steps;
+  mo.seed = limits.seed;
+  mo.progress = RoundProgress(limits, rounds, result.initial_cost_ms);
+  REWIRE_ASSIGN_OR_RETURN(MctsReport m, BuildWithMcts(s.state, s.erules, cost, mo));
+  const Growth growth{ToStopReason(m.stop), m.steps,       m.applied,    m.matches,
+                      m.cycle_skips,        /*mcts=*/true, m.simulations};
+  REWIRE_RETURN_IF_ERROR(
+      Finish(graph, s.state, cost, options, growth, limits, rounds, start, result));
+  return result;
+}
+
+}  // namespace rewire::eqsat

@@ -1,0 +1,49 @@
+#pragma once
+// The equality-saturation searches: build the e-graph of the input graph, grow it, extract the
+// cheapest graph. docs/eqsat.md describes the design and every option.
+//
+//   eqsat       `--search eqsat`: every rule applied in rounds until saturation or a limit
+//               (Tensat)
+//   mcts-eqsat  `--search mcts-eqsat`: rule applications chosen by Monte Carlo tree search under
+//               the node limit (MCTS-GEB)
+//
+// Both record no sequence of rewrites (the result's path_note says why) and report these stats:
+// egraph_nodes, egraph_classes, blacklisted, memory_bytes (the e-graph when extraction began),
+// matches, cycle_skips, extraction (greedy | ilp), note (the ILP's status, a fallback's reason,
+// or the input kept), extracted_cost_ms, greedy_cost_ms, incumbent_cost_ms, build_seconds,
+// extract_seconds, ilp_seconds, ilp_variables, ilp_constraints, and mcts_simulations
+// (mcts-eqsat). The result's `iterations` are saturation rounds (eqsat) or committed rule
+// applications (mcts-eqsat), `candidates_evaluated` the matches applied. When the extracted
+// graph costs more than the input (greedy extraction can), the input is returned with a note.
+
+#include <vector>
+
+#include "env/eqsat/options.h"
+#include "env/search.h"
+
+namespace rewire::eqsat {
+
+/// Checks the eqsat options: positive limits, a known extraction, MCTS settings in range.
+Status ValidateEqsatOptions(const EqsatOptions& options);
+
+class EqsatSearch : public Search {
+ public:
+  EqsatOptions options;
+
+  void DeclareOptions(OptionSet& set) override;
+  Status Check(const SearchLimits& limits) const override;
+  StatusOr<SearchResult> Run(const Graph& graph, const std::vector<rules::Rule>& rules,
+                             CostModel& cost, const SearchLimits& limits) override;
+};
+
+class MctsEqsatSearch : public Search {
+ public:
+  EqsatOptions options;
+
+  void DeclareOptions(OptionSet& set) override;
+  Status Check(const SearchLimits& limits) const override;
+  StatusOr<SearchResult> Run(const Graph& graph, const std::vector<rules::Rule>& rules,
+                             CostModel& cost, const SearchLimits& limits) override;
+};
+
+}  // namespace rewire::eqsat

@@ -1,0 +1,33 @@
+#include "env/greedy_search.h"
+
+#include "env/explore.h"
+
+namespace rewire {
+
+Status GreedySearch::Check(const SearchLimits& limits) const { return CheckExploreLimits(limits); }
+
+StatusOr<SearchResult> GreedySearch::Run(const Graph& graph, const std::vector<rules::Rule>& rules,
+                                         CostModel& cost, const SearchLimits& limits) {
+  REWIRE_RETURN_IF_ERROR(Check(limits));
+  Explorer x(rules, limits);
+  REWIRE_ASSIGN_OR_RETURN(ExploredState s, x.Start(graph, cost));
+  for (;;) {
+    if (x.OutOfBudget()) return x.Finish(StopReason::kBudget);
+    if (x.OutOfTime()) return x.Finish(StopReason::kTimeLimit);
+    REWIRE_ASSIGN_OR_RETURN(std::vector<ExploredChild> children, x.Children(s));
+    ++x.result.iterations;
+    int best = -1;
+    for (size_t i = 0; i < children.size(); ++i) {
+      if (children[i].cost_ms < s.table.total_ms() - 1e-12 &&
+          (best < 0 || children[i].cost_ms < children[best].cost_ms)) {
+        best = static_cast<int>(i);
+      }
+    }
+    if (best < 0) return x.Finish(StopReason::kSaturated);
+    REWIRE_ASSIGN_OR_RETURN(s, x.Enter(s, std::move(children[best])));
+    x.Keep(s);
+    x.Progress(0);
+  }
+}
+
+}  // namespace rewire

@@ -1,0 +1,42 @@
+#pragma once
+// `rewire eval`: a checkpoint's searches against the baseline searches on the configured models
+// (learner/evaluate.cc). No LibTorch in this header.
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/status.h"
+#include "learner/config.h"
+
+namespace rewire {
+
+/// One evaluated model.
+struct EvalResult {
+  std::string model;
+  double initial_cost_ms = 0;
+  double greedy_policy_cost_ms = 0;
+  double sampled_best_cost_ms = 0;
+  int samples = 0;
+  std::vector<std::pair<std::string, double>> baselines;  // search -> final cost
+  std::vector<std::pair<std::string, double>> baseline_seconds;
+  double rl_seconds = 0;
+  double guided_cost_ms = 0;  // the policy-guided beam search (0: not run)
+  double guided_seconds = 0;
+  int guided_expansions = 0;
+  bool verified = false;
+  double max_rel_error = 0;
+  std::string verify_message;  // why it did not verify
+  std::string onnx_path;       // the best graph of the policy's searches, written when verified
+};
+
+/// Evaluates the policy in `checkpoint` on eval.models (env.models when empty) as configured:
+/// greedy-policy and sampled rollouts and the policy-guided beam search (eval.guided_budget)
+/// against the baseline searches, under env's cost model.
+/// Writes DIR/eval.json and DIR/optimized/<model>.onnx (run.dir) and returns the results.
+StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& config, const RunPaths& paths,
+                                           const std::string& checkpoint,
+                                           const std::function<void(const std::string&)>& log);
+
+}  // namespace rewire

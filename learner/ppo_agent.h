@@ -1,0 +1,61 @@
+#pragma once
+// The ppo-gnn agent: PPO (learner/ppo.h) over the GNN policy (learner/policy.h), reading
+// gnn-features observations with the GNN's number of layers as hops. Its checkpoints are the
+// policy's (learner/checkpoint.cc: weights, Adam's state, the run's position). LibTorch: include
+// only from learner/*.cc and tests; others make it by name (Agents().Create("ppo-gnn", ...)).
+
+#include <memory>
+#include <string>
+
+#include "learner/agent.h"
+#include "learner/config.h"
+#include "learner/policy.h"
+
+namespace rewire {
+
+inline constexpr const char* kPpoGnnAgent = "ppo-gnn";
+
+class PpoGnnAgent : public Agent {
+ public:
+  /// A fresh policy of config.gnn's shape, its weights drawn from `seed`, with Adam as
+  /// config.ppo sets it.
+  static StatusOr<std::unique_ptr<PpoGnnAgent>> Create(const TrainConfig& config, uint64_t seed);
+  /// The policy in checkpoint `path`, of the shape it was saved with, for acting only (Learn is
+  /// an error). Errors: LoadCheckpoint's.
+  static StatusOr<std::unique_ptr<PpoGnnAgent>> Load(const std::string& path);
+  /// An acting agent over `policy` itself (shared, not copied): what tests and benchmarks that
+  /// hold a policy play episodes with.
+  static std::unique_ptr<PpoGnnAgent> ForPolicy(GnnPolicy policy);
+
+  std::string Name() const override { return kPpoGnnAgent; }
+  ObservationFormat observation_format() const override;
+  StatusOr<std::vector<ActionScores>> Score(
+      const std::vector<const ObservationFeatures*>& batch) override;
+  StatusOr<LearnReport> Learn(std::vector<Episode> episodes, const LearnContext& context) override;
+  StatusOr<std::string> WeightsBytes() override;
+  Status LoadWeights(const std::string& bytes) override;
+  std::string WeightsChecksum() override;
+  Status Broadcast(GradientAllReducer& group) override;
+  Status SaveCheckpoint(const std::string& path, const RunState& run) override;
+  StatusOr<RunState> LoadCheckpoint(const std::string& path, bool resume) override;
+  Status UseDevice(const std::string& device, int64_t local_index) override;
+
+  GnnPolicy& policy() { return policy_; }
+
+ private:
+  PpoGnnAgent() = default;
+
+  GnnPolicy policy_{nullptr};
+  std::unique_ptr<torch::optim::Adam> optimizer_;  // null: loaded for acting only
+  PpoSection ppo_;
+  torch::Device device_{torch::kCPU};
+};
+
+/// The policy's shape as a config's [gnn] section gives it.
+GnnShape ShapeOf(const GnnSection& gnn);
+
+/// `name` ("cpu", "cuda", "cuda:N") resolved on this machine; plain "cuda" with several processes
+/// per machine takes GPU `index` modulo the GPUs.
+StatusOr<torch::Device> PickDevice(const std::string& name, int64_t index);
+
+}  // namespace rewire

@@ -1,0 +1,75 @@
+// The optimised ONNX that `rewire optimize --out` writes passes onnx's checker and, run with
+// `rewire run`, gives the outputs of the original model within the stated tolerance:
+// max |a - b| / max |b| <= 1e-4 per output.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "graph/npy.h"
+#include "tests/cli/run_util.h"
+
+namespace rewire {
+namespace {
+
+using testing::Quote;
+using testing::Rewire;
+using testing::RunCommand;
+using testing::TempDir;
+
+constexpr double kTolerance = 1e-4;
+
+struct Case {
+  const char* model;
+  const char* search;
+  const char* input;  // the zoo model's input name
+};
+
+class OptimizedOnnx : public ::testing::TestWithParam<Case> {};
+
+TEST_P(OptimizedOnnx, PassesCheckerAndRunsToTheSameOutputs) {
+  const Case c = GetParam();
+  TempDir dir;
+  const std::string opt = dir / "opt.onnx";
+  auto optimized = Rewire(std::string("optimize --model ") + c.model + " --search " + c.search +
+                          " --budget 30 -q --out " + Quote(opt));
+  ASSERT_EQ(optimized.exit_code, 0) << optimized.output;
+  ASSERT_NE(optimized.output.find("verified         yes"), std::string::npos) << optimized.output;
+
+  auto checked =
+      RunCommand(Quote(REWIRE_PYTHON) +
+                 " -c 'import sys, onnx; onnx.checker.check_model(sys.argv[1])' " + Quote(opt));
+  ASSERT_EQ(checked.exit_code, 0) << "onnx.checker rejected the optimised model:\n"
+                                  << checked.output;
+
+  // The original with seeded random inputs (written next to its outputs), then the optimised
+  // file on those same inputs.
+  auto original = Rewire(std::string("run --model ") + c.model +
+                         " --random-inputs --input-seed 4 --output-dir " + Quote(dir / "a"));
+  ASSERT_EQ(original.exit_code, 0) << original.output;
+  const std::string input = dir / (std::string("a/input.") + c.input + ".npy");
+  auto rerun = Rewire("run --model " + Quote(opt) + " --input " + c.input + "=" + Quote(input) +
+                      " --output-dir " + Quote(dir / "b"));
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
+
+  auto want = ReadNpy(dir / "a/output.npy");
+  auto got = ReadNpy(dir / "b/output.npy");
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_EQ(want->type, got->type);
+  double max_abs = 0, max_ref = 0;
+  for (int64_t i = 0; i < want->numel(); ++i) {
+    max_abs = std::max(max_abs, double(std::fabs(want->data<float>()[i] - got->data<float>()[i])));
+    max_ref = std::max(max_ref, double(std::fabs(want->data<float>()[i])));
+  }
+  EXPECT_LE(max_abs / (max_ref + 1e-6), kTolerance) << "max abs " << max_abs;
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, OptimizedOnnx,
+                         ::testing::Values(Case{"squeezenet", "greedy", "input"},
+                                           Case{"bert", "greedy", "input"},
+                                           Case{"resnext50", "backtrack", "input"}),
+                         [](const auto& info) { return std::string(info.param.model); });
+
+}  // namespace
+}  // namespace rewire
