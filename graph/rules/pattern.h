@@ -1,8 +1,9 @@
 #pragma once
 // A rule compiled for matching, and what every matcher of the rule language shares.
 //
-// The graph matcher (graph/rules/matcher.h, rules over one Graph) is a backend over this file;
-// what a rule means to a matcher is here:
+// Two matchers read rules: the graph matcher (graph/rules/matcher.h, rules over one Graph) and
+// the e-graph matcher (env/eqsat/ematch.h, rules over an EGraph). Both are backends over this
+// file, so a rule means the same to both:
 //
 //   Pattern         the rule's names resolved (NameRef), per source statement its input refs,
 //                   the uses of its outputs by other statements, its literal attribute
