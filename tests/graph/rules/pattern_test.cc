@@ -6,34 +6,15 @@
 #include <limits>
 
 #include "graph/rules/matcher.h"
+#include "tests/graph/rules/matcher_test_util.h"
 #include "tests/graph/test_util.h"
 
 namespace rewire::rules {
 namespace {
 
-using testing::F32;
-using testing::Must;
-using testing::V;
-
-Rule ParseOne(const std::string& text) {
-  auto r = ParseRules(text, "t.rules");
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return std::move(r->at(0));
-}
-
-const char* kFuse = R"(
-rule fuse
-  class fusion
-  source
-    c = Conv2D(x, w; activation="none")
-    y = Relu(c)
-  target
-    z = Conv2D(x, w; *c, activation="relu")
-  outputs y -> z
-  check x=[1,2,5,5] w=[2,2,3,3]
-  check x=[1,2,6,6] w=[4,2,1,1]
-end
-)";
+using testing::ConvNet;
+using testing::kFuse;
+using testing::ParseOne;
 
 // Two sinks reading one free variable, of different ops.
 const char* kTwoSinks = R"(
@@ -188,18 +169,6 @@ TEST(Pattern, LiteralAttributesCompareAsEvaluatingOnEachCandidateDid) {
 }
 
 // ---------------------------------------------------------------------------- compiling
-
-struct ConvNet {
-  Graph g;
-  NodeId x, w, conv, relu;
-  ConvNet() {
-    x = Must(g.AddInput("x", F32({1, 2, 6, 6})));
-    w = Must(g.AddWeight("w", {4, 2, 3, 3}, {}));
-    conv = Must(g.AddOp(OpType::kConv2D, {V(x), V(w)}, {{"pads", Ints{1, 1, 1, 1}}}, "conv"));
-    relu = Must(g.AddOp(OpType::kRelu, {V(conv)}, {}, "relu"));
-    EXPECT_TRUE(g.AddOutput("y", V(relu)).ok());
-  }
-};
 
 TEST(Pattern, ParsedRulesAreCompiledOnceAndRulesAssembledInCodeStillMatch) {
   const Rule parsed = ParseOne(kFuse);
