@@ -1,212 +1,77 @@
 #include "env/eqsat/ematch.h"
 
 #include <algorithm>
+#include <map>
 
 #include "graph/clock.h"
 #include "graph/weights.h"
 
 namespace rewire::eqsat {
 
-using rules::AttrSpec;
-using rules::Expr;
+using rules::NameRef;
 using rules::Statement;
-using Ref = ERule::Ref;
 
 // ---------------------------------------------------------------------------- ERule
 
-namespace {
-
-bool HasRefs(const Expr& e) {
-  if (e.kind == Expr::Kind::kTensorRef || e.kind == Expr::Kind::kAttrRef) return true;
-  return std::any_of(e.args.begin(), e.args.end(),
-                     [](const rules::ExprPtr& a) { return HasRefs(*a); });
-}
-
-/// The context of an expression that names nothing.
-class NoBindings : public rules::EvalContext {
- public:
-  const TensorType* TensorTypeOf(const std::string&) const override { return nullptr; }
-  const Attrs* NodeAttrs(const std::string&) const override { return nullptr; }
-  bool IsWeight(const std::string&) const override { return false; }
-};
-
-}  // namespace
-
-ERule::ERule(const rules::Rule& rule, int index) : rule_(&rule), index_(index) {
-  for (size_t i = 0; i < rule.free_vars.size(); ++i)
-    refs_[rule.free_vars[i]] = {Ref::Kind::kFree, static_cast<int>(i), 0};
-  for (size_t i = 0; i < rule.source.size(); ++i) {
-    for (size_t k = 0; k < rule.source[i].outputs.size(); ++k)
-      refs_[rule.source[i].outputs[k]] = {Ref::Kind::kSource, static_cast<int>(i),
-                                          static_cast<int>(k)};
-  }
-  for (size_t i = 0; i < rule.target.size(); ++i) {
-    for (size_t k = 0; k < rule.target[i].outputs.size(); ++k)
-      refs_[rule.target[i].outputs[k]] = {Ref::Kind::kTarget, static_cast<int>(i),
-                                          static_cast<int>(k)};
-    const size_t outs = rule.target[i].outputs.size();
+ERule::ERule(const rules::Rule& rule, int index)
+    : rule_(&rule), index_(index), pattern_(rules::CompiledPattern(rule)) {
+  for (const Statement& s : rule.target) {
+    const size_t outs = s.outputs.size();
     max_new_nodes_ += 1 + (outs > 1 ? outs : 0);
   }
   max_new_nodes_ += rule.outputs.size();  // projections of replaced tuple outputs
-  const size_t n = rule.source.size();
-  std::vector<bool> read(n, false);
-  inputs_.resize(n);
-  uses_.resize(n);
-  literal_.resize(n);
-  bound_.resize(n);
-  for (size_t k = 0; k < n; ++k) {
-    const Statement& s = rule.source[k];
-    for (size_t p = 0; p < s.inputs.size(); ++p) {
-      const Ref r = *Find(s.inputs[p]);  // the parser resolved every name
-      inputs_[k].push_back(r);
-      if (r.kind != Ref::Kind::kSource) continue;
-      read[r.index] = true;
-      uses_[r.index].push_back({static_cast<int>(k), static_cast<int>(p), r.output});
-    }
-    for (const AttrSpec& spec : s.attrs) {
-      if (HasRefs(*spec.value)) {
-        bound_[k].push_back(&spec);
-        continue;
-      }
-      auto v = Eval(*spec.value, NoBindings());
-      LiteralAttr lit{spec.name, std::nullopt, std::nullopt};
-      if (v.ok()) {
-        lit.value = *v;
-        if (auto a = rules::ToAttr(*v); a.ok()) lit.attr = *a;
-      }
-      literal_[k].push_back(std::move(lit));
-    }
-  }
-  multi_pattern_ = std::count(read.begin(), read.end(), false) > 1;
-}
-
-const Ref* ERule::Find(const std::string& name) const {
-  auto it = refs_.find(name);
-  return it == refs_.end() ? nullptr : &it->second;
 }
 
 namespace {
 
 // ---------------------------------------------------------------------------- bindings
 
-/// The target as it would be built: attributes and output types of each statement.
-struct TargetPlan {
-  std::vector<Attrs> attrs;
-  std::vector<std::vector<TensorType>> types;
-};
-
-/// A (partial) match, seen by the rule's expressions.
-class EBound : public rules::EvalContext {
+/// A (partial) match over an e-graph: an e-node per source statement, a class per free variable.
+class EBound final : public rules::MatchBindings {
  public:
-  EBound(const EGraph& eg, const ERule& r) : eg_(eg), r_(r) {
+  EBound(const EGraph& eg, const ERule& r) : MatchBindings(r.rule(), r.pattern()), eg_(eg) {
     nodes.assign(r.rule().source.size(), kNone);
     free.assign(r.rule().free_vars.size(), kNone);
   }
 
   std::vector<ENodeId> nodes;
   std::vector<ClassId> free;
-  const TargetPlan* plan = nullptr;
 
   /// The class of output `output` of source statement `stmt` (bound): the e-node's class, or
   /// for a multi-output statement the class of its Project e-node (kNone when absent).
   ClassId SourceClass(int stmt, int output) const {
     const ClassId c = eg_.ClassOf(nodes[stmt]);
-    if (r_.rule().source[stmt].outputs.size() == 1) return c;
+    if (rule().source[stmt].outputs.size() == 1) return c;
     return eg_.FindProject(c, static_cast<uint32_t>(output));
   }
 
-  const TensorType* TensorTypeOf(const std::string& name) const override {
-    const Ref* ref = r_.Find(name);
-    if (!ref) return nullptr;
-    switch (ref->kind) {
-      case Ref::Kind::kFree:
-        return free[ref->index] != kNone ? &eg_.Types(free[ref->index])[0] : nullptr;
-      case Ref::Kind::kSource:
-        return nodes[ref->index] != kNone ? &eg_.Types(eg_.ClassOf(nodes[ref->index]))[ref->output]
-                                          : nullptr;
-      case Ref::Kind::kTarget:
-        if (!plan || static_cast<size_t>(ref->index) >= plan->types.size()) return nullptr;
-        return &plan->types[ref->index][ref->output];
-    }
-    return nullptr;
+ protected:
+  const TensorType* FreeType(int var) const override {
+    return free[var] != kNone ? &eg_.Types(free[var])[0] : nullptr;
   }
-
-  const Attrs* NodeAttrs(const std::string& name) const override {
-    const Ref* ref = r_.Find(name);
-    if (!ref || ref->kind != Ref::Kind::kSource || nodes[ref->index] == kNone) return nullptr;
-    return &eg_.attrs(eg_.node(nodes[ref->index]).attrs);
+  const TensorType* SourceType(int stmt, int output) const override {
+    return nodes[stmt] != kNone ? &eg_.Types(eg_.ClassOf(nodes[stmt]))[output] : nullptr;
   }
-
-  int64_t Order(const std::string& name) const override {
-    const Ref* ref = r_.Find(name);
-    if (!ref) return -1;
-    if (ref->kind == Ref::Kind::kFree)
-      return free[ref->index] != kNone ? eg_.Find(free[ref->index]) : -1;
-    if (ref->kind == Ref::Kind::kSource)
-      return nodes[ref->index] != kNone ? eg_.ClassOf(nodes[ref->index]) : -1;
-    return -1;
+  const Attrs* SourceAttrs(int stmt) const override {
+    return nodes[stmt] != kNone ? &eg_.attrs(eg_.node(nodes[stmt]).attrs) : nullptr;
   }
-
-  bool IsWeight(const std::string& name) const override {
-    const Ref* ref = r_.Find(name);
-    if (!ref) return false;
-    if (ref->kind == Ref::Kind::kFree)
-      return free[ref->index] != kNone && eg_.WeightOnly(free[ref->index]);
-    if (ref->kind == Ref::Kind::kSource)
-      return nodes[ref->index] != kNone && eg_.WeightOnly(eg_.ClassOf(nodes[ref->index]));
-    return false;
+  int64_t FreeOrder(int var) const override {
+    return free[var] != kNone ? eg_.Find(free[var]) : -1;
+  }
+  int64_t SourceOrder(int stmt) const override {
+    return nodes[stmt] != kNone ? eg_.ClassOf(nodes[stmt]) : -1;
+  }
+  bool FreeIsWeight(int var) const override {
+    return free[var] != kNone && eg_.WeightOnly(free[var]);
+  }
+  bool SourceIsWeight(int stmt, int) const override {
+    // A tuple class is weight-only as a whole.
+    return nodes[stmt] != kNone && eg_.WeightOnly(eg_.ClassOf(nodes[stmt]));
   }
 
  private:
   const EGraph& eg_;
-  const ERule& r_;
 };
-
-bool AttrMatches(const Attrs& attrs, const AttrSpec& spec, const rules::EvalContext& ctx) {
-  const AttrValue* have = attrs.Find(spec.name);
-  if (!have) return false;
-  auto want = Eval(*spec.value, ctx);
-  return want.ok() && rules::ValuesEqual(rules::FromAttr(*have), *want);
-}
-
-/// Attributes and types of the target on the bound match (the graph matcher's PlanTarget over
-/// classes). Errors: a target statement that does not type-check, a mapped output whose type
-/// would change.
-StatusOr<TargetPlan> PlanTarget(const ERule& er, EBound& b) {
-  const rules::Rule& r = er.rule();
-  TargetPlan plan;
-  b.plan = &plan;
-  for (const Statement& s : r.target) {
-    Attrs attrs;
-    if (!s.copy_attrs_from.empty()) attrs = *b.NodeAttrs(s.copy_attrs_from);
-    for (const AttrSpec& spec : s.attrs) {
-      REWIRE_ASSIGN_OR_RETURN(rules::Value v, Eval(*spec.value, b));
-      REWIRE_ASSIGN_OR_RETURN(AttrValue a, rules::ToAttr(v));
-      attrs.Set(spec.name, a);
-    }
-    std::vector<TensorType> in_types;
-    for (const std::string& in : s.inputs) {
-      const TensorType* t = b.TensorTypeOf(in);
-      if (!t) return Internal("unbound target input " + in);
-      in_types.push_back(*t);
-    }
-    REWIRE_ASSIGN_OR_RETURN(std::vector<TensorType> types,
-                            InferAndCanonicalize(s.op, &attrs, in_types));
-    if (types.size() != s.outputs.size()) {
-      return InvalidArgument(std::string(OpName(s.op)) + " produces " +
-                             std::to_string(types.size()) + " outputs, the statement names " +
-                             std::to_string(s.outputs.size()));
-    }
-    plan.attrs.push_back(std::move(attrs));
-    plan.types.push_back(std::move(types));
-  }
-  for (const auto& [from, to] : r.outputs) {
-    const TensorType* a = b.TensorTypeOf(from);
-    const TensorType* t = b.TensorTypeOf(to);
-    if (!a || !t || *a != *t) return InvalidArgument("output '" + from + "' would change type");
-  }
-  return plan;
-}
 
 // ---------------------------------------------------------------------------- matching
 
@@ -214,83 +79,30 @@ class EMatcher {
  public:
   EMatcher(const EGraph& eg, const ERule& r, size_t limit, const std::unordered_set<uint64_t>* skip,
            MatchBudget* budget)
-      : eg_(eg), er_(r), r_(r.rule()), limit_(limit), skip_(skip), budget_(budget), b_(eg, r) {}
+      : eg_(eg),
+        er_(r),
+        r_(r.rule()),
+        p_(r.pattern()),
+        limit_(limit),
+        skip_(skip),
+        budget_(budget),
+        b_(eg, r) {}
 
   std::vector<EMatch> Run() {
     candidate_scratch_.resize(r_.source.size());
     bound_scratch_.resize(r_.source.size());
-    PlanOrder();
+    // The order depends on the e-graph: among statements found through all e-nodes of their op,
+    // the op with the fewest e-nodes first.
+    order_ = p_.PlanOrder([this](OpType op) { return eg_.NodesOfOp(op).size(); });
     Search(0);
     return std::move(out_);
   }
 
  private:
-  /// How to find the e-node of one statement once earlier ones (in search order) are bound.
-  struct Step {
-    int stmt = 0;
-    int consumer = -1;          // a placed statement reading one of this statement's outputs
-    int consumer_operand = -1;  // ... as its input number
-    int output = 0;             // ... which output of this statement it reads
-  };
-
-  bool ReadsBoundValue(const Statement& s, const std::vector<bool>& placed) const {
-    for (const std::string& in : s.inputs) {
-      const Ref* ref = er_.Find(in);
-      if (ref->kind == Ref::Kind::kSource && placed[ref->index]) return true;
-      if (ref->kind != Ref::Kind::kFree) continue;
-      for (size_t i = 0; i < r_.source.size(); ++i) {
-        const auto& ins = r_.source[i].inputs;
-        if (placed[i] && std::find(ins.begin(), ins.end(), in) != ins.end()) return true;
-      }
-    }
-    return false;
-  }
-
-  /// Search order: the first statement is the one whose op has the fewest e-nodes; each next one
-  /// is reached from bound ones, through a consumer's operand class (rank 0) or the parents of a
-  /// bound class (rank 1), else among all e-nodes of its op (rank 2).
-  void PlanOrder() {
-    const size_t n = r_.source.size();
-    std::vector<bool> placed(n, false);
-    for (size_t pos = 0; pos < n; ++pos) {
-      Step best;
-      int best_rank = 3;
-      size_t best_pool = SIZE_MAX;
-      for (size_t k = 0; k < n; ++k) {
-        if (placed[k]) continue;
-        Step step;
-        step.stmt = static_cast<int>(k);
-        int rank = 2;
-        for (size_t j = 0; j < n && rank > 0; ++j) {
-          if (!placed[j]) continue;
-          const auto& ins = r_.source[j].inputs;
-          for (size_t p = 0; p < ins.size() && rank > 0; ++p) {
-            const Ref* ref = er_.Find(ins[p]);
-            if (ref->kind == Ref::Kind::kSource && ref->index == static_cast<int>(k)) {
-              rank = 0;
-              step.consumer = static_cast<int>(j);
-              step.consumer_operand = static_cast<int>(p);
-              step.output = ref->output;
-            }
-          }
-        }
-        if (rank == 2 && ReadsBoundValue(r_.source[k], placed)) rank = 1;
-        const size_t pool = rank == 2 ? eg_.NodesOfOp(r_.source[k].op).size() : 0;
-        if (rank < best_rank || (rank == best_rank && pool < best_pool)) {
-          best_rank = rank;
-          best_pool = pool;
-          best = step;
-        }
-      }
-      placed[best.stmt] = true;
-      order_.push_back(best);
-    }
-  }
-
-  /// E-nodes that may bind statement `step.stmt` given the statements bound before it.
   /// E-nodes that may bind statement `step.stmt` given the statements bound before it: a list of
   /// the e-graph's, or `out` filled.
-  const std::vector<ENodeId>& Candidates(const Step& step, std::vector<ENodeId>& out) const {
+  const std::vector<ENodeId>& Candidates(const rules::SearchStep& step,
+                                         std::vector<ENodeId>& out) const {
     const Statement& s = r_.source[step.stmt];
     out.clear();
     if (step.consumer >= 0) {
@@ -307,12 +119,12 @@ class EMatcher {
       return out;
     }
     for (size_t j = 0; j < s.inputs.size(); ++j) {
-      const Ref* ref = &er_.Inputs(step.stmt)[j];
+      const NameRef* ref = &p_.Inputs(step.stmt)[j];
       ClassId v = kNone;
-      if (ref->kind == Ref::Kind::kSource && b_.nodes[ref->index] != kNone) {
+      if (ref->kind == NameRef::Kind::kSource && b_.nodes[ref->index] != kNone) {
         v = b_.SourceClass(ref->index, ref->output);
         if (v == kNone) return out;  // the value has no class yet: nothing reads it
-      } else if (ref->kind == Ref::Kind::kFree) {
+      } else if (ref->kind == NameRef::Kind::kFree) {
         v = b_.free[ref->index];
       }
       if (v == kNone) continue;
@@ -342,11 +154,11 @@ class EMatcher {
     if (eg_.Types(cls).size() != s.outputs.size() || eg_.IsTuple(cls) != (s.outputs.size() != 1))
       return false;
     if (std::find(b_.nodes.begin(), b_.nodes.end(), id) != b_.nodes.end()) return false;
-    const std::vector<Ref>& refs = er_.Inputs(static_cast<int>(k));
+    const std::vector<NameRef>& refs = p_.Inputs(static_cast<int>(k));
     for (size_t j = 0; j < s.inputs.size(); ++j) {
-      const Ref* ref = &refs[j];
+      const NameRef* ref = &refs[j];
       const ClassId child = eg_.Find(n.children[j]);
-      if (ref->kind == Ref::Kind::kSource) {
+      if (ref->kind == NameRef::Kind::kSource) {
         // A producer not bound yet is checked when it is (through its consumers, below).
         if (b_.nodes[ref->index] != kNone && b_.SourceClass(ref->index, ref->output) != child)
           return false;
@@ -360,25 +172,14 @@ class EMatcher {
     // Bound consumers of this statement's outputs must read exactly its values.
     b_.nodes[k] = id;
     bool ok = true;
-    for (const ERule::Use& u : er_.Uses(static_cast<int>(k))) {
+    for (const rules::Pattern::Use& u : p_.Uses(static_cast<int>(k))) {
       if (!ok) break;
       if (b_.nodes[u.reader] == kNone) continue;
       ok = eg_.Find(eg_.node(b_.nodes[u.reader]).children[u.operand]) ==
            b_.SourceClass(static_cast<int>(k), u.output);
     }
     // Literal attribute constraints prune early; the others are checked on a full match.
-    const Attrs& attrs = eg_.attrs(n.attrs);
-    for (const ERule::LiteralAttr& a : er_.LiteralAttrs(static_cast<int>(k))) {
-      if (!ok) break;
-      const AttrValue* have = attrs.Find(a.name);
-      if (!have || !a.value) {
-        ok = false;
-      } else if (a.attr && have->index() == a.attr->index()) {
-        ok = *have == *a.attr;  // same kind: compare directly
-      } else {
-        ok = rules::ValuesEqual(rules::FromAttr(*have), *a.value);
-      }
-    }
+    ok = ok && p_.LiteralAttrsMatch(static_cast<int>(k), eg_.attrs(n.attrs));
     if (!ok) b_.nodes[k] = kNone;
     return ok;
   }
@@ -398,7 +199,7 @@ class EMatcher {
   void Search(size_t pos) {
     if (limit_ > 0 && out_.size() >= limit_) return;
     if (pos == order_.size()) return Finish();
-    const Step& step = order_[pos];
+    const rules::SearchStep& step = order_[pos];
     const size_t k = static_cast<size_t>(step.stmt);
     std::vector<int>& bound_here = bound_scratch_[pos];
     for (ENodeId id : Candidates(step, candidate_scratch_[pos])) {
@@ -420,18 +221,8 @@ class EMatcher {
         if (eg_.ClassOf(n) == eg_.Find(f)) return;
       }
     }
-    for (size_t k = 0; k < r_.source.size(); ++k) {
-      const Attrs& attrs = eg_.attrs(eg_.node(b_.nodes[k]).attrs);
-      for (const AttrSpec* spec : er_.BoundAttrs(static_cast<int>(k))) {
-        if (!AttrMatches(attrs, *spec, b_)) return;
-      }
-    }
-    for (const rules::Constraint& c : r_.where) {
-      auto v = Eval(*c.expr, b_);
-      if (!v.ok() || !std::holds_alternative<bool>(v->v) || !std::get<bool>(v->v)) return;
-    }
-    auto plan = PlanTarget(er_, b_);
-    b_.plan = nullptr;
+    if (!b_.ConstraintsHold()) return;
+    auto plan = b_.PlanTarget();
     if (!plan.ok()) return;
     EMatch m{er_.index(), b_.nodes, b_.free};
     if (skip_ && skip_->count(EMatchKey(eg_, m))) return;
@@ -441,12 +232,13 @@ class EMatcher {
   const EGraph& eg_;
   const ERule& er_;
   const rules::Rule& r_;
+  const rules::Pattern& p_;
   size_t limit_;
   const std::unordered_set<uint64_t>* skip_;
   MatchBudget* budget_;
   size_t steps_ = 0;
   EBound b_;
-  std::vector<Step> order_;
+  std::vector<rules::SearchStep> order_;
   std::vector<EMatch> out_;
   std::vector<std::vector<ENodeId>> candidate_scratch_;  // per search depth
   std::vector<std::vector<int>> bound_scratch_;          // per search depth
@@ -466,16 +258,16 @@ StatusOr<bool> ApplyEMatch(EGraph& eg, const ERule& er, const EMatch& m) {
   EBound b(eg, er);
   b.nodes = m.nodes;
   for (size_t i = 0; i < m.free_classes.size(); ++i) b.free[i] = eg.Find(m.free_classes[i]);
-  auto plan_or = PlanTarget(er, b);
+  auto plan_or = b.PlanTarget();
   if (!plan_or.ok()) {
     return Internal("rule '" + r.name +
                     "': a match no longer type-checks: " + plan_or.status().message());
   }
-  const TargetPlan plan = std::move(plan_or).value();
+  const rules::TargetPlan plan = std::move(plan_or).value();
   // The replaced values' classes, before anything is added (a projection added if missing).
   std::vector<ClassId> replaced;
   for (const auto& [from, to] : r.outputs) {
-    const Ref* ref = er.Find(from);
+    const NameRef* ref = er.pattern().Find(from);
     ClassId c = b.SourceClass(ref->index, ref->output);
     if (c == kNone) {
       REWIRE_ASSIGN_OR_RETURN(
@@ -527,7 +319,7 @@ void MatchBoundary(const EGraph& eg, const ERule& er, const EMatch& m,
   replaced->clear();
   inputs->clear();
   for (const auto& [from, to] : er.rule().outputs) {
-    const Ref* ref = er.Find(from);
+    const NameRef* ref = er.pattern().Find(from);
     const ClassId c = eg.ClassOf(m.nodes[ref->index]);
     const ClassId p = er.rule().source[ref->index].outputs.size() == 1
                           ? c

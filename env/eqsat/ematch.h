@@ -22,17 +22,23 @@
 // A rule whose source has more than one sink (a statement no other source statement reads, e.g.
 // two convolutions sharing an input) is a multi-pattern rule, Tensat's term: the saturation
 // applies those on the first iterations only (env/eqsat/saturate.h).
+//
+// What matching a rule means is shared with the graph matcher through graph/rules/pattern.h:
+// the compiled rule, the search order (here with ties broken by the op with the fewest e-nodes),
+// what expressions see of a match, the constraint checks and the target plan. This file adds
+// what an e-graph has: candidate e-nodes through classes, parents and projections, the
+// read-itself check, the budgets, limits and skip set, and the edit (adding e-nodes, unions).
 
 #include <chrono>
 #include <cstdint>
-#include <map>
-#include <optional>
+#include <memory>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
 #include "env/eqsat/egraph.h"
 #include "graph/clock.h"
+#include "graph/rules/pattern.h"
 #include "graph/rules/rule.h"
 
 namespace rewire::eqsat {
@@ -44,56 +50,26 @@ struct EMatch {
   std::vector<ClassId> free_classes;  // the class of each free variable (Rule::free_vars order)
 };
 
-/// A rule prepared for e-matching: its names resolved and the facts the saturation needs.
+/// A rule prepared for e-matching: its compiled pattern (graph/rules/pattern.h, shared with the
+/// graph matcher) and the facts the saturation needs.
 class ERule {
  public:
   /// `rule` must outlive the ERule; `index` is what EMatch::rule records.
   ERule(const rules::Rule& rule, int index);
 
   const rules::Rule& rule() const { return *rule_; }
+  const rules::Pattern& pattern() const { return *pattern_; }
   int index() const { return index_; }
   /// More than one source statement is read by no other source statement.
-  bool multi_pattern() const { return multi_pattern_; }
+  bool multi_pattern() const { return pattern_->multi_pattern(); }
   /// E-nodes one application adds at most (target e-nodes and projections).
   size_t max_new_nodes() const { return max_new_nodes_; }
-
-  /// What a name of the rule refers to.
-  struct Ref {
-    enum class Kind { kFree, kSource, kTarget } kind = Kind::kFree;
-    int index = 0;   // free variable index, or statement index
-    int output = 0;  // output position for statements
-  };
-  /// The reference of `name`; null for a name the rule does not define.
-  const Ref* Find(const std::string& name) const;
-  /// The references of source statement `stmt`'s inputs, in order.
-  const std::vector<Ref>& Inputs(int stmt) const { return inputs_[stmt]; }
-  /// Where an output of a source statement is read by another: reader statement, its operand,
-  /// which output.
-  struct Use {
-    int reader, operand, output;
-  };
-  const std::vector<Use>& Uses(int stmt) const { return uses_[stmt]; }
-  /// Source statement `stmt`'s attribute constraints that name no tensor or node, evaluated once
-  /// (no value: the expression fails, so the statement never matches).
-  struct LiteralAttr {
-    std::string name;
-    std::optional<rules::Value> value;
-    std::optional<AttrValue> attr;  // the value as an attribute, when it converts
-  };
-  const std::vector<LiteralAttr>& LiteralAttrs(int stmt) const { return literal_[stmt]; }
-  /// Source statement `stmt`'s other attribute constraints (checked on a full match).
-  const std::vector<const rules::AttrSpec*>& BoundAttrs(int stmt) const { return bound_[stmt]; }
 
  private:
   const rules::Rule* rule_;
   int index_;
-  bool multi_pattern_ = false;
+  std::shared_ptr<const rules::Pattern> pattern_;
   size_t max_new_nodes_ = 0;
-  std::map<std::string, Ref> refs_;
-  std::vector<std::vector<Ref>> inputs_;
-  std::vector<std::vector<Use>> uses_;
-  std::vector<std::vector<LiteralAttr>> literal_;
-  std::vector<std::vector<const rules::AttrSpec*>> bound_;
 };
 
 /// Bounds on the work of one FindEMatches call.

@@ -6,6 +6,12 @@
 // in `outputs`) is used outside the match, when a free variable is produced by the match
 // itself, when the rewrite would create a cycle, when a constraint fails, or when the target
 // does not type-check on the bound shapes. A rejected match can say why (for debugging rules).
+//
+// What matching a rule means is shared with the e-graph matcher (env/eqsat/ematch.h) through
+// graph/rules/pattern.h: the compiled rule, the search order, what expressions see of a match,
+// the constraint checks and the target plan. This matcher adds what a single graph has:
+// candidate nodes (by op, through a bound node's producer or users), interior values that escape,
+// the cycle check, the diff key and the edit through the Rewriter.
 
 #include <string>
 #include <vector>

@@ -7,9 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
+#include "graph/rules/pattern.h"
 #include "graph/rules/rule.h"
 #include "graph/rules/rule_check.h"
 
@@ -512,6 +514,7 @@ StatusOr<std::vector<Rule>> ParseRules(const std::string& text, const std::strin
     const std::string rest = Trim(l.text.substr(kw.size()));
     if (kw == "end" && w.size() == 1) {
       REWIRE_RETURN_IF_ERROR(CheckRule(*cur, file, outputs_line ? outputs_line : cur->line));
+      cur->compiled = std::make_shared<const Pattern>(*cur);
       cur = nullptr;
       continue;
     }

@@ -2,6 +2,7 @@
 // A rewrite rule as data: a source pattern, a target pattern, constraints, mapped outputs and
 // the concrete shapes it is verified on. Parsed from the text format in docs/rules.md.
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,8 @@ struct CheckCase {
   int line = 0;
 };
 
+class Pattern;  // graph/rules/pattern.h
+
 struct Constraint {
   ExprPtr expr;
   int line = 0;
@@ -57,6 +60,12 @@ struct Rule {
   /// Free variables (inputs of the pattern) in order of first use.
   std::vector<std::string> free_vars;
   std::vector<CheckCase> checks;
+  /// The rule compiled for matching (graph/rules/pattern.h). ParseRules compiles every rule it
+  /// reads - every rule of a run is parsed from text, the generator's and the TASO importer's
+  /// too - so a rule is compiled once however often it is matched; it is immutable, so threads may
+  /// match one rule at once. Null for a rule assembled in code: the matchers compile it per call
+  /// (CompiledPattern). A rule edited after parsing must reset it.
+  std::shared_ptr<const Pattern> compiled;
 
   /// "file:line" of the rule header, for messages.
   std::string Where() const { return file + ":" + std::to_string(line); }

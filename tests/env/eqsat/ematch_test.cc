@@ -2,34 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/graph/rules/matcher_test_util.h"
 #include "tests/graph/test_util.h"
 
 namespace rewire::eqsat {
 namespace {
 
 using testing::F32;
+using testing::kFuse;
 using testing::Must;
+using testing::ParseAll;
 using testing::V;
-
-std::vector<rules::Rule> Parse(const std::string& text) {
-  auto r = rules::ParseRules(text, "t.rules");
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return r.ok() ? std::move(r).value() : std::vector<rules::Rule>{};
-}
-
-const char* kFuse = R"(
-rule fuse
-  class fusion
-  source
-    c = Conv2D(x, w; activation="none")
-    y = Relu(c)
-  target
-    z = Conv2D(x, w; *c, activation="relu")
-  outputs y -> z
-  check x=[1,2,5,5] w=[2,2,3,3]
-  check x=[1,2,6,6] w=[4,2,1,1]
-end
-)";
 
 // Two Relus of inputs of equal trailing shape: merged through Concat and Split.
 const char* kMergeRelu = R"(
@@ -100,7 +83,7 @@ TEST(EMatch, AppliesARuleByMergingTheReplacedClass) {
   const NodeId r = Must(g.AddOp(OpType::kRelu, {V(c)}));
   ASSERT_TRUE(g.AddOutput("y", V(r)).ok());
   EGraph eg = Must(EGraph::FromGraph(g));
-  const auto rules = Parse(kFuse);
+  const auto rules = ParseAll(kFuse);
   const ERule rule(rules[0], 0);
   EXPECT_FALSE(rule.multi_pattern());
   const auto matches = FindEMatches(eg, rule);
@@ -129,7 +112,7 @@ TEST(EMatch, PrecedesMatchesEachPairOfClassesOnce) {
   ASSERT_TRUE(g.AddOutput("p", V(ra)).ok());
   ASSERT_TRUE(g.AddOutput("q", V(rb)).ok());
   EGraph eg = Must(EGraph::FromGraph(g));
-  const auto rules = Parse(kMergeRelu);
+  const auto rules = ParseAll(kMergeRelu);
   const ERule rule(rules[0], 0);
   EXPECT_TRUE(rule.multi_pattern());
   const auto matches = FindEMatches(eg, rule);
@@ -161,7 +144,7 @@ TEST(EMatch, MatchesAMultiOutputStatementThroughItsProjections) {
   ASSERT_TRUE(g.AddOutput("p", V(r1)).ok());
   ASSERT_TRUE(g.AddOutput("q", V(r2)).ok());
   EGraph eg = Must(EGraph::FromGraph(g));
-  const auto rules = Parse(kCollect);
+  const auto rules = ParseAll(kCollect);
   const ERule rule(rules[0], 0);
   const auto matches = FindEMatches(eg, rule);
   ASSERT_EQ(matches.size(), 1u);
@@ -180,7 +163,7 @@ TEST(EMatch, IsWeightReadsTheClass) {
   ASSERT_TRUE(g.AddOutput("a", V(sx)).ok());
   ASSERT_TRUE(g.AddOutput("b", V(sw)).ok());
   const EGraph eg = Must(EGraph::FromGraph(g));
-  const auto rules = Parse(kWeightScale);
+  const auto rules = ParseAll(kWeightScale);
   const auto matches = FindEMatches(eg, ERule(rules[0], 0));
   ASSERT_EQ(matches.size(), 1u);
   EXPECT_EQ(eg.Find(matches[0].free_classes[0]), LeafClass(eg, w));
@@ -195,7 +178,7 @@ TEST(EMatch, LimitsAndSkipsBoundTheSearch) {
         h.AddOutput("y" + std::to_string(i), V(Must(h.AddOp(OpType::kRelu, {V(in)})))).ok());
   }
   const EGraph eg = Must(EGraph::FromGraph(h));
-  const auto rules = Parse(kMergeRelu);
+  const auto rules = ParseAll(kMergeRelu);
   const ERule rule(rules[0], 0);
   const auto all = FindEMatches(eg, rule);
   EXPECT_EQ(all.size(), 6u);  // every pair once

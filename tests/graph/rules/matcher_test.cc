@@ -3,34 +3,18 @@
 #include <gtest/gtest.h>
 
 #include "graph/rules/candidates.h"
+#include "tests/graph/rules/matcher_test_util.h"
 #include "tests/graph/test_util.h"
 
 namespace rewire::rules {
 namespace {
 
+using testing::ConvNet;
 using testing::F32;
+using testing::kFuse;
 using testing::Must;
+using testing::ParseOne;
 using testing::V;
-
-Rule ParseOne(const std::string& text) {
-  auto r = ParseRules(text, "t.rules");
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return std::move(r->at(0));
-}
-
-const char* kFuse = R"(
-rule fuse
-  class fusion
-  source
-    c = Conv2D(x, w; activation="none")
-    y = Relu(c)
-  target
-    z = Conv2D(x, w; *c, activation="relu")
-  outputs y -> z
-  check x=[1,2,5,5] w=[2,2,3,3]
-  check x=[1,2,6,6] w=[4,2,1,1]
-end
-)";
 
 // Relu on two inputs merged through Concat/Split along axis 0.
 const char* kMergeRelu = R"(
@@ -50,19 +34,6 @@ rule merge_relu
   check x1=[1,5] x2=[1,5]
 end
 )";
-
-struct ConvNet {
-  Graph g;
-  NodeId x, w, conv, relu;
-  explicit ConvNet(bool conv_escapes = false) {
-    x = Must(g.AddInput("x", F32({1, 2, 6, 6})));
-    w = Must(g.AddWeight("w", {4, 2, 3, 3}, {}));
-    conv = Must(g.AddOp(OpType::kConv2D, {V(x), V(w)}, {{"pads", Ints{1, 1, 1, 1}}}, "conv"));
-    relu = Must(g.AddOp(OpType::kRelu, {V(conv)}, {}, "relu"));
-    EXPECT_TRUE(g.AddOutput("y", V(relu)).ok());
-    if (conv_escapes) EXPECT_TRUE(g.AddOutput("raw", V(conv)).ok());
-  }
-};
 
 TEST(Matcher, FindsAndAppliesAFusionReturningTheDiff) {
   const Rule rule = ParseOne(kFuse);
