@@ -83,8 +83,7 @@ TEST(CliEqsat, BadOptionsAreClearErrors) {
   // `--search NAME --help` lists that search's options.
   auto help = Rewire("optimize --search mcts-eqsat --help");
   EXPECT_EQ(help.exit_code, 0);
-  EXPECT_NE(help.output.find("Options of the mcts-eqsat search"), std::string::npos)
-      << help.output;
+  EXPECT_NE(help.output.find("Options of the mcts-eqsat search"), std::string::npos) << help.output;
   EXPECT_NE(help.output.find("--mcts-simulations"), std::string::npos) << help.output;
   EXPECT_EQ(help.output.find("--eqsat-iterations"), std::string::npos) << help.output;
 }

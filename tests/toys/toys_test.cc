@@ -100,8 +100,8 @@ TEST(Toys, AFirstImprovingSearchRunsThroughRewireOptimize) {
 TEST(Toys, AnOperatorCountCostModelRunsThroughRewireOptimize) {
   TempDir dir("cost");
   ASSERT_EQ(Rewire({"optimize", "-q", "--model", "squeezenet", "--rules", kRules, "--search",
-                    "greedy", "--budget", "100", "--cost", "op-count", "--out",
-                    dir / "count.onnx", "--report", dir / "count.json"}),
+                    "greedy", "--budget", "100", "--cost", "op-count", "--out", dir / "count.onnx",
+                    "--report", dir / "count.json"}),
             0);
   const Json js = Report(dir / "count.json");
   EXPECT_EQ(JsonStringAt(js, "cost_model"), "op-count");
