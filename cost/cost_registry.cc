@@ -66,44 +66,12 @@ StatusOr<std::unique_ptr<CostModel>> MakeOrt(const CostModelOptions& options) {
 }  // namespace
 
 void CostModelRegistry::Add(const std::string& name, const std::string& summary, Factory make) {
-  for (Entry& e : entries_) {
-    if (e.name == name) {
-      e.summary = summary;
-      e.make = std::move(make);
-      return;
-    }
-  }
-  entries_.push_back(Entry{name, summary, std::move(make)});
-}
-
-const CostModelRegistry::Entry* CostModelRegistry::Find(const std::string& name) const {
-  for (const Entry& e : entries_) {
-    if (e.name == name) return &e;
-  }
-  return nullptr;
-}
-
-bool CostModelRegistry::Has(const std::string& name) const { return Find(name) != nullptr; }
-
-std::vector<std::string> CostModelRegistry::Names() const {
-  std::vector<std::string> names;
-  for (const Entry& e : entries_) names.push_back(e.name);
-  return names;
-}
-
-std::string CostModelRegistry::Summary(const std::string& name) const {
-  const Entry* e = Find(name);
-  return e ? e->summary : "";
+  entries_.Add(Entry{name, summary, std::move(make)});
 }
 
 StatusOr<std::unique_ptr<CostModel>> CostModelRegistry::Make(
     const CostModelOptions& options) const {
-  const Entry* e = Find(options.kind);
-  if (!e) {
-    std::string list;
-    for (const Entry& k : entries_) list += (list.empty() ? "" : ", ") + k.name;
-    return InvalidArgument("unknown cost model '" + options.kind + "' (known: " + list + ")");
-  }
+  REWIRE_ASSIGN_OR_RETURN(const Entry* e, entries_.Get(options.kind));
   return e->make(options);
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cost/cost_model.h"
+#include "graph/registry.h"
 #include "kernels/timing.h"
 
 namespace rewire {
@@ -37,10 +38,10 @@ class CostModelRegistry {
 
   /// Adds model `name` (replacing one of that name); `summary` is its one-line description.
   void Add(const std::string& name, const std::string& summary, Factory make);
-  bool Has(const std::string& name) const;
+  bool Has(const std::string& name) const { return entries_.Has(name); }
   /// Every name, in the order added.
-  std::vector<std::string> Names() const;
-  std::string Summary(const std::string& name) const;
+  std::vector<std::string> Names() const { return entries_.Names(); }
+  std::string Summary(const std::string& name) const { return entries_.Summary(name); }
 
   /// Builds the model options.kind names. Errors: an unknown name (InvalidArgument, listing the
   /// known ones), and the model's own.
@@ -51,8 +52,7 @@ class CostModelRegistry {
     std::string name, summary;
     Factory make;
   };
-  const Entry* Find(const std::string& name) const;
-  std::vector<Entry> entries_;
+  NamedRegistry<Entry> entries_{"cost model"};
 };
 
 /// Adds cost/'s backends: analytic, cpu, cuda, ort.

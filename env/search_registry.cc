@@ -8,43 +8,11 @@
 namespace rewire {
 
 void SearchRegistry::Add(const std::string& name, const std::string& summary, Factory make) {
-  for (Entry& e : entries_) {
-    if (e.name == name) {
-      e.summary = summary;
-      e.make = std::move(make);
-      return;
-    }
-  }
-  entries_.push_back(Entry{name, summary, std::move(make)});
-}
-
-const SearchRegistry::Entry* SearchRegistry::Find(const std::string& name) const {
-  for (const Entry& e : entries_) {
-    if (e.name == name) return &e;
-  }
-  return nullptr;
-}
-
-bool SearchRegistry::Has(const std::string& name) const { return Find(name) != nullptr; }
-
-std::vector<std::string> SearchRegistry::Names() const {
-  std::vector<std::string> names;
-  for (const Entry& e : entries_) names.push_back(e.name);
-  return names;
-}
-
-std::string SearchRegistry::Summary(const std::string& name) const {
-  const Entry* e = Find(name);
-  return e ? e->summary : "";
+  entries_.Add(Entry{name, summary, std::move(make)});
 }
 
 StatusOr<std::unique_ptr<Search>> SearchRegistry::Make(const std::string& name) const {
-  const Entry* e = Find(name);
-  if (!e) {
-    std::string known;
-    for (const Entry& k : entries_) known += (known.empty() ? "" : ", ") + k.name;
-    return InvalidArgument("unknown search '" + name + "' (known: " + known + ")");
-  }
+  REWIRE_ASSIGN_OR_RETURN(const Entry* e, entries_.Get(name));
   return e->make();
 }
 

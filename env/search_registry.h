@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "env/search.h"
+#include "graph/registry.h"
 
 namespace rewire {
 
@@ -27,11 +28,11 @@ class SearchRegistry {
     Add(name, summary, [] { return std::unique_ptr<Search>(new S()); });
   }
 
-  bool Has(const std::string& name) const;
+  bool Has(const std::string& name) const { return entries_.Has(name); }
   /// Every name, in the order added.
-  std::vector<std::string> Names() const;
+  std::vector<std::string> Names() const { return entries_.Names(); }
   /// The summary of `name` (empty for an unknown name).
-  std::string Summary(const std::string& name) const;
+  std::string Summary(const std::string& name) const { return entries_.Summary(name); }
 
   /// A new instance of search `name` with its default options. Errors: an unknown name (listing
   /// the known ones).
@@ -48,8 +49,7 @@ class SearchRegistry {
     std::string summary;
     Factory make;
   };
-  const Entry* Find(const std::string& name) const;
-  std::vector<Entry> entries_;
+  NamedRegistry<Entry> entries_{"search"};
 };
 
 /// Adds env/'s searches: greedy, backtrack, random, eqsat, mcts-eqsat.

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "env/features.h"
+#include "graph/registry.h"
 #include "graph/status.h"
 #include "replay/rollout.h"
 
@@ -122,9 +123,9 @@ class AgentRegistry {
   };
 
   /// Adds `entry` (replacing one of its name).
-  void Add(Entry entry);
-  bool Has(const std::string& name) const;
-  std::vector<std::string> Names() const;
+  void Add(Entry entry) { entries_.Add(std::move(entry)); }
+  bool Has(const std::string& name) const { return entries_.Has(name); }
+  std::vector<std::string> Names() const { return entries_.Names(); }
 
   /// A fresh agent `name` for `config`, its weights drawn from `seed`. Errors: an unknown name
   /// (listing the known ones), and the agent's own.
@@ -135,8 +136,7 @@ class AgentRegistry {
   StatusOr<std::unique_ptr<Agent>> Load(const std::string& path) const;
 
  private:
-  const Entry* Find(const std::string& name) const;
-  std::vector<Entry> entries_;
+  NamedRegistry<Entry> entries_{"agent"};
 };
 
 /// Adds learner/'s agents: ppo-gnn (learner/agents.cc).
