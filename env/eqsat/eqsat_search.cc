@@ -145,6 +145,22 @@ std::function<void(int, const EGraph&)> RoundProgress(const SearchLimits& limits
   };
 }
 
+/// The e-graph of `graph` grown by `grow` (saturation or tree search, given the start and the
+/// per-round progress), then the cheapest graph extracted: both searches' Run.
+template <typename Grow>
+StatusOr<SearchResult> GrowAndExtract(const Graph& graph, const std::vector<rules::Rule>& rules,
+                                      CostModel& cost, const EqsatOptions& eo,
+                                      const SearchLimits& limits, int rounds, Grow&& grow) {
+  const auto start = Clock::now();
+  SearchResult result;
+  REWIRE_ASSIGN_OR_RETURN(result.initial_cost_ms, GraphCostMs(cost, graph));
+  REWIRE_ASSIGN_OR_RETURN(Start s, StartEgraph(graph, rules, eo, limits, start));
+  REWIRE_ASSIGN_OR_RETURN(const Growth growth,
+                          grow(s, RoundProgress(limits, rounds, result.initial_cost_ms)));
+  REWIRE_RETURN_IF_ERROR(Finish(graph, s.state, cost, eo, growth, limits, rounds, start, result));
+  return result;
+}
+
 }  // namespace
 
 Status ValidateEqsatOptions(const EqsatOptions& o) {
@@ -181,21 +197,18 @@ Status EqsatSearch::Check(const SearchLimits&) const { return ValidateEqsatOptio
 StatusOr<SearchResult> EqsatSearch::Run(const Graph& graph, const std::vector<rules::Rule>& rules,
                                         CostModel& cost, const SearchLimits& limits) {
   REWIRE_RETURN_IF_ERROR(Check(limits));
-  const auto start = Clock::now();
-  SearchResult result;
-  REWIRE_ASSIGN_OR_RETURN(result.initial_cost_ms, GraphCostMs(cost, graph));
-  REWIRE_ASSIGN_OR_RETURN(Start s, StartEgraph(graph, rules, options, limits, start));
   const int rounds = options.iteration_limit;
-  SaturationOptions so;
-  so.round = s.round;
-  so.iteration_limit = options.iteration_limit;
-  so.multi_iterations = options.multi_iterations;
-  so.progress = RoundProgress(limits, rounds, result.initial_cost_ms);
-  REWIRE_ASSIGN_OR_RETURN(SaturationReport r, Saturate(s.state, s.erules, so));
-  const Growth growth{ToStopReason(r.stop), r.iterations, r.applied, r.matches, r.cycle_skips};
-  REWIRE_RETURN_IF_ERROR(
-      Finish(graph, s.state, cost, options, growth, limits, rounds, start, result));
-  return result;
+  return GrowAndExtract(
+      graph, rules, cost, options, limits, rounds,
+      [&](Start& s, std::function<void(int, const EGraph&)> progress) -> StatusOr<Growth> {
+        SaturationOptions so;
+        so.round = s.round;
+        so.iteration_limit = options.iteration_limit;
+        so.multi_iterations = options.multi_iterations;
+        so.progress = std::move(progress);
+        REWIRE_ASSIGN_OR_RETURN(SaturationReport r, Saturate(s.state, s.erules, so));
+        return Growth{ToStopReason(r.stop), r.iterations, r.applied, r.matches, r.cycle_skips};
+      });
 }
 
 // ---------------------------------------------------------------------------- mcts-eqsat
@@ -220,25 +233,22 @@ StatusOr<SearchResult> MctsEqsatSearch::Run(const Graph& graph,
                                             const std::vector<rules::Rule>& rules, CostModel& cost,
                                             const SearchLimits& limits) {
   REWIRE_RETURN_IF_ERROR(Check(limits));
-  const auto start = Clock::now();
-  SearchResult result;
-  REWIRE_ASSIGN_OR_RETURN(result.initial_cost_ms, GraphCostMs(cost, graph));
-  REWIRE_ASSIGN_OR_RETURN(Start s, StartEgraph(graph, rules, options, limits, start));
   const int rounds = options.mcts_max_steps;
-  MctsOptions mo;
-  mo.round = s.round;
-  mo.simulations = options.mcts_simulations;
-  mo.rollout_depth = options.mcts_rollout_depth;
-  mo.exploration = options.mcts_exploration;
-  mo.max_steps = options.mcts_max_steps;
-  mo.seed = limits.seed;
-  mo.progress = RoundProgress(limits, rounds, result.initial_cost_ms);
-  REWIRE_ASSIGN_OR_RETURN(MctsReport m, BuildWithMcts(s.state, s.erules, cost, mo));
-  const Growth growth{ToStopReason(m.stop), m.steps,       m.applied,    m.matches,
+  return GrowAndExtract(
+      graph, rules, cost, options, limits, rounds,
+      [&](Start& s, std::function<void(int, const EGraph&)> progress) -> StatusOr<Growth> {
+        MctsOptions mo;
+        mo.round = s.round;
+        mo.simulations = options.mcts_simulations;
+        mo.rollout_depth = options.mcts_rollout_depth;
+        mo.exploration = options.mcts_exploration;
+        mo.max_steps = options.mcts_max_steps;
+        mo.seed = limits.seed;
+        mo.progress = std::move(progress);
+        REWIRE_ASSIGN_OR_RETURN(MctsReport m, BuildWithMcts(s.state, s.erules, cost, mo));
+        return Growth{ToStopReason(m.stop), m.steps,       m.applied,    m.matches,
                       m.cycle_skips,        /*mcts=*/true, m.simulations};
-  REWIRE_RETURN_IF_ERROR(
-      Finish(graph, s.state, cost, options, growth, limits, rounds, start, result));
-  return result;
+      });
 }
 
 }  // namespace rewire::eqsat
