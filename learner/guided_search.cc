@@ -28,10 +28,10 @@ struct BeamNode {
   bool by_value = false;  // ranked into the beam by the value's score, not by cost alone
 };
 
-Status CheckGuidedOptions(const GuidedSearchOptions& o) {
-  if (o.budget < 1)
+Status CheckGuidedOptions(const GuidedSearchOptions& o, const SearchLimits& l) {
+  if (l.budget < 1)
     return InvalidArgument("the guided search needs a budget of at least 1 graph (got " +
-                           std::to_string(o.budget) + ")");
+                           std::to_string(l.budget) + ")");
   if (o.beam_width < 1)
     return InvalidArgument("the beam width must be at least 1 (got " +
                            std::to_string(o.beam_width) + ")");
@@ -47,7 +47,7 @@ Status CheckGuidedOptions(const GuidedSearchOptions& o) {
     return InvalidArgument("the patience must be at least 1 (got " + std::to_string(o.patience) +
                            ")");
   if (!(o.value_weight >= 0)) return InvalidArgument("the value weight must be >= 0");
-  if (!(o.time_limit_s >= 0)) return InvalidArgument("the time limit must be >= 0 seconds");
+  if (!(l.time_limit_s >= 0)) return InvalidArgument("the time limit must be >= 0 seconds");
   return Status::Ok();
 }
 
@@ -61,14 +61,15 @@ void FirstK(std::vector<size_t>& order, size_t k, Better better) {
 class GuidedSearcher {
  public:
   GuidedSearcher(Agent& agent, const Graph& graph, const std::vector<rules::Rule>& rules,
-                 CostModel& cost, const GuidedSearchOptions& o)
+                 CostModel& cost, const GuidedSearchOptions& o, const SearchLimits& l)
       : agent_(agent),
         graph_(graph),
         rules_(rules),
         cost_(cost),
         o_(o),
+        l_(l),
         format_(agent.observation_format()),
-        env_(rules, cost, EnvOptions{o.horizon, o.max_candidates}),
+        env_(rules, cost, EnvOptions{o.horizon, l.max_candidates}),
         start_(Clock::now()) {}
 
   StatusOr<SearchResult> Run() {
@@ -81,7 +82,7 @@ class GuidedSearcher {
     result_.reason = StopReason::kSaturated;
     seen_.insert(graph_.Hash());
     REWIRE_RETURN_IF_ERROR(SeedWithRollout());
-    if (o_.greedy_seed && expansions_ < o_.budget) REWIRE_RETURN_IF_ERROR(SeedWithGreedy());
+    if (o_.greedy_seed && expansions_ < l_.budget) REWIRE_RETURN_IF_ERROR(SeedWithGreedy());
     REWIRE_RETURN_IF_ERROR(SeedWithSamples());
     REWIRE_RETURN_IF_ERROR(RunBeam());
     result_.iterations = expansions_;
@@ -111,7 +112,7 @@ class GuidedSearcher {
   StatusOr<double> SeedWithRolloutOf(ActionChoice choice, std::mt19937_64& rng) {
     Environment rollout_env(
         rules_, cost_,
-        EnvOptions{std::min(o_.horizon, o_.budget - expansions_), o_.max_candidates});
+        EnvOptions{std::min(o_.horizon, l_.budget - expansions_), l_.max_candidates});
     ActingOptions acting;
     acting.choice = choice;
     acting.record_actions = false;
@@ -144,11 +145,11 @@ class GuidedSearcher {
   /// `samples` rollouts that sample the policy's actions, while the budget lasts.
   Status SeedWithSamples() {
     if (o_.samples <= 0) return Status::Ok();
-    std::mt19937_64 rng(o_.seed);
+    std::mt19937_64 rng(l_.seed);
     const int before = expansions_;
     double best = 0;
     int played = 0;
-    for (; played < o_.samples && expansions_ < o_.budget; ++played) {
+    for (; played < o_.samples && expansions_ < l_.budget; ++played) {
       REWIRE_ASSIGN_OR_RETURN(const double cost, SeedWithRolloutOf(ActionChoice::kSample, rng));
       if (played == 0 || cost < best) best = cost;
     }
@@ -162,9 +163,9 @@ class GuidedSearcher {
   /// elsewhere; each of its steps is one expanded graph.
   Status SeedWithGreedy() {
     SearchLimits limits;
-    limits.budget = o_.budget - expansions_;
-    limits.max_candidates = o_.max_candidates;
-    if (o_.time_limit_s > 0) limits.time_limit_s = std::max(1e-3, o_.time_limit_s - Elapsed());
+    limits.budget = l_.budget - expansions_;
+    limits.max_candidates = l_.max_candidates;
+    if (l_.time_limit_s > 0) limits.time_limit_s = std::max(1e-3, l_.time_limit_s - Elapsed());
     REWIRE_ASSIGN_OR_RETURN(SearchResult greedy, GreedySearch().Run(graph_, rules_, cost_, limits));
     expansions_ += std::max(1, greedy.iterations);
     result_.candidates_evaluated += greedy.candidates_evaluated;
@@ -186,11 +187,11 @@ class GuidedSearcher {
 
   /// False (with the reason set) once the budget or the time limit is spent.
   bool MayExpand() {
-    if (expansions_ >= o_.budget) {
+    if (expansions_ >= l_.budget) {
       result_.reason = StopReason::kBudget;
       return false;
     }
-    if (o_.time_limit_s > 0 && Elapsed() >= o_.time_limit_s) {
+    if (l_.time_limit_s > 0 && Elapsed() >= l_.time_limit_s) {
       result_.reason = StopReason::kTimeLimit;
       return false;
     }
@@ -349,14 +350,14 @@ class GuidedSearcher {
   }
 
   void Progress() const {
-    if (!o_.progress) return;
+    if (!l_.progress) return;
     SearchProgress p;
     p.iteration = expansions_;
-    p.budget = o_.budget;
+    p.budget = l_.budget;
     p.best_cost_ms = result_.final_cost_ms;
     p.initial_cost_ms = initial_;
     p.queue_size = beam_.size();
-    o_.progress(p);
+    l_.progress(p);
   }
 
   Agent& agent_;
@@ -364,6 +365,7 @@ class GuidedSearcher {
   const std::vector<rules::Rule>& rules_;
   CostModel& cost_;
   const GuidedSearchOptions& o_;
+  const SearchLimits& l_;
   const ObservationFormat format_;
   Environment env_;
   const Clock::time_point start_;
@@ -382,9 +384,10 @@ class GuidedSearcher {
 
 StatusOr<SearchResult> RunGuidedSearch(Agent& agent, const Graph& graph,
                                        const std::vector<rules::Rule>& rules, CostModel& cost,
-                                       const GuidedSearchOptions& options) {
-  REWIRE_RETURN_IF_ERROR(CheckGuidedOptions(options));
-  GuidedSearcher searcher(agent, graph, rules, cost, options);
+                                       const GuidedSearchOptions& options,
+                                       const SearchLimits& limits) {
+  REWIRE_RETURN_IF_ERROR(CheckGuidedOptions(options, limits));
+  GuidedSearcher searcher(agent, graph, rules, cost, options, limits);
   return searcher.Run();
 }
 
@@ -414,30 +417,20 @@ void GuidedSearch::DeclareOptions(OptionSet& set) {
       .AtLeast(1);
 }
 
-GuidedSearchOptions GuidedSearch::With(const SearchLimits& limits) const {
-  GuidedSearchOptions o = options;
-  o.budget = limits.budget;
-  o.time_limit_s = limits.time_limit_s;
-  o.max_candidates = limits.max_candidates;
-  o.seed = limits.seed;
-  o.progress = limits.progress;
-  return o;
-}
-
 Status GuidedSearch::Check(const SearchLimits& limits) const {
   REWIRE_RETURN_IF_ERROR(CheckPolicyOption("guided", policy));
   if (limits.budget < 1) {
     return InvalidArgument("the guided search's budget (--budget) must be at least 1 graph, got " +
                            std::to_string(limits.budget));
   }
-  return CheckGuidedOptions(With(limits));
+  return CheckGuidedOptions(options, limits);
 }
 
 StatusOr<SearchResult> GuidedSearch::Run(const Graph& graph, const std::vector<rules::Rule>& rules,
                                          CostModel& cost, const SearchLimits& limits) {
   REWIRE_RETURN_IF_ERROR(Check(limits));
   REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<Agent> agent, Agents().Load(policy));
-  return RunGuidedSearch(*agent, graph, rules, cost, With(limits));
+  return RunGuidedSearch(*agent, graph, rules, cost, options, limits);
 }
 
 }  // namespace rewire

@@ -28,16 +28,14 @@ struct AgentSearchOptions {
 /// children are deduplicated by hash and scored by the estimated final cost, cost - value_weight *
 /// value / 100 * RT_0 (the value head's return-to-go, in percent of the input's cost), one batched
 /// forward for all of them; the `beam_width` best form the next beam. The cheapest graph seen is
-/// the result.
+/// the result. The search's budget counts graphs expanded (candidates enumerated and scored by the
+/// policy; the rollouts' steps included): comparable with backtracking's budget of popped graphs;
+/// the limits' seed draws the sampled rollouts, and progress is reported after every depth.
 struct GuidedSearchOptions {
   int beam_width = 8;
   int expand = 4;
   /// The cost model's cheapest rewrites also tried from each beam graph.
   int cheapest = 4;
-  /// Graphs expanded (candidates enumerated and scored by the policy; the rollout's steps
-  /// included) at most: comparable with backtracking's budget of popped graphs.
-  int budget = 400;
-  double time_limit_s = 0;  // 0: none
   /// Weight of the value's return-to-go in a child's score (0: children ranked by cost alone).
   double value_weight = 1.0;
   /// Depths without a cheaper graph before the search stops (saturated).
@@ -50,11 +48,7 @@ struct GuidedSearchOptions {
   /// without a cheaper graph): a policy whose most likely path falls short often samples a
   /// better one, and the search then ends no worse than the best of its rollouts.
   int samples = 0;
-  uint64_t seed = 0;  // of the sampled rollouts
   int horizon = 100;  // depth at most
-  size_t max_candidates = 500;
-  /// Called after every depth (may be empty).
-  std::function<void(const SearchProgress&)> progress;
 };
 
 }  // namespace rewire

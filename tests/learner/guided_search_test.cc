@@ -43,21 +43,23 @@ TEST(GuidedSearch, RefusesAZeroBudgetBeamOrExpansion) {
   auto cost = testing::AnalyticCost();
   const Graph graph = *BuildModel("squeezenet");
   GuidedSearchOptions o;
-  o.budget = 0;
-  auto r = RunGuidedSearch(*agent, graph, testing::VerifiedShippedRules(), *cost, o);
+  SearchLimits l;
+  l.budget = 0;
+  auto r = RunGuidedSearch(*agent, graph, testing::VerifiedShippedRules(), *cost, o, l);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "the guided search needs a budget of at least 1 graph (got 0)");
+  l.budget = 100;
   o = GuidedSearchOptions{};
   o.beam_width = 0;
-  r = RunGuidedSearch(*agent, graph, testing::VerifiedShippedRules(), *cost, o);
+  r = RunGuidedSearch(*agent, graph, testing::VerifiedShippedRules(), *cost, o, l);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "the beam width must be at least 1 (got 0)");
   o = GuidedSearchOptions{};
   o.expand = 0;
-  EXPECT_FALSE(RunGuidedSearch(*agent, graph, testing::VerifiedShippedRules(), *cost, o).ok());
+  EXPECT_FALSE(RunGuidedSearch(*agent, graph, testing::VerifiedShippedRules(), *cost, o, l).ok());
   o = GuidedSearchOptions{};
   o.cheapest = -1;
-  r = RunGuidedSearch(*agent, graph, testing::VerifiedShippedRules(), *cost, o);
+  r = RunGuidedSearch(*agent, graph, testing::VerifiedShippedRules(), *cost, o, l);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "--cheapest must be at least 0 (got -1)");
 }
@@ -67,10 +69,11 @@ TEST(GuidedSearch, StopsAtItsBudgetOfExpandedGraphs) {
   ASSERT_TRUE(agent);
   auto cost = testing::AnalyticCost();
   GuidedSearchOptions o;
-  o.budget = 5;
+  SearchLimits l;
+  l.budget = 5;
   o.beam_width = 3;
-  auto r =
-      RunGuidedSearch(*agent, *BuildModel("squeezenet"), testing::VerifiedShippedRules(), *cost, o);
+  auto r = RunGuidedSearch(*agent, *BuildModel("squeezenet"), testing::VerifiedShippedRules(),
+                           *cost, o, l);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->reason, StopReason::kBudget);
   EXPECT_EQ(r->iterations, 5);
@@ -92,11 +95,12 @@ TEST(GuidedSearch, EndsNoWorseThanGreedySearchAndIsDeterministic) {
     auto greedy = RunSearch("greedy", graph, rules, *cost, so);
     ASSERT_TRUE(greedy.ok());
     GuidedSearchOptions o;
+    SearchLimits l;
     o.beam_width = 4;
     o.expand = 2;
-    o.budget = 300;
-    auto a = RunGuidedSearch(*agent, graph, rules, *cost, o);
-    auto b = RunGuidedSearch(*agent, graph, rules, *cost, o);
+    l.budget = 300;
+    auto a = RunGuidedSearch(*agent, graph, rules, *cost, o, l);
+    auto b = RunGuidedSearch(*agent, graph, rules, *cost, o, l);
     ASSERT_TRUE(a.ok()) << a.status().message();
     ASSERT_TRUE(b.ok());
     EXPECT_LE(a->final_cost_ms, greedy->final_cost_ms * (1 + 1e-9));
@@ -118,17 +122,18 @@ TEST(GuidedSearch, ItsGreedySeedKeepsItAtGreedySearchsResultWhereThePolicyStopsS
   ASSERT_TRUE(greedy.ok());
   ASSERT_GT(greedy->steps.size(), 2u);  // greedy needs far more than the one step allowed below
   GuidedSearchOptions o;
+  SearchLimits l;
   o.horizon = 1;  // the policy's rollout and the beam take one rewrite each
-  o.budget = 200;
+  l.budget = 200;
   o.greedy_seed = false;
-  auto alone = RunGuidedSearch(*agent, graph, rules, *cost, o);
+  auto alone = RunGuidedSearch(*agent, graph, rules, *cost, o, l);
   ASSERT_TRUE(alone.ok()) << alone.status().message();
   EXPECT_GT(alone->final_cost_ms, greedy->final_cost_ms * (1 + 1e-6));
   o.greedy_seed = true;
-  auto seeded = RunGuidedSearch(*agent, graph, rules, *cost, o);
+  auto seeded = RunGuidedSearch(*agent, graph, rules, *cost, o, l);
   ASSERT_TRUE(seeded.ok()) << seeded.status().message();
   EXPECT_LE(seeded->final_cost_ms, greedy->final_cost_ms * (1 + 1e-9));
-  EXPECT_LE(seeded->iterations, o.budget);
+  EXPECT_LE(seeded->iterations, l.budget);
   EXPECT_GE(seeded->iterations,
             static_cast<int>(greedy->steps.size()));  // greedy's steps were counted
 }
@@ -151,24 +156,25 @@ TEST(GuidedSearch, ItsSampledRolloutsAreThoseOfTheRlSearchAndCountAgainstTheBudg
   ASSERT_TRUE(rl.ok()) << rl.status().message();
   ASSERT_GT(rl->sampled_best_cost_ms, 0);
   GuidedSearchOptions o;
+  SearchLimits l;
   o.horizon = ao.horizon;
   o.patience = ao.horizon;  // no sampled rollout stops early, as the rl search's do not
-  o.max_candidates = ao.max_candidates;
+  l.max_candidates = ao.max_candidates;
   o.samples = ao.samples;
-  o.seed = ao.seed;
+  l.seed = ao.seed;
   o.greedy_seed = false;
-  o.budget = 1000;
-  auto guided = RunGuidedSearch(*agent, graph, rules, *cost, o);
+  l.budget = 1000;
+  auto guided = RunGuidedSearch(*agent, graph, rules, *cost, o, l);
   ASSERT_TRUE(guided.ok()) << guided.status().message();
   EXPECT_EQ(guided->stats.Number("sampled_rollouts"), ao.samples);
   EXPECT_DOUBLE_EQ(guided->stats.Number("sampled_best_cost_ms"), rl->sampled_best_cost_ms);
   EXPECT_LE(guided->final_cost_ms, rl->best.final_cost_ms * (1 + 1e-9));
 
   o.samples = 50;
-  o.budget = 30;  // spent by the rollouts before 50 of them are played
-  auto short_budget = RunGuidedSearch(*agent, graph, rules, *cost, o);
+  l.budget = 30;  // spent by the rollouts before 50 of them are played
+  auto short_budget = RunGuidedSearch(*agent, graph, rules, *cost, o, l);
   ASSERT_TRUE(short_budget.ok()) << short_budget.status().message();
-  EXPECT_EQ(short_budget->iterations, o.budget);
+  EXPECT_EQ(short_budget->iterations, l.budget);
   EXPECT_EQ(short_budget->reason, StopReason::kBudget);
   EXPECT_LT(short_budget->stats.Number("sampled_rollouts"), o.samples);
 }
@@ -241,9 +247,11 @@ TEST(GuidedSearch, TakesARewriteThatRaisesTheCostWhenItEnablesAMergeGreedyCannot
   EXPECT_TRUE(greedy->steps.empty()) << "greedy should stall: enlarging alone costs more";
 
   GuidedSearchOptions o;
-  o.budget = 20;
+
+  SearchLimits l;
+  l.budget = 20;
   o.horizon = 4;
-  auto guided = RunGuidedSearch(*agent, *graph, *rules, *cost, o);
+  auto guided = RunGuidedSearch(*agent, *graph, *rules, *cost, o, l);
   ASSERT_TRUE(guided.ok()) << guided.status().message();
   ASSERT_EQ(guided->steps.size(), 2u);
   EXPECT_EQ(guided->steps[0].rule, "enlarge_1x1");
