@@ -337,9 +337,9 @@ void RegisterOptimize(CLI::App& app, const std::vector<std::string>& args) {
   AddOutputFlags(*cmd, *o);
   AddRuntimeFlags(*cmd, *o);
   cmd->allow_extras();  // flags of another search: CheckNoOtherSearchFlags explains them
-  cmd->callback([o, cmd, &searches]() {
-    CheckNoOtherSearchFlags(cmd->remaining(), o->request.search, searches);
-    RunOptimize(*o, searches);
+  cmd->callback([o, cmd, registry = &searches]() {
+    CheckNoOtherSearchFlags(cmd->remaining(), o->request.search, *registry);
+    RunOptimize(*o, *registry);
   });
 }
 

@@ -167,7 +167,7 @@ TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
   for (size_t pos = text.find(" = "); pos != std::string::npos; pos = text.find(" = ", pos + 1)) {
     ++keys;
   }
-  EXPECT_EQ(keys, 60u);  // 7 run + 10 env + 3 gnn + 15 ppo + 7 eval + 18 distributed
+  EXPECT_EQ(keys, 61u);  // 8 run + 10 env + 3 gnn + 15 ppo + 7 eval + 18 distributed
   // The reward's keys, with their defaults.
   EXPECT_NE(text.find("reward = \"dense\"\nreward_device = \"cpu\"\nreward_repeats = 5\n"),
             std::string::npos)
