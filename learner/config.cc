@@ -16,12 +16,9 @@
 
 #include <fmt/format.h>
 
-#include "cost/cost_registry.h"
 #include "graph/models/load.h"
 #include "graph/text.h"
 #include "graph/toml_text.h"
-#include "learner/agent.h"
-#include "learner/agent_searches.h"
 #include "learner/model_params.h"
 
 namespace rewire {
@@ -584,9 +581,10 @@ class Checker {
 };
 
 Status Validate(const TrainConfig& c, const Locations& at) {
+  const ComponentNames names = RegisteredComponentNames();
   Checker check(at);
   check.Require(!c.run.dir.empty(), "run.dir", "run.dir must not be empty");
-  check.OneOf("run.agent", c.run.agent, Agents().Names());
+  check.OneOf("run.agent", c.run.agent, names.agents);
   check.AtLeast("run.max_updates", c.run.max_updates, 1);
   check.AtLeast("run.threads", c.run.threads, 1);
   check.AtLeast("run.checkpoint_every", c.run.checkpoint_every, 1);
@@ -597,7 +595,7 @@ Status Validate(const TrainConfig& c, const Locations& at) {
   check.Models("env.models", c.env.models);
   check.AtLeast("env.horizon", c.env.horizon, 1);
   check.AtLeast("env.max_candidates", c.env.max_candidates, 1);
-  check.OneOf("env.cost", c.env.cost, CostModelKinds());
+  check.OneOf("env.cost", c.env.cost, names.cost_models);
   check.OneOf("env.reward", c.env.reward, {"dense", "sparse"});
   check.Device("env.reward_device", c.env.reward_device);
   check.AtLeast("env.reward_repeats", c.env.reward_repeats, 1);
@@ -632,7 +630,7 @@ Status Validate(const TrainConfig& c, const Locations& at) {
   for (size_t i = 0; i < c.eval.baselines.size(); ++i) {
     const std::string path = "eval.baselines[" + std::to_string(i) + "]";
     const std::string& name = c.eval.baselines[i];
-    check.OneOf(path, name, AllSearches().Names());
+    check.OneOf(path, name, names.searches);
     check.Require(std::find(c.eval.baselines.begin(), c.eval.baselines.begin() + i, name) ==
                       c.eval.baselines.begin() + i,
                   path, "eval.baselines lists '" + name + "' twice");

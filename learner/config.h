@@ -226,4 +226,12 @@ struct RunPaths {
   std::string devices_dir;  // where device profiles are looked up
 };
 
+/// The names a config may give where it names a component, as the registries hold them:
+/// agents (run.agent), cost models (env.cost) and searches (eval.baselines). Validation reads
+/// them; learner/component_names.cc defines this from Agents(), CostModels() and AllSearches().
+struct ComponentNames {
+  std::vector<std::string> agents, cost_models, searches;
+};
+ComponentNames RegisteredComponentNames();
+
 }  // namespace rewire

@@ -20,6 +20,19 @@
 #include "cost/device_profile.h"
 #include "learner/config.h"
 
+namespace rewire {
+
+// The names validation checks components against. The product reads them from the registries
+// (learner/component_names.cc), which link LibTorch; this target is built without them, so it
+// names the built-in components (a config naming another is an error here as it is there).
+ComponentNames RegisteredComponentNames() {
+  return ComponentNames{{"ppo-gnn"},
+                        {"analytic", "cpu", "cuda", "ort", "e2e:ort", "e2e:reference", "e2e:cuda"},
+                        {"greedy", "backtrack", "random", "eqsat", "mcts-eqsat", "rl", "guided"}};
+}
+
+}  // namespace rewire
+
 namespace {
 
 [[noreturn]] void Fail(const char* what, const std::string& detail) {
