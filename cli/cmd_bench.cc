@@ -245,6 +245,7 @@ void RegisterBench(CLI::App& app) {
   RegisterBenchTransport(*bench);
   RegisterBenchThroughput(*bench);
   RegisterBenchOps(*bench);
+  RegisterBenchE2e(*bench);
 }
 
 }  // namespace rewire::cli

@@ -92,9 +92,10 @@ void RegisterBenchOps(CLI::App& bench) {
     std::printf("model %s: %d operators, cost %s (%.1f s), analytic %s\n", o->model.model.c_str(),
                 g.NumOperators(), cost->Name().c_str(), seconds, analytic->Name().c_str());
     if (const auto* measured = dynamic_cast<const MeasuredCostModel*>(cost.get())) {
-      std::printf("measured %zu operators (%zu memo hits, %zu cache hits) under key %s\n",
-                  measured->stats().measured, measured->stats().memo_hits,
-                  measured->stats().cache_hits, measured->device_key().c_str());
+      const MeasurementCounts m = measured->measurements();
+      std::printf("measured %lld operators (%lld memo hits, %lld cache hits) under key %s\n",
+                  static_cast<long long>(m.measured), static_cast<long long>(m.memo_hits),
+                  static_cast<long long>(m.cache_hits), measured->device_key().c_str());
     }
     std::printf("%-22s %6s %14s %8s %14s\n", "op", "count", "cost ms", "share", "analytic ms");
     std::vector<std::pair<std::string, Group>> sorted(groups.begin(), groups.end());
@@ -127,7 +128,7 @@ void RegisterBenchOps(CLI::App& bench) {
       js["seconds"] = JsonDecimal(seconds);
       if (const auto* measured = dynamic_cast<const MeasuredCostModel*>(cost.get())) {
         js["device_key"] = measured->device_key();
-        js["measured"] = measured->stats().measured;
+        js["measured"] = measured->measurements().measured;
       }
       Json by_op = Json::array();
       for (const auto& [type, gr] : sorted) {

@@ -41,7 +41,8 @@ std::vector<CostModelOptions> AlsoCost(const OptimizeOptions& o) {
   std::vector<CostModelOptions> out;
   for (const std::string& spec : o.also_cost) {
     CostModelOptions other;
-    const size_t colon = spec.find(':');
+    // A registered name (e2e:ort) as it is, else KIND:PROFILE.
+    const size_t colon = CostModels().Has(spec) ? std::string::npos : spec.find(':');
     other.kind = spec.substr(0, colon);
     if (colon != std::string::npos) other.device = spec.substr(colon + 1);
     other.devices_dir = o.cost.devices_dir;
@@ -94,6 +95,16 @@ void PrintReport(const OptimizeReport& r, double rtol, int operators_before) {
               r.search.c_str(), StopReasonName(s.reason), s.iterations,
               static_cast<long long>(s.candidates_evaluated));
   std::printf("cost model       %s\n", r.cost_model.c_str());
+  const MeasurementCounts& m = r.measurements;
+  if (m.measured + m.cache_hits > 0) {
+    std::printf(
+        "measured         %lld real measurements in %.2f s, %lld from the cost cache, %lld "
+        "repeated%s\n",
+        static_cast<long long>(m.measured), m.seconds, static_cast<long long>(m.cache_hits),
+        static_cast<long long>(m.memo_hits),
+        m.budget_left >= 0 ? (", " + std::to_string(m.budget_left) + " left of the budget").c_str()
+                           : "");
+  }
   std::printf("initial cost     %.4f ms\n", s.initial_cost_ms);
   std::printf("final cost       %.4f ms\n", done.final_cost_ms);
   std::printf("speedup          %.3fx\n", speedup);
@@ -243,8 +254,9 @@ void AddRuntimeFlags(CLI::App& cmd, OptimizeOptions& o) {
 void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
   const auto wall = Clock::now();
   if (o.cost.devices_dir.empty()) o.cost.devices_dir = DefaultDevicesDir();
-  // The ort cost model times ops with the threads the ort judge uses.
-  if (o.cost.kind == "ort" && o.cost.num_threads == 0) o.cost.num_threads = o.request.judge.threads;
+  // The ort cost models time with the threads the ort judge uses.
+  const bool in_ort = o.cost.kind == "ort" || o.cost.kind == "e2e:ort";
+  if (in_ort && o.cost.num_threads == 0) o.cost.num_threads = o.request.judge.threads;
   OptimizeRequest q = o.request;
   q.label = o.model.model;
   q.finish.export_onnx = !o.out.empty();
@@ -332,7 +344,12 @@ void RegisterOptimize(CLI::App& app, const std::vector<std::string>& args) {
              }())
       ->capture_default_str();  // an unknown name: the registry's error lists the known ones
   cmd->add_option("--device", o->cost.device, "Device profile name (configs/devices) or path");
-  cmd->add_option("--cost-cache", o->cost.cache_path, "SQLite cache of measured op costs");
+  cmd->add_option("--cost-cache", o->cost.cache_path,
+                  "SQLite cache of measured costs (operators, and whole graphs for e2e:*)");
+  cmd->add_option("--measure-budget", o->cost.measure_budget,
+                  "Real measurements a measured cost model may make (-1: no budget); a search "
+                  "that spends it stops with what it found")
+      ->capture_default_str();
   AddSearchFlags(*cmd, *o, searches, search);
   AddOutputFlags(*cmd, *o);
   AddRuntimeFlags(*cmd, *o);

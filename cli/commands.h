@@ -59,6 +59,8 @@ void RegisterBench(CLI::App& app);
 void RegisterBenchTransport(CLI::App& bench);
 /// `rewire bench throughput` (cli/cmd_bench_throughput.cc), under `bench`.
 void RegisterBenchThroughput(CLI::App& bench);
+/// `rewire bench e2e` (cli/cmd_bench_e2e.cc), under `bench`.
+void RegisterBenchE2e(CLI::App& bench);
 /// `rewire bench ops` (cli/cmd_bench_ops.cc), under `bench`.
 void RegisterBenchOps(CLI::App& bench);
 /// `rewire optimize`; `args` (the command line) name the search whose own flags it declares.

@@ -52,6 +52,17 @@ std::string OpSignature(const Graph& graph, const Node& node);
 
 // ---------------------------------------------------------------------------- CostModel
 
+/// What a measured model has measured so far: the real runs it made (operators or whole graphs
+/// timed), their seconds, and the costs it answered without running anything.
+struct MeasurementCounts {
+  int64_t measured = 0;    // real measurements
+  double seconds = 0;      // spent measuring
+  int64_t cache_hits = 0;  // answered from the persistent cost cache
+  int64_t memo_hits = 0;   // answered from this process's memo (measured before in this run)
+  /// Measurements the model may still make (-1: no budget).
+  int64_t budget_left = -1;
+};
+
 /// Estimates or measures what running a graph (and, for an additive model, one operator) costs,
 /// in milliseconds. Measured backends memoise, so a model (and a CostTable using it) is not
 /// thread-safe: use one per thread. AnalyticCostModel holds no mutable state and may be shared.
@@ -67,8 +78,12 @@ class CostModel {
   virtual bool additive() const { return true; }
 
   /// What running the whole graph costs. Additive models: the sum of NodeCostMs over its nodes.
-  /// Errors: an operator (or the graph) the model cannot cost.
+  /// Errors: an operator (or the graph) the model cannot cost; ResourceExhausted when a measured
+  /// model's measurement budget is spent (searches stop there: StopReason::kMeasureBudget).
   virtual StatusOr<double> GraphCostMs(const Graph& graph);
+
+  /// The real measurements made so far (all zero for a model that measures nothing).
+  virtual MeasurementCounts measurements() const { return {}; }
 
   /// Cost of node `id` of `graph` on its own: 0 for leaves, views and weight-only operators, the
   /// backend's cost otherwise. Whether `id` is weight-only is found by walking its ancestors

@@ -5,6 +5,7 @@
 #include "cost/cpu_cost.h"
 #include "cost/cuda/cuda_cost.h"
 #include "cost/device_profile.h"
+#include "cost/e2e_cost.h"
 #include "cost/ort_cost.h"
 
 namespace rewire {
@@ -35,6 +36,7 @@ StatusOr<std::unique_ptr<CostModel>> MakeCpu(const CostModelOptions& options) {
   cpu.device_name = profile.name;
   cpu.num_threads = options.num_threads;
   cpu.timing = options.timing;
+  cpu.measure_budget = options.measure_budget;
   REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<CpuCostModel> model,
                           CpuCostModel::Create(cpu, std::move(cache)));
   return std::unique_ptr<CostModel>(std::move(model));
@@ -46,6 +48,7 @@ StatusOr<std::unique_ptr<CostModel>> MakeCuda(const CostModelOptions& options) {
   CudaCostOptions cuda;
   cuda.device_name = profile.name;
   cuda.timing = options.timing;
+  cuda.measure_budget = options.measure_budget;
   REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<MeasuredCostModel> model,
                           MakeCudaCostModel(cuda, std::move(cache)));
   return std::unique_ptr<CostModel>(std::move(model));
@@ -58,9 +61,24 @@ StatusOr<std::unique_ptr<CostModel>> MakeOrt(const CostModelOptions& options) {
   OrtCostOptions ort;
   ort.num_threads = options.num_threads;
   ort.timing = options.timing;
+  ort.measure_budget = options.measure_budget;
   REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<OrtCostModel> model,
                           OrtCostModel::Create(ort, std::move(cache)));
   return std::unique_ptr<CostModel>(std::move(model));
+}
+
+/// A factory of the end-to-end model in `runtime`.
+CostModelRegistry::Factory MakeE2e(const std::string& runtime) {
+  return [runtime](const CostModelOptions& options) -> StatusOr<std::unique_ptr<CostModel>> {
+    REWIRE_ASSIGN_OR_RETURN(std::shared_ptr<CostCache> cache, CacheOf(options));
+    E2eCostOptions e2e;
+    e2e.runtime = runtime;
+    e2e.num_threads = options.num_threads;
+    e2e.measure_budget = options.measure_budget;
+    REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<E2eCostModel> model,
+                            E2eCostModel::Create(e2e, std::move(cache)));
+    return std::unique_ptr<CostModel>(std::move(model));
+  };
 }
 
 }  // namespace
@@ -83,6 +101,10 @@ void AddCostBackends(CostModelRegistry& registry) {
   registry.Add("cuda", "each operator timed on a GPU with cuDNN, cuBLAS and rewire's kernels",
                MakeCuda);
   registry.Add("ort", "each operator timed in ONNX Runtime (tools/ort)", MakeOrt);
+  registry.Add("e2e:ort", "the whole graph timed in ONNX Runtime, as written", MakeE2e("ort"));
+  registry.Add("e2e:reference", "the whole graph timed on the reference executor",
+               MakeE2e("reference"));
+  registry.Add("e2e:cuda", "the whole graph timed on the GPU's device executor", MakeE2e("cuda"));
 }
 
 CostModelRegistry& CostModels() {

@@ -1,7 +1,8 @@
 #pragma once
 // Cost models by name (`rewire optimize --cost NAME --device PROFILE`, `env.cost` in a training
 // config). A registry maps a name to a factory taking CostModelOptions; CostModels() is the
-// process's registry, holding cost/'s backends (analytic, cpu, cuda, ort) from its first use.
+// process's registry, holding cost/'s backends from its first use: analytic, cpu, cuda and ort
+// per operator, e2e:ort, e2e:reference and e2e:cuda per whole graph (cost/e2e_cost.h).
 // Any layer may add a model: a learned model in learner/, a measured end-to-end one, a test's
 // toy (docs/architecture.md, "Adding a cost model").
 
@@ -30,6 +31,9 @@ struct CostModelOptions {
   TimingOptions timing;
   /// LibTorch threads for the cpu backend, ONNX Runtime intra-op threads for ort; 0 = default.
   int num_threads = 0;
+  /// The measured models: real measurements (operators or graphs timed) they may make, -1: no
+  /// budget. Past it, costing what is not memoised or cached is ResourceExhausted.
+  int64_t measure_budget = -1;
 };
 
 class CostModelRegistry {
@@ -55,7 +59,7 @@ class CostModelRegistry {
   NamedRegistry<Entry> entries_{"cost model"};
 };
 
-/// Adds cost/'s backends: analytic, cpu, cuda, ort.
+/// Adds cost/'s backends: analytic, cpu, cuda, ort, e2e:ort, e2e:reference, e2e:cuda.
 void AddCostBackends(CostModelRegistry& registry);
 
 /// The process's registry, with cost/'s backends from the first call on. Add models at

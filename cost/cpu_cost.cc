@@ -59,7 +59,7 @@ StatusOr<double> TimeCalls(const TimingOptions& timing, Fn&& fn) {
 CpuCostModel::CpuCostModel(const CpuCostOptions& options, int threads,
                            std::shared_ptr<CostCache> cache)
     : MeasuredCostModel("cpu:" + options.device_name + ":threads=" + std::to_string(threads),
-                        std::move(cache)),
+                        std::move(cache), options.measure_budget),
       options_(options),
       threads_(threads) {}
 

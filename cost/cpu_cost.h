@@ -20,6 +20,8 @@ struct CpuCostOptions {
   /// LibTorch intra-op threads while timing; 0 = LibTorch's default.
   int num_threads = 0;
   TimingOptions timing;
+  /// Operators it may time at most (-1: no budget; past it, costing is ResourceExhausted).
+  int64_t measure_budget = -1;
 };
 
 class CpuCostModel : public MeasuredCostModel {

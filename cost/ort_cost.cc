@@ -29,7 +29,7 @@ StatusOr<std::unique_ptr<OrtCostModel>> OrtCostModel::Create(const OrtCostOption
 
 OrtCostModel::OrtCostModel(const OrtCostOptions& options, std::unique_ptr<OrtRunner> runner,
                            std::string key, std::shared_ptr<CostCache> cache)
-    : MeasuredCostModel(std::move(key), std::move(cache)),
+    : MeasuredCostModel(std::move(key), std::move(cache), options.measure_budget),
       options_(options),
       runner_(std::move(runner)) {}
 

@@ -23,6 +23,8 @@ struct OrtCostOptions {
   /// ONNX Runtime intra-op threads (0: its default).
   int num_threads = 0;
   TimingOptions timing;
+  /// Operators it may time at most (-1: no budget; past it, costing is ResourceExhausted).
+  int64_t measure_budget = -1;
 };
 
 class OrtCostModel : public MeasuredCostModel {

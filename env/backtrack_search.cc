@@ -59,7 +59,12 @@ StatusOr<SearchResult> BacktrackSearch::Run(const Graph& graph,
     const std::shared_ptr<ExploredState> s = queue.begin()->state;
     queue.erase(queue.begin());
     ++x.result.iterations;
-    REWIRE_ASSIGN_OR_RETURN(std::vector<ExploredChild> children, x.Children(*s));
+    StatusOr<std::vector<ExploredChild>> costed = x.Children(*s);
+    if (!costed.ok()) {
+      x.result.stats.Set("dropped", dropped);
+      return x.StopOn(costed.status());
+    }
+    std::vector<ExploredChild>& children = *costed;
     for (ExploredChild& c : children) {
       if (c.cost_ms >= options.alpha * x.result.final_cost_ms) continue;
       if (c.active_ops > max_ops) continue;

@@ -110,6 +110,11 @@ void Explorer::Progress(size_t queue_size) const {
   }
 }
 
+StatusOr<SearchResult> Explorer::StopOn(const Status& error) {
+  if (error.code() != StatusCode::kResourceExhausted) return error;
+  return Finish(StopReason::kMeasureBudget);
+}
+
 SearchResult Explorer::Finish(StopReason reason) {
   result.reason = reason;
   result.seconds = SecondsSince(start_);

@@ -57,6 +57,10 @@ class Explorer {
   void Progress(size_t queue_size) const;
   /// Ends the run: the reason and the seconds since construction.
   SearchResult Finish(StopReason reason);
+  /// Ends the run on `error` from costing a graph: a spent measurement budget
+  /// (ResourceExhausted) ends it as data, with the best graph so far (kMeasureBudget); any other
+  /// error is returned.
+  StatusOr<SearchResult> StopOn(const Status& error);
 
   SearchResult result;
 

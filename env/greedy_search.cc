@@ -14,7 +14,9 @@ StatusOr<SearchResult> GreedySearch::Run(const Graph& graph, const std::vector<r
   for (;;) {
     if (x.OutOfBudget()) return x.Finish(StopReason::kBudget);
     if (x.OutOfTime()) return x.Finish(StopReason::kTimeLimit);
-    REWIRE_ASSIGN_OR_RETURN(std::vector<ExploredChild> children, x.Children(s));
+    StatusOr<std::vector<ExploredChild>> costed = x.Children(s);
+    if (!costed.ok()) return x.StopOn(costed.status());
+    std::vector<ExploredChild>& children = *costed;
     ++x.result.iterations;
     int best = -1;
     for (size_t i = 0; i < children.size(); ++i) {

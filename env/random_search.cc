@@ -41,8 +41,9 @@ StatusOr<SearchResult> RandomSearch::Run(const Graph& graph, const std::vector<r
       continue;
     }
     const rules::Candidate& c = set.candidates[rng() % set.candidates.size()];
-    REWIRE_ASSIGN_OR_RETURN(ExploredChild child, x.Apply(s, c));
-    REWIRE_ASSIGN_OR_RETURN(s, x.Enter(s, std::move(child)));
+    StatusOr<ExploredChild> child = x.Apply(s, c);
+    if (!child.ok()) return x.StopOn(child.status());
+    REWIRE_ASSIGN_OR_RETURN(s, x.Enter(s, std::move(*child)));
     x.Keep(s);
     ++walk;
     x.Progress(0);

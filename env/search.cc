@@ -17,6 +17,8 @@ const char* StopReasonName(StopReason r) {
       return "node limit";
     case StopReason::kIterationLimit:
       return "iteration limit";
+    case StopReason::kMeasureBudget:
+      return "measurement budget";
   }
   return "?";
 }

@@ -38,6 +38,7 @@ enum class StopReason {
   kTimeLimit,       // the wall-clock limit ran out
   kNodeLimit,       // eqsat: the e-graph reached its node limit
   kIterationLimit,  // eqsat: the iteration limit ran out
+  kMeasureBudget,   // the measured cost model's budget of real measurements ran out
 };
 const char* StopReasonName(StopReason r);
 

@@ -15,8 +15,9 @@ enum class StatusCode {
   kUnimplemented,
   kDataLoss,
   kInternal,
-  kDeadlineExceeded,  // a wait ran out: a send, a reply, a collective, a file that never came
-  kUnavailable,       // a peer is gone or cannot be reached (connection closed or refused)
+  kDeadlineExceeded,   // a wait ran out: a send, a reply, a collective, a file that never came
+  kUnavailable,        // a peer is gone or cannot be reached (connection closed or refused)
+  kResourceExhausted,  // a budget is spent (e.g. the measurements a cost model may make)
 };
 
 /// "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", ...: the code's name for messages.
@@ -57,6 +58,9 @@ inline Status DeadlineExceeded(std::string m) {
   return Status(StatusCode::kDeadlineExceeded, std::move(m));
 }
 inline Status Unavailable(std::string m) { return Status(StatusCode::kUnavailable, std::move(m)); }
+inline Status ResourceExhausted(std::string m) {
+  return Status(StatusCode::kResourceExhausted, std::move(m));
+}
 
 namespace detail {
 /// Prints "<what> on a failed StatusOr [at file:line]: CODE: message" to stderr and aborts.

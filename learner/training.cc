@@ -430,6 +430,14 @@ Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
   for (const auto& kv : learned.metrics) {
     if (!is_chart(kv)) mx.Set(kv.first, kv.second);
   }
+  // A measured cost model's real measurements so far (this rank's): what the run has cost.
+  const MeasurementCounts m = s.res.cost->measurements();
+  if (m.measured + m.cache_hits + m.memo_hits > 0) {
+    mx.Set("measure/measured", static_cast<double>(m.measured));
+    mx.Set("measure/seconds", m.seconds);
+    mx.Set("measure/cache_hits", static_cast<double>(m.cache_hits));
+    mx.Set("measure/memo_hits", static_cast<double>(m.memo_hits));
+  }
   for (const auto& [k, v] : extra) mx.Set(k, v);
   REWIRE_RETURN_IF_ERROR(RecordUpdate(s, update, mx, local.steps));
 

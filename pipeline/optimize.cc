@@ -97,12 +97,18 @@ StatusOr<OptimizeReport> OptimizePipeline::Run(const Graph& input,
   report.onnx_custom_ops = q.finish.onnx.custom_ops;
   report.nodes_before = input.num_nodes();
   report.latency.tolerance = q.latency.device_rtol;
+  const MeasurementCounts before = cost.measurements();
   REWIRE_ASSIGN_OR_RETURN(report.search_result, search_->Run(input, rules, cost, q.limits));
   FinishOptions finish = q.finish;
   finish.export_onnx = finish.export_onnx || !q.judge.runtime.empty();
   REWIRE_ASSIGN_OR_RETURN(report.result,
                           FinishSearch(input, std::move(report.search_result.best), cost, finish));
   report.nodes_after = report.result.graph.num_nodes();
+  report.measurements = cost.measurements();
+  report.measurements.measured -= before.measured;
+  report.measurements.seconds -= before.seconds;
+  report.measurements.cache_hits -= before.cache_hits;
+  report.measurements.memo_hits -= before.memo_hits;
   report.written = report.result.onnx;
   report.written_rewrites = report.search_result.steps.size();
   if (report.result.equivalence.verified) {

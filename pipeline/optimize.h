@@ -93,6 +93,9 @@ struct OptimizeReport {
   /// Rewrites of the graph in `written` (of search_result.steps).
   size_t written_rewrites = 0;
   bool onnx_custom_ops = false;
+  /// The real measurements the cost model made in this run (search and finish), their seconds
+  /// and the costs it answered from its memo or cache; all zero for a model that measures nothing.
+  MeasurementCounts measurements;
   double seconds = 0;  // Run, from the search to the judge's decision
 };
 

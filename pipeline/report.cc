@@ -97,6 +97,12 @@ Json ReportJson(const OptimizeReport& r) {
   js["nodes_before"] = r.nodes_before;
   js["nodes_after"] = r.nodes_after;
   js["iterations"] = s.iterations;
+  const MeasurementCounts& m = r.measurements;
+  js["measurements"] = Json{{"measured", m.measured},
+                            {"seconds", JsonDecimal(m.seconds)},
+                            {"cache_hits", m.cache_hits},
+                            {"memo_hits", m.memo_hits},
+                            {"budget_left", m.budget_left}};
   js["candidates_evaluated"] = s.candidates_evaluated;
   if (!s.stats.empty()) js["search_stats"] = StatsJson(s.stats);
   if (!r.verdict.decision.empty()) VerdictJson(r, js);

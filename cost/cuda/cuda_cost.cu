@@ -31,7 +31,8 @@ class CudaCostModel : public MeasuredCostModel {
  public:
   CudaCostModel(const CudaCostOptions& options, std::string gpu_name,
                 std::shared_ptr<CostCache> cache)
-      : MeasuredCostModel("cuda:" + options.device_name + ":" + gpu_name, std::move(cache)),
+      : MeasuredCostModel("cuda:" + options.device_name + ":" + gpu_name, std::move(cache),
+                          options.measure_budget),
         options_(options),
         gpu_name_(std::move(gpu_name)) {}
 

@@ -36,6 +36,8 @@ struct CudaCostOptions {
   TimingOptions timing;
   /// Largest cuDNN workspace the algorithm search may use.
   size_t workspace_limit_bytes = size_t{1} << 30;
+  /// Operators it may time at most (-1: no budget; past it, costing is ResourceExhausted).
+  int64_t measure_budget = -1;
 };
 
 /// The cuda cost model. Errors (Unimplemented): the binary was built without CUDA ("built

@@ -59,7 +59,7 @@ TEST(OrtCost, MeasuresOpsAndReusesTheCache) {
     ASSERT_TRUE(ms.ok()) << ms.status().message();
     first = *ms;
     EXPECT_GT(first, 0);
-    EXPECT_EQ((*model)->stats().measured, 3u);  // conv+relu, conv, gelu
+    EXPECT_EQ((*model)->measurements().measured, 3);  // conv+relu, conv, gelu
   }
   {
     auto cache = CostCache::Open(path);
@@ -69,8 +69,8 @@ TEST(OrtCost, MeasuresOpsAndReusesTheCache) {
     auto ms = GraphCostMs(**model, ConvNet());
     ASSERT_TRUE(ms.ok());
     EXPECT_EQ(*ms, first);
-    EXPECT_EQ((*model)->stats().measured, 0u);
-    EXPECT_EQ((*model)->stats().cache_hits, 3u);
+    EXPECT_EQ((*model)->measurements().measured, 0);
+    EXPECT_EQ((*model)->measurements().cache_hits, 3);
   }
   std::filesystem::remove(path);
 }

@@ -325,7 +325,8 @@ TEST(ConfigValidation, OutOfRangeValuesNameKeyLineAndValue) {
       {"[env]\nmax_candidates = 0\n", "cfg.toml:2: env.max_candidates must be >= 1, got 0"},
       {"[env]\nmodels = []\n", "cfg.toml:2: env.models must list at least one model"},
       {"[env]\ncost = \"gpu\"\n",
-       "cfg.toml:2: env.cost must be one of analytic|cpu|cuda|ort, got 'gpu' (did you mean "
+       "cfg.toml:2: env.cost must be one of analytic|cpu|cuda|ort|e2e:ort|e2e:reference|e2e:cuda, "
+       "got 'gpu' (did you mean "
        "'cpu'?)"},
       {"[gnn]\nhidden = 4\nheads = 1\n", "cfg.toml:2: gnn.hidden must be >= 8, got 4"},
       {"[gnn]\nlayers = 0\n", "cfg.toml:2: gnn.layers must be >= 1, got 0"},
