@@ -100,7 +100,7 @@ with_libs() { LD_LIBRARY_PATH="$RUNTIME_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH
 # FP32 everywhere: no TF32 in cuBLAS or cuDNN, whatever a library's default.
 export NVIDIA_TF32_OVERRIDE=0
 
-REWIRE="$ROOT/$BUILD_DIR/launch/rewire"
+REWIRE="$ROOT/$BUILD_DIR/cli/rewire"
 nvidia-smi > "$OUT/logs/nvidia-smi.txt" 2>&1 || true
 GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
 case "$GPU_NAME" in

@@ -101,7 +101,7 @@ def resume_versions(run_dir):
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--rewire", default=os.path.join(SOURCE_DIR, "build", "launch", "rewire"))
+    p.add_argument("--rewire", default=os.path.join(SOURCE_DIR, "build", "cli", "rewire"))
     p.add_argument("--config", default=os.path.join(SOURCE_DIR, "configs", "distributed-local.toml"))
     p.add_argument("--run-dir", default=os.path.join(SOURCE_DIR, "runs", "chaos"))
     p.add_argument("--every", type=float, default=20, help="seconds between kills")

@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results import write_section  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-REWIRE = os.environ.get("REWIRE", os.path.join(ROOT, "build", "launch", "rewire"))  # the binary to run
+REWIRE = os.environ.get("REWIRE", os.path.join(ROOT, "build", "cli", "rewire"))  # the binary to run
 MODELS = "inceptionv3 resnext50 squeezenet bert vit dalle tt"
 
 

@@ -277,7 +277,7 @@ def main():
                    help="train no policy on every graph at once (the (all) columns stay empty)")
     p.add_argument("--realistic", action="store_true",
                    help="the zoo's realistic transformers instead of X-RLflow's graphs")
-    p.add_argument("--rewire", default=os.path.join(REPO, "build", "launch", "rewire"))
+    p.add_argument("--rewire", default=os.path.join(REPO, "build", "cli", "rewire"))
     args = p.parse_args()
     if not args.realistic and not args.taso_pb:
         p.error("--taso-pb is needed (TASO's graph_subst.pb; see docs/rules.md)")

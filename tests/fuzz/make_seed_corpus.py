@@ -245,7 +245,7 @@ def main():
             for name in ("onnx_import", "config", "rules", "message")}
     for d in dirs.values():
         os.makedirs(d, exist_ok=True)
-    onnx_seeds(os.path.join(build_dir, "launch", "rewire"), dirs["onnx_import"])
+    onnx_seeds(os.path.join(build_dir, "cli", "rewire"), dirs["onnx_import"])
     write_dict(os.path.join(out_dir, "config.dict"), config_seeds(dirs["config"]))
     write_dict(os.path.join(out_dir, "rules.dict"), rules_seeds(dirs["rules"]))
     message_seeds(build_dir, dirs["message"])
