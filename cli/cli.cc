@@ -29,6 +29,7 @@ int RunCli(int argc, char** argv) {
   RegisterTrain(app);
   RegisterLaunch(app);
   RegisterBench(app);
+  RegisterCost(app);
   RegisterReport(app);
 
   try {

@@ -339,7 +339,7 @@ void RegisterOptimize(CLI::App& app, const std::vector<std::string>& args) {
              [] {
                std::string list;
                for (const std::string& k : CostModelKinds())
-                 list += (list.empty() ? "" : " | ") + k;
+                 list += (list.empty() ? "" : " | ") + k + (k.back() == ':' ? "PATH" : "");
                return list;
              }())
       ->capture_default_str();  // an unknown name: the registry's error lists the known ones

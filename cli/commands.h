@@ -68,5 +68,7 @@ void RegisterOptimize(CLI::App& app, const std::vector<std::string>& args);
 void RegisterReport(CLI::App& app);
 void RegisterTrain(CLI::App& app);  // train and eval
 void RegisterLaunch(CLI::App& app);
+/// `rewire cost fit` (cli/cmd_cost.cc).
+void RegisterCost(CLI::App& app);
 
 }  // namespace rewire::cli

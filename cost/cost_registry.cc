@@ -6,6 +6,7 @@
 #include "cost/cuda/cuda_cost.h"
 #include "cost/device_profile.h"
 #include "cost/e2e_cost.h"
+#include "cost/learned_cost.h"
 #include "cost/ort_cost.h"
 
 namespace rewire {
@@ -67,6 +68,13 @@ StatusOr<std::unique_ptr<CostModel>> MakeOrt(const CostModelOptions& options) {
   return std::unique_ptr<CostModel>(std::move(model));
 }
 
+StatusOr<std::unique_ptr<CostModel>> MakeLearned(const CostModelOptions& options) {
+  const std::string path = options.kind.substr(options.kind.find(':') + 1);
+  if (path.empty()) return InvalidArgument("learned: name the model file, learned:PATH");
+  REWIRE_ASSIGN_OR_RETURN(LearnedCostParams params, LoadLearnedCost(path));
+  return std::unique_ptr<CostModel>(new LearnedCostModel(std::move(params), path));
+}
+
 /// A factory of the end-to-end model in `runtime`.
 CostModelRegistry::Factory MakeE2e(const std::string& runtime) {
   return [runtime](const CostModelOptions& options) -> StatusOr<std::unique_ptr<CostModel>> {
@@ -89,8 +97,21 @@ void CostModelRegistry::Add(const std::string& name, const std::string& summary,
 
 StatusOr<std::unique_ptr<CostModel>> CostModelRegistry::Make(
     const CostModelOptions& options) const {
+  // A name ending in ':' takes an argument: "learned:model.json" is made by "learned:".
+  const size_t colon = options.kind.find(':');
+  if (!entries_.Has(options.kind) && colon != std::string::npos &&
+      entries_.Has(options.kind.substr(0, colon + 1))) {
+    REWIRE_ASSIGN_OR_RETURN(const Entry* e, entries_.Get(options.kind.substr(0, colon + 1)));
+    return e->make(options);
+  }
   REWIRE_ASSIGN_OR_RETURN(const Entry* e, entries_.Get(options.kind));
   return e->make(options);
+}
+
+bool CostModelRegistry::Accepts(const std::string& kind) const {
+  const size_t colon = kind.find(':');
+  return entries_.Has(kind) || (colon != std::string::npos && colon + 1 < kind.size() &&
+                                entries_.Has(kind.substr(0, colon + 1)));
 }
 
 void AddCostBackends(CostModelRegistry& registry) {
@@ -105,6 +126,9 @@ void AddCostBackends(CostModelRegistry& registry) {
   registry.Add("e2e:reference", "the whole graph timed on the reference executor",
                MakeE2e("reference"));
   registry.Add("e2e:cuda", "the whole graph timed on the GPU's device executor", MakeE2e("cuda"));
+  registry.Add(
+      "learned:", "learned:PATH, a performance model fitted on measurements by `rewire cost fit`",
+      MakeLearned);
 }
 
 CostModelRegistry& CostModels() {

@@ -2,7 +2,8 @@
 // Cost models by name (`rewire optimize --cost NAME --device PROFILE`, `env.cost` in a training
 // config). A registry maps a name to a factory taking CostModelOptions; CostModels() is the
 // process's registry, holding cost/'s backends from its first use: analytic, cpu, cuda and ort
-// per operator, e2e:ort, e2e:reference and e2e:cuda per whole graph (cost/e2e_cost.h).
+// per operator, e2e:ort, e2e:reference and e2e:cuda per whole graph (cost/e2e_cost.h), and
+// learned:PATH (cost/learned_cost.h).
 // Any layer may add a model: a learned model in learner/, a measured end-to-end one, a test's
 // toy (docs/architecture.md, "Adding a cost model").
 
@@ -40,9 +41,13 @@ class CostModelRegistry {
  public:
   using Factory = std::function<StatusOr<std::unique_ptr<CostModel>>(const CostModelOptions&)>;
 
-  /// Adds model `name` (replacing one of that name); `summary` is its one-line description.
+  /// Adds model `name` (replacing one of that name); `summary` is its one-line description. A
+  /// name ending in ':' takes an argument: it makes every kind "<name><argument>" (the factory
+  /// reads the argument from options.kind), e.g. "learned:" makes "learned:model.json".
   void Add(const std::string& name, const std::string& summary, Factory make);
   bool Has(const std::string& name) const { return entries_.Has(name); }
+  /// Whether Make knows `kind`: a name, or a name ending in ':' followed by an argument.
+  bool Accepts(const std::string& kind) const;
   /// Every name, in the order added.
   std::vector<std::string> Names() const { return entries_.Names(); }
   std::string Summary(const std::string& name) const { return entries_.Summary(name); }
@@ -59,7 +64,7 @@ class CostModelRegistry {
   NamedRegistry<Entry> entries_{"cost model"};
 };
 
-/// Adds cost/'s backends: analytic, cpu, cuda, ort, e2e:ort, e2e:reference, e2e:cuda.
+/// Adds cost/'s backends: analytic, cpu, cuda, ort, e2e:ort, e2e:reference, e2e:cuda, learned:.
 void AddCostBackends(CostModelRegistry& registry);
 
 /// The process's registry, with cost/'s backends from the first call on. Add models at

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "cost/graph_work.h"
 #include "graph/onnx/onnx_io.h"
 #include "kernels/device_executor.h"
 #include "kernels/executor.h"
@@ -30,12 +31,12 @@ StatusOr<std::unique_ptr<E2eCostModel>> E2eCostModel::Create(const E2eCostOption
     ro.threads = options.num_threads;
     REWIRE_ASSIGN_OR_RETURN(ort, OrtRunner::Start(ro));
     key += ":" + ort->version();
-  } else if (options.runtime == "cuda") {
-    REWIRE_ASSIGN_OR_RETURN(const ExecDevice device, ParseExecDevice("cuda"));
+  } else if (options.runtime.rfind("cuda", 0) == 0) {
+    REWIRE_ASSIGN_OR_RETURN(const ExecDevice device, ParseExecDevice(options.runtime));
     REWIRE_RETURN_IF_ERROR(CheckExecDevice(device));
   } else if (options.runtime != "reference") {
     return InvalidArgument("unknown end-to-end runtime '" + options.runtime +
-                           "' (known: ort, reference, cuda)");
+                           "' (known: ort, reference, cuda, cuda:N)");
   }
   key += ":threads=" + std::to_string(options.num_threads);
   return std::unique_ptr<E2eCostModel>(
@@ -67,7 +68,8 @@ StatusOr<Graph> Folded(const Graph& graph) {
 StatusOr<double> E2eCostModel::GraphCostMs(const Graph& graph) {
   REWIRE_ASSIGN_OR_RETURN(const Graph folded, Folded(graph));
   const std::string key = fmt::format("graph:{:016x}", folded.Hash());
-  return memo_.Get(key, [&] { return Measure(folded); });
+  return memo_.Get(
+      key, [&] { return Measure(folded); }, [&] { return GraphWorkJson(WorkOf(folded)); });
 }
 
 StatusOr<double> E2eCostModel::Remeasure(const Graph& graph) {
@@ -78,7 +80,7 @@ StatusOr<double> E2eCostModel::Remeasure(const Graph& graph) {
 StatusOr<double> E2eCostModel::Measure(const Graph& folded) {
   if (options_.runtime == "ort") return MeasureInOrt(folded);
   DeviceRunOptions run;
-  run.device = options_.runtime == "cuda" ? "cuda" : "cpu";
+  run.device = options_.runtime == "reference" ? "cpu" : options_.runtime;
   run.num_threads = options_.num_threads;
   REWIRE_ASSIGN_OR_RETURN(const DeviceLatency l,
                           MeasureGraphLatencyOn(folded, options_.timing, run, options_.seed));

@@ -23,7 +23,7 @@
 namespace rewire {
 
 struct E2eCostOptions {
-  /// "ort", "reference" or "cuda".
+  /// "ort", "reference", "cuda" or "cuda:N".
   std::string runtime = "ort";
   /// Intra-op threads of the runtime (0: its default).
   int num_threads = 0;

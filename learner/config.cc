@@ -524,12 +524,19 @@ class Checker {
             path + " must be > 0, got " + FormatDouble(value));
   }
   /// "cpu", "cuda" or "cuda:N" (whether this machine has it is checked when the run starts).
-  void Device(const std::string& path, const std::string& value) {
+  /// cpu, cuda or cuda:N, or one of `also` (named in the message).
+  void Device(const std::string& path, const std::string& value,
+              const std::vector<std::string>& also = {}) {
     bool ok = value == "cpu" || value == "cuda";
     if (!ok && value.rfind("cuda:", 0) == 0 && value.size() > 5) {
       ok = value.find_first_not_of("0123456789", 5) == std::string::npos && value.size() < 10;
     }
-    Require(ok, path, path + " must be cpu, cuda or cuda:N, got '" + value + "'");
+    std::string names = "cpu, ";
+    for (const std::string& a : also) {
+      ok = ok || value == a;
+      names += a + ", ";
+    }
+    Require(ok, path, path + " must be " + names + "cuda or cuda:N, got '" + value + "'");
   }
   void NonNegative(const std::string& path, double value) {
     Require(std::isfinite(value) && value >= 0, path,
@@ -541,11 +548,20 @@ class Checker {
   }
   void OneOf(const std::string& path, const std::string& value,
              const std::vector<std::string>& allowed) {
-    std::string list;
-    for (const std::string& a : allowed) list += (list.empty() ? "" : "|") + a;
-    Require(std::find(allowed.begin(), allowed.end(), value) != allowed.end(), path,
+    std::string list;  // a name taking an argument shows it: learned:PATH
+    for (const std::string& a : allowed)
+      list += (list.empty() ? "" : "|") + a + (!a.empty() && a.back() == ':' ? "PATH" : "");
+    // A name ending in ':' takes an argument (a cost model "learned:" makes "learned:PATH").
+    const size_t colon = value.find(':');
+    const bool with_argument =
+        colon != std::string::npos && colon + 1 < value.size() &&
+        std::find(allowed.begin(), allowed.end(), value.substr(0, colon + 1)) != allowed.end();
+    const bool named = !value.empty() && value.back() != ':' &&
+                       std::find(allowed.begin(), allowed.end(), value) != allowed.end();
+    const std::string closest = Closest(value, allowed);
+    Require(with_argument || named, path,
             path + " must be one of " + list + ", got '" + value + "'" +
-                DidYouMean(Closest(value, allowed)));
+                (closest == value ? "" : DidYouMean(closest)));
   }
   void Models(const std::string& path, const std::vector<ModelSpec>& models) {
     std::vector<std::string> zoo;
@@ -597,7 +613,7 @@ Status Validate(const TrainConfig& c, const Locations& at) {
   check.AtLeast("env.max_candidates", c.env.max_candidates, 1);
   check.OneOf("env.cost", c.env.cost, names.cost_models);
   check.OneOf("env.reward", c.env.reward, {"dense", "sparse"});
-  check.Device("env.reward_device", c.env.reward_device);
+  check.Device("env.reward_device", c.env.reward_device, {"ort"});
   check.AtLeast("env.reward_repeats", c.env.reward_repeats, 1);
 
   check.AtLeast("gnn.hidden", c.gnn.hidden, 8);

@@ -73,14 +73,18 @@ struct EnvSection {
   /// Device profile name or path; "" = the cost backend's default (h100 for analytic and cuda,
   /// cpu_dev for cpu).
   std::string device;
-  std::string rules;       // rules file or directory; "" = default configs/rules
-  std::string cost_cache;  // SQLite cost cache path; "" = none
+  std::string rules;  // rules file or directory; "" = default configs/rules
+  /// SQLite cost cache path, shared by every process of the run (and other runs) that names it;
+  /// "" = none for env.cost, and the run's own <run.dir>/measurements.sqlite for the sparse
+  /// reward's measurements.
+  std::string cost_cache;
   /// "dense": every step's reward from the cost model, 100 * (RT_{t-1} - RT_t) / RT_0;
   /// "sparse": 0 until the episode's last step, rewarded 100 * (M_0 - M_T) / M_0 from the
   /// measured end-to-end runtimes of the input and the final graph (X-RLflow's two modes).
   std::string reward = "dense";
-  /// sparse: where runtimes are measured: "cpu" (the reference executor) or "cuda[:N]" (the
-  /// CUDA executor; needs a GPU and a CUDA LibTorch).
+  /// sparse: where runtimes are measured: "cpu" (the reference executor), "ort" (ONNX Runtime,
+  /// on the CPU) or "cuda[:N]" (the CUDA executor; needs a GPU and a CUDA LibTorch). Each graph
+  /// is measured once per run, across all its actors (cost/e2e_cost.h).
   std::string reward_device = "cpu";
   int reward_repeats = 5;  // sparse: timed runs per measurement, the median is taken (>= 1)
 };

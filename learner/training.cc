@@ -10,20 +10,21 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "cost/cost_cache.h"
 #include "cost/cost_registry.h"
+#include "cost/e2e_cost.h"
 #include "graph/clock.h"
 #include "graph/env_var.h"
 #include "graph/files.h"
 #include "graph/hash.h"
 #include "graph/json.h"
 #include "graph/models/load.h"
-#include "kernels/device_executor.h"
-#include "kernels/fold.h"
 #include "learner/acting.h"
 #include "learner/agent.h"
 #include "learner/data_parallel.h"
@@ -120,26 +121,62 @@ std::string EnvReplayKey(const TrainConfig& c, const Resources& r,
          format.ToString() + ", reward " + c.env.reward;
 }
 
-EnvOptions MakeEnvOptions(const TrainConfig& c) {
+StatusOr<EnvOptions> MakeEnvOptions(const TrainConfig& c, Resources& r) {
   EnvOptions eo;
   eo.horizon = c.env.horizon;
   eo.max_candidates = static_cast<size_t>(c.env.max_candidates);
   if (c.env.reward != "sparse") return eo;
   eo.reward = RewardMode::kSparseMeasured;
-  // The graph as it would run: weights folded, then timed end to end on the reward device.
-  TimingOptions timing;
-  timing.warmups = 1;
-  timing.repeats = c.env.reward_repeats;
-  DeviceRunOptions run;
-  run.device = c.env.reward_device;
-  run.num_threads = c.run.threads;
-  eo.measure = [timing, run](const Graph& graph) -> StatusOr<double> {
-    Graph folded = graph;
-    REWIRE_RETURN_IF_ERROR(FoldWeightSubgraphs(folded).status());
-    REWIRE_ASSIGN_OR_RETURN(const DeviceLatency l, MeasureGraphLatencyOn(folded, timing, run));
-    return l.stats.median_ms;
+  if (!r.reward_model) {
+    const std::string store = c.env.cost_cache.empty()
+                                  ? (fs::path(c.run.dir) / "measurements.sqlite").string()
+                                  : c.env.cost_cache;
+    if (!c.env.cost_cache.empty() || !c.run.dir.empty()) {
+      std::error_code ec;
+      fs::create_directories(
+          fs::path(store).parent_path().empty() ? fs::path(".") : fs::path(store).parent_path(),
+          ec);
+      REWIRE_ASSIGN_OR_RETURN(r.measurement_store, CostCache::Open(store));
+    }
+    // The graph as it would run: weights folded, then the median of reward_repeats runs after
+    // one warm-up, on the reward device.
+    E2eCostOptions e2e;
+    const std::string& device = c.env.reward_device;
+    e2e.runtime = device == "cpu" ? "reference" : device;
+    e2e.num_threads = c.run.threads;
+    e2e.timing.warmups = 1;
+    e2e.timing.repeats = c.env.reward_repeats;
+    e2e.statistic = "median";
+    REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<E2eCostModel> model,
+                            E2eCostModel::Create(e2e, r.measurement_store));
+    r.reward_model = std::move(model);
+  }
+  // Environments may step on several threads (double buffering); the model memoises.
+  auto model = r.reward_model;
+  auto mu = std::make_shared<std::mutex>();
+  eo.measure = [model, mu](const Graph& graph) -> StatusOr<double> {
+    std::lock_guard<std::mutex> lock(*mu);
+    return model->GraphCostMs(graph);
   };
   return eo;
+}
+
+StatusOr<RunMeasurements> CountMeasurements(const Resources& r) {
+  RunMeasurements m;
+  m.local = r.cost->measurements();
+  if (r.reward_model) {
+    const MeasurementCounts reward = r.reward_model->measurements();
+    m.local.measured += reward.measured;
+    m.local.seconds += reward.seconds;
+    m.local.cache_hits += reward.cache_hits;
+    m.local.memo_hits += reward.memo_hits;
+  }
+  if (r.measurement_store) {
+    REWIRE_ASSIGN_OR_RETURN(const MeasurementTotals t, r.measurement_store->Measured());
+    m.store_measured = t.measured;
+    m.store_seconds = t.seconds;
+  }
+  return m;
 }
 
 StatusOr<std::string> InitialAgentWeights(const TrainConfig& config, uint64_t seed) {
@@ -231,7 +268,8 @@ StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(
   const uint64_t rank_seed = c.run.seed + static_cast<uint64_t>(s.rz.rank) * 0x9E3779B97F4A7C15ULL;
   s.rng.seed(rank_seed);
   REWIRE_ASSIGN_OR_RETURN(s.res, LoadResources(c, paths, c.env.models));
-  s.env = std::make_unique<Environment>(s.res.rules, *s.res.cost, MakeEnvOptions(c));
+  REWIRE_ASSIGN_OR_RETURN(EnvOptions env_options, MakeEnvOptions(c, s.res));
+  s.env = std::make_unique<Environment>(s.res.rules, *s.res.cost, std::move(env_options));
   REWIRE_ASSIGN_OR_RETURN(s.agent, Agents().Create(c.run.agent, c, c.run.seed));
   s.env_key = EnvReplayKey(c, s.res, s.agent->observation_format());
   if (resume) {
@@ -430,13 +468,19 @@ Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
   for (const auto& kv : learned.metrics) {
     if (!is_chart(kv)) mx.Set(kv.first, kv.second);
   }
-  // A measured cost model's real measurements so far (this rank's): what the run has cost.
-  const MeasurementCounts m = s.res.cost->measurements();
-  if (m.measured + m.cache_hits + m.memo_hits > 0) {
+  // Real measurements so far: this rank's (a measured env.cost, the sparse reward), and the
+  // run's store's count of every process's (the env actors'): what the run has cost.
+  REWIRE_ASSIGN_OR_RETURN(const RunMeasurements rm, CountMeasurements(s.res));
+  const MeasurementCounts& m = rm.local;
+  if (m.measured + m.cache_hits + m.memo_hits > 0 || rm.store_measured >= 0) {
     mx.Set("measure/measured", static_cast<double>(m.measured));
     mx.Set("measure/seconds", m.seconds);
     mx.Set("measure/cache_hits", static_cast<double>(m.cache_hits));
     mx.Set("measure/memo_hits", static_cast<double>(m.memo_hits));
+  }
+  if (rm.store_measured >= 0) {
+    mx.Set("measure/run_measured", static_cast<double>(rm.store_measured));
+    mx.Set("measure/run_seconds", rm.store_seconds);
   }
   for (const auto& [k, v] : extra) mx.Set(k, v);
   REWIRE_RETURN_IF_ERROR(RecordUpdate(s, update, mx, local.steps));
@@ -449,6 +493,13 @@ Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
   if (finished()) {
     Log("done: " + std::to_string(s.run.policy_version) + " updates, " +
         std::to_string(s.run.global_step) + " steps, checkpoint " + s.ckpt);
+    if (rm.store_measured >= 0) {
+      Log(
+          fmt::format("measured: {} graphs in {:.1f} s by the run's processes ({}); this one "
+                      "measured {}, {} cache hits, {} memo hits",
+                      rm.store_measured, rm.store_seconds, s.res.measurement_store->path(),
+                      m.measured, m.cache_hits, m.memo_hits));
+    }
   }
   return Status::Ok();
 }
@@ -497,6 +548,9 @@ int64_t ActingPolicy::version() const { return impl_->version; }
 const ActingProfile& ActingPolicy::profile() const { return impl_->profile; }
 uint64_t ActingPolicy::rules_hash() const { return impl_->res.rules_hash; }
 const std::string& ActingPolicy::env_key() const { return impl_->env_key; }
+StatusOr<RunMeasurements> ActingPolicy::measurements() const {
+  return CountMeasurements(impl_->res);
+}
 
 StatusOr<std::unique_ptr<ActingPolicy>> ActingPolicy::Create(const TrainConfig& c,
                                                              const RunPaths& paths, uint64_t seed,
@@ -507,7 +561,7 @@ StatusOr<std::unique_ptr<ActingPolicy>> ActingPolicy::Create(const TrainConfig& 
   SetComputeThreads(c.run.threads);
   impl->rng.seed(seed);
   REWIRE_ASSIGN_OR_RETURN(impl->res, LoadResources(c, paths, c.env.models));
-  impl->env_options = MakeEnvOptions(c);
+  REWIRE_ASSIGN_OR_RETURN(impl->env_options, MakeEnvOptions(c, impl->res));
   impl->double_buffer = c.distributed.double_buffer;
   REWIRE_ASSIGN_OR_RETURN(impl->agent, Agents().Create(c.run.agent, c, seed));
   REWIRE_RETURN_IF_ERROR(impl->agent->UseDevice(c.distributed.actor_device, device_index));

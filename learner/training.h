@@ -31,12 +31,18 @@
 
 namespace rewire {
 
+class CostCache;
+
 /// What every run needs: verified rules, a cost model, the models as graphs.
 struct Resources {
   std::vector<rules::Rule> rules;
   uint64_t rules_hash = 0;  // RulesContentHash of the rules' files: compact rollouts name it
   std::unique_ptr<CostModel> cost;
   std::vector<std::pair<std::string, Graph>> models;  // label, graph
+  /// The sparse reward's end-to-end model (MakeEnvOptions sets it up; null for the dense one)
+  /// and the store its measurements are shared through by the run's processes.
+  std::shared_ptr<CostModel> reward_model;
+  std::shared_ptr<CostCache> measurement_store;
 };
 
 /// Loads the rules (verified), the cost model and `models` as env configures them.
@@ -49,9 +55,23 @@ StatusOr<Resources> LoadResources(const TrainConfig& config, const RunPaths& pat
 std::string EnvReplayKey(const TrainConfig& config, const Resources& resources,
                          const ObservationFormat& format);
 
-/// The environment env configures: horizon, candidate cap, and the reward (env.reward; the
-/// sparse reward measures graphs, weights folded, on env.reward_device).
-EnvOptions MakeEnvOptions(const TrainConfig& config);
+/// The environment env configures: horizon, candidate cap, and the reward (env.reward). The
+/// sparse reward measures graphs end to end on env.reward_device through an e2e cost model it
+/// sets up in `resources` (reward_model), whose measurements go through the run's store
+/// (env.cost_cache, else <run.dir>/measurements.sqlite): a graph is measured once per run, by
+/// whichever of its processes meets it first. Errors: the runtime cannot start (no ONNX Runtime,
+/// no GPU), the store cannot be opened.
+StatusOr<EnvOptions> MakeEnvOptions(const TrainConfig& config, Resources& resources);
+
+/// What the run has measured so far: this process's counts (env.cost's and the sparse
+/// reward's), and the store's log of every process's measurements (`store_measured`,
+/// `store_seconds`; -1 without a store).
+struct RunMeasurements {
+  MeasurementCounts local;
+  int64_t store_measured = -1;
+  double store_seconds = 0;
+};
+StatusOr<RunMeasurements> CountMeasurements(const Resources& resources);
 
 /// The weights (what learners broadcast) of a fresh agent as `config` asks (run.agent), drawn
 /// from `seed`.
@@ -146,6 +166,8 @@ class ActingPolicy {
   const ActingProfile& profile() const;
   uint64_t rules_hash() const;
   const std::string& env_key() const;
+  /// What this actor has measured, and the run's store's totals (CountMeasurements).
+  StatusOr<RunMeasurements> measurements() const;
 
   struct Impl;
 

@@ -264,6 +264,41 @@ TEST(CompactRollouts, AMeasuredFinalRewardIsKeptOnReplay) {
   }
 }
 
+// The sparse reward's measurements go through the run's store: a second actor of the run that
+// meets the graphs the first measured (the same seed plays the same episode) measures none of
+// them, and the store's log counts the run's measurements across both.
+TEST(CompactRollouts, TheRunsActorsMeasureEachGraphOnceThroughItsStore) {
+  TempDir tmp;
+  TrainConfig config = SmallConfig(tmp / "run");
+  config.env.reward = "sparse";
+  config.env.reward_repeats = 1;
+  auto learner = LearnerRank::Create(config, Paths(), ResumeMode::kFresh, nullptr);
+  ASSERT_TRUE(learner.ok()) << learner.status().message();
+  std::unique_ptr<ActingPolicy> actors[2];
+  for (auto& a : actors) {
+    auto made = ActingPolicy::Create(config, Paths(), 5);
+    ASSERT_TRUE(made.ok()) << made.status().message();
+    a = std::move(*made);
+    ASSERT_TRUE(a->LoadWeights(*(*learner)->WeightsBytes(), 0).ok());
+  }
+  auto first = actors[0]->RunEpisodes(1, false);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  auto second = actors[1]->RunEpisodes(1, false);
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_EQ((*first)[0].rules, (*second)[0].rules);
+  EXPECT_EQ((*first)[0].steps.back().reward, (*second)[0].steps.back().reward);
+
+  auto a = actors[0]->measurements(), b = actors[1]->measurements();
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_GE(a->local.measured, 1);  // the input, and the final graph when it differs
+  EXPECT_LE(a->local.measured, 2);
+  EXPECT_EQ(b->local.measured, 0);
+  EXPECT_EQ(b->local.cache_hits, a->local.measured);
+  EXPECT_EQ(b->store_measured, a->local.measured);
+  EXPECT_GT(b->store_seconds, 0);
+  EXPECT_TRUE(std::filesystem::exists(tmp / "run/measurements.sqlite"));
+}
+
 TEST(CompactRollouts, TheRuleSetHashFollowsTheRulesContent) {
   TempDir tmp;
   std::filesystem::create_directories(tmp / "a");

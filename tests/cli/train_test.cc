@@ -398,6 +398,11 @@ TEST(TrainCli, TrainsOnTheSparseMeasuredReward) {
   const double ret = JsonNumberAt(m, "charts/episodic_return").value_or(NAN);
   EXPECT_TRUE(std::isfinite(ret)) << m.dump();
   EXPECT_NE(ReadFile(tmp / "run/config.toml").find("reward = \"sparse\""), std::string::npos);
+  // The measurements counted: this process's, and the run's store's (the same, one process).
+  const double measured = JsonNumberAt(m, "measure/measured").value_or(-1);
+  EXPECT_GE(measured, 1) << m.dump();
+  EXPECT_EQ(JsonNumberAt(m, "measure/run_measured").value_or(-1), measured) << m.dump();
+  EXPECT_GT(JsonNumberAt(m, "measure/run_seconds").value_or(0), 0) << m.dump();
 }
 
 TEST(TrainCli, TwoDataParallelRanksHoldIdenticalWeightsAfterEveryUpdate) {

@@ -1,6 +1,8 @@
 // The persistent cost cache: round trips, first writer wins, clear errors for files that are not
-// caches or are damaged, two processes sharing one cache, and a writer killed mid-transaction
-// leaving the cache intact. Processes synchronise through pipes, never sleeps.
+// caches or are damaged, two processes sharing one cache, a writer killed mid-transaction
+// leaving the cache intact, claims (one measurer per key; a dead or lapsed one's claim taken
+// over), the measurement log, and a version-1 file upgraded in place. Processes synchronise
+// through pipes, never sleeps.
 
 #include "cost/cost_cache.h"
 
@@ -256,6 +258,105 @@ TEST(CostCache, AWriterKilledMidTransactionLeavesTheCacheIntact) {
   EXPECT_FALSE((*cache)->Get("dev", Sig("doomed", 0)).value().has_value());
   EXPECT_TRUE((*cache)->Put("dev", Sig("after", 0), 3.0).ok());
   EXPECT_EQ(*(*cache)->Count("dev"), 11);
+}
+
+// ---------------------------------------------------------------------------- claims
+
+TEST(CostCache, AClaimMakesOneMeasurerAndTheOthersWaitForItsValue) {
+  const std::string path = FreshPath("claims");
+  auto a = CostCache::Open(path), b = CostCache::Open(path);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::string me = CostCache::OwnerName(100), other = CostCache::OwnerName(101);
+  auto first = (*a)->Claim("dev", "g", me, 60);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_EQ(first->kind, CostClaim::Kind::kClaimed);
+  auto again = (*a)->Claim("dev", "g", me, 60);  // the holder may ask again
+  EXPECT_EQ(again->kind, CostClaim::Kind::kClaimed);
+  auto second = (*b)->Claim("dev", "g", other, 60);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->kind, CostClaim::Kind::kHeld);
+  EXPECT_EQ(second->holder, me);
+  EXPECT_EQ((*b)->Claim("dev", "h", other, 60)->kind, CostClaim::Kind::kClaimed);  // another key
+
+  auto stored = (*a)->PutMeasured("dev", "g", 2.5, 0.75, me);
+  ASSERT_TRUE(stored.ok()) << stored.status().message();
+  EXPECT_EQ(*stored, 2.5);
+  auto known = (*b)->Claim("dev", "g", other, 60);
+  EXPECT_EQ(known->kind, CostClaim::Kind::kKnown);
+  EXPECT_EQ(known->cost_ms, 2.5);
+
+  // A second measurement of a stored key keeps the first value but is still logged: it was made.
+  EXPECT_EQ(*(*b)->PutMeasured("dev", "g", 9.0, 0.25, other), 2.5);
+  auto totals = (*b)->Measured();
+  ASSERT_TRUE(totals.ok());
+  EXPECT_EQ(totals->measured, 2);
+  EXPECT_DOUBLE_EQ(totals->seconds, 1.0);
+  EXPECT_EQ((*a)->Measured("de")->measured, 2);
+  EXPECT_EQ((*a)->Measured("other")->measured, 0);
+
+  // A failed measurement releases its claim.
+  ASSERT_TRUE((*b)->Release("dev", "h", other).ok());
+  EXPECT_EQ((*a)->Claim("dev", "h", me, 60)->kind, CostClaim::Kind::kClaimed);
+}
+
+TEST(CostCache, TheClaimOfAProcessThatExitedIsTakenOver) {
+  const std::string path = FreshPath("dead_claim");
+  Pipe claimed;
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    auto cache = CostCache::Open(path);
+    const bool ok = cache.ok() && (*cache)->Claim("dev", "g", CostCache::OwnerName(0), 3600).ok();
+    claimed.Send();
+    ChildExit(ok);  // exits holding the claim, as a measurer that crashed would
+  }
+  claimed.CloseWrite();
+  ASSERT_TRUE(claimed.Wait());
+  ASSERT_EQ(WaitExit(pid), 0);
+  auto cache = CostCache::Open(path);
+  ASSERT_TRUE(cache.ok());
+  auto claim = (*cache)->Claim("dev", "g", CostCache::OwnerName(1), 60);
+  ASSERT_TRUE(claim.ok()) << claim.status().message();
+  EXPECT_EQ(claim->kind, CostClaim::Kind::kClaimed);
+}
+
+TEST(CostCache, AClaimFromAnotherHostHoldsUntilItsLeaseRunsOut) {
+  const std::string path = FreshPath("lease");
+  auto cache = CostCache::Open(path);
+  ASSERT_TRUE(cache.ok());
+  const std::string far = "another-host.invalid:1:0";
+  ASSERT_EQ((*cache)->Claim("dev", "live", far, 3600)->kind, CostClaim::Kind::kClaimed);
+  ASSERT_EQ((*cache)->Claim("dev", "lapsed", far, -1)->kind, CostClaim::Kind::kClaimed);
+  const std::string me = CostCache::OwnerName(0);
+  EXPECT_EQ((*cache)->Claim("dev", "live", me, 60)->kind, CostClaim::Kind::kHeld);
+  EXPECT_EQ((*cache)->Claim("dev", "lapsed", me, 60)->kind, CostClaim::Kind::kClaimed);
+}
+
+TEST(CostCache, AVersionOneCacheIsUpgradedWithItsCostsKept) {
+  const std::string path = FreshPath("v1");
+  {  // a cache as the first format wrote it
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                           "INSERT INTO meta VALUES('format', 'rewire-cost-cache'), ('version', "
+                           "'1');"
+                           "CREATE TABLE op_costs(device TEXT NOT NULL, signature TEXT NOT NULL, "
+                           "cost_ms REAL NOT NULL, PRIMARY KEY(device, signature)) WITHOUT ROWID;"
+                           "INSERT INTO op_costs VALUES('dev', 'old', 4.0);",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto cache = CostCache::Open(path);
+  ASSERT_TRUE(cache.ok()) << cache.status().message();
+  EXPECT_EQ(*(*cache)->Get("dev", "old").value(), 4.0);
+  const std::string me = CostCache::OwnerName(0);
+  EXPECT_EQ((*cache)->Claim("dev", "new", me, 60)->kind, CostClaim::Kind::kClaimed);
+  EXPECT_TRUE((*cache)->PutMeasured("dev", "new", 1.0, 0.5, me).ok());
+  EXPECT_EQ((*cache)->Measured()->measured, 1);
+  cache->reset();
+  EXPECT_TRUE(CostCache::Open(path).ok());  // and opens again as version 2
 }
 
 }  // namespace

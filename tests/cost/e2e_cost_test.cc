@@ -1,15 +1,20 @@
 // The end-to-end cost models (cost/e2e_cost.h): a graph measured once (memo, then the shared
-// cache across processes' models), the measurements counted, the budget refusing more and
-// stopping a search with what it found, and ONNX Runtime timing the file as written.
+// cache across processes' models; one waiting while another measures), the measurements counted,
+// the budget refusing more and stopping a search with what it found, and ONNX Runtime timing the
+// file as written.
 
 #include "cost/e2e_cost.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 
+#include "cost/cost_cache.h"
 #include "cost/cost_registry.h"
+#include "cost/graph_work.h"
 #include "env/search_registry.h"
 #include "graph/builder.h"
 #include "graph/models/zoo.h"
@@ -86,6 +91,51 @@ TEST(E2eCost, ModelsSharingACacheMeasureAGraphOnce) {
   EXPECT_EQ(first->measurements().measured, 1);
   EXPECT_EQ(second->measurements().measured, 0);
   EXPECT_EQ(second->measurements().cache_hits, 1);
+  // The log keeps the measurement, its seconds and what the graph asks of the hardware.
+  auto store = CostCache::Open(cache);
+  ASSERT_TRUE(store.ok());
+  auto log = (*store)->MeasurementLog("e2e:reference");
+  ASSERT_TRUE(log.ok()) << log.status().message();
+  ASSERT_EQ(log->size(), 1u);
+  EXPECT_EQ((*log)[0].cost_ms, *a);
+  EXPECT_GT((*log)[0].seconds, 0);
+  auto work = ParseGraphWorkJson((*log)[0].work);
+  ASSERT_TRUE(work.ok()) << (*log)[0].work;
+  EXPECT_EQ((*work)["MatMul"].count, 2);
+  EXPECT_DOUBLE_EQ((*work)["MatMul"].flops, 2 * 2.0 * 8 * 48 * 48);
+  EXPECT_EQ((*work)["Relu"].count, 1);
+  EXPECT_EQ((*work)["Add"].count, 1);
+  EXPECT_EQ(work->size(), 3u);
+}
+
+// Two actors meeting the same new graph: while one measures it (holds its claim in the run's
+// store), the other waits for that value instead of measuring, so the run measures it once.
+TEST(E2eCost, AnActorWaitsForTheGraphAnotherActorIsMeasuring) {
+  const std::string path = FreshCache("claim");
+  auto first = CostCache::Open(path), second = CostCache::Open(path);
+  ASSERT_TRUE(first.ok() && second.ok());
+  // The first actor is mid-measurement: it holds the claim.
+  const std::string measurer = CostCache::OwnerName(1000);
+  ASSERT_EQ((*first)->Claim("e2e:test", "graph:1", measurer, 60)->kind, CostClaim::Kind::kClaimed);
+  // The second asks for the graph meanwhile, on its own thread.
+  MeasurementMemo memo("e2e:test", *second);
+  std::atomic<int> measured_by_second{0};
+  StatusOr<double> got = Internal("not run");
+  std::thread asker([&] {
+    got = memo.Get("graph:1", [&]() -> StatusOr<double> {
+      ++measured_by_second;
+      return 9.0;
+    });
+  });
+  // The first actor's value arrives; the second returns with it.
+  ASSERT_TRUE((*first)->PutMeasured("e2e:test", "graph:1", 4.0, 0.5, measurer).ok());
+  asker.join();
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(*got, 4.0);
+  EXPECT_EQ(measured_by_second.load(), 0);
+  EXPECT_EQ(memo.counts().measured, 0);
+  EXPECT_EQ(memo.counts().cache_hits, 1);
+  EXPECT_EQ((*first)->Measured()->measured, 1);
 }
 
 TEST(E2eCost, TheBudgetRefusesNewGraphsAndStopsASearchWithWhatItFound) {
@@ -138,7 +188,7 @@ TEST(E2eCost, AnUnknownRuntimeIsAnError) {
   auto model = E2eCostModel::Create(o);
   ASSERT_FALSE(model.ok());
   EXPECT_EQ(model.status().message(),
-            "unknown end-to-end runtime 'tpu' (known: ort, reference, cuda)");
+            "unknown end-to-end runtime 'tpu' (known: ort, reference, cuda, cuda:N)");
 }
 
 }  // namespace

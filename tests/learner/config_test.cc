@@ -188,7 +188,15 @@ TEST(ConfigParse, TheSparseMeasuredRewardAndItsDevice) {
             std::string::npos)
       << bad.status().message();
   EXPECT_FALSE(ParseTrainConfig("[env]\nreward_repeats = 0\n", "cfg.toml").ok());
-  EXPECT_FALSE(ParseTrainConfig("[env]\nreward_device = \"tpu\"\n", "cfg.toml").ok());
+  const auto tpu = ParseTrainConfig("[env]\nreward_device = \"tpu\"\n", "cfg.toml");
+  ASSERT_FALSE(tpu.ok());
+  EXPECT_NE(tpu.status().message().find("must be cpu, ort, cuda or cuda:N, got 'tpu'"),
+            std::string::npos)
+      << tpu.status().message();
+  // A cost model that takes an argument: learned:PATH.
+  EXPECT_EQ(ParseOrDie("[env]\ncost = \"learned:model.json\"\n").env.cost, "learned:model.json");
+  EXPECT_EQ(ParseOrDie("[env]\nreward = \"sparse\"\nreward_device = \"ort\"\n").env.reward_device,
+            "ort");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -325,9 +333,12 @@ TEST(ConfigValidation, OutOfRangeValuesNameKeyLineAndValue) {
       {"[env]\nmax_candidates = 0\n", "cfg.toml:2: env.max_candidates must be >= 1, got 0"},
       {"[env]\nmodels = []\n", "cfg.toml:2: env.models must list at least one model"},
       {"[env]\ncost = \"gpu\"\n",
-       "cfg.toml:2: env.cost must be one of analytic|cpu|cuda|ort|e2e:ort|e2e:reference|e2e:cuda, "
-       "got 'gpu' (did you mean "
-       "'cpu'?)"},
+       "cfg.toml:2: env.cost must be one of "
+       "analytic|cpu|cuda|ort|e2e:ort|e2e:reference|e2e:cuda|learned:PATH, got 'gpu' (did you "
+       "mean 'cpu'?)"},
+      {"[env]\ncost = \"learned:\"\n",
+       "cfg.toml:2: env.cost must be one of "
+       "analytic|cpu|cuda|ort|e2e:ort|e2e:reference|e2e:cuda|learned:PATH, got 'learned:'"},
       {"[gnn]\nhidden = 4\nheads = 1\n", "cfg.toml:2: gnn.hidden must be >= 8, got 4"},
       {"[gnn]\nlayers = 0\n", "cfg.toml:2: gnn.layers must be >= 1, got 0"},
       {"[gnn]\nheads = 0\n", "cfg.toml:2: gnn.heads must be >= 1, got 0"},
