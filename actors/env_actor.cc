@@ -200,9 +200,14 @@ class EnvActor {
       if (StopFlag().load()) break;
       heartbeat_.Set(policy_.version(), counters_.steps);
       if (!lag_.MayAct(policy_.version(), version_interval_s_, counters_)) continue;
-      REWIRE_ASSIGN_OR_RETURN(std::vector<Episode> episodes,
-                              policy_.RunEpisodes(d_.envs_per_actor, !compact_));
-      for (Episode& episode : episodes) Send(std::move(episode));
+      StatusOr<std::vector<Episode>> episodes = policy_.RunEpisodes(d_.envs_per_actor, !compact_);
+      if (!episodes.ok()) {
+        // A stop reaches the actor's process group, its runtime's process too (the ONNX Runtime
+        // runner measuring a graph): an episode cut short by the stop is not an error.
+        if (StopFlag().load()) break;
+        return episodes.status();
+      }
+      for (Episode& episode : *episodes) Send(std::move(episode));
       WriteStats();
       WriteProfile();
     }

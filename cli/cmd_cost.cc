@@ -85,9 +85,10 @@ void Fit(const FitOptions& o) {
   if (devices.size() > 1) {
     std::string names;
     for (const auto& [d, n] : devices) names += fmt::format("\n  {} ({} graphs)", d, n);
-    throw CommandError(InvalidArgument("the stores hold graphs measured by several runtimes; "
-                                       "pick one with --runtime:" +
-                                       names));
+    throw CommandError(
+        InvalidArgument("the stores hold graphs measured by several runtimes; "
+                        "pick one with --runtime:" +
+                        names));
   }
   const std::string stores = Join(o.stores);
   if (samples.size() < 4) {
@@ -108,17 +109,16 @@ void Fit(const FitOptions& o) {
   } else {
     std::mt19937_64 rng(o.seed);
     std::shuffle(samples.begin(), samples.end(), rng);
-    const size_t n = std::min(samples.size() - 2,
-                              static_cast<size_t>(std::lround(o.holdout * samples.size())));
+    const size_t n =
+        std::min(samples.size() - 2, static_cast<size_t>(std::lround(o.holdout * samples.size())));
     test.assign(samples.begin(), samples.begin() + n);
     train.assign(samples.begin() + n, samples.end());
   }
 
   LearnedCostParams params = Take(FitLearnedCost(train));
   params.runtime = runtime;
-  const DeviceProfile device = Take(FindDeviceProfile(o.analytic, o.devices_dir.empty()
-                                                                      ? DefaultDevicesDir()
-                                                                      : o.devices_dir));
+  const DeviceProfile device = Take(
+      FindDeviceProfile(o.analytic, o.devices_dir.empty() ? DefaultDevicesDir() : o.devices_dir));
   // The roofline's scale is another machine's: scaled by the median measured/predicted ratio of
   // the training graphs, so that its error is comparable (its rank correlation does not change).
   std::vector<double> ratios;
@@ -155,8 +155,8 @@ void Fit(const FitOptions& o) {
   params.fit_summary = fmt::format(
       "fitted on {} graphs of {} ({}); held out {}: Spearman {:.3f}, mean error {:.1f}% "
       "(analytic({}) scaled: {:.3f}, {:.1f}%)",
-      train.size(), runtime, stores, test.size(), learned_test.spearman,
-      100 * learned_test.error, device.name, roofline_test.spearman, 100 * roofline_test.error);
+      train.size(), runtime, stores, test.size(), learned_test.spearman, 100 * learned_test.error,
+      device.name, roofline_test.spearman, 100 * roofline_test.error);
   if (!o.out.empty()) {
     // The model written is fitted on every graph of --store; the scores above are of the
     // split's fit.

@@ -19,8 +19,8 @@ constexpr const char* kFormat = "rewire-learned-cost";
 constexpr int kVersion = 1;
 
 Json CoefficientsJson(const WorkCoefficients& c) {
-  return Json::array({JsonDecimal(c.per_op, 12), JsonDecimal(c.per_flop, 12),
-                      JsonDecimal(c.per_byte, 12)});
+  return Json::array(
+      {JsonDecimal(c.per_op, 12), JsonDecimal(c.per_flop, 12), JsonDecimal(c.per_byte, 12)});
 }
 
 StatusOr<WorkCoefficients> CoefficientsOf(const Json& js, const std::string& what) {
@@ -164,7 +164,8 @@ StatusOr<LearnedCostParams> LoadLearnedCost(const std::string& path) {
   StatusOr<Json> parsed = ParseJsonObject(text.str());
   if (!parsed.ok()) return fail(parsed.status().message());
   const Json& js = *parsed;
-  if (js.value("format", "") != kFormat) return fail("its format is not '" + std::string(kFormat) + "'");
+  if (js.value("format", "") != kFormat)
+    return fail("its format is not '" + std::string(kFormat) + "'");
   if (!js.contains("version") || !js["version"].is_number_integer() || js["version"] != kVersion)
     return fail("version " + (js.contains("version") ? js["version"].dump() : "missing") +
                 ", this build reads " + std::to_string(kVersion));

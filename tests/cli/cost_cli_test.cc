@@ -49,8 +49,8 @@ TEST(CostCli, FitsALearnedModelOnAStoreAndASearchCostsWithIt) {
   TempDir tmp;
   const std::string store = tmp / "m.sqlite", out = tmp / "learned.json";
   MeasureInto(store, 12);
-  RunResult r = Rewire("cost fit --store " + Quote(store) + " --runtime e2e:reference --out " +
-                       Quote(out));
+  RunResult r =
+      Rewire("cost fit --store " + Quote(store) + " --runtime e2e:reference --out " + Quote(out));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("12 graphs measured by e2e:reference"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("fitted on 9, 3 held out"), std::string::npos) << r.output;
