@@ -32,14 +32,13 @@ struct FitOptions {
   std::string devices_dir;
 };
 
-/// The roofline's prediction from a graph's work per operator type: the launches, then the
-/// larger of compute and memory time of each type's summed work (a lower bound of the per-operator
-/// roofline, which takes the larger of the two operator by operator).
+/// The roofline's prediction from a graph's work per operator type: each type's summed work as
+/// one roofline (RooflineMs: its launches, then the larger of compute and memory time), a lower
+/// bound of the per-operator roofline, which takes the larger of the two operator by operator.
 double RooflineOfWork(const GraphWork& work, const DeviceProfile& device) {
   double ms = 0;
   for (const auto& [op, w] : work) {
-    ms += static_cast<double>(w.count) * device.launch_overhead_ms +
-          1e3 * std::max(w.flops / device.peak_flops, w.bytes / device.memory_bandwidth);
+    ms += RooflineMs(OpWork{w.flops, w.bytes, static_cast<int>(w.count)}, device);
   }
   return ms;
 }

@@ -2,11 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <numeric>
-#include <sstream>
-
-#include <fmt/format.h>
 
 #include "cost/analytic_cost.h"
 #include "graph/files.h"
@@ -126,15 +122,20 @@ StatusOr<LearnedCostParams> FitLearnedCost(const std::vector<WorkSample>& sample
   return p;
 }
 
+WorkCoefficients OpCoefficients(const LearnedCostParams& params, std::string_view op) {
+  WorkCoefficients c = params.shared;
+  if (auto it = params.types.find(op); it != params.types.end()) {
+    c.per_op += it->second.per_op;
+    c.per_flop += it->second.per_flop;
+    c.per_byte += it->second.per_byte;
+  }
+  return c;
+}
+
 double PredictMs(const LearnedCostParams& params, const GraphWork& work) {
   double ms = 0;
   for (const auto& [op, w] : work) {
-    WorkCoefficients c = params.shared;
-    if (auto it = params.types.find(op); it != params.types.end()) {
-      c.per_op += it->second.per_op;
-      c.per_flop += it->second.per_flop;
-      c.per_byte += it->second.per_byte;
-    }
+    const WorkCoefficients c = OpCoefficients(params, op);
     ms += c.per_op * static_cast<double>(w.count) + c.per_flop * w.flops + c.per_byte * w.bytes;
   }
   return ms;
@@ -154,15 +155,14 @@ Status SaveLearnedCost(const LearnedCostParams& params, const std::string& path)
 }
 
 StatusOr<LearnedCostParams> LoadLearnedCost(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read learned cost model '" + path + "'");
-  std::stringstream text;
-  text << in.rdbuf();
+  StatusOr<Json> parsed = ReadJsonFile(path);
+  if (!parsed.ok() && parsed.status().code() == StatusCode::kNotFound)
+    return NotFound("cannot read learned cost model '" + path + "'");
+  if (!parsed.ok())
+    return InvalidArgument("not a learned cost model: " + parsed.status().message());
   auto fail = [&](const std::string& why) {
     return InvalidArgument("'" + path + "' is not a learned cost model: " + why);
   };
-  StatusOr<Json> parsed = ParseJsonObject(text.str());
-  if (!parsed.ok()) return fail(parsed.status().message());
   const Json& js = *parsed;
   if (js.value("format", "") != kFormat)
     return fail("its format is not '" + std::string(kFormat) + "'");
@@ -191,9 +191,8 @@ std::string LearnedCostModel::Name() const {
 
 StatusOr<double> LearnedCostModel::OpCostMs(const Graph& graph, const Node& node) {
   const OpWork w = AnalyticWork(graph, node);
-  GraphWork one;
-  one[std::string(OpName(node.op))] = OpTypeWork{1, w.flops, w.bytes};
-  return PredictMs(params_, one);
+  const WorkCoefficients c = OpCoefficients(params_, OpName(node.op));
+  return c.per_op + c.per_flop * w.flops + c.per_byte * w.bytes;
 }
 
 double SpearmanCorrelation(const std::vector<double>& a, const std::vector<double>& b) {

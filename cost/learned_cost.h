@@ -20,10 +20,12 @@
 // The file is JSON: {"format": "rewire-learned-cost", "version": 1, "runtime": "e2e:ort:...",
 // "shared": [c, f, b], "types": {"MatMul": [c, f, b], ...}, "fit": {...}} (times in ms).
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cost/cost_model.h"
@@ -40,7 +42,7 @@ struct LearnedCostParams {
   /// The device key of the measurements it was fitted on, e.g. "e2e:ort:1.30.0:threads=1".
   std::string runtime;
   WorkCoefficients shared;
-  std::map<std::string, WorkCoefficients> types;
+  std::map<std::string, WorkCoefficients, std::less<>> types;  // looked up by OpName's view
   /// How the fit went (samples, errors), as `rewire cost fit` reported it; kept in the file.
   std::string fit_summary;
 };
@@ -60,6 +62,10 @@ struct LearnedFitOptions {
 /// Fits the coefficients on `samples` (at least 2, every time > 0). Errors: too few samples.
 StatusOr<LearnedCostParams> FitLearnedCost(const std::vector<WorkSample>& samples,
                                            const LearnedFitOptions& options = {});
+
+/// What one operator of type `op` costs under `params`: its type's coefficients (none for a type
+/// the fit never saw) plus the shared ones.
+WorkCoefficients OpCoefficients(const LearnedCostParams& params, std::string_view op);
 
 /// The predicted time of `work` (ms) under `params`.
 double PredictMs(const LearnedCostParams& params, const GraphWork& work);

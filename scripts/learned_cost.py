@@ -21,6 +21,8 @@ import subprocess
 import sys
 import time
 
+from logged_run import run
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Models and their shape options: small enough that a measurement takes a fraction of a second.
@@ -35,15 +37,6 @@ MODELS = {
     "nasrnn": [],
     "xrlflow-bert-2": ["xrlflow-bert", "--layers", "2"],
 }
-
-
-def run(cmd, log):
-    with open(log, "a") as f:
-        f.write("$ " + " ".join(cmd) + "\n")
-        f.flush()
-        p = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=REPO)
-    if p.returncode != 0:
-        sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}; see {log}")
 
 
 def fit(args, stores, test_stores=None, seed=1):

@@ -20,20 +20,11 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import time
 
+from logged_run import run
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def run(cmd, log):
-    """Runs a command, its output appended to `log`; exits with its output's tail on failure."""
-    with open(log, "a") as f:
-        f.write("$ " + " ".join(cmd) + "\n")
-        f.flush()
-        p = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=REPO)
-    if p.returncode != 0:
-        sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}; see {log}")
 
 
 def last_metrics(run_dir):

@@ -28,8 +28,9 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import time
+
+from logged_run import run
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -63,16 +64,6 @@ REALISTIC = {
     "dalle": ("dalle:layers=2", 16, 40),
     "tt": ("tt:layers=2", 48, 170),
 }
-
-
-def run(cmd, log):
-    """Runs a command, its output appended to `log`; exits with its output on failure."""
-    with open(log, "a") as f:
-        f.write("$ " + " ".join(cmd) + "\n")
-        f.flush()
-        p = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=REPO)
-    if p.returncode != 0:
-        sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}; see {log}")
 
 
 class Space:

@@ -20,7 +20,7 @@ namespace rewire {
 namespace {
 
 /// A machine the fit must learn: per operator type, ms per operator, per flop and per byte.
-const std::map<std::string, WorkCoefficients> kMachine = {
+const decltype(LearnedCostParams::types) kMachine = {
     {"MatMul", {0.004, 2e-8, 1e-7}},
     {"Relu", {0.002, 0, 4e-7}},
     {"Add", {0.002, 0, 5e-7}},
