@@ -219,6 +219,45 @@ std::string CostCell(std::optional<double> cost, std::optional<double> initial,
   return extras.empty() ? cell : cell + ")";
 }
 
+/// Every search's result measured end to end (eval.runtime) beside its prediction; empty when
+/// nothing was measured.
+std::string MeasuredSection(const Json& eval, const Json& results) {
+  std::ostringstream md;
+  for (const Json& r : results) {
+    const Json* m = JsonMember(r, "measured");
+    const Json* rows = m ? JsonMember(*m, "results") : nullptr;
+    if (!rows || !rows->is_object() || rows->empty()) continue;
+    const std::optional<std::string> model = JsonStringAt(r, "model");
+    const std::optional<std::string> runtime = JsonStringAt(*m, "runtime");
+    const std::optional<double> rounds = JsonNumberAt(*m, "rounds");
+    const std::optional<double> threads = JsonNumberAt(eval, "runtime_threads");
+    const std::optional<double> input = JsonNumberAt(*m, "input_ms");
+    md << "\n"
+       << (model ? Cell(*model) : "-") << ", measured end to end in "
+       << (runtime ? Cell(*runtime) : "the runtime")
+       << (threads ? " at " + Num(*threads) + " intra-op thread(s)" : "") << ", "
+       << (rounds ? Num(*rounds) : "-") << " alternating rounds; the input's median "
+       << (input ? fmt::format("{:.3f}", *input) : "-")
+       << " ms. A speedup is the input's median over the result's in the same rounds; rounds "
+          "faster counts the rounds whose median beat the input's.\n\n"
+       << "| search | predicted | measured | ms | rounds faster | graph |\n"
+       << "|---|---:|---:|---:|---:|---|\n";
+    for (const auto& [search, row] : rows->items()) {
+      const auto x = [](std::optional<double> v) {
+        return v ? fmt::format("{:.3f}x", *v) : std::string("-");
+      };
+      const std::optional<double> ms = JsonNumberAt(row, "ms");
+      const std::optional<double> faster = JsonNumberAt(row, "rounds_faster");
+      md << "| " << Cell(search) << " | " << x(JsonNumberAt(row, "predicted_speedup")) << " | "
+         << x(JsonNumberAt(row, "speedup")) << " | " << (ms ? fmt::format("{:.3f}", *ms) : "-")
+         << " | " << (faster ? Num(*faster) : "-") << (rounds ? "/" + Num(*rounds) : "") << " | ";
+      const std::optional<std::string> same = JsonStringAt(row, "same_graph_as");
+      md << (same ? "the graph of " + Cell(*same) : std::string("its own")) << " |\n";
+    }
+  }
+  return md.str();
+}
+
 std::string EvalSection(const Json& eval) {
   std::ostringstream md;
   if (const std::optional<std::string> p = JsonStringAt(eval, "policy"))
@@ -266,6 +305,7 @@ std::string EvalSection(const Json& eval) {
     md << " " << (secs ? Num(*secs) : "-") << " | "
        << (verified ? (*verified ? "yes" : "**NO**") : "-") << " |\n";
   }
+  md << MeasuredSection(eval, *results);
   return md.str();
 }
 

@@ -59,14 +59,17 @@ void RegisterTrain(CLI::App& app) {
   auto* eval = app.add_subcommand("eval",
                                   "Evaluate a policy: greedy-policy and best-of-N sampled rollouts "
                                   "and the policy-guided beam search "
-                                  "against greedy/backtrack search");
+                                  "against the non-learned searches (eval.baselines), predicted "
+                                  "and, with eval.runtime, measured");
   auto e = std::make_shared<TrainCliOptions>();
   AddConfigOptions(*eval, *e);
   eval->add_option("-p,--policy", e->policy,
                    "Policy checkpoint (default: RUN_DIR/checkpoints/latest.pt)");
   eval->footer(
-      "Models: eval.models (env.models when empty). Writes RUN_DIR/eval.json and "
-      "RUN_DIR/optimized/*.onnx.");
+      "Models: eval.models (env.models when empty). With eval.runtime (ort or reference) every "
+      "search's result is also timed end to end against the input in that runtime "
+      "(eval.runtime_threads, eval.runtime_rounds alternating rounds). Writes RUN_DIR/eval.json "
+      "and RUN_DIR/optimized/*.onnx.");
   eval->callback([e]() {
     const TrainConfig config = Take(LoadTrainConfig(e->config, e->overrides));
     const std::string policy =
@@ -89,6 +92,19 @@ void RegisterTrain(CLI::App& app) {
       }
       for (const auto& [name, ms] : r.baselines) std::printf(" %9.3fx", r.initial_cost_ms / ms);
       std::printf(" %8.1f %8.1f %s\n", r.rl_seconds, r.guided_seconds, r.verified ? "yes" : "NO");
+    }
+    for (const EvalResult& r : results) {
+      if (r.measured.empty()) continue;
+      std::printf(
+          "\n%s measured end to end in %s (%d threads, %d alternating rounds; input %.3f "
+          "ms):\n%-10s %10s %10s %10s %14s\n",
+          r.model.c_str(), r.runtime.c_str(), config.eval.runtime_threads, r.runtime_rounds,
+          r.input_measured_ms, "search", "predicted", "measured", "ms", "rounds faster");
+      for (const MeasuredResult& m : r.measured) {
+        std::printf("%-10s %9.3fx %9.3fx %10.3f %11d/%d%s\n", m.search.c_str(), m.predicted_speedup,
+                    m.speedup, m.ms, m.rounds_faster, r.runtime_rounds,
+                    m.same_graph_as.empty() ? "" : ("  the graph of " + m.same_graph_as).c_str());
+      }
     }
     std::printf("wrote %s/eval.json\n", config.run.dir.c_str());
   });

@@ -137,6 +137,9 @@ void ForEachField(Config& c, Visit&& visit) {
   visit("eval", "guided_budget", c.eval.guided_budget);
   visit("eval", "beam_width", c.eval.beam_width);
   visit("eval", "expand", c.eval.expand);
+  visit("eval", "runtime", c.eval.runtime);
+  visit("eval", "runtime_threads", c.eval.runtime_threads);
+  visit("eval", "runtime_rounds", c.eval.runtime_rounds);
   visit("distributed", "learners", c.distributed.learners);
   visit("distributed", "actors", c.distributed.actors);
   visit("distributed", "bind", c.distributed.bind);

@@ -127,6 +127,12 @@ struct EvalSection {
   int guided_budget = 400;
   int beam_width = 8;  // the guided search's beam (>= 1)
   int expand = 4;      // the policy's most likely rewrites tried per beam graph (>= 1)
+  /// Measures every search's result end to end against the input in this runtime, in one set of
+  /// alternating rounds (pipeline/runtime_judge.h CompareInRuntime): "ort" (ONNX Runtime),
+  /// "reference" (rewire's executor) or "" (predicted costs only).
+  std::string runtime = "";
+  int runtime_threads = 1;  // the runtime's intra-op threads (>= 0; 0: its default)
+  int runtime_rounds = 5;   // alternating rounds (>= 1)
 };
 
 /// [distributed]: the multi-process run of `rewire launch` (docs/cluster.md). Each node (the

@@ -176,6 +176,10 @@ Status Validate(const TrainConfig& c, const Locations& at) {
   check.AtLeast("eval.guided_budget", c.eval.guided_budget, 0);
   check.AtLeast("eval.beam_width", c.eval.beam_width, 1);
   check.AtLeast("eval.expand", c.eval.expand, 1);
+  // Empty: the results are predicted only.
+  if (!c.eval.runtime.empty()) check.OneOf("eval.runtime", c.eval.runtime, {"ort", "reference"});
+  check.AtLeast("eval.runtime_threads", c.eval.runtime_threads, 0);
+  check.AtLeast("eval.runtime_rounds", c.eval.runtime_rounds, 1);
 
   const DistributedSection& d = c.distributed;
   check.AtLeast("distributed.learners", d.learners, 1);

@@ -3,6 +3,7 @@
 
 #include "learner/evaluate.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
@@ -10,6 +11,7 @@
 
 #include "graph/files.h"
 #include "graph/json.h"
+#include "graph/onnx/onnx_io.h"
 #include "learner/agent.h"
 #include "learner/agent_searches.h"
 #include "learner/policy.h"
@@ -35,9 +37,9 @@ OptimizeRequest PolicyRequest(const TrainConfig& c, const std::string& label,
   return q;
 }
 
-/// One policy search through the pipeline (search, fold, cost, verify, export).
-StatusOr<OptimizeReport> RunPolicySearch(OptimizeRequest q, const SearchRegistry& searches,
-                                         const Graph& graph, const Resources& res) {
+/// One search through the pipeline (search, fold, cost, verify, export).
+StatusOr<OptimizeReport> RunThroughPipeline(OptimizeRequest q, const SearchRegistry& searches,
+                                            const Graph& graph, const Resources& res) {
   REWIRE_ASSIGN_OR_RETURN(OptimizePipeline pipeline,
                           OptimizePipeline::Prepare(std::move(q), searches));
   return pipeline.Run(graph, res.rules, *res.cost);
@@ -51,52 +53,133 @@ std::string FileName(const std::string& label) {
   return file;
 }
 
+/// eval.runtime's timing options.
+RuntimeJudgeOptions MeasureOptions(const TrainConfig& c) {
+  RuntimeJudgeOptions o;
+  o.runtime = c.eval.runtime;
+  o.threads = c.eval.runtime_threads;
+  o.rounds = c.eval.runtime_rounds;
+  o.seed = c.run.seed;
+  return o;
+}
+
+/// Times every verified result of `reports` (search name, report) against the input in one set
+/// of alternating rounds; fills r's runtime figures. A result that did not verify is not timed
+/// (and logged); results that are the same graph are timed once and share its figures.
+Status MeasureResults(const TrainConfig& c, const Graph& graph, OrtRunner* ort,
+                      const std::vector<std::pair<std::string, const OptimizeReport*>>& reports,
+                      const std::function<void(const std::string&)>& log, EvalResult& r) {
+  std::vector<RuntimeCandidate> candidates;              // one per distinct graph
+  std::vector<uint64_t> hashes;                          // of candidates
+  std::vector<std::pair<size_t, MeasuredResult>> timed;  // candidate index, its row
+  for (const auto& [name, report] : reports) {
+    const SearchResult& sr = report->search_result;
+    if (!report->result.equivalence.verified || report->result.onnx.empty()) {
+      if (log) {
+        log(r.model + ": " + name + "'s result does not match the input (" +
+            report->result.equivalence.message + "): not measured");
+      }
+      continue;
+    }
+    MeasuredResult m;
+    m.search = name;
+    m.predicted_speedup = sr.final_cost_ms > 0 ? sr.initial_cost_ms / sr.final_cost_ms : 0;
+    const uint64_t hash = report->result.graph.Hash();
+    const size_t same = std::find(hashes.begin(), hashes.end(), hash) - hashes.begin();
+    if (same < candidates.size()) {
+      m.same_graph_as = candidates[same].label;
+    } else {
+      candidates.push_back({name, &report->result.graph, report->result.onnx});
+      hashes.push_back(hash);
+    }
+    timed.emplace_back(same, std::move(m));
+  }
+  if (candidates.empty()) return Status::Ok();
+  REWIRE_ASSIGN_OR_RETURN(const std::string input_onnx, ExportOnnxBytes(graph));
+  const RuntimeJudgeOptions o = MeasureOptions(c);
+  if (log) {
+    log(fmt::format("{}: measuring the input and {} distinct results end to end in {} ({} rounds)",
+                    r.model, candidates.size(), c.eval.runtime, o.rounds));
+  }
+  REWIRE_ASSIGN_OR_RETURN(const RuntimeComparison cmp,
+                          CompareInRuntime(graph, input_onnx, candidates, ort, o));
+  r.runtime = cmp.runtime;
+  r.input_measured_ms = cmp.input_ms;
+  r.runtime_rounds = cmp.rounds;
+  for (auto& [slot, m] : timed) {
+    const CandidateTiming& t = cmp.candidates[slot];
+    m.ms = t.ms;
+    m.speedup = t.speedup;
+    m.rounds_faster = t.rounds_faster;
+    r.measured.push_back(std::move(m));
+  }
+  return Status::Ok();
+}
+
 /// The policy's searches and the baselines on one model; writes the best verified graph of the
-/// policy's searches to `optimized_dir`.
+/// policy's searches to `optimized_dir`; with `ort` or eval.runtime "reference", measures them.
 StatusOr<EvalResult> EvaluateModel(const TrainConfig& c, const std::string& checkpoint,
                                    const std::string& label, const Graph& graph,
                                    const Resources& res, const SearchRegistry& searches,
-                                   const fs::path& optimized_dir) {
+                                   const fs::path& optimized_dir, OrtRunner* ort,
+                                   const std::function<void(const std::string&)>& log) {
   EvalResult r;
   r.model = label;
   r.samples = c.eval.samples;
   OptimizeRequest rl = PolicyRequest(c, label, "rl", checkpoint);
   rl.search_options.emplace_back("samples", std::to_string(c.eval.samples));
-  REWIRE_ASSIGN_OR_RETURN(OptimizeReport best, RunPolicySearch(rl, searches, graph, res));
-  const SearchResult& found = best.search_result;
+  REWIRE_ASSIGN_OR_RETURN(const OptimizeReport rl_report,
+                          RunThroughPipeline(rl, searches, graph, res));
+  const SearchResult& found = rl_report.search_result;
   r.initial_cost_ms = found.initial_cost_ms;
   r.greedy_policy_cost_ms = found.stats.Number("greedy_policy_cost_ms");
   if (c.eval.samples > 0) r.sampled_best_cost_ms = found.stats.Number("sampled_best_cost_ms");
   r.rl_seconds = found.seconds;
+  std::vector<std::pair<std::string, const OptimizeReport*>> reports = {{"rl", &rl_report}};
+  const OptimizeReport* best = &rl_report;
+  OptimizeReport guided_report;
   if (c.eval.guided_budget > 0) {
     OptimizeRequest guided = PolicyRequest(c, label, "guided", checkpoint);
     guided.limits.budget = c.eval.guided_budget;
     guided.search_options.emplace_back("beam-width", std::to_string(c.eval.beam_width));
     guided.search_options.emplace_back("expand", std::to_string(c.eval.expand));
-    REWIRE_ASSIGN_OR_RETURN(OptimizeReport g, RunPolicySearch(guided, searches, graph, res));
-    r.guided_cost_ms = g.search_result.final_cost_ms;
-    r.guided_seconds = g.search_result.seconds;
-    r.guided_expansions = g.search_result.iterations;
-    if (g.search_result.final_cost_ms < found.final_cost_ms) best = std::move(g);
+    REWIRE_ASSIGN_OR_RETURN(guided_report, RunThroughPipeline(guided, searches, graph, res));
+    const SearchResult& g = guided_report.search_result;
+    r.guided_cost_ms = g.final_cost_ms;
+    r.guided_seconds = g.seconds;
+    r.guided_expansions = g.iterations;
+    if (g.final_cost_ms < found.final_cost_ms) best = &guided_report;
+    reports.emplace_back("guided", &guided_report);
   }
-  const Equivalence& eq = best.result.equivalence;
+  const Equivalence& eq = best->result.equivalence;
   r.verified = eq.verified;
   r.max_rel_error = eq.max_rel;
+  r.verify_message = eq.message;
   if (eq.verified) {
     r.onnx_path = (optimized_dir / (FileName(label) + ".onnx")).string();
-    REWIRE_RETURN_IF_ERROR(WriteFileAtomic(r.onnx_path, best.written));
+    REWIRE_RETURN_IF_ERROR(WriteFileAtomic(r.onnx_path, best->written));
   }
+  std::vector<OptimizeReport> baseline_reports;
+  baseline_reports.reserve(c.eval.baselines.size());
   for (const std::string& b : c.eval.baselines) {
-    SearchLimits limits;
-    limits.seed = c.run.seed;
-    limits.max_candidates = static_cast<size_t>(c.env.max_candidates);
-    limits.budget = c.eval.budget;
-    REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<Search> search, searches.Make(b));
-    REWIRE_ASSIGN_OR_RETURN(SearchResult sr, search->Run(graph, res.rules, *res.cost, limits));
-    r.baselines.emplace_back(b, sr.final_cost_ms);
-    r.baseline_seconds.emplace_back(b, sr.seconds);
+    OptimizeRequest q;
+    q.label = label;
+    q.search = b;
+    q.limits.seed = c.run.seed;
+    q.limits.max_candidates = static_cast<size_t>(c.env.max_candidates);
+    q.limits.budget = c.eval.budget;
+    q.finish.rtol = 1e-3;
+    q.finish.export_onnx = !c.eval.runtime.empty();
+    REWIRE_ASSIGN_OR_RETURN(OptimizeReport br, RunThroughPipeline(q, searches, graph, res));
+    r.baselines.emplace_back(b, br.search_result.final_cost_ms);
+    r.baseline_seconds.emplace_back(b, br.search_result.seconds);
+    baseline_reports.push_back(std::move(br));
   }
-  r.verify_message = eq.message;
+  if (!c.eval.runtime.empty()) {
+    for (size_t i = 0; i < baseline_reports.size(); ++i)
+      reports.emplace_back(c.eval.baselines[i], &baseline_reports[i]);
+    REWIRE_RETURN_IF_ERROR(MeasureResults(c, graph, ort, reports, log, r));
+  }
   return r;
 }
 
@@ -114,10 +197,20 @@ std::string EvalLine(const EvalResult& r) {
         fmt::format("  guided {:.3f}x ({} graphs, {:.1f}s)", r.initial_cost_ms / r.guided_cost_ms,
                     r.guided_expansions, r.guided_seconds);
   }
-  return fmt::format(
+  std::string line = fmt::format(
       "{:<28} rl {:.3f}x (greedy policy {:.3f}x, best of {} samples, {:.1f}s){}{}  verified {}",
       r.model, r.initial_cost_ms / rl_best, r.initial_cost_ms / r.greedy_policy_cost_ms, r.samples,
       r.rl_seconds, guided, base, r.verified ? "yes" : "NO: " + r.verify_message);
+  if (!r.measured.empty()) {
+    line += fmt::format("\n{:<28} measured in {} (input {:.3f} ms):", "", r.runtime,
+                        r.input_measured_ms);
+    for (const MeasuredResult& m : r.measured) {
+      line += fmt::format("  {} {:.3f}x ({}/{}{})", m.search, m.speedup, m.rounds_faster,
+                          r.runtime_rounds,
+                          m.same_graph_as.empty() ? "" : ", the graph of " + m.same_graph_as);
+    }
+  }
+  return line;
 }
 
 /// eval.json: the format `rewire report` reads.
@@ -144,6 +237,26 @@ Json EvalJson(const std::string& checkpoint, int64_t policy_version, const std::
     row["verified"] = r.verified;
     row["max_rel_error"] = JsonDecimal(r.max_rel_error, 8);
     row["onnx"] = r.onnx_path;
+    if (r.measured.empty()) {
+      row["measured"] = nullptr;
+    } else {
+      Json results = Json::object();
+      for (const MeasuredResult& m : r.measured) {
+        Json one;
+        one["predicted_speedup"] = JsonDecimal(m.predicted_speedup, 6);
+        one["ms"] = JsonDecimal(m.ms, 6);
+        one["speedup"] = JsonDecimal(m.speedup, 6);
+        one["rounds_faster"] = m.rounds_faster;
+        one["same_graph_as"] = m.same_graph_as.empty() ? Json(nullptr) : Json(m.same_graph_as);
+        results[m.search] = std::move(one);
+      }
+      Json measured;
+      measured["runtime"] = r.runtime;
+      measured["rounds"] = r.runtime_rounds;
+      measured["input_ms"] = JsonDecimal(r.input_measured_ms, 6);
+      measured["results"] = std::move(results);
+      row["measured"] = std::move(measured);
+    }
     rows.push_back(std::move(row));
   }
   Json js;
@@ -172,14 +285,22 @@ StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& c, const RunPaths&
   std::error_code ec;
   fs::create_directories(dir / "optimized", ec);
   const SearchRegistry& searches = AllSearches();
+  // The runtime starts before any search: a missing one is an error that costs nothing.
+  std::unique_ptr<OrtRunner> ort;
+  if (!c.eval.runtime.empty()) {
+    StatusOr<std::unique_ptr<OrtRunner>> started = StartRuntime(MeasureOptions(c));
+    if (!started.ok()) return started.status().WithContext("eval.runtime");
+    ort = std::move(*started);
+  }
   std::vector<EvalResult> results;
   for (const auto& [label, graph] : res.models) {
-    REWIRE_ASSIGN_OR_RETURN(
-        EvalResult r, EvaluateModel(c, checkpoint, label, graph, res, searches, dir / "optimized"));
+    REWIRE_ASSIGN_OR_RETURN(EvalResult r, EvaluateModel(c, checkpoint, label, graph, res, searches,
+                                                        dir / "optimized", ort.get(), log));
     if (log) log(EvalLine(r));
     results.push_back(std::move(r));
   }
-  const Json js = EvalJson(checkpoint, run.policy_version, res.cost->Name(), results);
+  Json js = EvalJson(checkpoint, run.policy_version, res.cost->Name(), results);
+  if (!c.eval.runtime.empty()) js["runtime_threads"] = c.eval.runtime_threads;
   REWIRE_RETURN_IF_ERROR(WriteFileAtomic((dir / "eval.json").string(), JsonText(js, 2) + "\n"));
   return results;
 }

@@ -12,6 +12,18 @@
 
 namespace rewire {
 
+/// One search's result measured end to end against the input (eval.runtime).
+struct MeasuredResult {
+  std::string search;            // "rl" (the policy's rollouts), "guided", or a baseline's name
+  double predicted_speedup = 0;  // by the cost model (env.cost)
+  double ms = 0;                 // median of its timed runs
+  double speedup = 0;            // the input's median in the same rounds / ms
+  int rounds_faster = 0;         // rounds in which it beat the input
+  /// The search listed earlier whose result is the same graph (timed once, figures shared);
+  /// empty when its graph is its own.
+  std::string same_graph_as;
+};
+
 /// One evaluated model.
 struct EvalResult {
   std::string model;
@@ -29,12 +41,20 @@ struct EvalResult {
   double max_rel_error = 0;
   std::string verify_message;  // why it did not verify
   std::string onnx_path;       // the best graph of the policy's searches, written when verified
+  /// With eval.runtime: the runtime ("ort 1.30.0", "reference"), the input's median, the
+  /// rounds, and every verified result in the order rl, guided, the baselines; else empty.
+  std::string runtime;
+  double input_measured_ms = 0;
+  int runtime_rounds = 0;
+  std::vector<MeasuredResult> measured;
 };
 
 /// Evaluates the policy in `checkpoint` on eval.models (env.models when empty) as configured:
 /// greedy-policy and sampled rollouts and the policy-guided beam search (eval.guided_budget)
-/// against the baseline searches, under env's cost model.
-/// Writes DIR/eval.json and DIR/optimized/<model>.onnx (run.dir) and returns the results.
+/// against the baseline searches, under env's cost model; with eval.runtime, every search's
+/// result (each verified against the input) is also timed end to end in that runtime against the
+/// input, in one set of alternating rounds. Writes DIR/eval.json and DIR/optimized/<model>.onnx
+/// (run.dir) and returns the results.
 StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& config, const RunPaths& paths,
                                            const std::string& checkpoint,
                                            const std::function<void(const std::string&)>& log);

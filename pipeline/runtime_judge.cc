@@ -260,70 +260,122 @@ StatusOr<std::unique_ptr<OrtRunner>> StartRuntime(const RuntimeJudgeOptions& opt
   return OrtRunner::Start(ro);
 }
 
-StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const std::string& before_onnx,
-                                        const std::vector<RuntimeCandidate>& candidates,
-                                        OrtRunner* ort, const RuntimeJudgeOptions& o) {
+namespace {
+
+/// The input (graph 0) and the candidates loaded in one runtime, each checked against the
+/// reference executor, with the runs per round chosen: what timing them needs.
+struct LoadedGraphs {
+  std::unique_ptr<RuntimeGraphs> graphs;
+  std::string runtime;
+  std::vector<double> max_rel;   // per graph
+  std::vector<double> slowdown;  // per candidate (the test hook)
+  std::vector<bool> warmed;      // per graph
+  int repeats = 0;
+};
+
+StatusOr<LoadedGraphs> LoadGraphs(const Graph& original, const std::string& before_onnx,
+                                  const std::vector<RuntimeCandidate>& candidates, OrtRunner* ort,
+                                  const RuntimeJudgeOptions& o) {
   if (o.rounds < 1 || o.repeats < 1 || o.warmups < 0 || !(o.min_round_ms >= 0)) {
     return InvalidArgument(
         "runtime timing needs rounds >= 1, repeats >= 1, warmups >= 0 and min_round_ms >= 0");
   }
   if (candidates.empty()) return InvalidArgument("the runtime judge needs a result to judge");
-  REWIRE_ASSIGN_OR_RETURN(std::vector<double> slowdown, TestSlowdowns(candidates.size()));
-  std::unique_ptr<RuntimeGraphs> graphs;
+  LoadedGraphs l;
+  REWIRE_ASSIGN_OR_RETURN(l.slowdown, TestSlowdowns(candidates.size()));
   if (o.runtime == "ort") {
     if (!ort) return Internal("JudgeInRuntime: ONNX Runtime was not started");
-    graphs = std::make_unique<OrtGraphs>(*ort, original, RandomInputs(original, o.seed));
+    l.graphs = std::make_unique<OrtGraphs>(*ort, original, RandomInputs(original, o.seed));
   } else if (o.runtime == "reference") {
-    graphs = std::make_unique<ReferenceGraphs>(original, o);
+    l.graphs = std::make_unique<ReferenceGraphs>(original, o);
   } else {
     return InvalidArgument("unknown runtime '" + o.runtime + "' (ort or reference)");
   }
-  RuntimeVerdict v;
-  v.runtime = graphs->Name();
+  l.runtime = l.graphs->Name();
   const size_t n = candidates.size() + 1;  // graph 0 is the input
-  std::vector<double> max_rel(n, 0);
+  l.max_rel.assign(n, 0);
   for (size_t id = 0; id < n; ++id) {
     const std::string label =
         id == 0 ? std::string("the input") : "the optimised graph " + candidates[id - 1].label;
     REWIRE_ASSIGN_OR_RETURN(
-        max_rel[id], graphs->Load(id, label, id == 0 ? before_onnx : candidates[id - 1].onnx));
-    if (!(max_rel[id] <= o.rtol)) {
-      return InvalidArgument(label + " in " + (o.runtime == "ort" ? "ONNX Runtime" : v.runtime) +
+        l.max_rel[id], l.graphs->Load(id, label, id == 0 ? before_onnx : candidates[id - 1].onnx));
+    if (!(l.max_rel[id] <= o.rtol)) {
+      return InvalidArgument(label + " in " + (o.runtime == "ort" ? "ONNX Runtime" : l.runtime) +
                              " differs from the reference executor: max |a-b| / max |b| = " +
-                             Digits(max_rel[id], 3) + " > " + Digits(o.rtol, 3));
+                             Digits(l.max_rel[id], 3) + " > " + Digits(o.rtol, 3));
     }
   }
-  std::vector<bool> warmed(n, false);
-  REWIRE_ASSIGN_OR_RETURN(v.repeats, RepeatsPerRound(*graphs, o, warmed));
+  l.warmed.assign(n, false);
+  REWIRE_ASSIGN_OR_RETURN(l.repeats, RepeatsPerRound(*l.graphs, o, l.warmed));
+  return l;
+}
+
+/// Every loaded graph timed in one set of rounds: the input's median and each candidate's figures.
+StatusOr<RuntimeComparison> TimeAll(LoadedGraphs& l,
+                                    const std::vector<RuntimeCandidate>& candidates,
+                                    const RuntimeJudgeOptions& o) {
+  const size_t n = candidates.size() + 1;
+  std::vector<TimedRuns> runs(n);
+  std::vector<size_t> all(n);
+  for (size_t id = 0; id < n; ++id) all[id] = id;
+  REWIRE_RETURN_IF_ERROR(Rounds(*l.graphs, all, o, l.repeats, l.warmed, runs));
+  RuntimeComparison c;
+  c.runtime = l.runtime;
+  c.input_ms = Median(runs[0].all);
+  c.max_rel_input = l.max_rel[0];
+  c.rounds = o.rounds;
+  c.repeats = l.repeats;
+  for (size_t id = 1; id < n; ++id) {
+    const double f = l.slowdown[id - 1];
+    CandidateTiming t;
+    t.label = candidates[id - 1].label;
+    t.ms = Median(runs[id].all) * f;
+    t.speedup = t.ms > 0 ? c.input_ms / t.ms : 0;
+    t.max_rel = l.max_rel[id];
+    for (size_t r = 0; r < runs[id].round_medians.size() && r < runs[0].round_medians.size(); ++r)
+      t.rounds_faster += runs[id].round_medians[r] * f < runs[0].round_medians[r];
+    c.candidates.push_back(std::move(t));
+  }
+  return c;
+}
+
+}  // namespace
+
+StatusOr<RuntimeComparison> CompareInRuntime(const Graph& original, const std::string& before_onnx,
+                                             const std::vector<RuntimeCandidate>& candidates,
+                                             OrtRunner* ort, const RuntimeJudgeOptions& o) {
+  REWIRE_ASSIGN_OR_RETURN(LoadedGraphs l, LoadGraphs(original, before_onnx, candidates, ort, o));
+  return TimeAll(l, candidates, o);
+}
+
+StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const std::string& before_onnx,
+                                        const std::vector<RuntimeCandidate>& candidates,
+                                        OrtRunner* ort, const RuntimeJudgeOptions& o) {
+  REWIRE_ASSIGN_OR_RETURN(LoadedGraphs l, LoadGraphs(original, before_onnx, candidates, ort, o));
+  RuntimeVerdict v;
+  v.runtime = l.runtime;
   size_t chosen = 1;
   if (candidates.size() > 1) {
     // Choose in one set of rounds over every graph...
-    std::vector<TimedRuns> runs(n);
-    std::vector<size_t> all(n);
-    for (size_t id = 0; id < n; ++id) all[id] = id;
-    REWIRE_RETURN_IF_ERROR(Rounds(*graphs, all, o, v.repeats, warmed, runs));
-    const double input_ms = Median(runs[0].all);
-    for (size_t id = 1; id < n; ++id) {
-      CandidateTiming c;
-      c.label = candidates[id - 1].label;
-      c.ms = Median(runs[id].all) * slowdown[id - 1];
-      c.speedup = c.ms > 0 ? input_ms / c.ms : 0;
-      c.max_rel = max_rel[id];
-      if (v.candidates.empty() || c.ms < v.candidates[chosen - 1].ms) chosen = id;
-      v.candidates.push_back(std::move(c));
+    REWIRE_ASSIGN_OR_RETURN(RuntimeComparison c, TimeAll(l, candidates, o));
+    for (size_t id = 1; id <= c.candidates.size(); ++id) {
+      if (c.candidates[id - 1].ms < c.candidates[chosen - 1].ms) chosen = id;
     }
+    v.candidates = std::move(c.candidates);
   }
   // ... and decide on fresh rounds of the input against the chosen one.
-  std::vector<TimedRuns> runs(n);
-  REWIRE_RETURN_IF_ERROR(Rounds(*graphs, {0, chosen}, o, v.repeats, warmed, runs));
+  std::vector<TimedRuns> runs(candidates.size() + 1);
+  REWIRE_RETURN_IF_ERROR(Rounds(*l.graphs, {0, chosen}, o, l.repeats, l.warmed, runs));
+  v.repeats = l.repeats;
   v.chosen = static_cast<int>(chosen - 1);
-  v.max_rel_before = max_rel[0];
-  v.max_rel_after = max_rel[chosen];
+  v.max_rel_before = l.max_rel[0];
+  v.max_rel_after = l.max_rel[chosen];
   const std::string which = candidates.size() > 1
                                 ? " (" + candidates[chosen - 1].label + ", the fastest of " +
                                       std::to_string(candidates.size()) + " candidates)"
                                 : "";
-  Decide(runs[0], runs[chosen], o.min_gain, "the optimised graph" + which, slowdown[chosen - 1], v);
+  Decide(runs[0], runs[chosen], o.min_gain, "the optimised graph" + which, l.slowdown[chosen - 1],
+         v);
   return v;
 }
 

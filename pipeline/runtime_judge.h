@@ -43,9 +43,10 @@ struct RuntimeCandidate {
 /// What the runtime measured of one candidate in the choosing rounds.
 struct CandidateTiming {
   std::string label;
-  double ms = 0;       // median of its runs (test slowdown applied)
-  double speedup = 0;  // the input's median in the same rounds / ms
-  double max_rel = 0;  // its outputs in the runtime vs the reference executor
+  double ms = 0;          // median of its runs (test slowdown applied)
+  double speedup = 0;     // the input's median in the same rounds / ms
+  double max_rel = 0;     // its outputs in the runtime vs the reference executor
+  int rounds_faster = 0;  // rounds in which its median beat the input's
 };
 
 /// What the runtime measured and decided.
@@ -84,6 +85,23 @@ void Decide(const TimedRuns& input, const TimedRuns& result, double min_gain,
 /// Starts ONNX Runtime when `options.runtime` is "ort" (null for "reference"): an error here is
 /// reported before any search runs. Errors: unknown runtime, missing Node.js / runner / package.
 StatusOr<std::unique_ptr<OrtRunner>> StartRuntime(const RuntimeJudgeOptions& options);
+
+/// Every candidate timed against the input in one set of alternating rounds, with no choice and
+/// no decision: how `rewire eval` puts several searches' results side by side.
+struct RuntimeComparison {
+  std::string runtime;  // "ort 1.30.0" or "reference"
+  double input_ms = 0;  // the input's median of every timed run
+  double max_rel_input = 0;
+  int rounds = 0, repeats = 0;
+  std::vector<CandidateTiming> candidates;  // in the order given
+};
+
+/// Times the input and every candidate (at least one) in options.rounds alternating rounds,
+/// after checking each one's outputs in the runtime against the reference executor. Errors as
+/// JudgeInRuntime's; options.min_gain is not used.
+StatusOr<RuntimeComparison> CompareInRuntime(const Graph& original, const std::string& before_onnx,
+                                             const std::vector<RuntimeCandidate>& candidates,
+                                             OrtRunner* ort, const RuntimeJudgeOptions& options);
 
 /// Judges the candidates (at least one) against the input; `before_onnx` is the ONNX bytes of
 /// `original` as they would be written. Errors (nothing should be written then): a file the

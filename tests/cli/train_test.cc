@@ -367,6 +367,62 @@ TEST(TrainCli, MissingAndIncompatibleCheckpointsAreClearErrors) {
   r = Rewire("eval -q --config " + Quote(tmp / "c.toml") + " --set eval.beam_width=0");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("eval.beam_width must be >= 1, got 0"), std::string::npos) << r.output;
+  r = Rewire("eval -q --config " + Quote(tmp / "c.toml") + " --set eval.runtime=onnx");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("eval.runtime must be one of ort|reference, got 'onnx'"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST(TrainCli, EvalMeasuresEverySearchsResultInTheRuntime) {
+  // eval.runtime: every search's result is verified, then timed against the input in one set of
+  // rounds (here rewire's reference executor; the test hook slows the first distinct result, the
+  // policy's, 1000 times, so its figures must come from its own timed runs). Results that are
+  // the same graph are timed once.
+  TempDir tmp;
+  WriteFile(tmp / "c.toml", TinyConfig(tmp / "run"));
+  RunResult r = Rewire("train -q --config " + Quote(tmp / "c.toml") + " --set run.max_updates=1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = RunCommand(
+      "REWIRE_TEST_RUNTIME_SLOWDOWN=1000,1 " + Quote(REWIRE_BINARY) + " eval --config " +
+      Quote(tmp / "c.toml") + " --set eval.runtime=reference --set eval.runtime_rounds=2" +
+      " --set eval.runtime_threads=1 --set " + Quote("eval.baselines=[\"greedy\", \"backtrack\"]"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("squeezenet measured end to end in reference (1 threads, 2 alternating "
+                          "rounds"),
+            std::string::npos)
+      << r.output;
+  const Json eval = *ParseJsonObject(ReadFile(tmp / "run/eval.json"));
+  EXPECT_EQ(JsonNumberAt(eval, "runtime_threads"), 1);
+  const Json& m = eval["results"][0]["measured"];
+  EXPECT_EQ(JsonStringAt(m, "runtime"), "reference");
+  EXPECT_EQ(JsonNumberAt(m, "rounds"), 2);
+  EXPECT_GT(*JsonNumberAt(m, "input_ms"), 0);
+  const Json& results = m["results"];
+  std::vector<std::string> searches;
+  for (const auto& [name, row] : results.items()) searches.push_back(name);
+  EXPECT_EQ(searches, (std::vector<std::string>{"rl", "guided", "greedy", "backtrack"}));
+  EXPECT_LT(*JsonNumberAt(results["rl"], "speedup"), 0.01) << results.dump();
+  EXPECT_EQ(JsonNumberAt(results["rl"], "rounds_faster"), 0);
+  EXPECT_TRUE(results["rl"]["same_graph_as"].is_null());
+  // Greedy and backtracking search at budget 5 find the same graph on SqueezeNet: timed once.
+  EXPECT_EQ(JsonStringAt(results["backtrack"], "same_graph_as"), "greedy") << results.dump();
+  EXPECT_EQ(JsonNumberAt(results["backtrack"], "ms"), JsonNumberAt(results["greedy"], "ms"));
+  const double greedy_predicted = *JsonNumberAt(results["greedy"], "predicted_speedup");
+  EXPECT_NEAR(greedy_predicted,
+              *JsonNumberAt(eval["results"][0], "initial_cost_ms") /
+                  *JsonNumberAt(eval["results"][0]["baselines"], "greedy"),
+              1e-4);
+
+  r = Rewire("report --run " + Quote(tmp / "run"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string summary = ReadFile(tmp / "run/report/summary.md");
+  EXPECT_NE(summary.find("squeezenet, measured end to end in reference at 1 intra-op thread(s), 2 "
+                         "alternating rounds"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("| backtrack | "), std::string::npos) << summary;
+  EXPECT_NE(summary.find("| the graph of greedy |"), std::string::npos) << summary;
 }
 
 TEST(TrainCli, TrainsOnAnOnnxFileAndAModelSet) {
