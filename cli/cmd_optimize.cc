@@ -42,7 +42,7 @@ std::vector<CostModelOptions> AlsoCost(const OptimizeOptions& o) {
   for (const std::string& spec : o.also_cost) {
     CostModelOptions other;
     // A registered name (e2e:ort) as it is, else KIND:PROFILE.
-    const size_t colon = CostModels().Has(spec) ? std::string::npos : spec.find(':');
+    const size_t colon = CostModels().Accepts(spec) ? std::string::npos : spec.find(':');
     other.kind = spec.substr(0, colon);
     if (colon != std::string::npos) other.device = spec.substr(colon + 1);
     other.devices_dir = o.cost.devices_dir;

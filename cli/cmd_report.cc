@@ -239,17 +239,29 @@ std::string MeasuredSection(const Json& eval, const Json& results) {
        << (rounds ? Num(*rounds) : "-") << " alternating rounds; the input's median "
        << (input ? fmt::format("{:.3f}", *input) : "-")
        << " ms. A speedup is the input's median over the result's in the same rounds; rounds "
-          "faster counts the rounds whose median beat the input's.\n\n"
-       << "| search | predicted | measured | ms | rounds faster | graph |\n"
-       << "|---|---:|---:|---:|---:|---|\n";
+          "faster counts the rounds whose median beat the input's.\n\n";
+    // Other cost models' predictions (eval.also_cost), in the order of the first row's.
+    std::vector<std::string> also;
+    const Json* first_also = JsonMember(rows->begin().value(), "also_predicted_speedup");
+    if (first_also && first_also->is_object()) {
+      for (const auto& [name, v] : first_also->items()) also.push_back(name);
+    }
+    md << "| search | predicted |";
+    for (const std::string& name : also) md << " predicted by " << Cell(name) << " |";
+    md << " measured | ms | rounds faster | graph |\n|---|---:|";
+    for (size_t i = 0; i < also.size(); ++i) md << "---:|";
+    md << "---:|---:|---:|---|\n";
     for (const auto& [search, row] : rows->items()) {
       const auto x = [](std::optional<double> v) {
         return v ? fmt::format("{:.3f}x", *v) : std::string("-");
       };
+      const Json* row_also = JsonMember(row, "also_predicted_speedup");
       const std::optional<double> ms = JsonNumberAt(row, "ms");
       const std::optional<double> faster = JsonNumberAt(row, "rounds_faster");
-      md << "| " << Cell(search) << " | " << x(JsonNumberAt(row, "predicted_speedup")) << " | "
-         << x(JsonNumberAt(row, "speedup")) << " | " << (ms ? fmt::format("{:.3f}", *ms) : "-")
+      md << "| " << Cell(search) << " | " << x(JsonNumberAt(row, "predicted_speedup")) << " | ";
+      for (const std::string& name : also)
+        md << x(row_also ? JsonNumberAt(*row_also, name) : std::nullopt) << " | ";
+      md << x(JsonNumberAt(row, "speedup")) << " | " << (ms ? fmt::format("{:.3f}", *ms) : "-")
          << " | " << (faster ? Num(*faster) : "-") << (rounds ? "/" + Num(*rounds) : "") << " | ";
       const std::optional<std::string> same = JsonStringAt(row, "same_graph_as");
       md << (same ? "the graph of " + Cell(*same) : std::string("its own")) << " |\n";

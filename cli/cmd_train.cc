@@ -95,14 +95,18 @@ void RegisterTrain(CLI::App& app) {
     }
     for (const EvalResult& r : results) {
       if (r.measured.empty()) continue;
-      std::printf(
-          "\n%s measured end to end in %s (%d threads, %d alternating rounds; input %.3f "
-          "ms):\n%-10s %10s %10s %10s %14s\n",
-          r.model.c_str(), r.runtime.c_str(), config.eval.runtime_threads, r.runtime_rounds,
-          r.input_measured_ms, "search", "predicted", "measured", "ms", "rounds faster");
+      std::printf("\n%s measured end to end in %s (%d threads, %d alternating rounds; input %.3f "
+                  "ms):\n%-10s %10s",
+                  r.model.c_str(), r.runtime.c_str(), config.eval.runtime_threads,
+                  r.runtime_rounds, r.input_measured_ms, "search", "predicted");
+      for (const auto& [name, x] : r.measured.front().also_predicted)
+        std::printf(" %14s", ("by " + name).c_str());
+      std::printf(" %10s %10s %14s\n", "measured", "ms", "rounds faster");
       for (const MeasuredResult& m : r.measured) {
-        std::printf("%-10s %9.3fx %9.3fx %10.3f %11d/%d%s\n", m.search.c_str(), m.predicted_speedup,
-                    m.speedup, m.ms, m.rounds_faster, r.runtime_rounds,
+        std::printf("%-10s %9.3fx", m.search.c_str(), m.predicted_speedup);
+        for (const auto& [name, x] : m.also_predicted) std::printf(" %13.3fx", x);
+        std::printf(" %9.3fx %10.3f %11d/%d%s\n", m.speedup, m.ms, m.rounds_faster,
+                    r.runtime_rounds,
                     m.same_graph_as.empty() ? "" : ("  the graph of " + m.same_graph_as).c_str());
       }
     }

@@ -140,6 +140,7 @@ void ForEachField(Config& c, Visit&& visit) {
   visit("eval", "runtime", c.eval.runtime);
   visit("eval", "runtime_threads", c.eval.runtime_threads);
   visit("eval", "runtime_rounds", c.eval.runtime_rounds);
+  visit("eval", "also_cost", c.eval.also_cost);
   visit("distributed", "learners", c.distributed.learners);
   visit("distributed", "actors", c.distributed.actors);
   visit("distributed", "bind", c.distributed.bind);

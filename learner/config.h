@@ -133,6 +133,9 @@ struct EvalSection {
   std::string runtime = "";
   int runtime_threads = 1;  // the runtime's intra-op threads (>= 0; 0: its default)
   int runtime_rounds = 5;   // alternating rounds (>= 1)
+  /// Other cost models (registered names, e.g. "learned:model.json") whose predictions for every
+  /// measured result are recorded beside env.cost's (eval.json, the report).
+  std::vector<std::string> also_cost;
 };
 
 /// [distributed]: the multi-process run of `rewire launch` (docs/cluster.md). Each node (the

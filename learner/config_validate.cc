@@ -180,6 +180,10 @@ Status Validate(const TrainConfig& c, const Locations& at) {
   if (!c.eval.runtime.empty()) check.OneOf("eval.runtime", c.eval.runtime, {"ort", "reference"});
   check.AtLeast("eval.runtime_threads", c.eval.runtime_threads, 0);
   check.AtLeast("eval.runtime_rounds", c.eval.runtime_rounds, 1);
+  for (size_t i = 0; i < c.eval.also_cost.size(); ++i) {
+    check.OneOf("eval.also_cost[" + std::to_string(i) + "]", c.eval.also_cost[i],
+                names.cost_models);
+  }
 
   const DistributedSection& d = c.distributed;
   check.AtLeast("distributed.learners", d.learners, 1);

@@ -23,26 +23,44 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The request every policy search of one evaluation shares.
-OptimizeRequest PolicyRequest(const TrainConfig& c, const std::string& label,
-                              const std::string& search, const std::string& checkpoint) {
+/// What every model's evaluation shares.
+struct Evaluation {
+  const TrainConfig& c;
+  std::string checkpoint;
+  const Resources& res;
+  const SearchRegistry& searches;
+  FinishOptions finish;  // verification, ONNX, eval.also_cost
+  fs::path optimized_dir;
+  OrtRunner* ort = nullptr;  // eval.runtime "ort"
+  std::function<void(const std::string&)> log;
+};
+
+/// The request of one search of an evaluation.
+OptimizeRequest EvalRequest(const Evaluation& e, const std::string& label,
+                            const std::string& search) {
   OptimizeRequest q;
   q.label = label;
   q.search = search;
-  q.search_options = {{"policy", checkpoint}, {"horizon", std::to_string(c.env.horizon)}};
-  q.limits.seed = c.run.seed;
-  q.limits.max_candidates = static_cast<size_t>(c.env.max_candidates);
-  q.finish.rtol = 1e-3;
-  q.finish.export_onnx = true;
+  q.limits.seed = e.c.run.seed;
+  q.limits.max_candidates = static_cast<size_t>(e.c.env.max_candidates);
+  q.finish = e.finish;
+  return q;
+}
+
+/// The request every policy search of one evaluation shares.
+OptimizeRequest PolicyRequest(const Evaluation& e, const std::string& label,
+                              const std::string& search) {
+  OptimizeRequest q = EvalRequest(e, label, search);
+  q.search_options = {{"policy", e.checkpoint}, {"horizon", std::to_string(e.c.env.horizon)}};
   return q;
 }
 
 /// One search through the pipeline (search, fold, cost, verify, export).
-StatusOr<OptimizeReport> RunThroughPipeline(OptimizeRequest q, const SearchRegistry& searches,
-                                            const Graph& graph, const Resources& res) {
+StatusOr<OptimizeReport> RunThroughPipeline(OptimizeRequest q, const Evaluation& e,
+                                            const Graph& graph) {
   REWIRE_ASSIGN_OR_RETURN(OptimizePipeline pipeline,
-                          OptimizePipeline::Prepare(std::move(q), searches));
-  return pipeline.Run(graph, res.rules, *res.cost);
+                          OptimizePipeline::Prepare(std::move(q), e.searches));
+  return pipeline.Run(graph, e.res.rules, *e.res.cost);
 }
 
 std::string FileName(const std::string& label) {
@@ -66,9 +84,11 @@ RuntimeJudgeOptions MeasureOptions(const TrainConfig& c) {
 /// Times every verified result of `reports` (search name, report) against the input in one set
 /// of alternating rounds; fills r's runtime figures. A result that did not verify is not timed
 /// (and logged); results that are the same graph are timed once and share its figures.
-Status MeasureResults(const TrainConfig& c, const Graph& graph, OrtRunner* ort,
+Status MeasureResults(const Evaluation& e, const Graph& graph,
                       const std::vector<std::pair<std::string, const OptimizeReport*>>& reports,
-                      const std::function<void(const std::string&)>& log, EvalResult& r) {
+                      EvalResult& r) {
+  const TrainConfig& c = e.c;
+  const auto& log = e.log;
   std::vector<RuntimeCandidate> candidates;              // one per distinct graph
   std::vector<uint64_t> hashes;                          // of candidates
   std::vector<std::pair<size_t, MeasuredResult>> timed;  // candidate index, its row
@@ -84,6 +104,8 @@ Status MeasureResults(const TrainConfig& c, const Graph& graph, OrtRunner* ort,
     MeasuredResult m;
     m.search = name;
     m.predicted_speedup = sr.final_cost_ms > 0 ? sr.initial_cost_ms / sr.final_cost_ms : 0;
+    for (const CostPrediction& p : report->result.predictions)
+      m.also_predicted.emplace_back(p.cost_model, p.final_ms > 0 ? p.initial_ms / p.final_ms : 0);
     const uint64_t hash = report->result.graph.Hash();
     const size_t same = std::find(hashes.begin(), hashes.end(), hash) - hashes.begin();
     if (same < candidates.size()) {
@@ -102,7 +124,7 @@ Status MeasureResults(const TrainConfig& c, const Graph& graph, OrtRunner* ort,
                     r.model, candidates.size(), c.eval.runtime, o.rounds));
   }
   REWIRE_ASSIGN_OR_RETURN(const RuntimeComparison cmp,
-                          CompareInRuntime(graph, input_onnx, candidates, ort, o));
+                          CompareInRuntime(graph, input_onnx, candidates, e.ort, o));
   r.runtime = cmp.runtime;
   r.input_measured_ms = cmp.input_ms;
   r.runtime_rounds = cmp.rounds;
@@ -117,19 +139,16 @@ Status MeasureResults(const TrainConfig& c, const Graph& graph, OrtRunner* ort,
 }
 
 /// The policy's searches and the baselines on one model; writes the best verified graph of the
-/// policy's searches to `optimized_dir`; with `ort` or eval.runtime "reference", measures them.
-StatusOr<EvalResult> EvaluateModel(const TrainConfig& c, const std::string& checkpoint,
-                                   const std::string& label, const Graph& graph,
-                                   const Resources& res, const SearchRegistry& searches,
-                                   const fs::path& optimized_dir, OrtRunner* ort,
-                                   const std::function<void(const std::string&)>& log) {
+/// policy's searches to e.optimized_dir; with eval.runtime, measures every result.
+StatusOr<EvalResult> EvaluateModel(const Evaluation& e, const std::string& label,
+                                   const Graph& graph) {
+  const TrainConfig& c = e.c;
   EvalResult r;
   r.model = label;
   r.samples = c.eval.samples;
-  OptimizeRequest rl = PolicyRequest(c, label, "rl", checkpoint);
+  OptimizeRequest rl = PolicyRequest(e, label, "rl");
   rl.search_options.emplace_back("samples", std::to_string(c.eval.samples));
-  REWIRE_ASSIGN_OR_RETURN(const OptimizeReport rl_report,
-                          RunThroughPipeline(rl, searches, graph, res));
+  REWIRE_ASSIGN_OR_RETURN(const OptimizeReport rl_report, RunThroughPipeline(rl, e, graph));
   const SearchResult& found = rl_report.search_result;
   r.initial_cost_ms = found.initial_cost_ms;
   r.greedy_policy_cost_ms = found.stats.Number("greedy_policy_cost_ms");
@@ -139,11 +158,11 @@ StatusOr<EvalResult> EvaluateModel(const TrainConfig& c, const std::string& chec
   const OptimizeReport* best = &rl_report;
   OptimizeReport guided_report;
   if (c.eval.guided_budget > 0) {
-    OptimizeRequest guided = PolicyRequest(c, label, "guided", checkpoint);
+    OptimizeRequest guided = PolicyRequest(e, label, "guided");
     guided.limits.budget = c.eval.guided_budget;
     guided.search_options.emplace_back("beam-width", std::to_string(c.eval.beam_width));
     guided.search_options.emplace_back("expand", std::to_string(c.eval.expand));
-    REWIRE_ASSIGN_OR_RETURN(guided_report, RunThroughPipeline(guided, searches, graph, res));
+    REWIRE_ASSIGN_OR_RETURN(guided_report, RunThroughPipeline(guided, e, graph));
     const SearchResult& g = guided_report.search_result;
     r.guided_cost_ms = g.final_cost_ms;
     r.guided_seconds = g.seconds;
@@ -156,21 +175,16 @@ StatusOr<EvalResult> EvaluateModel(const TrainConfig& c, const std::string& chec
   r.max_rel_error = eq.max_rel;
   r.verify_message = eq.message;
   if (eq.verified) {
-    r.onnx_path = (optimized_dir / (FileName(label) + ".onnx")).string();
+    r.onnx_path = (e.optimized_dir / (FileName(label) + ".onnx")).string();
     REWIRE_RETURN_IF_ERROR(WriteFileAtomic(r.onnx_path, best->written));
   }
   std::vector<OptimizeReport> baseline_reports;
   baseline_reports.reserve(c.eval.baselines.size());
   for (const std::string& b : c.eval.baselines) {
-    OptimizeRequest q;
-    q.label = label;
-    q.search = b;
-    q.limits.seed = c.run.seed;
-    q.limits.max_candidates = static_cast<size_t>(c.env.max_candidates);
+    OptimizeRequest q = EvalRequest(e, label, b);
     q.limits.budget = c.eval.budget;
-    q.finish.rtol = 1e-3;
     q.finish.export_onnx = !c.eval.runtime.empty();
-    REWIRE_ASSIGN_OR_RETURN(OptimizeReport br, RunThroughPipeline(q, searches, graph, res));
+    REWIRE_ASSIGN_OR_RETURN(OptimizeReport br, RunThroughPipeline(q, e, graph));
     r.baselines.emplace_back(b, br.search_result.final_cost_ms);
     r.baseline_seconds.emplace_back(b, br.search_result.seconds);
     baseline_reports.push_back(std::move(br));
@@ -178,7 +192,7 @@ StatusOr<EvalResult> EvaluateModel(const TrainConfig& c, const std::string& chec
   if (!c.eval.runtime.empty()) {
     for (size_t i = 0; i < baseline_reports.size(); ++i)
       reports.emplace_back(c.eval.baselines[i], &baseline_reports[i]);
-    REWIRE_RETURN_IF_ERROR(MeasureResults(c, graph, ort, reports, log, r));
+    REWIRE_RETURN_IF_ERROR(MeasureResults(e, graph, reports, r));
   }
   return r;
 }
@@ -244,6 +258,11 @@ Json EvalJson(const std::string& checkpoint, int64_t policy_version, const std::
       for (const MeasuredResult& m : r.measured) {
         Json one;
         one["predicted_speedup"] = JsonDecimal(m.predicted_speedup, 6);
+        if (!m.also_predicted.empty()) {
+          Json also = Json::object();
+          for (const auto& [model, x] : m.also_predicted) also[model] = JsonDecimal(x, 6);
+          one["also_predicted_speedup"] = std::move(also);
+        }
         one["ms"] = JsonDecimal(m.ms, 6);
         one["speedup"] = JsonDecimal(m.speedup, 6);
         one["rounds_faster"] = m.rounds_faster;
@@ -284,18 +303,28 @@ StatusOr<std::vector<EvalResult>> Evaluate(const TrainConfig& c, const RunPaths&
   const fs::path dir(c.run.dir);
   std::error_code ec;
   fs::create_directories(dir / "optimized", ec);
-  const SearchRegistry& searches = AllSearches();
+  Evaluation e{c, checkpoint, res, AllSearches(), {}, dir / "optimized", nullptr, log};
+  e.finish.rtol = 1e-3;
+  e.finish.export_onnx = true;
+  for (const std::string& name : c.eval.also_cost) {
+    CostModelOptions other;
+    other.kind = name;
+    other.device = c.env.device;
+    other.devices_dir = paths.devices_dir;
+    other.cache_path = c.env.cost_cache;
+    e.finish.also_cost.push_back(std::move(other));
+  }
   // The runtime starts before any search: a missing one is an error that costs nothing.
   std::unique_ptr<OrtRunner> ort;
   if (!c.eval.runtime.empty()) {
     StatusOr<std::unique_ptr<OrtRunner>> started = StartRuntime(MeasureOptions(c));
     if (!started.ok()) return started.status().WithContext("eval.runtime");
     ort = std::move(*started);
+    e.ort = ort.get();
   }
   std::vector<EvalResult> results;
   for (const auto& [label, graph] : res.models) {
-    REWIRE_ASSIGN_OR_RETURN(EvalResult r, EvaluateModel(c, checkpoint, label, graph, res, searches,
-                                                        dir / "optimized", ort.get(), log));
+    REWIRE_ASSIGN_OR_RETURN(EvalResult r, EvaluateModel(e, label, graph));
     if (log) log(EvalLine(r));
     results.push_back(std::move(r));
   }

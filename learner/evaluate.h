@@ -16,6 +16,8 @@ namespace rewire {
 struct MeasuredResult {
   std::string search;            // "rl" (the policy's rollouts), "guided", or a baseline's name
   double predicted_speedup = 0;  // by the cost model (env.cost)
+  /// By each of eval.also_cost: (its name, the input's cost / the result's).
+  std::vector<std::pair<std::string, double>> also_predicted;
   double ms = 0;                 // median of its timed runs
   double speedup = 0;            // the input's median in the same rounds / ms
   int rounds_faster = 0;         // rounds in which it beat the input

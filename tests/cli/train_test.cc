@@ -386,7 +386,8 @@ TEST(TrainCli, EvalMeasuresEverySearchsResultInTheRuntime) {
   r = RunCommand(
       "REWIRE_TEST_RUNTIME_SLOWDOWN=1000,1 " + Quote(REWIRE_BINARY) + " eval --config " +
       Quote(tmp / "c.toml") + " --set eval.runtime=reference --set eval.runtime_rounds=2" +
-      " --set eval.runtime_threads=1 --set " + Quote("eval.baselines=[\"greedy\", \"backtrack\"]"));
+      " --set eval.runtime_threads=1 --set " + Quote("eval.baselines=[\"greedy\", \"backtrack\"]") +
+      " --set " + Quote("eval.also_cost=[\"analytic\"]") + " --set env.device=gtx1080");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("squeezenet measured end to end in reference (1 threads, 2 alternating "
                           "rounds"),
@@ -413,6 +414,17 @@ TEST(TrainCli, EvalMeasuresEverySearchsResultInTheRuntime) {
               *JsonNumberAt(eval["results"][0], "initial_cost_ms") /
                   *JsonNumberAt(eval["results"][0]["baselines"], "greedy"),
               1e-4);
+  // eval.also_cost: the same roofline's prediction for every result, of the folded graph as
+  // measured (folding removes no work that the roofline counts on SqueezeNet's result).
+  for (const char* search : {"rl", "greedy"}) {
+    const Json& row = results[search];
+    const Json* also = JsonMember(row, "also_predicted_speedup");
+    ASSERT_NE(also, nullptr) << row.dump();
+    ASSERT_EQ(also->size(), 1u) << row.dump();
+    EXPECT_NEAR(*JsonNumberAt(*also, also->begin().key()), *JsonNumberAt(row, "predicted_speedup"),
+                0.01)
+        << row.dump();
+  }
 
   r = Rewire("report --run " + Quote(tmp / "run"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
