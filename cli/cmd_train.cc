@@ -95,10 +95,11 @@ void RegisterTrain(CLI::App& app) {
     }
     for (const EvalResult& r : results) {
       if (r.measured.empty()) continue;
-      std::printf("\n%s measured end to end in %s (%d threads, %d alternating rounds; input %.3f "
-                  "ms):\n%-10s %10s",
-                  r.model.c_str(), r.runtime.c_str(), config.eval.runtime_threads,
-                  r.runtime_rounds, r.input_measured_ms, "search", "predicted");
+      std::printf(
+          "\n%s measured end to end in %s (%d threads, %d alternating rounds; input %.3f "
+          "ms):\n%-10s %10s",
+          r.model.c_str(), r.runtime.c_str(), config.eval.runtime_threads, r.runtime_rounds,
+          r.input_measured_ms, "search", "predicted");
       for (const auto& [name, x] : r.measured.front().also_predicted)
         std::printf(" %14s", ("by " + name).c_str());
       std::printf(" %10s %10s %14s\n", "measured", "ms", "rounds faster");

@@ -18,9 +18,9 @@ struct MeasuredResult {
   double predicted_speedup = 0;  // by the cost model (env.cost)
   /// By each of eval.also_cost: (its name, the input's cost / the result's).
   std::vector<std::pair<std::string, double>> also_predicted;
-  double ms = 0;                 // median of its timed runs
-  double speedup = 0;            // the input's median in the same rounds / ms
-  int rounds_faster = 0;         // rounds in which it beat the input
+  double ms = 0;          // median of its timed runs
+  double speedup = 0;     // the input's median in the same rounds / ms
+  int rounds_faster = 0;  // rounds in which it beat the input
   /// The search listed earlier whose result is the same graph (timed once, figures shared);
   /// empty when its graph is its own.
   std::string same_graph_as;
