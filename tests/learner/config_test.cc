@@ -109,6 +109,10 @@ TEST(ConfigRoundTrip, EveryFieldSurvivesToTomlThenParse) {
   c.eval.samples = 0;
   c.eval.baselines = {"random"};
   c.eval.budget = 5;
+  c.eval.runtime = "reference";
+  c.eval.runtime_threads = 2;
+  c.eval.runtime_rounds = 9;
+  c.eval.also_cost = {"analytic", "learned:model.json"};
 
   const std::string text = ToToml(c);
   const TrainConfig back = ParseOrDie(text);
@@ -149,6 +153,10 @@ TEST(ConfigRoundTrip, EveryFieldSurvivesToTomlThenParse) {
   EXPECT_EQ(back.eval.samples, 0);
   EXPECT_EQ(back.eval.baselines, std::vector<std::string>{"random"});
   EXPECT_EQ(back.eval.budget, 5);
+  EXPECT_EQ(back.eval.runtime, "reference");
+  EXPECT_EQ(back.eval.runtime_threads, 2);
+  EXPECT_EQ(back.eval.runtime_rounds, 9);
+  EXPECT_EQ(back.eval.also_cost, (std::vector<std::string>{"analytic", "learned:model.json"}));
   EXPECT_EQ(ToToml(back), text);
 }
 
@@ -167,7 +175,11 @@ TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
   for (size_t pos = text.find(" = "); pos != std::string::npos; pos = text.find(" = ", pos + 1)) {
     ++keys;
   }
-  EXPECT_EQ(keys, 61u);  // 8 run + 10 env + 3 gnn + 15 ppo + 7 eval + 18 distributed
+  EXPECT_EQ(keys, 65u);  // 8 run + 10 env + 3 gnn + 15 ppo + 11 eval + 18 distributed
+  // The eval's measurement keys, with their defaults (nothing measured).
+  EXPECT_NE(text.find("runtime = \"\"\nruntime_threads = 1\nruntime_rounds = 5\nalso_cost = []\n"),
+            std::string::npos)
+      << text;
   // The reward's keys, with their defaults.
   EXPECT_NE(text.find("reward = \"dense\"\nreward_device = \"cpu\"\nreward_repeats = 5\n"),
             std::string::npos)
