@@ -117,7 +117,7 @@ Status MeasureResults(const Evaluation& e, const Graph& graph,
     timed.emplace_back(same, std::move(m));
   }
   if (candidates.empty()) return Status::Ok();
-  REWIRE_ASSIGN_OR_RETURN(const std::string input_onnx, ExportOnnxBytes(graph));
+  REWIRE_ASSIGN_OR_RETURN(const std::string input_onnx, ExportOnnxBytes(graph, e.finish.onnx));
   const RuntimeJudgeOptions o = MeasureOptions(c);
   if (log) {
     log(fmt::format("{}: measuring the input and {} distinct results end to end in {} ({} rounds)",

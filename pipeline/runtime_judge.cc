@@ -221,6 +221,15 @@ StatusOr<int> RepeatsPerRound(RuntimeGraphs& graphs, const RuntimeJudgeOptions& 
       std::clamp(std::ceil(o.min_round_ms / ms), static_cast<double>(o.repeats), 1000.0));
 }
 
+/// Rounds in which `result`'s median, times `slowdown` (the test hook), beat `input`'s.
+int RoundsFaster(const TimedRuns& input, const TimedRuns& result, double slowdown) {
+  const size_t rounds = std::min(input.round_medians.size(), result.round_medians.size());
+  int faster = 0;
+  for (size_t r = 0; r < rounds; ++r)
+    faster += result.round_medians[r] * slowdown < input.round_medians[r];
+  return faster;
+}
+
 }  // namespace
 
 void Decide(const TimedRuns& input, const TimedRuns& result, double min_gain,
@@ -230,9 +239,7 @@ void Decide(const TimedRuns& input, const TimedRuns& result, double min_gain,
   v.after_ms = Median(result.all) * f;
   v.speedup = v.after_ms > 0 ? v.before_ms / v.after_ms : 0;
   v.rounds = static_cast<int>(std::min(input.round_medians.size(), result.round_medians.size()));
-  v.rounds_faster = 0;
-  for (int r = 0; r < v.rounds; ++r)
-    v.rounds_faster += result.round_medians[r] * f < input.round_medians[r];
+  v.rounds_faster = RoundsFaster(input, result, f);
   const bool faster = v.after_ms * (1 + min_gain) < v.before_ms;
   v.decision = faster && v.rounds_faster == v.rounds ? "optimised" : "input";
   const std::string where = " in " + (v.runtime.empty() ? "the runtime" : v.runtime);
@@ -332,8 +339,7 @@ StatusOr<RuntimeComparison> TimeAll(LoadedGraphs& l,
     t.ms = Median(runs[id].all) * f;
     t.speedup = t.ms > 0 ? c.input_ms / t.ms : 0;
     t.max_rel = l.max_rel[id];
-    for (size_t r = 0; r < runs[id].round_medians.size() && r < runs[0].round_medians.size(); ++r)
-      t.rounds_faster += runs[id].round_medians[r] * f < runs[0].round_medians[r];
+    t.rounds_faster = RoundsFaster(runs[0], runs[id], f);
     c.candidates.push_back(std::move(t));
   }
   return c;
