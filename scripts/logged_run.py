@@ -1,9 +1,11 @@
 """One helper of the scripts that make the docs' tables: a rewire command run with its output
 appended to a log file."""
 
+import json
 import os
 import subprocess
 import sys
+import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -17,3 +19,19 @@ def run(cmd, log):
         p = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=REPO)
     if p.returncode != 0:
         sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}; see {log}")
+
+
+def train_once(rewire, config, config_text, run_dir, log):
+    """Trains `rewire train -q --config CONFIG` (CONFIG written from config_text) into run_dir
+    unless an earlier call finished it (run_dir/trained.json); the seconds the training took."""
+    done = os.path.join(run_dir, "trained.json")
+    if not os.path.exists(done):
+        with open(config, "w") as f:
+            f.write(config_text)
+        subprocess.run(["rm", "-rf", run_dir])
+        start = time.time()
+        run([rewire, "train", "-q", "--config", config], log)
+        with open(done, "w") as f:
+            json.dump({"seconds": time.time() - start}, f)
+    with open(done) as f:
+        return json.load(f)["seconds"]

@@ -19,10 +19,9 @@ usage: /usr/bin/python3 scripts/measured_reward.py [--model xrlflow-bert] [--upd
 import argparse
 import json
 import os
-import subprocess
 import time
 
-from logged_run import run
+from logged_run import run, train_once
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -36,26 +35,17 @@ def last_metrics(run_dir):
 def train(args, name, reward, seed, log):
     """Trains one policy (cached); its checkpoint, seconds and last metrics line."""
     run_dir = os.path.join(args.out_dir, "runs", name)
-    done = os.path.join(run_dir, "trained.json")
-    if not os.path.exists(done):
-        config = os.path.join(args.out_dir, name + ".toml")
-        sparse = reward == "measured"
-        with open(config, "w") as f:
-            f.write(f'[run]\ndir = "{run_dir}"\nseed = {seed}\nmax_updates = {args.updates}\n'
-                    f'threads = 1\n\n[env]\nmodels = ["{args.model}"]\nhorizon = {args.horizon}\n'
-                    f'max_candidates = 200\ncost = "analytic"\n'
-                    f'reward = "{"sparse" if sparse else "dense"}"\n'
-                    f'reward_device = "{"ort" if sparse else "cpu"}"\nreward_repeats = 5\n\n'
-                    '[gnn]\nhidden = 32\nlayers = 2\nheads = 4\n\n'
-                    f'[ppo]\nclip_vloss = false\nepisodes_per_update = {args.episodes}\n'
-                    'minibatch_size = 16\n')
-        subprocess.run(["rm", "-rf", run_dir])
-        start = time.time()
-        run([args.rewire, "train", "-q", "--config", config], log)
-        with open(done, "w") as f:
-            json.dump({"seconds": time.time() - start}, f)
-    with open(done) as f:
-        seconds = json.load(f)["seconds"]
+    config = os.path.join(args.out_dir, name + ".toml")
+    sparse = reward == "measured"
+    text = (f'[run]\ndir = "{run_dir}"\nseed = {seed}\nmax_updates = {args.updates}\n'
+            f'threads = 1\n\n[env]\nmodels = ["{args.model}"]\nhorizon = {args.horizon}\n'
+            f'max_candidates = 200\ncost = "analytic"\n'
+            f'reward = "{"sparse" if sparse else "dense"}"\n'
+            f'reward_device = "{"ort" if sparse else "cpu"}"\nreward_repeats = 5\n\n'
+            '[gnn]\nhidden = 32\nlayers = 2\nheads = 4\n\n'
+            f'[ppo]\nclip_vloss = false\nepisodes_per_update = {args.episodes}\n'
+            'minibatch_size = 16\n')
+    seconds = train_once(args.rewire, config, text, run_dir, log)
     return os.path.join(run_dir, "checkpoints", "latest.pt"), seconds, last_metrics(run_dir)
 
 

@@ -21,10 +21,9 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import time
 
-from logged_run import run
+from logged_run import run, train_once
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -60,18 +59,9 @@ def config_text(args, run_dir, graph, seed, horizon, threads):
 def train(args, graph, seed, log):
     """Trains graph's policy for `seed` (once); its run directory and training seconds."""
     run_dir = os.path.join(args.out_dir, "runs", f"{graph}.seed{seed}")
-    done = os.path.join(run_dir, "trained.json")
-    if not os.path.exists(done):
-        config = os.path.join(args.out_dir, f"{graph}.seed{seed}.toml")
-        with open(config, "w") as f:
-            f.write(config_text(args, run_dir, graph, seed, HORIZON[graph], 1))
-        subprocess.run(["rm", "-rf", run_dir])
-        start = time.time()
-        run([args.rewire, "train", "-q", "--config", config], log)
-        with open(done, "w") as f:
-            json.dump({"seconds": time.time() - start}, f)
-    with open(done) as f:
-        return run_dir, json.load(f)["seconds"]
+    config = os.path.join(args.out_dir, f"{graph}.seed{seed}.toml")
+    text = config_text(args, run_dir, graph, seed, HORIZON[graph], 1)
+    return run_dir, train_once(args.rewire, config, text, run_dir, log)
 
 
 def evaluate(args, graph, seed, threads, log):
