@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "actors/messages.h"
+#include "actors/receipts.h"
 #include "actors/runtime.h"
 #include "actors/runtime_util.h"
 #include "graph/clock.h"
@@ -30,10 +31,12 @@ namespace {
 namespace fs = std::filesystem;
 
 /// The sockets to every learner: one PUSH per rank (rollouts go round-robin over them, skipping a
-/// rank whose queue is full), the SUB and REQ of rank 0's weights.
+/// rank whose queue is full), a SUB per rank for its receipts (distributed.receipts), the SUB and
+/// REQ of rank 0's weights.
 struct Links {
   std::vector<std::map<std::string, std::string>> endpoints;  // per learner rank
   std::vector<Pusher> push;
+  std::vector<Subscriber> receipts;
   std::optional<Subscriber> sub;
   std::optional<Requester> req;
 };
@@ -77,6 +80,13 @@ StatusOr<Links> Connect(zmq::context_t& ctx, const std::string& secret, const So
   for (auto& e : endpoints) {
     REWIRE_ASSIGN_OR_RETURN(Pusher p, Pusher::Connect(ctx, e["rollouts"], secret, so));
     l.push.push_back(std::move(p));
+    if (e.count("receipts")) {
+      SocketOptions ro = so;
+      ro.conflate = false;  // every receipt counts
+      ro.recv_hwm = 10000;
+      REWIRE_ASSIGN_OR_RETURN(Subscriber r, Subscriber::Connect(ctx, e["receipts"], secret, ro));
+      l.receipts.push_back(std::move(r));
+    }
   }
   REWIRE_ASSIGN_OR_RETURN(Subscriber s,
                           Subscriber::Connect(ctx, endpoints[0]["weights"], secret, so));
@@ -100,6 +110,9 @@ struct ActorIdentity {
 /// What an env actor did, for RUN_DIR/actors/env<a>.json and .profile.json.
 struct ActorCounters {
   uint64_t sequence = 0, steps = 0, sent = 0, unsent = 0, weight_updates = 0;
+  // Receipts: rollouts sent again, receipts for rollouts learned from and dropped, waits for
+  // receipts with a full outbox.
+  uint64_t resent = 0, receipted_learned = 0, receipted_dropped = 0, outbox_waits = 0;
   double send_s = 0, wait_s = 0;  // sending rollouts, waiting for weights
   uint64_t bytes_sent = 0, waits = 0, wait_timeouts = 0;
 };
@@ -188,12 +201,36 @@ class EnvActor {
     fs::create_directories(actors, ec);
     stats_path_ = actors + "/env" + std::to_string(who_.rank) + ".json";
     profile_path_ = actors + "/env" + std::to_string(who_.rank) + ".profile.json";
+    outbox_dir_ = actors + "/env" + std::to_string(who_.rank) + ".outbox";
   }
 
   Status Run() {
+    if (d_.receipts) {
+      // What earlier incarnations of this actor sent without a receipt is sent again.
+      REWIRE_ASSIGN_OR_RETURN(Outbox outbox, OpenOutbox(outbox_dir_, who_.id));
+      for (const std::string& path : outbox.skipped())
+        std::fprintf(stderr, "%s: ignoring unreadable outbox file %s\n", who_.id.c_str(),
+                     path.c_str());
+      if (outbox.size() > 0)
+        std::fprintf(stderr,
+                     "%s: %zu rollouts in the outbox without a receipt: sending them again\n",
+                     who_.id.c_str(), outbox.size());
+      outbox_.emplace(std::move(outbox));
+    }
     while (!StopFlag().load()) {
       REWIRE_ASSIGN_OR_RETURN(bool connected, ReconnectIfMoved());
       if (!connected) return Status::Ok();
+      if (outbox_) {
+        DrainReceipts(0);
+        ResendDue();
+        if (static_cast<int>(outbox_->size()) >= d_.outbox_max) {
+          // Learners are not receipting (down, or behind): act no further ahead.
+          ++counters_.outbox_waits;
+          DrainReceipts(200);
+          WriteStats();
+          continue;
+        }
+      }
       const auto refresh_start = Clock::now();
       REWIRE_RETURN_IF_ERROR(RefreshWeights(lag_.waiting() ? 200 : 0));
       counters_.wait_s += SecondsSince(refresh_start);
@@ -211,6 +248,11 @@ class EnvActor {
       WriteStats();
       WriteProfile();
     }
+    if (outbox_) {
+      // Stopped (the run is done, or stopping): the learners' last receipts are on their way.
+      const auto stop = Clock::now();
+      while (SecondsSince(stop) < 1.0) DrainReceipts(100);
+    }
     WriteProfile();
     WriteStats();
     return Status::Ok();
@@ -226,6 +268,14 @@ class EnvActor {
             auto fresh,
             WaitForEndpoints(c_.run.dir, static_cast<int>(who_.learners), d_.endpoint_timeout_s));
         if (!fresh) return false;
+        // A rank that restarted (new incarnation line) lost what it had not checkpointed: every
+        // rollout it has not receipted goes to it again.
+        if (outbox_) {
+          for (auto& [key, entry] : outbox_->entries()) {
+            const size_t rank = static_cast<size_t>(entry.rank);
+            if (rank < fresh->size() && (*fresh)[rank] != links_.endpoints[rank]) entry.sent_at = 0;
+          }
+        }
         REWIRE_ASSIGN_OR_RETURN(links_, Connect(ctx_, secret_, so_, std::move(*fresh)));
         lag_.Restart();
         break;
@@ -302,17 +352,31 @@ class EnvActor {
       std::fprintf(stderr, "%s: rollout refused: %s\n", who_.id.c_str(),
                    frame.status().message().c_str());
     }
+    const RolloutKey key{msg.actor_id, msg.actor_incarnation, msg.sequence};
+    const auto rank_of = [&](uint64_t attempt) {
+      return static_cast<int>((counters_.sequence + static_cast<uint64_t>(who_.rank) + attempt) %
+                              links_.push.size());
+    };
+    if (frame.ok() && outbox_) {
+      // On disk before it is sent: whatever happens next, it is sent again until receipted.
+      if (Status kept = outbox_->Add(key, rank_of(0), *frame); !kept.ok()) {
+        std::fprintf(stderr, "%s: %s\n", who_.id.c_str(), kept.message().c_str());
+      }
+    }
     const size_t bytes = frame.ok() ? frame->size() - kMacBytes : 0;
     for (uint64_t attempt = 0;
          frame.ok() && !delivered && !StopFlag().load() && SecondsSince(send_start) < 60;
          ++attempt) {
-      Pusher& p = links_.push[(counters_.sequence + static_cast<uint64_t>(who_.rank) + attempt) %
-                              links_.push.size()];
+      // With receipts a rollout keeps its first rank while it is in the outbox (the rank that
+      // recognises a copy); it goes elsewhere only when that rank's queue stays full.
+      Pusher& p = links_.push[static_cast<size_t>(rank_of(attempt))];
       const Status s = p.SendFrame(*frame, 250);
       if (s.ok()) {
         delivered = true;
+        if (outbox_ && attempt > 0) (void)outbox_->SetRank(key, rank_of(attempt));
       } else if (s.code() == StatusCode::kInvalidArgument) {
         std::fprintf(stderr, "%s: rollout refused: %s\n", who_.id.c_str(), s.message().c_str());
+        if (outbox_) outbox_->Remove(key);
         break;
       }
     }
@@ -321,8 +385,56 @@ class EnvActor {
       ++counters_.sent;
       lag_.Sent();
       counters_.bytes_sent += bytes;
+      if (outbox_) {
+        auto it = outbox_->entries().find(key);
+        if (it != outbox_->entries().end()) {
+          it->second.sent_at = SteadySeconds();
+          ++it->second.sends;
+        }
+      }
     } else {
-      ++counters_.unsent;
+      ++counters_.unsent;  // with receipts it stays in the outbox, and is sent again
+    }
+  }
+
+  static double SteadySeconds() {
+    return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+  }
+
+  /// Takes the receipts for this actor's rollouts (waiting up to `wait_ms` for the first) and
+  /// forgets the rollouts they name.
+  void DrainReceipts(int wait_ms) {
+    for (Subscriber& sub : links_.receipts) {
+      for (int timeout = wait_ms; auto m = sub.Receive<ReceiptMsg>(timeout); timeout = 0) {
+        for (const Receipt& r : m->receipts) {
+          if (r.actor_id != who_.id) continue;
+          if (!outbox_->Remove(RolloutKey{r.actor_id, r.actor_incarnation, r.sequence})) continue;
+          if (r.disposition == Disposition::kLearned) {
+            ++counters_.receipted_learned;
+          } else {
+            ++counters_.receipted_dropped;
+          }
+        }
+      }
+      wait_ms = 0;
+    }
+  }
+
+  /// Sends again the rollouts that are due: never sent by this process (an earlier
+  /// incarnation's), sent to a rank that restarted since, or without a receipt for
+  /// distributed.receipt_timeout_s. At most about two seconds per call.
+  void ResendDue() {
+    const auto start = Clock::now();
+    const double now = SteadySeconds();
+    for (auto& [key, entry] : outbox_->entries()) {
+      if (SecondsSince(start) > 2 || StopFlag().load()) break;
+      if (entry.sent_at > 0 && now - entry.sent_at < d_.receipt_timeout_s) continue;
+      if (entry.rank < 0 || static_cast<size_t>(entry.rank) >= links_.push.size()) continue;
+      if (links_.push[static_cast<size_t>(entry.rank)].SendFrame(entry.frame, 250).ok()) {
+        entry.sent_at = SteadySeconds();
+        ++entry.sends;
+        ++counters_.resent;
+      }
     }
   }
 
@@ -332,6 +444,11 @@ class EnvActor {
                      {"policy_version", policy_.version()},
                      {"episodes_sent", counters_.sent},
                      {"episodes_unsent", counters_.unsent},
+                     {"episodes_resent", counters_.resent},
+                     {"receipted_learned", counters_.receipted_learned},
+                     {"receipted_dropped", counters_.receipted_dropped},
+                     {"outbox", outbox_ ? outbox_->size() : 0},
+                     {"outbox_waits", counters_.outbox_waits},
                      {"steps", counters_.steps},
                      {"weight_updates", counters_.weight_updates}};
     (void)WriteFileAtomic(stats_path_, JsonText(stats) + "\n");
@@ -372,7 +489,8 @@ class EnvActor {
   Links links_;
   LagWindow lag_;
   ActorCounters counters_;
-  std::string stats_path_, profile_path_;
+  std::string stats_path_, profile_path_, outbox_dir_;
+  std::optional<Outbox> outbox_;  // with distributed.receipts
   Clock::time_point version_since_ = Clock::now();
   double version_interval_s_ = 0;  // the latest time between two policy versions
 };

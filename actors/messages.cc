@@ -331,6 +331,30 @@ void load(InArchive& ar, Heartbeat& m) {
   ar(m.pid, m.policy_version, m.steps, m.unix_time);
 }
 
+void save(OutArchive& ar, const ReceiptMsg& m) {
+  ar(m.rank, m.learner_incarnation, m.checkpoint_version);
+  ar(cereal::make_size_tag(static_cast<cereal::size_type>(m.receipts.size())));
+  for (const Receipt& r : m.receipts) {
+    SaveString(ar, r.actor_id);
+    ar(r.actor_incarnation, r.sequence, static_cast<uint8_t>(r.disposition));
+  }
+}
+void load(InArchive& ar, ReceiptMsg& m) {
+  ar(m.rank, m.learner_incarnation, m.checkpoint_version);
+  // Each receipt: a name (a length and at least one byte), two numbers and the disposition.
+  m.receipts.resize(ReadCount(ar, 8 + 1 + 8 + 8 + 1, "receipts"));
+  for (Receipt& r : m.receipts) {
+    LoadString(ar, r.actor_id, "actor_id");
+    uint8_t disposition = 0;
+    ar(r.actor_incarnation, r.sequence, disposition);
+    if (disposition != static_cast<uint8_t>(Disposition::kLearned) &&
+        disposition != static_cast<uint8_t>(Disposition::kDropped)) {
+      throw MalformedPayload("disposition " + std::to_string(disposition));
+    }
+    r.disposition = static_cast<Disposition>(disposition);
+  }
+}
+
 const char* MessageTypeName(MessageType type) {
   switch (type) {
     case MessageType::kRollout:
@@ -341,6 +365,8 @@ const char* MessageTypeName(MessageType type) {
       return "WeightsRequest";
     case MessageType::kHeartbeat:
       return "Heartbeat";
+    case MessageType::kReceipt:
+      return "ReceiptMsg";
   }
   return "unknown";
 }
@@ -521,6 +547,14 @@ Status Validate(const Heartbeat& m) {
   return CheckFinite(m.unix_time, "unix_time");
 }
 
+Status Validate(const ReceiptMsg& m) {
+  if (m.rank < 0) return InvalidArgument("negative rank " + Str(m.rank));
+  if (m.checkpoint_version < 0)
+    return InvalidArgument("checkpoint_version " + Str(m.checkpoint_version) + " < 0");
+  for (const Receipt& r : m.receipts) REWIRE_RETURN_IF_ERROR(CheckName(r.actor_id, "actor_id"));
+  return Status::Ok();
+}
+
 // ---------------------------------------------------------------------------- encoding
 
 namespace {
@@ -617,10 +651,12 @@ template std::string Encode<RolloutMsg>(const RolloutMsg&);
 template std::string Encode<WeightsMsg>(const WeightsMsg&);
 template std::string Encode<WeightsRequest>(const WeightsRequest&);
 template std::string Encode<Heartbeat>(const Heartbeat&);
+template std::string Encode<ReceiptMsg>(const ReceiptMsg&);
 template StatusOr<RolloutMsg> Decode<RolloutMsg>(std::string_view, size_t);
 template StatusOr<WeightsMsg> Decode<WeightsMsg>(std::string_view, size_t);
 template StatusOr<WeightsRequest> Decode<WeightsRequest>(std::string_view, size_t);
 template StatusOr<Heartbeat> Decode<Heartbeat>(std::string_view, size_t);
+template StatusOr<ReceiptMsg> Decode<ReceiptMsg>(std::string_view, size_t);
 
 }  // namespace actors
 }  // namespace rewire

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "env/features.h"
 #include "graph/status.h"
@@ -34,6 +35,7 @@ enum class MessageType : uint16_t {
   kWeights = 2,
   kWeightsRequest = 3,
   kHeartbeat = 4,
+  kReceipt = 5,
 };
 
 /// "RolloutMsg", ... ; "unknown" for a value outside the enum.
@@ -89,6 +91,34 @@ struct Heartbeat {
   double unix_time = 0;        // seconds since the epoch when sent
 };
 
+/// What became of one rollout a learner accepted (ReceiptMsg).
+enum class Disposition : uint8_t {
+  kLearned = 1,  // learned from in an update that a checkpoint holds
+  kDropped = 2,  // dropped for a counted reason (stale, future, did not replay): final
+};
+
+/// One rollout's receipt: which rollout (RolloutMsg's actor_id, actor_incarnation, sequence) and
+/// what became of it.
+struct Receipt {
+  std::string actor_id;
+  uint64_t actor_incarnation = 0;
+  uint64_t sequence = 0;
+  Disposition disposition = Disposition::kLearned;
+};
+
+/// Receipts for rollouts whose fate is final, learner rank -> every env actor (PUB/SUB, not
+/// conflated; each actor keeps its own). A rollout is receipted once a checkpoint holds the
+/// update that learned from it, or once it was dropped for a counted reason; an actor keeps every
+/// rollout without a receipt and sends it again (docs/cluster.md, "Receipts").
+struct ReceiptMsg {
+  static constexpr MessageType kType = MessageType::kReceipt;
+  static constexpr uint32_t kSchema = 1;
+  int32_t rank = 0;                  // the learner rank that sends it
+  uint64_t learner_incarnation = 0;  // that rank's process start (changes on a restart)
+  int64_t checkpoint_version = 0;    // the newest update a checkpoint holds, as the rank knows it
+  std::vector<Receipt> receipts;
+};
+
 /// Longest actor_id / role accepted by Validate.
 inline constexpr size_t kMaxNameBytes = 256;
 
@@ -100,6 +130,7 @@ Status Validate(const RolloutMsg& msg);
 Status Validate(const WeightsMsg& msg);
 Status Validate(const WeightsRequest& msg);
 Status Validate(const Heartbeat& msg);
+Status Validate(const ReceiptMsg& msg);
 /// The parts of Validate(RolloutMsg) for an observation and an episode alone. With `compact`
 /// the steps must carry no observations and their actions are checked by the replay instead.
 Status ValidateObservation(const ObservationFeatures& features);
@@ -132,9 +163,11 @@ extern template std::string Encode<RolloutMsg>(const RolloutMsg&);
 extern template std::string Encode<WeightsMsg>(const WeightsMsg&);
 extern template std::string Encode<WeightsRequest>(const WeightsRequest&);
 extern template std::string Encode<Heartbeat>(const Heartbeat&);
+extern template std::string Encode<ReceiptMsg>(const ReceiptMsg&);
 extern template StatusOr<RolloutMsg> Decode<RolloutMsg>(std::string_view, size_t);
 extern template StatusOr<WeightsMsg> Decode<WeightsMsg>(std::string_view, size_t);
 extern template StatusOr<WeightsRequest> Decode<WeightsRequest>(std::string_view, size_t);
 extern template StatusOr<Heartbeat> Decode<Heartbeat>(std::string_view, size_t);
+extern template StatusOr<ReceiptMsg> Decode<ReceiptMsg>(std::string_view, size_t);
 
 }  // namespace rewire::actors

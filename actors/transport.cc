@@ -236,7 +236,7 @@ Status SecureSocket::Start() {
       s.set(zmq::sockopt::rcvbuf, options_.kernel_buffer_bytes);
     }
     s.set(zmq::sockopt::maxmsgsize, ZmqMaxMessageSize(options_));
-    if (type_ == zmq::socket_type::pub || type_ == zmq::socket_type::sub) {
+    if (options_.conflate && (type_ == zmq::socket_type::pub || type_ == zmq::socket_type::sub)) {
       // Before binding or connecting: each queue keeps only the latest message. On the PUB side
       // this matters too: a full queue would otherwise drop the *newest* weights.
       s.set(zmq::sockopt::conflate, true);
@@ -382,8 +382,12 @@ bool Puller::Admit(const RolloutMsg& msg, size_t bytes) {
                              std::to_string(a.last_sequence));
     return false;
   }
-  a.incarnation = msg.actor_incarnation;
-  a.last_sequence = msg.sequence;
+  // A rollout sent again (receipts: the learner recognises it) does not move the newest back.
+  if (a.messages == 0 || msg.actor_incarnation > a.incarnation ||
+      (msg.actor_incarnation == a.incarnation && msg.sequence > a.last_sequence)) {
+    a.incarnation = msg.actor_incarnation;
+    a.last_sequence = msg.sequence;
+  }
   ++a.messages;
   a.bytes += bytes;
   return true;

@@ -75,6 +75,9 @@ struct SocketOptions {
   /// Puller: drop a RolloutMsg whose (actor_incarnation, sequence) is not newer than the last one
   /// accepted from the same actor_id (a replayed or duplicated rollout).
   bool drop_replays = true;
+  /// PUB / SUB: keep only the latest message in each queue (ZMQ_CONFLATE), as the weights want.
+  /// Off for receipts, where every message counts (queues then hold up to the high-water marks).
+  bool conflate = true;
 };
 
 struct SocketCounters {

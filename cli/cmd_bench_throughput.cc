@@ -54,12 +54,15 @@ struct ThroughputCli {
   std::vector<int> actors = {1, 2, 4};
   int updates = 8;
   std::vector<std::string> sets;
+  /// Overrides of a second run of every configuration, run right after the first (side by side).
+  std::vector<std::string> versus;
   bool keep = false;
   std::string rewire;  // the executable the runs use (default: this one)
 };
 
 /// One `rewire launch` run; prints a row of the table.
-void RunOne(const ThroughputCli& t, const std::string& self, int learners, int actors) {
+void RunOne(const ThroughputCli& t, const std::string& self, int learners, int actors,
+            const std::vector<std::string>& extra_sets = {}, const std::string& suffix = "") {
   std::random_device rd;
   const fs::path dir =
       fs::temp_directory_path() / ("rewire-bench-throughput-" + std::to_string(rd()));
@@ -69,6 +72,7 @@ void RunOne(const ThroughputCli& t, const std::string& self, int learners, int a
                     " --set run.dir=" + Quote(dir.string()) +
                     " --set run.max_updates=" + std::to_string(t.updates);
   for (const std::string& s : t.sets) cmd += " --set " + Quote(s);
+  for (const std::string& s : extra_sets) cmd += " --set " + Quote(s);
   const std::string log = dir.string() + ".log";
   cmd += " >" + Quote(log) + " 2>&1";
   const int status = std::system(cmd.c_str());
@@ -84,10 +88,11 @@ void RunOne(const ThroughputCli& t, const std::string& self, int learners, int a
     steps.push_back(Number(m, "global_step"));
     wall.push_back(Number(m, "wall_time"));
   }
-  const std::string label = fmt::format("{} learner{}, {} actor{}", learners,
-                                        learners == 1 ? "" : "s", actors, actors == 1 ? "" : "s");
+  const std::string label =
+      fmt::format("{} learner{}, {} actor{}{}", learners, learners == 1 ? "" : "s", actors,
+                  actors == 1 ? "" : "s", suffix);
   if (status != 0 || sps.size() < 2) {
-    std::printf("  %-22s failed (exit %d; log %s)\n", label.c_str(), status, log.c_str());
+    std::printf("  %-25s failed (exit %d; log %s)\n", label.c_str(), status, log.c_str());
     std::fflush(stdout);
     return;
   }
@@ -123,7 +128,7 @@ void RunOne(const ThroughputCli& t, const std::string& self, int learners, int a
   const std::vector<double> after_first(sps.begin() + 1, sps.end());
   const double per_step = 1000.0 / std::max(1.0, act_steps);
   std::printf(
-      "  %-22s %8.1f %8.1f %8.1f %8.1f %9.0f %6.0f/%-5.0f %6.2f %6.2f %6.2f %6.2f %7.2f %6.1f "
+      "  %-25s %8.1f %8.1f %8.1f %8.1f %9.0f %6.0f/%-5.0f %6.2f %6.2f %6.2f %6.2f %7.2f %6.1f "
       "%6.2f\n",
       label.c_str(), Median(after_first), *std::min_element(after_first.begin(), after_first.end()),
       *std::max_element(after_first.begin(), after_first.end()), overall,
@@ -131,14 +136,14 @@ void RunOne(const ThroughputCli& t, const std::string& self, int learners, int a
       forward_s * per_step, send_s * per_step, wait_s * per_step,
       act_steps / std::max(1.0, forwards), replay_s * 1000.0 / std::max(1.0, steps.back()));
   if (replay_failed > 0)
-    std::printf("  %-22s %.0f compact rollouts failed to replay\n", "", replay_failed);
+    std::printf("  %-25s %.0f compact rollouts failed to replay\n", "", replay_failed);
   std::fflush(stdout);
   std::error_code ec;
   if (!t.keep) {
     fs::remove_all(dir, ec);
     fs::remove(log, ec);
   } else {
-    std::printf("  %-22s kept %s\n", "", dir.string().c_str());
+    std::printf("  %-25s kept %s\n", "", dir.string().c_str());
   }
 }
 
@@ -158,6 +163,9 @@ void RegisterBenchThroughput(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--set", t->sets,
                   "Config overrides KEY=VALUE for every run (as rewire launch --set)");
+  cmd->add_option("--versus", t->versus,
+                  "Config overrides KEY=VALUE of a second run of every configuration, right "
+                  "after the first (rows marked \"vs\"): e.g. distributed.receipts=false");
   cmd->add_option("--rewire", t->rewire, "The rewire executable the runs use (default: this one)");
   cmd->add_flag("--keep", t->keep, "Keep the runs' directories (under the temporary directory)");
   cmd->callback([t]() {
@@ -177,6 +185,7 @@ void RegisterBenchThroughput(CLI::App& bench) {
         have_load > 0 ? load[0] : -1.0, have_load > 1 ? load[1] : -1.0,
         have_load > 2 ? load[2] : -1.0);
     for (const std::string& s : t->sets) std::printf("  --set %s\n", s.c_str());
+    for (const std::string& s : t->versus) std::printf("  vs: --set %s\n", s.c_str());
     std::printf(
         "  samples/s: per update (charts/SPS) after the first: median, min, max; overall = steps / "
         "wall time.\n"
@@ -187,13 +196,15 @@ void RegisterBenchThroughput(CLI::App& bench) {
         "  send (encode message, blocked on queues), wait (for weights). obs/fwd: observations per "
         "forward.\n"
         "  replay: learner ms per sample replaying compact rollouts.\n");
-    std::printf("  %-22s %8s %8s %8s %8s %9s %12s %6s %6s %6s %6s %7s %6s %6s\n", "", "median",
+    std::printf("  %-25s %8s %8s %8s %8s %9s %12s %6s %6s %6s %6s %7s %6s %6s\n", "", "median",
                 "min", "max", "overall", "B/step", "stale/used", "env", "encode", "fwd", "send",
                 "wait", "obs/fwd", "replay");
     std::fflush(stdout);
     for (int l : t->learners) {
       for (int a : t->actors) {
-        if (l >= 1 && a >= 1) RunOne(*t, self, l, a);
+        if (l < 1 || a < 1) continue;
+        RunOne(*t, self, l, a);
+        if (!t->versus.empty()) RunOne(*t, self, l, a, t->versus, " vs");
       }
     }
     if (::getloadavg(load, 3) > 0)

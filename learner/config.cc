@@ -159,6 +159,9 @@ void ForEachField(Config& c, Visit&& visit) {
   visit("distributed", "compact_rollouts", c.distributed.compact_rollouts);
   visit("distributed", "envs_per_actor", c.distributed.envs_per_actor);
   visit("distributed", "double_buffer", c.distributed.double_buffer);
+  visit("distributed", "receipts", c.distributed.receipts);
+  visit("distributed", "outbox_max", c.distributed.outbox_max);
+  visit("distributed", "receipt_timeout_s", c.distributed.receipt_timeout_s);
 }
 
 struct KnownField {

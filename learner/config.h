@@ -185,6 +185,18 @@ struct DistributedSection {
   /// observations (Sample Factory's double-buffered sampling). The episodes are the same as
   /// without it; only the time differs.
   bool double_buffer = false;
+  /// Receipts (docs/cluster.md, "Receipts"): a learner receipts a rollout to its actor once a
+  /// checkpoint holds the update that learned from it (or it was dropped for a counted reason);
+  /// an actor keeps every rollout without a receipt in RUN_DIR/actors/env<a>.outbox/ and sends it
+  /// again to a restarted learner, and a learner drops, and counts, one it already has. Off: a
+  /// rollout is fire-and-forget, and one a learner held when it died is lost.
+  bool receipts = true;
+  /// Rollouts an actor keeps without a receipt at most; at the bound it waits for receipts
+  /// before it acts more episodes (>= 1).
+  int outbox_max = 256;
+  /// A rollout without a receipt this long after it was last sent is sent again (> 0): receipts
+  /// travel over PUB/SUB, which may lose one; the learner receipts a copy it already has.
+  double receipt_timeout_s = 300;
 };
 
 /// A whole training run's configuration.

@@ -195,6 +195,8 @@ Status Validate(const TrainConfig& c, const Locations& at) {
                     std::to_string(d.master_port));
   check.AtLeast("distributed.max_policy_lag", d.max_policy_lag, 0);
   check.AtLeast("distributed.envs_per_actor", d.envs_per_actor, 1);
+  check.AtLeast("distributed.outbox_max", d.outbox_max, 1);
+  check.Positive("distributed.receipt_timeout_s", d.receipt_timeout_s);
   check.AtLeast("distributed.max_message_mb", d.max_message_mb, 1);
   check.Positive("distributed.heartbeat_interval_s", d.heartbeat_interval_s);
   check.Positive("distributed.heartbeat_timeout_s", d.heartbeat_timeout_s);

@@ -13,14 +13,18 @@ one each incarnation (pid) wrote, and reads each one again just before killing i
 2. every learner group that lost a rank resumed from the last checkpoint: its train.log says
    "resuming ... at update U" with U at least the policy version of the last metrics line before
    the kill (rank 0 writes the checkpoint before that line);
-3. no acknowledged episode is lost. The system has no acknowledgement back to an actor: an env
-   actor's "sent" means queued on a PUSH socket. The strongest receipt there is, and what
-   "acknowledged" means here, is a learner rank accepting the rollout (authenticated, decoded,
-   counted in `rollouts.accepted` of learners/rank<r>.json). Each accepted episode must be
-   learned from in an update the final policy descends from, dropped for a counted reason
-   (stale, future, replay), or left over when the run ended. Lost are the episodes an
-   incarnation accepted but had not learned from when it died, and those learned in updates
-   that the restart rolled back (after the last checkpoint).
+3. no accepted episode is lost and none is learned from twice. With receipts
+   (distributed.receipts, the default) the check is per rollout: every rollout a learner
+   incarnation accepted (learners/rank<r>.episodes.jsonl, the journal) must be in the final
+   ledgers (checkpoints/episodes.rank<r>.jsonl: what the updates of the final policy's lineage
+   learned from), dropped for a counted reason (stale, future, replay), or still in its actor's
+   outbox (actors/env<a>.outbox/: sent again by a resumed run); no rollout may appear twice in
+   the final ledgers. Without receipts an actor's "sent" means queued on a PUSH socket, and the
+   check counts per learner incarnation: each accepted episode must be learned from in an update
+   the final policy descends from, dropped for a counted reason, or left over at the end.
+   --roles may also name `runtime`: the measuring runtimes of env actors (their child processes:
+   ONNX Runtime's runner, an isolated measurement), killed in the middle of a measurement; the
+   run must finish all the same.
 
 Prints the kills, the restarts seen, the final policy version and the episode accounting, and
 keeps what it saw (kills, every incarnation's last status) in RUN_DIR/chaos.json.
@@ -110,18 +114,44 @@ def parse_args():
     p.add_argument("--timeout", type=float, default=1200, help="bound on the whole run (seconds)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--roles", default="env,learner",
-                   help="which processes may be killed: env, learner or both (comma-separated)")
+                   help="which processes may be killed: env, learner, runtime (an env actor's "
+                        "measuring child process), comma-separated")
     p.add_argument("--set", action="append", default=[], help="config override, as for launch")
     return p.parse_args()
 
 
+def runtime_children(watch):
+    """Child processes of running env actors (ONNX Runtime's runner, an isolated measurement),
+    as victims of role "runtime"."""
+    actors = {p["pid"]: p["rank"] for p in watch.processes()
+              if p.get("role") == "env" and p.get("state") == "running" and p.get("pid", 0) > 0}
+    out = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ppid = int(fields[1])
+        if ppid in actors:
+            out.append({"role": "runtime", "rank": actors[ppid],
+                        "pid": int(stat.split("/")[2]), "state": "running"})
+    return out
+
+
 def kill_one(args, rng, watch, kills, started):
+    roles = args.roles.split(",")
     running = [p for p in watch.processes()
                if p.get("state") == "running" and p.get("pid", 0) > 0
-               and p.get("role") in args.roles.split(",")]
+               and p.get("role") in roles]
+    if "runtime" in roles:
+        running += runtime_children(watch)
     if not running:
         return
-    victim = rng.choice(running)
+    # A role first, then one of its processes: learners are as likely victims as env actors,
+    # however many more actors there are.
+    role = rng.choice(sorted({p["role"] for p in running}))
+    victim = rng.choice([p for p in running if p["role"] == role])
     watch.poll()  # the victim's status as close to its death as possible
     checkpointed = last_metrics_version(args.run_dir)
     has_checkpoint = os.path.exists(os.path.join(args.run_dir, "checkpoints", "latest.pt"))
@@ -241,6 +271,59 @@ def account(watch, kills, run_dir, final_version, epu):
     return t
 
 
+def read_lines(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read().splitlines()
+    except OSError:
+        return []
+
+
+def account_receipts(watch, run_dir):
+    """Per-rollout accounting with receipts (see the module's docstring, check 3)."""
+    accepted, dropped, duplicates = set(), set(), 0
+    for path in glob.glob(os.path.join(run_dir, "learners", "rank*.episodes.jsonl")):
+        for line in read_lines(path):
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue  # a line cut by a kill
+            if e.get("event") == "accepted":
+                accepted.add(e["id"])
+            elif e.get("event") == "duplicate":
+                duplicates += 1
+            elif e.get("event") in ("stale", "future", "replay"):
+                dropped.add(e["id"])
+    lineage = []
+    for path in glob.glob(os.path.join(run_dir, "checkpoints", "episodes.rank*.jsonl")):
+        for line in read_lines(path):
+            try:
+                lineage += json.loads(line)["episodes"]
+            except (ValueError, KeyError):
+                pass
+    outbox = set()
+    for d in glob.glob(os.path.join(run_dir, "actors", "env*.outbox")):
+        actor = "env-" + re.search(r"env(\d+)\.outbox$", d).group(1)
+        for name in os.listdir(d):
+            m = re.fullmatch(r"(\d+)-(\d+)", name)
+            if m:
+                outbox.add(f"{actor}:{m.group(1)}:{m.group(2)}")
+    learned = set(lineage)
+    statuses = watch.actors.values()
+    t = dict(
+        sent=sum(s.get("episodes_sent", 0) for s in statuses),
+        resent=sum(s.get("episodes_resent", 0) for s in statuses),
+        receipted=sum(s.get("receipted_learned", 0) + s.get("receipted_dropped", 0)
+                      for s in statuses),
+        accepted=len(accepted), learned=len(learned), twice=len(lineage) - len(learned),
+        duplicates=duplicates, dropped=len(dropped - learned),
+        left_over=len((accepted & outbox) - learned - dropped),
+        lost=len(accepted - learned - dropped - outbox),
+        learned_unaccepted=len(learned - accepted))
+    t["lost_ids"] = sorted(accepted - learned - dropped - outbox)[:10]
+    return t
+
+
 def main():
     args = parse_args()
     code, output, watch, kills, wall, timed_out = run_launch(args)
@@ -273,6 +356,29 @@ def main():
               f"{k['checkpointed']}; the group resumed at update {u}: "
               f"{'ok' if good else 'NOT THE LAST CHECKPOINT'}")
         ok = ok and good
+
+    if glob.glob(os.path.join(args.run_dir, "learners", "rank*.episodes.jsonl")):
+        r = account_receipts(watch, args.run_dir)
+        print("chaos: rollouts (receipts): sent {sent}, re-sent {resent}, receipted to actors "
+              "{receipted}; accepted by learners {accepted}; learned from in the final policy's "
+              "lineage {learned}, learned from twice {twice}; duplicates dropped {duplicates}; "
+              "dropped (stale, future, replay) {dropped}; left over in actors' outboxes "
+              "{left_over}; lost {lost}".format(**r))
+        if r["learned_unaccepted"]:
+            print(f"chaos: {r['learned_unaccepted']} rollouts in the final ledgers were never "
+                  "journalled as accepted")
+            ok = False
+        if not ok:
+            print("chaos: FAILED: the run did not finish, did not resume from its checkpoint, or "
+                  "its rollouts do not add up")
+            return 1
+        if r["lost"] or r["twice"]:
+            print(f"chaos: {r['lost']} accepted rollouts lost (e.g. {r['lost_ids']}), "
+                  f"{r['twice']} learned from twice")
+            return 2
+        print("chaos: passed: finished, resumed from checkpoints, no accepted rollout lost, none "
+              "learned from twice")
+        return 0
 
     epu = int(config_value(args.run_dir, "ppo", "episodes_per_update"))
     t = account(watch, kills, args.run_dir, final_version, epu)

@@ -191,6 +191,37 @@ TEST(Messages, HeartbeatRoundTrips) {
   EXPECT_EQ(back->unix_time, h.unix_time);
 }
 
+TEST(Messages, ReceiptsRoundTripAndRefuseAnUnknownDisposition) {
+  ReceiptMsg m;
+  m.rank = 1;
+  m.learner_incarnation = 1795851040281825ULL;
+  m.checkpoint_version = 7;
+  m.receipts = {{"env-0", 11, 3, Disposition::kLearned}, {"env-12", 12, 40, Disposition::kDropped}};
+  const std::string bytes = Encode(m);
+  const StatusOr<ReceiptMsg> back = Decode<ReceiptMsg>(bytes, kLimit);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->rank, 1);
+  EXPECT_EQ(back->learner_incarnation, m.learner_incarnation);
+  EXPECT_EQ(back->checkpoint_version, 7);
+  ASSERT_EQ(back->receipts.size(), 2u);
+  EXPECT_EQ(back->receipts[1].actor_id, "env-12");
+  EXPECT_EQ(back->receipts[1].actor_incarnation, 12u);
+  EXPECT_EQ(back->receipts[1].sequence, 40u);
+  EXPECT_EQ(back->receipts[1].disposition, Disposition::kDropped);
+  EXPECT_EQ(back->receipts[0].disposition, Disposition::kLearned);
+  // The disposition is the last byte of the payload: 3 is neither learned nor dropped.
+  std::string bad = bytes;
+  bad.back() = 3;
+  const StatusOr<ReceiptMsg> refused = Decode<ReceiptMsg>(bad, kLimit);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("disposition 3"), std::string::npos)
+      << refused.status().message();
+  // A receipt without an actor id fails validation.
+  ReceiptMsg empty_names = m;
+  empty_names.receipts[0].actor_id = "";
+  EXPECT_FALSE(Decode<ReceiptMsg>(Encode(empty_names), kLimit).ok());
+}
+
 // ---------------------------------------------------------------------------- rejections
 
 TEST(Messages, SizeLimitIsInclusive) {

@@ -175,11 +175,19 @@ TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
   for (size_t pos = text.find(" = "); pos != std::string::npos; pos = text.find(" = ", pos + 1)) {
     ++keys;
   }
-  EXPECT_EQ(keys, 65u);  // 8 run + 10 env + 3 gnn + 15 ppo + 11 eval + 18 distributed
+  EXPECT_EQ(keys, 68u);  // 8 run + 10 env + 3 gnn + 15 ppo + 11 eval + 21 distributed
   // The eval's measurement keys, with their defaults (nothing measured).
   EXPECT_NE(text.find("runtime = \"\"\nruntime_threads = 1\nruntime_rounds = 5\nalso_cost = []\n"),
             std::string::npos)
       << text;
+  // The receipts' keys, with their defaults (docs/cluster.md, "Receipts").
+  EXPECT_NE(text.find("receipts = true\noutbox_max = 256\nreceipt_timeout_s = 300.0\n"),
+            std::string::npos)
+      << text;
+  const auto no_outbox = ParseTrainConfig("[distributed]\noutbox_max = 0\n", "cfg.toml");
+  ASSERT_FALSE(no_outbox.ok());
+  EXPECT_NE(no_outbox.status().message().find("distributed.outbox_max"), std::string::npos)
+      << no_outbox.status().message();
   // The reward's keys, with their defaults.
   EXPECT_NE(text.find("reward = \"dense\"\nreward_device = \"cpu\"\nreward_repeats = 5\n"),
             std::string::npos)
