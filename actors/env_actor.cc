@@ -337,7 +337,9 @@ class EnvActor {
     msg.actor_incarnation = who_.incarnation;
     msg.sequence = ++counters_.sequence;
     msg.policy_version = episode.policy_version;
-    msg.compact = compact_;
+    // An episode that carries observations (its environment excluded unmeasurable graphs, which
+    // the learner's replay would offer) travels whole.
+    msg.compact = compact_ && (episode.steps.empty() || episode.steps[0].observation.nodes.empty());
     if (msg.compact) {
       msg.rules_hash = policy_.rules_hash();
       msg.env_key = policy_.env_key();
@@ -451,7 +453,12 @@ class EnvActor {
                      {"outbox_waits", counters_.outbox_waits},
                      {"steps", counters_.steps},
                      {"weight_updates", counters_.weight_updates}};
-    (void)WriteFileAtomic(stats_path_, JsonText(stats) + "\n");
+    Json all = stats, unmeasurable = Json::array();  // graphs whose measurement crashed or hung
+    for (const UnmeasurableGraph& g : policy_.unmeasurable())
+      unmeasurable.push_back(Json{{"hash", fmt::format("{:016x}", g.hash)}, {"reason", g.reason}});
+    all["unmeasurable_count"] = unmeasurable.size();
+    all["unmeasurable"] = std::move(unmeasurable);
+    (void)WriteFileAtomic(stats_path_, JsonText(all) + "\n");
   }
 
   /// Where the actor's time goes besides acting (ActingProfile), and what it sent: bench

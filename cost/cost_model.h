@@ -61,6 +61,27 @@ struct MeasurementCounts {
   int64_t memo_hits = 0;   // answered from this process's memo (measured before in this run)
   /// Measurements the model may still make (-1: no budget).
   int64_t budget_left = -1;
+  /// Graphs found unmeasurable (their measurement crashed or hung): never measured again.
+  int64_t unmeasurable = 0;
+};
+
+/// A graph whose measurement crashed or hung (the runtime died, or ran past its deadline) is
+/// unmeasurable: an Unavailable error whose message starts with this prefix. A whole-graph
+/// model refuses it from then on at once with the same kind of error; the environment drops
+/// such graphs from its candidates (env/environment.h).
+inline constexpr char kUnmeasurablePrefix[] = "unmeasurable: ";
+inline Status Unmeasurable(const std::string& reason) {
+  return Unavailable(kUnmeasurablePrefix + reason);
+}
+inline bool IsUnmeasurable(const Status& s) {
+  return s.code() == StatusCode::kUnavailable && s.message().rfind(kUnmeasurablePrefix, 0) == 0;
+}
+
+/// A graph found unmeasurable: its structural hash (Graph::Hash; an e2e model's is of the folded
+/// graph) and why (the measurement's error).
+struct UnmeasurableGraph {
+  uint64_t hash = 0;
+  std::string reason;
 };
 
 /// Estimates or measures what running a graph (and, for an additive model, one operator) costs,

@@ -83,6 +83,7 @@ CostModelRegistry::Factory MakeE2e(const std::string& runtime) {
     e2e.runtime = runtime;
     e2e.num_threads = options.num_threads;
     e2e.measure_budget = options.measure_budget;
+    e2e.timeout_s = options.measure_timeout_s;
     REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<E2eCostModel> model,
                             E2eCostModel::Create(e2e, std::move(cache)));
     return std::unique_ptr<CostModel>(std::move(model));

@@ -35,6 +35,9 @@ struct CostModelOptions {
   /// The measured models: real measurements (operators or graphs timed) they may make, -1: no
   /// budget. Past it, costing what is not memoised or cached is ResourceExhausted.
   int64_t measure_budget = -1;
+  /// The e2e models: seconds one graph's measurement may take before it is killed and the graph
+  /// is unmeasurable (E2eCostOptions::timeout_s).
+  double measure_timeout_s = 600;
 };
 
 class CostModelRegistry {

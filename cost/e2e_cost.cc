@@ -24,23 +24,30 @@ StatusOr<std::unique_ptr<E2eCostModel>> E2eCostModel::Create(const E2eCostOption
     return InvalidArgument("e2e: the statistic is min or median, not '" + options.statistic + "'");
   }
   if (options.num_threads < 0) return InvalidArgument("e2e: threads must be >= 0");
+  if (!(options.timeout_s > 0)) return InvalidArgument("e2e: the timeout must be > 0 seconds");
   std::unique_ptr<OrtRunner> ort;
   std::string key = "e2e:" + options.runtime;
+  InjectedFault fault;
   if (options.runtime == "ort") {
     OrtRunnerOptions ro;
     ro.threads = options.num_threads;
+    ro.timeout_s = options.timeout_s;
     REWIRE_ASSIGN_OR_RETURN(ort, OrtRunner::Start(ro));
     key += ":" + ort->version();
   } else if (options.runtime.rfind("cuda", 0) == 0) {
     REWIRE_ASSIGN_OR_RETURN(const ExecDevice device, ParseExecDevice(options.runtime));
     REWIRE_RETURN_IF_ERROR(CheckExecDevice(device));
-  } else if (options.runtime != "reference") {
+  } else if (options.runtime == "reference") {
+    REWIRE_ASSIGN_OR_RETURN(fault, ReferenceFaultFromEnv());
+  } else {
     return InvalidArgument("unknown end-to-end runtime '" + options.runtime +
                            "' (known: ort, reference, cuda, cuda:N)");
   }
   key += ":threads=" + std::to_string(options.num_threads);
-  return std::unique_ptr<E2eCostModel>(
+  auto model = std::unique_ptr<E2eCostModel>(
       new E2eCostModel(options, std::move(ort), std::move(key), std::move(cache)));
+  model->reference_fault_ = fault;
+  return model;
 }
 
 E2eCostModel::E2eCostModel(const E2eCostOptions& options, std::unique_ptr<OrtRunner> ort,
@@ -67,9 +74,33 @@ StatusOr<Graph> Folded(const Graph& graph) {
 
 StatusOr<double> E2eCostModel::GraphCostMs(const Graph& graph) {
   REWIRE_ASSIGN_OR_RETURN(const Graph folded, Folded(graph));
-  const std::string key = fmt::format("graph:{:016x}", folded.Hash());
-  return memo_.Get(
-      key, [&] { return Measure(folded); }, [&] { return GraphWorkJson(WorkOf(folded)); });
+  const uint64_t hash = folded.Hash();
+  const auto known = unmeasurable_reasons_.find(hash);
+  if (known != unmeasurable_reasons_.end()) return Unmeasurable(known->second);
+  const std::string key = fmt::format("graph:{:016x}", hash);
+  bool crashed_or_hung = false;
+  StatusOr<double> ms = memo_.Get(
+      key,
+      [&]() -> StatusOr<double> {
+        StatusOr<double> m = Measure(folded);
+        crashed_or_hung = !m.ok() && (m.status().code() == StatusCode::kDeadlineExceeded ||
+                                      m.status().code() == StatusCode::kUnavailable);
+        return m;
+      },
+      [&] { return GraphWorkJson(WorkOf(folded)); });
+  if (!crashed_or_hung) return ms;
+  // Never again in this process: the runtime goes on (ONNX Runtime restarts, the reference
+  // executor forks afresh) for other graphs.
+  const std::string reason = ms.status().message();
+  unmeasurable_reasons_.emplace(hash, reason);
+  unmeasurable_.push_back(UnmeasurableGraph{hash, reason});
+  return Unmeasurable(reason);
+}
+
+MeasurementCounts E2eCostModel::measurements() const {
+  MeasurementCounts c = memo_.counts();
+  c.unmeasurable = static_cast<int64_t>(unmeasurable_.size());
+  return c;
 }
 
 StatusOr<double> E2eCostModel::Remeasure(const Graph& graph) {
@@ -79,6 +110,21 @@ StatusOr<double> E2eCostModel::Remeasure(const Graph& graph) {
 
 StatusOr<double> E2eCostModel::Measure(const Graph& folded) {
   if (options_.runtime == "ort") return MeasureInOrt(folded);
+  if (options_.runtime != "reference") {
+    // CUDA does not survive fork(): the device executor measures in this process, without a
+    // deadline, and a crash there ends the process.
+    return MeasureOnDevice(folded);
+  }
+  // The reference executor measures in a child of its own, killed past the deadline; what the
+  // child computes beyond the figure (its memory) is discarded.
+  ++isolated_measurements_;
+  const InjectedFault::Kind fault = reference_fault_.Due(isolated_measurements_)
+                                        ? reference_fault_.kind
+                                        : InjectedFault::Kind::kNone;
+  return RunIsolated([&] { return MeasureOnDevice(folded); }, options_.timeout_s, fault);
+}
+
+StatusOr<double> E2eCostModel::MeasureOnDevice(const Graph& folded) {
   DeviceRunOptions run;
   run.device = options_.runtime == "reference" ? "cpu" : options_.runtime;
   run.num_threads = options_.num_threads;

@@ -13,10 +13,21 @@
 // (another env actor, an earlier run) is not measured again. Every real measurement is counted
 // with its seconds (measurements()), and past `measure_budget` measurements costing a new graph
 // is ResourceExhausted: the searches stop there (StopReason::kMeasureBudget).
+//
+// A measurement that crashes or hangs does not take the process down: ONNX Runtime runs in a
+// child process (killed past `timeout_s`, restarted for the next graph), and the reference
+// executor measures in a fork()ed child (cost/isolated.h) killed past `timeout_s`. Such a graph
+// is unmeasurable (IsUnmeasurable, cost/cost_model.h: Unavailable, "unmeasurable: <why>"): it is
+// counted (MeasurementCounts::unmeasurable), listed (unmeasurable()), and refused at once from
+// then on, while other graphs measure as before. The CUDA executor measures in this process
+// (CUDA does not survive fork()): a crash there still ends the process, and it has no deadline.
 
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
+#include "cost/isolated.h"
 #include "cost/measured_cost.h"
 #include "runtimes/ort_runner.h"
 
@@ -37,6 +48,9 @@ struct E2eCostOptions {
   int64_t measure_budget = -1;
   /// Seed of the random inputs the graphs run on.
   uint64_t seed = 1;
+  /// Seconds one graph's measurement may take (> 0): past it the measurement is killed and the
+  /// graph is unmeasurable. ort and reference only (cuda has no deadline).
+  double timeout_s = 600;
 };
 
 class E2eCostModel : public CostModel {
@@ -50,8 +64,14 @@ class E2eCostModel : public CostModel {
   /// E.g. "e2e:ort(1.30.0, 2 threads)".
   std::string Name() const override;
   bool additive() const override { return false; }
+  /// Errors besides the measurement's own: an unmeasurable graph (IsUnmeasurable), found so now
+  /// or earlier in this process.
   StatusOr<double> GraphCostMs(const Graph& graph) override;
-  MeasurementCounts measurements() const override { return memo_.counts(); }
+  MeasurementCounts measurements() const override;
+  /// The graphs found unmeasurable, in the order found.
+  const std::vector<UnmeasurableGraph>& unmeasurable() const { return unmeasurable_; }
+  /// The ONNX Runtime runner (ort only; null otherwise), e.g. for its restarts().
+  const OrtRunner* ort_runner() const { return ort_.get(); }
 
   /// Measures `graph` afresh, past the memo, the cache and the budget, and counts nothing: what
   /// `rewire bench e2e` repeats to measure the runtime's noise floor.
@@ -64,10 +84,16 @@ class E2eCostModel : public CostModel {
   StatusOr<double> Measure(const Graph& folded);
   StatusOr<double> MeasureInOrt(const Graph& folded);
 
+  StatusOr<double> MeasureOnDevice(const Graph& folded);
+
   E2eCostOptions options_;
   std::unique_ptr<OrtRunner> ort_;
   MeasurementMemo memo_;
   int files_ = 0;
+  InjectedFault reference_fault_;      // $REWIRE_REFERENCE_FAULT (tests, chaos runs)
+  int64_t isolated_measurements_ = 0;  // reference measurements started, counted for it
+  std::unordered_map<uint64_t, std::string> unmeasurable_reasons_;  // folded hash -> why
+  std::vector<UnmeasurableGraph> unmeasurable_;
 };
 
 }  // namespace rewire

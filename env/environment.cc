@@ -45,8 +45,20 @@ Status Environment::Expand() {
     TouchRecorder recorder(graph_, e.touched);
     REWIRE_ASSIGN_OR_RETURN(e.diff,
                             rules::ApplyMatch(e.result, rules_[c.match.rule], c.match, &recorder));
-    REWIRE_ASSIGN_OR_RETURN(double delta, table_->DiffCostMs(e.result, e.diff, &e.cost_updates));
-    e.cost_ms = table_->total_ms() + delta;
+    // Hashing every candidate costs time: only once some graph is excluded.
+    if (!excluded_.empty() && excluded_.count(e.result.Hash())) {
+      ++timings_.dropped_candidates;
+      continue;
+    }
+    StatusOr<double> delta = table_->DiffCostMs(e.result, e.diff, &e.cost_updates);
+    if (!delta.ok() && IsUnmeasurable(delta.status())) {
+      // A whole-graph model could not measure the candidate (it crashed or hung): drop it.
+      Exclude(e.result.Hash(), delta.status().message());
+      ++timings_.dropped_candidates;
+      continue;
+    }
+    REWIRE_RETURN_IF_ERROR(delta.status());
+    e.cost_ms = table_->total_ms() + *delta;
     candidates_.push_back(std::move(e));
   }
   timings_.enumerate_s += std::chrono::duration<double>(t1 - t0).count();
@@ -68,7 +80,12 @@ StatusOr<Observation> Environment::Reset(const Graph& graph) {
   if (options_.reward == RewardMode::kSparseMeasured && !options_.measure) {
     return InvalidArgument("the sparse measured reward needs a way to measure graphs");
   }
-  if (options_.reward == RewardMode::kSparseMeasured) input_copy_ = graph;
+  if (options_.reward == RewardMode::kSparseMeasured) {
+    input_copy_ = graph;
+    // Measured now (once per distinct input): an input that cannot be measured fails here,
+    // before an episode is played for nothing.
+    if (measuring_) REWIRE_RETURN_IF_ERROR(MeasuredInput(graph).status());
+  }
   graph_ = graph;
   REWIRE_ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost_, graph_));
   table_ = std::move(table);
@@ -140,6 +157,10 @@ StatusOr<double> Environment::MeasuredInput(const Graph& graph) {
   return ms;
 }
 
+void Environment::Exclude(uint64_t hash, const std::string& reason) {
+  if (excluded_.emplace(hash, reason).second) ++timings_.unmeasurable;
+}
+
 Status Environment::FinishSparse(StepResult& r) {
   r.reward = 0;
   if (!r.done) return Status::Ok();
@@ -148,7 +169,16 @@ Status Environment::FinishSparse(StepResult& r) {
     return Status::Ok();
   }
   REWIRE_ASSIGN_OR_RETURN(r.measured_initial_ms, MeasuredInput(input_copy_));
-  REWIRE_ASSIGN_OR_RETURN(r.measured_final_ms, options_.measure(graph_));
+  StatusOr<double> final_ms = options_.measure(graph_);
+  if (!final_ms.ok() && IsUnmeasurable(final_ms.status())) {
+    // The final graph cannot run (its measurement crashed or hung): the episode ends with no
+    // improvement credited, and no later candidate leads to that graph again.
+    Exclude(graph_.Hash(), final_ms.status().message());
+    r.unmeasurable = true;
+    r.measured_final_ms = 0;
+    return Status::Ok();
+  }
+  REWIRE_ASSIGN_OR_RETURN(r.measured_final_ms, std::move(final_ms));
   r.reward = 100.0 * (r.measured_initial_ms - r.measured_final_ms) / r.measured_initial_ms;
   return Status::Ok();
 }

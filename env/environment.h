@@ -5,6 +5,14 @@
 // No-Op, when no candidate is left, or at the horizon. Candidates are offered as diffs against
 // the current graph (with the graph each leads to, which shares the current graph's nodes), so
 // a learner can encode only the changed region.
+//
+// Unmeasurable graphs (cost/cost_model.h: IsUnmeasurable, a measurement that crashed or hung):
+// the environment goes on without them. With the sparse measured reward, an episode whose final
+// graph is unmeasurable ends normally with a last reward of 0 (StepResult::unmeasurable); with a
+// whole-graph cost model (e2e), a candidate that cannot be costed that way is dropped. Either
+// way the graph's structural hash joins the environment's exclusions, and no later candidate
+// leading to it is offered. An episode whose INPUT graph is unmeasurable cannot be played:
+// Reset returns the error.
 
 #include <cstdint>
 #include <functional>
@@ -77,6 +85,9 @@ struct StepResult {
   /// kSparseMeasured, on the last step: the measured runtimes of the input and of the final
   /// graph (0 otherwise, and when measuring is off: see set_measuring).
   double measured_initial_ms = 0, measured_final_ms = 0;
+  /// kSparseMeasured, on the last step: the final graph is unmeasurable (its measurement crashed
+  /// or hung); the reward is 0 and measured_final_ms 0.
+  bool unmeasurable = false;
 };
 
 class Environment {
@@ -84,7 +95,9 @@ class Environment {
   /// `rules` and `cost` must outlive the environment.
   Environment(const std::vector<rules::Rule>& rules, CostModel& cost, EnvOptions options = {});
 
-  /// Starts an episode on `graph`. Errors: the cost model cannot cost the graph.
+  /// Starts an episode on `graph`. Errors: the cost model cannot cost the graph; with
+  /// kSparseMeasured (measuring on), the graph cannot be measured - an unmeasurable input
+  /// (IsUnmeasurable) included: nothing can be done with it.
   StatusOr<Observation> Reset(const Graph& graph);
   /// Starts at `graph` as step `steps` of an episode whose first graph cost `initial_cost_ms`
   /// (rewards and cost features are relative to it; the horizon counts from that episode's
@@ -119,8 +132,18 @@ class Environment {
     double apply_s = 0;      // applying each candidate to a copy and costing its diff
     int64_t expansions = 0;
     int64_t candidates = 0;
+    /// Graphs excluded as unmeasurable (their measurement crashed or hung), and candidates
+    /// dropped because they led to one.
+    int64_t unmeasurable = 0;
+    int64_t dropped_candidates = 0;
   };
   const Timings& timings() const { return timings_; }
+
+  /// The graphs excluded as unmeasurable: structural hash (Graph::Hash) -> why.
+  const std::map<uint64_t, std::string>& excluded() const { return excluded_; }
+  /// Excludes the graph of structural hash `hash` (Graph::Hash): no later candidate leading to it
+  /// is offered. A hash already excluded keeps its first reason.
+  void Exclude(uint64_t hash, const std::string& reason);
 
  private:
   Status Expand();  // fills candidates_ for graph_
@@ -142,6 +165,7 @@ class Environment {
   bool measuring_ = true;
   Graph input_copy_;  // kSparseMeasured: the episode's input graph (Reset's)
   std::map<uint64_t, double> measured_inputs_;
+  std::map<uint64_t, std::string> excluded_;  // unmeasurable graphs: hash -> why
   Timings timings_;
 };
 

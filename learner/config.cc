@@ -112,6 +112,7 @@ void ForEachField(Config& c, Visit&& visit) {
   visit("env", "reward", c.env.reward);
   visit("env", "reward_device", c.env.reward_device);
   visit("env", "reward_repeats", c.env.reward_repeats);
+  visit("env", "measure_timeout_s", c.env.measure_timeout_s);
   visit("gnn", "hidden", c.gnn.hidden);
   visit("gnn", "layers", c.gnn.layers);
   visit("gnn", "heads", c.gnn.heads);

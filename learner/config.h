@@ -87,6 +87,9 @@ struct EnvSection {
   /// is measured once per run, across all its actors (cost/e2e_cost.h).
   std::string reward_device = "cpu";
   int reward_repeats = 5;  // sparse: timed runs per measurement, the median is taken (>= 1)
+  /// Seconds one end-to-end measurement (the sparse reward's, an e2e env.cost's) may take (> 0):
+  /// past it the measurement is killed and the graph is unmeasurable (docs/measured.md).
+  double measure_timeout_s = 600;
 };
 
 /// [gnn]: the policy/value network.

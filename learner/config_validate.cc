@@ -136,6 +136,7 @@ Status Validate(const TrainConfig& c, const Locations& at) {
   check.OneOf("env.reward", c.env.reward, {"dense", "sparse"});
   check.Device("env.reward_device", c.env.reward_device, {"ort"});
   check.AtLeast("env.reward_repeats", c.env.reward_repeats, 1);
+  check.Positive("env.measure_timeout_s", c.env.measure_timeout_s);
 
   check.AtLeast("gnn.hidden", c.gnn.hidden, 8);
   check.AtLeast("gnn.layers", c.gnn.layers, 1);

@@ -104,6 +104,7 @@ StatusOr<Resources> LoadResources(const TrainConfig& c, const RunPaths& paths,
   co.device = c.env.device;
   co.devices_dir = paths.devices_dir;
   co.cache_path = c.env.cost_cache;
+  co.measure_timeout_s = c.env.measure_timeout_s;
   REWIRE_ASSIGN_OR_RETURN(r.cost, MakeCostModel(co));
   for (const ModelSpec& m : models) {
     auto g = LoadZooOrOnnx(m.name, m.params);
@@ -147,6 +148,7 @@ StatusOr<EnvOptions> MakeEnvOptions(const TrainConfig& c, Resources& r) {
     e2e.timing.warmups = 1;
     e2e.timing.repeats = c.env.reward_repeats;
     e2e.statistic = "median";
+    e2e.timeout_s = c.env.measure_timeout_s;
     REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<E2eCostModel> model,
                             E2eCostModel::Create(e2e, r.measurement_store));
     r.reward_model = std::move(model);
@@ -170,6 +172,7 @@ StatusOr<RunMeasurements> CountMeasurements(const Resources& r) {
     m.local.seconds += reward.seconds;
     m.local.cache_hits += reward.cache_hits;
     m.local.memo_hits += reward.memo_hits;
+    m.local.unmeasurable += reward.unmeasurable;
   }
   if (r.measurement_store) {
     REWIRE_ASSIGN_OR_RETURN(const MeasurementTotals t, r.measurement_store->Measured());
@@ -551,6 +554,13 @@ const std::string& ActingPolicy::env_key() const { return impl_->env_key; }
 StatusOr<RunMeasurements> ActingPolicy::measurements() const {
   return CountMeasurements(impl_->res);
 }
+std::vector<UnmeasurableGraph> ActingPolicy::unmeasurable() const {
+  std::map<uint64_t, std::string> all;
+  for (const auto& env : impl_->envs) all.insert(env->excluded().begin(), env->excluded().end());
+  std::vector<UnmeasurableGraph> out;
+  for (const auto& [hash, reason] : all) out.push_back(UnmeasurableGraph{hash, reason});
+  return out;
+}
 
 StatusOr<std::unique_ptr<ActingPolicy>> ActingPolicy::Create(const TrainConfig& c,
                                                              const RunPaths& paths, uint64_t seed,
@@ -601,7 +611,11 @@ StatusOr<std::vector<Episode>> ActingPolicy::RunEpisodes(int n, bool keep_observ
   for (int e = 0; e < n; ++e)
     seats.push_back(EpisodeSeat{s.envs[e].get(), &s.res.models[models[e]].second, &rngs[e]});
   ActingOptions options;
-  options.keep_observations = keep_observations;
+  // A learner replaying a compact episode offers every candidate; these environments may
+  // withhold some (graphs excluded as unmeasurable): then the episodes carry their observations.
+  bool excluding = false;
+  for (const auto& env : s.envs) excluding = excluding || !env->excluded().empty();
+  options.keep_observations = keep_observations || excluding;
   options.double_buffer = s.double_buffer;
   REWIRE_ASSIGN_OR_RETURN(std::vector<EpisodeOutcome> played,
                           PlayEpisodes(*s.agent, seats, options, &s.profile));

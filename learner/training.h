@@ -67,7 +67,7 @@ StatusOr<EnvOptions> MakeEnvOptions(const TrainConfig& config, Resources& resour
 /// reward's), and the store's log of every process's measurements (`store_measured`,
 /// `store_seconds`; -1 without a store).
 struct RunMeasurements {
-  MeasurementCounts local;
+  MeasurementCounts local;  // `unmeasurable`: graphs env.cost's and the reward's models refused
   int64_t store_measured = -1;
   double store_seconds = 0;
 };
@@ -160,7 +160,8 @@ class ActingPolicy {
   StatusOr<Episode> RunEpisode();
   /// `n` episodes played side by side on `n` environments: every step encodes the observations of
   /// the episodes still running and runs one batched forward pass over them. Without
-  /// `keep_observations` the steps carry no observations (compact rollouts: the learner replays).
+  /// `keep_observations` the steps carry no observations (compact rollouts: the learner replays),
+  /// unless the environments exclude some unmeasurable graph (unmeasurable()): then they do.
   StatusOr<std::vector<Episode>> RunEpisodes(int n, bool keep_observations);
 
   const ActingProfile& profile() const;
@@ -168,6 +169,10 @@ class ActingPolicy {
   const std::string& env_key() const;
   /// What this actor has measured, and the run's store's totals (CountMeasurements).
   StatusOr<RunMeasurements> measurements() const;
+  /// The graphs its environments excluded as unmeasurable (their measurement crashed or hung),
+  /// by structural hash, each once. Once there is one, RunEpisodes keeps observations even when
+  /// asked for compact episodes (a learner replaying them would not know the exclusions).
+  std::vector<UnmeasurableGraph> unmeasurable() const;
 
   struct Impl;
 

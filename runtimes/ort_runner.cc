@@ -116,49 +116,72 @@ StatusOr<std::unique_ptr<OrtRunner>> OrtRunner::Start(const OrtRunnerOptions& op
 
   std::unique_ptr<OrtRunner> r(new OrtRunner());
   r->timeout_s_ = options.timeout_s;
+  r->threads_ = options.threads;
+  r->node_ = node;
+  r->runner_ = runner;
   std::string tmpl = (fs::temp_directory_path(ec) / "rewire-ort-XXXXXX").string();
   if (!mkdtemp(tmpl.data()))
     return Internal(std::string("cannot create a temporary folder: ") + std::strerror(errno));
   r->dir_ = tmpl;
   r->stderr_path_ = r->dir_ + "/runner.stderr";
+  REWIRE_RETURN_IF_ERROR(r->Spawn());
+  return r;
+}
 
+Status OrtRunner::Spawn() {
+  buffer_.clear();
   int in[2], out[2];
-  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
-    return Internal(std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(in, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    const int e = errno;
+    close(in[0]);
+    close(in[1]);
+    return Internal(std::string("pipe: ") + std::strerror(e));
   }
   // A runner that dies while we write to it must be an error, not a SIGPIPE.
   signal(SIGPIPE, SIG_IGN);
-  const int err = open(r->stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const int err = open(stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   const pid_t pid = fork();
-  if (pid < 0) return Internal(std::string("fork: ") + std::strerror(errno));
+  if (pid < 0) {
+    const int e = errno;
+    for (int fd : {in[0], in[1], out[0], out[1], err}) {
+      if (fd >= 0) close(fd);
+    }
+    return Internal(std::string("fork: ") + std::strerror(e));
+  }
   if (pid == 0) {
     dup2(in[0], 0);
     dup2(out[1], 1);
     if (err >= 0) dup2(err, 2);
-    execl(node.c_str(), node.c_str(), runner.c_str(), static_cast<char*>(nullptr));
+    execl(node_.c_str(), node_.c_str(), runner_.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   if (err >= 0) close(err);
   close(in[0]);
   close(out[1]);
-  r->pid_ = pid;
-  r->to_child_ = in[1];
-  r->from_child_ = out[0];
+  pid_ = pid;
+  to_child_ = in[1];
+  from_child_ = out[0];
 
-  auto hello = r->Call(JsonText(Json{{"op", "hello"}}));
+  spawning_ = true;
+  auto hello = Call(JsonText(Json{{"op", "hello"}}));
+  spawning_ = false;
   if (!hello.ok()) {
     return NotFound("ONNX Runtime did not start (" + hello.status().message() + "); " +
                     kInstallHint);
   }
   const StatusOr<Json> d = ParseJsonObject(*hello);
   if (!d.ok() || !JsonBoolAt(*d, "ok")) {
-    return Internal("ONNX Runtime runner " + runner +
+    Stop();
+    return Internal("ONNX Runtime runner " + runner_ +
                     " answered something else than its protocol: " + *hello);
   }
-  if (!*JsonBoolAt(*d, "ok")) return NotFound(ErrorOf(*d));
-  r->version_ = JsonStringAt(*d, "ort").value_or("");
-  r->threads_ = options.threads;
-  return r;
+  if (!*JsonBoolAt(*d, "ok")) {
+    Stop();
+    return NotFound(ErrorOf(*d));
+  }
+  version_ = JsonStringAt(*d, "ort").value_or("");
+  return Status::Ok();
 }
 
 OrtRunner::~OrtRunner() {
@@ -192,7 +215,16 @@ void OrtRunner::Stop() {
 }
 
 StatusOr<std::string> OrtRunner::Call(const std::string& request) {
-  if (pid_ <= 0) return Internal("the ONNX Runtime runner is not running (it failed earlier)");
+  if (pid_ <= 0 && !spawning_) {
+    // The child died or was killed on an earlier request: start a fresh one.
+    const Status started = Spawn();
+    if (!started.ok()) {
+      return Unavailable("the ONNX Runtime runner failed earlier and did not restart: " +
+                         started.message());
+    }
+    ++restarts_;
+  }
+  if (pid_ <= 0) return Internal("the ONNX Runtime runner is not running");
   const std::string line = request + "\n";
   size_t sent = 0;
   while (sent < line.size()) {
@@ -214,7 +246,7 @@ StatusOr<std::string> OrtRunner::Call(const std::string& request) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
-      problem = "no reply within " + Digits(timeout_s_, 4) + " s";
+      problem = "no reply within " + Digits(timeout_s_, 4) + " s (it was killed)";
       break;
     }
     pollfd p{from_child_, POLLIN, 0};
@@ -237,9 +269,12 @@ StatusOr<std::string> OrtRunner::Call(const std::string& request) {
   waitpid(pid_, &status, 0);
   pid_ = -1;
   if (!timed_out) {
-    problem = WIFEXITED(status)     ? "it exited with status " + std::to_string(WEXITSTATUS(status))
-              : WIFSIGNALED(status) ? "it was killed by signal " + std::to_string(WTERMSIG(status))
-                                    : "it stopped";
+    problem = WIFEXITED(status) ? "it exited with status " + std::to_string(WEXITSTATUS(status))
+              : WIFSIGNALED(status)
+                  ? "it was killed by signal " + std::to_string(WTERMSIG(status)) + " (SIG" +
+                        (sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?") +
+                        ")"
+                  : "it stopped";
   }
   // A runner that could not load onnxruntime-node says so on stdout before exiting.
   if (!buffer_.empty()) {
@@ -247,8 +282,10 @@ StatusOr<std::string> OrtRunner::Call(const std::string& request) {
     if (d.ok() && JsonMember(*d, "error")) return NotFound(ErrorOf(*d));
   }
   const std::string err = Tail(stderr_path_);
-  return Internal("the ONNX Runtime runner died: " + problem +
-                  (err.empty() ? "" : " (stderr: " + err + ")"));
+  const std::string message = "the ONNX Runtime runner " +
+                              std::string(timed_out ? "gave " : "died: ") + problem +
+                              (err.empty() ? "" : " (stderr: " + err + ")");
+  return timed_out ? DeadlineExceeded(message) : Unavailable(message);
 }
 
 Status OrtRunner::Load(const std::string& id, const std::string& model_path, bool profile) {

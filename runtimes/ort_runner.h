@@ -23,7 +23,7 @@ struct OrtRunnerOptions {
   std::string runner;
   /// ONNX Runtime intra-op threads (0: its default).
   int threads = 0;
-  /// A reply that takes longer than this is an error, and the child is killed.
+  /// A reply that takes longer than this is DeadlineExceeded, and the child is killed.
   double timeout_s = 600;
 };
 
@@ -43,6 +43,16 @@ struct OrtTiming {
 std::string DefaultOrtRunnerPath();
 
 /// A running tools/ort/runner.js. Not thread-safe; one request at a time.
+///
+/// A request the child does not answer within timeout_s is DeadlineExceeded ("... no reply
+/// within N s ...": the child is killed); a child that dies is Unavailable, saying how it ended
+/// (its exit status or signal) and quoting the tail of its stderr. The next request after either
+/// starts a fresh child (restarts() counts them), so one graph that crashes or hangs ONNX
+/// Runtime does not end it for the process; the sessions loaded in the dead child are gone and
+/// must be loaded again.
+///
+/// Fault injection (tests and chaos runs): REWIRE_ORT_RUNNER_FAULT in the environment makes the
+/// runner crash or hang on a "time" request (tools/ort/runner.js describes it).
 class OrtRunner {
  public:
   /// Starts the runner and checks that ONNX Runtime loads in it. A missing node binary, a
@@ -55,6 +65,8 @@ class OrtRunner {
 
   /// The onnxruntime-node version the runner reported.
   const std::string& version() const { return version_; }
+  /// Fresh children started after one died or timed out.
+  int restarts() const { return restarts_; }
 
   /// Loads `model_path` as session `id` (replacing one of that id). ONNX Runtime's load error
   /// is an InvalidArgument naming the file. With `profile`, ONNX Runtime's profiler records the
@@ -71,11 +83,17 @@ class OrtRunner {
 
  private:
   OrtRunner() = default;
-  /// Sends one request line and waits for its reply line (an error once the child is dead).
+  /// Starts the child and greets it (its version). Errors as Start's.
+  Status Spawn();
+  /// Sends one request line and waits for its reply line; a dead child (one that failed an
+  /// earlier request) is replaced first.
   StatusOr<std::string> Call(const std::string& request);
   /// Kills and reaps the child; idempotent.
   void Stop();
 
+  std::string node_, runner_;  // what Spawn runs
+  bool spawning_ = false;      // within Spawn: Call does not restart
+  int restarts_ = 0;
   int pid_ = -1;
   int to_child_ = -1, from_child_ = -1;
   double timeout_s_ = 600;

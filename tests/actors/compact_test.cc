@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <sstream>
@@ -312,4 +313,54 @@ TEST(CompactRollouts, TheRuleSetHashFollowsTheRulesContent) {
 }
 
 }  // namespace
+// A sparse-reward measurement that crashes (REWIRE_REFERENCE_FAULT=crash:2: the second
+// measurement of the actor's reward model, the first final graph other than the input) does not
+// end the actor: the episode comes back with a last reward of 0, the graph is listed as
+// unmeasurable and counted, and the actor's later episodes carry their observations even when
+// compact ones are asked for (the learner's replay would not know the exclusion).
+TEST(CompactRollouts, AMeasurementThatCrashesDoesNotEndTheActor) {
+  TempDir tmp;
+  TrainConfig config = SmallConfig(tmp / "run");
+  config.env.reward = "sparse";
+  config.env.reward_repeats = 1;
+  std::unique_ptr<ActingPolicy> actor;
+  {
+    const char* old = std::getenv("REWIRE_REFERENCE_FAULT");
+    const std::string saved = old ? old : "";
+    setenv("REWIRE_REFERENCE_FAULT", "crash:2", 1);
+    auto made = ActingPolicy::Create(config, Paths(), 5);
+    if (old) {
+      setenv("REWIRE_REFERENCE_FAULT", saved.c_str(), 1);
+    } else {
+      unsetenv("REWIRE_REFERENCE_FAULT");
+    }
+    ASSERT_TRUE(made.ok()) << made.status().message();
+    actor = std::move(*made);
+  }
+  auto learner = LearnerRank::Create(config, Paths(), ResumeMode::kFresh, nullptr);
+  ASSERT_TRUE(learner.ok()) << learner.status().message();
+  ASSERT_TRUE(actor->LoadWeights(*(*learner)->WeightsBytes(), 0).ok());
+  // Episodes until one ends on a new graph (its measurement, the second, crashes).
+  int played = 0;
+  while (actor->unmeasurable().empty() && played < 6) {
+    auto episodes = actor->RunEpisodes(1, false);
+    ASSERT_TRUE(episodes.ok()) << episodes.status().message();
+    ++played;
+    if (!actor->unmeasurable().empty()) {
+      EXPECT_EQ((*episodes)[0].steps.back().reward, 0);
+      EXPECT_TRUE((*episodes)[0].steps.back().observation.nodes.empty());  // compact, as asked
+    }
+  }
+  ASSERT_EQ(actor->unmeasurable().size(), 1u) << "no episode ended on a new graph in " << played;
+  EXPECT_NE(actor->unmeasurable()[0].reason.find("SIGABRT"), std::string::npos)
+      << actor->unmeasurable()[0].reason;
+  auto m = actor->measurements();
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->local.unmeasurable, 1);
+  auto next = actor->RunEpisodes(1, false);
+  ASSERT_TRUE(next.ok()) << next.status().message();
+  ASSERT_FALSE((*next)[0].steps.empty());
+  EXPECT_FALSE((*next)[0].steps[0].observation.nodes.empty()) << "the episode is not compact";
+}
+
 }  // namespace rewire::testing

@@ -9,15 +9,19 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "cost/cost_cache.h"
 #include "cost/cost_registry.h"
 #include "cost/graph_work.h"
+#include "cost/isolated.h"
 #include "env/search_registry.h"
 #include "graph/builder.h"
 #include "graph/models/zoo.h"
+#include "kernels/device_executor.h"
 #include "kernels/executor.h"
 #include "ruleset/rule_verify.h"
 
@@ -189,6 +193,199 @@ TEST(E2eCost, AnUnknownRuntimeIsAnError) {
   ASSERT_FALSE(model.ok());
   EXPECT_EQ(model.status().message(),
             "unknown end-to-end runtime 'tpu' (known: ort, reference, cuda, cuda:N)");
+}
+
+// ---------------------------------------------------------------------------- isolation
+
+/// Sets an environment variable for the scope (a fault to inject), restoring it after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(Isolated, AChildsValueOrErrorComesBack) {
+  auto v = RunIsolated([] { return StatusOr<double>(2.5); }, 60);
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(*v, 2.5);
+  auto e = RunIsolated([]() -> StatusOr<double> { return InvalidArgument("no such op"); }, 60);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(e.status().message(), "no such op");
+  // What the child changes stays in the child.
+  int touched = 0;
+  ASSERT_TRUE(
+      RunIsolated([&] { return StatusOr<double>(static_cast<double>(++touched)); }, 60).ok());
+  EXPECT_EQ(touched, 0);
+  auto crash = RunIsolated([]() -> StatusOr<double> { std::abort(); }, 60);
+  ASSERT_FALSE(crash.ok());
+  EXPECT_EQ(crash.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(crash.status().message().find("killed by signal 6 (SIGABRT)"), std::string::npos)
+      << crash.status().message();
+  auto quit = RunIsolated([]() -> StatusOr<double> { _exit(4); }, 60);
+  ASSERT_FALSE(quit.ok());
+  EXPECT_EQ(quit.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(quit.status().message().find("exited with status 4 without a result"),
+            std::string::npos)
+      << quit.status().message();
+  auto hang = RunIsolated([] { return StatusOr<double>(1.0); }, 0.2, InjectedFault::Kind::kHang);
+  ASSERT_FALSE(hang.ok());
+  EXPECT_EQ(hang.status().code(), StatusCode::kDeadlineExceeded);
+}
+
+TEST(Isolated, TheFaultGrammar) {
+  auto once = ParseInjectedFault("crash:2");
+  ASSERT_TRUE(once.ok());
+  EXPECT_EQ(once->kind, InjectedFault::Kind::kCrash);
+  EXPECT_FALSE(once->Due(1));
+  EXPECT_TRUE(once->Due(2));
+  EXPECT_FALSE(once->Due(4));
+  auto every = ParseInjectedFault("hang-every:3");
+  ASSERT_TRUE(every.ok());
+  EXPECT_EQ(every->kind, InjectedFault::Kind::kHang);
+  EXPECT_TRUE(every->Due(3));
+  EXPECT_TRUE(every->Due(6));
+  EXPECT_FALSE(every->Due(4));
+  auto none = ParseInjectedFault("");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->Due(1));
+  for (const char* bad : {"crash", "crash:0", "explode:1", "hang:x", "hang:1x", "crash-every:-2"})
+    EXPECT_FALSE(ParseInjectedFault(bad).ok()) << bad;
+}
+
+// The reference executor parallelises with OpenMP; a child forked from a parent whose OpenMP
+// threads ran must still measure (a pool the child does not have must not hang it).
+TEST(Isolated, AForkedReferenceMeasurementRunsAfterTheParentsThreads) {
+  // Element-wise work well past ATen's grain size (32768), so that it runs on OpenMP threads.
+  GraphBuilder b(3);
+  const ValueRef x = b.Input("x", {1024, 512});
+  const ValueRef w = b.Weight("w", {512, 512}, -0.1f, 0.1f);
+  b.Output("y", b.Relu(b.Add(b.MatMul(x, w), x)));
+  const Graph g = *b.Finish();
+  DeviceRunOptions run;
+  run.device = "cpu";
+  run.num_threads = 2;
+  TimingOptions timing{1, 3, 0, 1};
+  ASSERT_TRUE(MeasureGraphLatencyOn(g, timing, run, 1).ok());  // the parent's threads have run
+  auto child = RunIsolated(
+      [&]() -> StatusOr<double> {
+        REWIRE_ASSIGN_OR_RETURN(const DeviceLatency l, MeasureGraphLatencyOn(g, timing, run, 1));
+        return l.stats.min_ms;
+      },
+      30);
+  ASSERT_TRUE(child.ok()) << child.status().message();
+  EXPECT_GT(*child, 0);
+}
+
+E2eCostOptions QuickReference(double timeout_s) {
+  E2eCostOptions o;
+  o.runtime = "reference";
+  o.timing.warmups = 0;
+  o.timing.repeats = 1;
+  o.timeout_s = timeout_s;
+  return o;
+}
+
+// A reference measurement that hangs is stopped at its deadline: the graph is unmeasurable (and
+// refused at once from then on), counted and listed; another graph then measures fine.
+TEST(E2eCost, AReferenceMeasurementThatHangsIsStoppedAtItsDeadline) {
+  std::unique_ptr<E2eCostModel> model;
+  {
+    ScopedEnv fault("REWIRE_REFERENCE_FAULT", "hang:1");
+    auto made = E2eCostModel::Create(QuickReference(1));
+    ASSERT_TRUE(made.ok()) << made.status().message();
+    model = std::move(*made);
+  }
+  const Graph hung = TwoMatMuls(40), fine = TwoMatMuls(24);
+  auto a = model->GraphCostMs(hung);
+  ASSERT_FALSE(a.ok());
+  EXPECT_TRUE(IsUnmeasurable(a.status())) << a.status().message();
+  EXPECT_NE(a.status().message().find("no result within 1 s"), std::string::npos)
+      << a.status().message();
+  auto again = model->GraphCostMs(hung);  // never measured again: the same error at once
+  ASSERT_FALSE(again.ok());
+  EXPECT_TRUE(IsUnmeasurable(again.status()));
+  EXPECT_EQ(again.status().message(), a.status().message());
+  auto b = model->GraphCostMs(fine);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_GT(*b, 0);
+  const MeasurementCounts m = model->measurements();
+  EXPECT_EQ(m.unmeasurable, 1);
+  EXPECT_EQ(m.measured, 1);
+  ASSERT_EQ(model->unmeasurable().size(), 1u);
+  EXPECT_NE(model->unmeasurable()[0].reason.find("no result within"), std::string::npos);
+}
+
+// A reference measurement that crashes takes only its child down: the graph is unmeasurable,
+// the process goes on and the next graph measures.
+TEST(E2eCost, AReferenceMeasurementThatCrashesLeavesTheProcessRunning) {
+  ScopedEnv fault("REWIRE_REFERENCE_FAULT", "crash:1");
+  auto model = E2eCostModel::Create(QuickReference(600));
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto a = (*model)->GraphCostMs(TwoMatMuls(40));
+  ASSERT_FALSE(a.ok());
+  EXPECT_TRUE(IsUnmeasurable(a.status())) << a.status().message();
+  EXPECT_NE(a.status().message().find("killed by signal 6 (SIGABRT)"), std::string::npos)
+      << a.status().message();
+  auto b = (*model)->GraphCostMs(TwoMatMuls(24));
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ((*model)->measurements().unmeasurable, 1);
+  EXPECT_EQ((*model)->measurements().measured, 1);
+  // A malformed fault is refused where the model is made.
+  ScopedEnv bad("REWIRE_REFERENCE_FAULT", "crash");
+  EXPECT_FALSE(E2eCostModel::Create(QuickReference(600)).ok());
+}
+
+/// An e2e:ort model with `fault` in the runner's environment while it starts and measures its
+/// first graph (which fails with `expected` in its message), then a second graph measured by
+/// the restarted runner. Skips without ONNX Runtime.
+void OrtFaultThenRecovery(const char* fault, double timeout_s, const char* expected) {
+  E2eCostOptions o;
+  o.runtime = "ort";
+  o.num_threads = 1;
+  o.timing.warmups = 0;
+  o.timing.repeats = 1;
+  o.timeout_s = timeout_s;
+  auto fault_env = std::make_unique<ScopedEnv>("REWIRE_ORT_RUNNER_FAULT", fault);
+  auto model = E2eCostModel::Create(o);
+  if (!model.ok() && model.status().code() == StatusCode::kNotFound)
+    GTEST_SKIP() << "ONNX Runtime is not installed: " << model.status().message();
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto a = (*model)->GraphCostMs(TwoMatMuls(40));
+  ASSERT_FALSE(a.ok());
+  EXPECT_TRUE(IsUnmeasurable(a.status())) << a.status().message();
+  EXPECT_NE(a.status().message().find(expected), std::string::npos) << a.status().message();
+  fault_env.reset();  // the restarted runner has no fault
+  auto b = (*model)->GraphCostMs(TwoMatMuls(24));
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_GT(*b, 0);
+  EXPECT_EQ((*model)->ort_runner()->restarts(), 1);
+  EXPECT_EQ((*model)->measurements().unmeasurable, 1);
+  EXPECT_EQ((*model)->measurements().measured, 1);
+  auto again = (*model)->GraphCostMs(TwoMatMuls(40));  // refused at once: no restart
+  EXPECT_TRUE(IsUnmeasurable(again.status()));
+  EXPECT_EQ((*model)->ort_runner()->restarts(), 1);
+}
+
+TEST(E2eCost, AnOrtRunnerThatCrashesIsRestartedForTheNextGraph) {
+  OrtFaultThenRecovery("crash:1", 600, "killed by signal 6 (SIGABRT)");
+}
+
+TEST(E2eCost, AnOrtRunnerThatHangsIsKilledAtItsDeadlineAndRestarted) {
+  OrtFaultThenRecovery("hang:1", 2, "no reply within 2 s");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "cost/cost_registry.h"
 #include "graph/models/zoo.h"
@@ -164,6 +165,130 @@ TEST(Environment, TheSparseRewardIsPaidOnceFromTheMeasuredRuntimes) {
   Environment blind(testing::VerifiedShippedRules(), *cost, none);
   EXPECT_FALSE(blind.Reset(input).ok());
   EXPECT_FALSE(env.ResetAt(input, 1.0, 0).ok());
+}
+
+// A final graph whose measurement crashed or hung (the e2e model's "unmeasurable: ..." error):
+// the episode still ends, with a last reward of 0 and the flag; the graph is excluded, so the
+// next episode offers no candidate leading to it, and it is counted.
+TEST(Environment, AnUnmeasurableFinalGraphEndsTheEpisodeWithNoRewardAndIsExcluded) {
+  auto cost = testing::AnalyticCost();
+  const Graph input = Bert2();
+  const uint64_t input_hash = input.Hash();
+  EnvOptions o;
+  o.horizon = 1;
+  o.reward = RewardMode::kSparseMeasured;
+  o.measure = [input_hash](const Graph& g) -> StatusOr<double> {
+    if (g.Hash() == input_hash) return static_cast<double>(g.NumOperators());
+    return Unmeasurable("the measurement was killed by signal 6 (SIGABRT)");
+  };
+  Environment env(testing::VerifiedShippedRules(), *cost, o);
+  auto obs = env.Reset(input);
+  ASSERT_TRUE(obs.ok()) << obs.status().message();
+  const size_t offered = obs->candidates->size();
+  ASSERT_GT(offered, 1u);
+  const uint64_t bad = (*obs->candidates)[0].result.Hash();
+  auto r = env.Step(0);  // the horizon: the episode ends on that graph
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->done);
+  EXPECT_TRUE(r->unmeasurable);
+  EXPECT_EQ(r->reward, 0);
+  EXPECT_EQ(r->measured_final_ms, 0);
+  EXPECT_DOUBLE_EQ(r->measured_initial_ms, input.NumOperators());
+  ASSERT_EQ(env.excluded().size(), 1u);
+  EXPECT_EQ(env.excluded().begin()->first, bad);
+  EXPECT_NE(env.excluded().begin()->second.find("SIGABRT"), std::string::npos);
+  EXPECT_EQ(env.timings().unmeasurable, 1);
+  EXPECT_EQ(env.timings().dropped_candidates, 0);
+
+  // The next episode: every candidate but the one leading to the excluded graph.
+  obs = env.Reset(input);
+  ASSERT_TRUE(obs.ok()) << obs.status().message();
+  EXPECT_EQ(obs->candidates->size(), offered - 1);
+  for (const EnvCandidate& c : *obs->candidates) EXPECT_NE(c.result.Hash(), bad);
+  EXPECT_EQ(env.timings().dropped_candidates, 1);
+  EXPECT_EQ(env.timings().unmeasurable, 1);
+  // A measurable final graph is rewarded as before.
+  r = env.Step(0);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->unmeasurable);  // this stand-in measures only the input
+  EXPECT_EQ(env.excluded().size(), 2u);
+}
+
+// An input that cannot be measured cannot be played: Reset says so. Other measurement errors of
+// the final graph still fail the step.
+TEST(Environment, AnUnmeasurableInputFailsResetAndOtherErrorsStillFail) {
+  auto cost = testing::AnalyticCost();
+  EnvOptions o;
+  o.horizon = 1;
+  o.reward = RewardMode::kSparseMeasured;
+  o.measure = [](const Graph&) -> StatusOr<double> { return Unmeasurable("no result within 1 s"); };
+  Environment env(testing::VerifiedShippedRules(), *cost, o);
+  auto obs = env.Reset(Bert2());
+  ASSERT_FALSE(obs.ok());
+  EXPECT_TRUE(IsUnmeasurable(obs.status())) << obs.status().message();
+
+  const Graph input = Bert2();
+  const uint64_t input_hash = input.Hash();
+  o.measure = [input_hash](const Graph& g) -> StatusOr<double> {
+    if (g.Hash() == input_hash) return 1.0;
+    return InvalidArgument("cannot run it");
+  };
+  Environment strict(testing::VerifiedShippedRules(), *cost, o);
+  ASSERT_TRUE(strict.Reset(input).ok());
+  auto r = strict.Step(0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(strict.excluded().empty());
+}
+
+/// A whole-graph model (as e2e:*) over the analytic one, to which the graphs of `bad` are
+/// unmeasurable (or fail with `code` when it is not kUnavailable).
+class FlakyWholeGraphModel : public CostModel {
+ public:
+  FlakyWholeGraphModel(CostModel& inner, std::set<uint64_t> bad, StatusCode code)
+      : inner_(inner), bad_(std::move(bad)), code_(code) {}
+  std::string Name() const override { return "flaky"; }
+  bool additive() const override { return false; }
+  StatusOr<double> GraphCostMs(const Graph& graph) override {
+    if (!bad_.count(graph.Hash())) return inner_.GraphCostMs(graph);
+    if (code_ == StatusCode::kUnavailable) return Unmeasurable("it hung");
+    return Status(code_, "cannot cost it");
+  }
+
+ private:
+  CostModel& inner_;
+  std::set<uint64_t> bad_;
+  StatusCode code_;
+};
+
+// With a whole-graph env.cost, a candidate whose costing crashed or hung is dropped (and its
+// graph excluded); any other costing error still fails.
+TEST(Environment, AnUnmeasurableCandidateIsDroppedUnderAWholeGraphModel) {
+  auto analytic = testing::AnalyticCost();
+  const Graph input = Bert2();
+  Environment plain(testing::VerifiedShippedRules(), *analytic);
+  auto obs = plain.Reset(input);
+  ASSERT_TRUE(obs.ok()) << obs.status().message();
+  const size_t offered = obs->candidates->size();
+  ASSERT_GT(offered, 1u);
+  const uint64_t bad = (*obs->candidates)[0].result.Hash();
+
+  FlakyWholeGraphModel flaky(*analytic, {bad}, StatusCode::kUnavailable);
+  Environment env(testing::VerifiedShippedRules(), flaky);
+  obs = env.Reset(input);
+  ASSERT_TRUE(obs.ok()) << obs.status().message();
+  EXPECT_EQ(obs->candidates->size(), offered - 1);
+  for (const EnvCandidate& c : *obs->candidates) EXPECT_NE(c.result.Hash(), bad);
+  ASSERT_EQ(env.excluded().size(), 1u);
+  EXPECT_EQ(env.excluded().begin()->first, bad);
+  EXPECT_EQ(env.timings().unmeasurable, 1);
+  EXPECT_EQ(env.timings().dropped_candidates, 1);
+
+  FlakyWholeGraphModel broken(*analytic, {bad}, StatusCode::kInvalidArgument);
+  Environment failing(testing::VerifiedShippedRules(), broken);
+  auto failed = failing.Reset(input);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

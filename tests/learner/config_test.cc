@@ -175,7 +175,7 @@ TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
   for (size_t pos = text.find(" = "); pos != std::string::npos; pos = text.find(" = ", pos + 1)) {
     ++keys;
   }
-  EXPECT_EQ(keys, 68u);  // 8 run + 10 env + 3 gnn + 15 ppo + 11 eval + 21 distributed
+  EXPECT_EQ(keys, 69u);  // 8 run + 11 env + 3 gnn + 15 ppo + 11 eval + 21 distributed
   // The eval's measurement keys, with their defaults (nothing measured).
   EXPECT_NE(text.find("runtime = \"\"\nruntime_threads = 1\nruntime_rounds = 5\nalso_cost = []\n"),
             std::string::npos)
@@ -189,7 +189,8 @@ TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
   EXPECT_NE(no_outbox.status().message().find("distributed.outbox_max"), std::string::npos)
       << no_outbox.status().message();
   // The reward's keys, with their defaults.
-  EXPECT_NE(text.find("reward = \"dense\"\nreward_device = \"cpu\"\nreward_repeats = 5\n"),
+  EXPECT_NE(text.find("reward = \"dense\"\nreward_device = \"cpu\"\nreward_repeats = 5\n"
+                      "measure_timeout_s = 600.0\n"),
             std::string::npos)
       << text;
 }
@@ -208,6 +209,13 @@ TEST(ConfigParse, TheSparseMeasuredRewardAndItsDevice) {
             std::string::npos)
       << bad.status().message();
   EXPECT_FALSE(ParseTrainConfig("[env]\nreward_repeats = 0\n", "cfg.toml").ok());
+  // The deadline of one end-to-end measurement.
+  EXPECT_EQ(ParseOrDie("[env]\nmeasure_timeout_s = 2.5\n").env.measure_timeout_s, 2.5);
+  const auto never = ParseTrainConfig("[env]\nmeasure_timeout_s = 0\n", "cfg.toml");
+  ASSERT_FALSE(never.ok());
+  EXPECT_NE(never.status().message().find("cfg.toml:2: env.measure_timeout_s must be > 0, got 0.0"),
+            std::string::npos)
+      << never.status().message();
   const auto tpu = ParseTrainConfig("[env]\nreward_device = \"tpu\"\n", "cfg.toml");
   ASSERT_FALSE(tpu.ok());
   EXPECT_NE(tpu.status().message().find("must be cpu, ort, cuda or cuda:N, got 'tpu'"),

@@ -21,6 +21,12 @@
 //
 // Test hook: REWIRE_ORT_RUNNER_EXIT_AFTER=N makes the runner exit (status 3) in the middle of
 // its N+1-th inference run, as a runner that dies mid-measurement would.
+// Fault injection (tests and chaos runs only): REWIRE_ORT_RUNNER_FAULT fails "time" requests
+// (measurements), counted from 1 per runner process (a restarted runner counts afresh):
+//   crash:N        the N-th time request aborts the runner (process.abort(): SIGABRT)
+//   hang:N         the N-th time request never replies (an endless busy loop)
+//   crash-every:N  every N-th time request aborts;  hang-every:N  every N-th one hangs
+// The client (runtimes/ort_runner.h) sees a dead or silent runner and restarts it.
 'use strict';
 
 const fs = require('fs');
@@ -40,6 +46,29 @@ try {
 const exitAfter = process.env.REWIRE_ORT_RUNNER_EXIT_AFTER
   ? parseInt(process.env.REWIRE_ORT_RUNNER_EXIT_AFTER, 10) : -1;
 let runs = 0;
+const fault = (() => {
+  const spec = process.env.REWIRE_ORT_RUNNER_FAULT || '';
+  if (!spec) return null;
+  const m = /^(crash|hang)(-every)?:([0-9]+)$/.exec(spec);
+  if (!m || parseInt(m[3], 10) < 1) {
+    process.stderr.write('runner: REWIRE_ORT_RUNNER_FAULT=' + spec + ' is not crash:N, hang:N, ' +
+                         'crash-every:N or hang-every:N (N >= 1); ignored\n');
+    return null;
+  }
+  return { kind: m[1], every: !!m[2], n: parseInt(m[3], 10) };
+})();
+let timeRequests = 0;
+
+// Applies REWIRE_ORT_RUNNER_FAULT to the time request just counted.
+function injectFault() {
+  if (!fault) return;
+  const due = fault.every ? timeRequests % fault.n === 0 : timeRequests === fault.n;
+  if (!due) return;
+  process.stderr.write('runner: injected ' + fault.kind + ' on time request ' + timeRequests +
+                       ' (REWIRE_ORT_RUNNER_FAULT)\n');
+  if (fault.kind === 'crash') process.abort();
+  for (;;) { /* hang: never reply */ }
+}
 const sessions = new Map();
 const profiles = new Map();  // session id -> profile file prefix, until its profile is read
 
@@ -168,6 +197,8 @@ async function handle(req) {
     case 'time': {
       const s = session(req);
       const f = feeds(req);
+      ++timeRequests;
+      injectFault();
       for (let i = 0; i < (req.warmups || 0); ++i) await runOnce(s, f);
       const times = [];
       for (let i = 0; i < Math.max(1, req.repeats || 1); ++i) {
