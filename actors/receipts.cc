@@ -47,9 +47,8 @@ std::string KeyText(const RolloutKey& key) {
 
 StatusOr<RolloutKey> ParseKeyText(const std::string& text) {
   const size_t second = text.rfind(':');
-  const size_t first = second == std::string::npos || second == 0
-                           ? std::string::npos
-                           : text.rfind(':', second - 1);
+  const size_t first =
+      second == std::string::npos || second == 0 ? std::string::npos : text.rfind(':', second - 1);
   RolloutKey k;
   if (first == std::string::npos || first == 0 ||
       !ParseU64(text.substr(first + 1, second - first - 1), &k.incarnation) ||

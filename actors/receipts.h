@@ -50,7 +50,8 @@ class Ledger {
   /// a complete line is not a ledger line.
   static StatusOr<Ledger> Open(const std::string& path, int64_t checkpoint_version);
 
-  /// Records that update `update` learns from `keys`, flushed to the file. Errors: the write failed.
+  /// Records that update `update` learns from `keys`, flushed to the file. Errors: the write
+  /// failed.
   Status Append(int64_t update, const std::vector<RolloutKey>& keys);
 
   /// Every rollout learned from so far (the kept lines and the appended ones), with its update.
@@ -70,8 +71,8 @@ class Ledger {
 class Outbox {
  public:
   struct Entry {
-    int rank = 0;       // the learner rank it goes to, always the same (receipts are per rank)
-    std::string frame;  // as sent: signed with the run's secret
+    int rank = 0;        // the learner rank it goes to, always the same (receipts are per rank)
+    std::string frame;   // as sent: signed with the run's secret
     double sent_at = 0;  // steady-clock seconds of the last send (0: not sent by this process)
     uint64_t sends = 0;  // by this process
   };

@@ -187,6 +187,11 @@ StatusOr<double> RunIsolated(const std::function<StatusOr<double>()>& measure, d
   if (!report.empty()) return ParseReport(report);
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
+    // SIGTERM / SIGINT: the process group is being stopped; not the measurement's failure.
+    if (sig == SIGTERM || sig == SIGINT) {
+      return Internal("the measurement was stopped by signal " + std::to_string(sig) + " (" +
+                      SignalName(sig) + ")");
+    }
     return Unavailable("the measurement was killed by signal " + std::to_string(sig) + " (" +
                        SignalName(sig) + ")");
   }

@@ -45,7 +45,8 @@ StatusOr<InjectedFault> ReferenceFaultFromEnv();
 ///   DeadlineExceeded  no result within `timeout_s` (the child is killed with SIGKILL and reaped)
 ///   Unavailable       the child died without a result: "killed by signal 6 (SIGABRT)", or
 ///                     "exited with status N without a result"
-///   Internal          fork() or pipe() failed
+///   Internal          fork() or pipe() failed, or the child was stopped by SIGTERM / SIGINT
+///                     (its process group is being stopped: not the measurement's failure)
 /// `fault` (tests, chaos runs) is applied in the child before `measure` runs.
 StatusOr<double> RunIsolated(const std::function<StatusOr<double>()>& measure, double timeout_s,
                              InjectedFault::Kind fault = InjectedFault::Kind::kNone);

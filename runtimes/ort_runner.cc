@@ -285,6 +285,12 @@ StatusOr<std::string> OrtRunner::Call(const std::string& request) {
   const std::string message = "the ONNX Runtime runner " +
                               std::string(timed_out ? "gave " : "died: ") + problem +
                               (err.empty() ? "" : " (stderr: " + err + ")");
+  // SIGTERM / SIGINT: the process group is being stopped (the run ends, a supervisor stops the
+  // actor), which says nothing about the graph: an Internal error, not a crash to remember.
+  if (!timed_out && WIFSIGNALED(status) &&
+      (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT)) {
+    return Internal(message + " (stopped, not a failure of the graph)");
+  }
   return timed_out ? DeadlineExceeded(message) : Unavailable(message);
 }
 

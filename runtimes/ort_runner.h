@@ -46,7 +46,8 @@ std::string DefaultOrtRunnerPath();
 ///
 /// A request the child does not answer within timeout_s is DeadlineExceeded ("... no reply
 /// within N s ...": the child is killed); a child that dies is Unavailable, saying how it ended
-/// (its exit status or signal) and quoting the tail of its stderr. The next request after either
+/// (its exit status or signal) and quoting the tail of its stderr; one stopped by SIGTERM or
+/// SIGINT (its process group is being stopped) is Internal. The next request after any of these
 /// starts a fresh child (restarts() counts them), so one graph that crashes or hangs ONNX
 /// Runtime does not end it for the process; the sessions loaded in the dead child are gone and
 /// must be loaded again.

@@ -109,7 +109,7 @@ TEST(Outbox, WhatARolloutsActorHadNoReceiptForOutlivesTheProcess) {
   const Outbox::Entry& first = again->entries().at(Key("env-2", 9, 1));
   EXPECT_EQ(first.rank, 0);
   EXPECT_EQ(first.frame, std::string("frame\n1\0", 8));  // binary frames come back whole
-  EXPECT_EQ(first.sent_at, 0.0);                          // due: not sent by this process
+  EXPECT_EQ(first.sent_at, 0.0);                         // due: not sent by this process
   EXPECT_EQ(again->entries().at(Key("env-2", 9, 3)).rank, 1);
   ASSERT_EQ(again->skipped().size(), 1u);
   EXPECT_NE(again->skipped()[0].find("not-a-rollout"), std::string::npos);

@@ -6,7 +6,9 @@
 #include "cost/e2e_cost.h"
 
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include <csignal>
 
 #include <atomic>
 #include <cstdlib>
@@ -244,6 +246,22 @@ TEST(Isolated, AChildsValueOrErrorComesBack) {
   auto hang = RunIsolated([] { return StatusOr<double>(1.0); }, 0.2, InjectedFault::Kind::kHang);
   ASSERT_FALSE(hang.ok());
   EXPECT_EQ(hang.status().code(), StatusCode::kDeadlineExceeded);
+}
+
+TEST(Isolated, AChildStoppedWithItsProcessGroupIsNotAFailureOfTheGraph) {
+  // SIGTERM reaches a measuring child when its actor's process group is stopped: an Internal
+  // error (the episode ends with the stop), never a crash that would mark the graph unmeasurable.
+  auto stopped = RunIsolated(
+      []() -> StatusOr<double> {
+        std::raise(SIGTERM);
+        return 1.0;
+      },
+      60);
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_EQ(stopped.status().code(), StatusCode::kInternal);
+  EXPECT_NE(stopped.status().message().find("stopped by signal 15 (SIGTERM)"), std::string::npos)
+      << stopped.status().message();
+  EXPECT_FALSE(IsUnmeasurable(stopped.status()));
 }
 
 TEST(Isolated, TheFaultGrammar) {
