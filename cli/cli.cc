@@ -30,6 +30,7 @@ int RunCli(int argc, char** argv) {
   RegisterLaunch(app);
   RegisterBench(app);
   RegisterCost(app);
+  RegisterAdvantage(app);
   RegisterReport(app);
 
   try {

@@ -70,5 +70,7 @@ void RegisterTrain(CLI::App& app);  // train and eval
 void RegisterLaunch(CLI::App& app);
 /// `rewire cost fit` (cli/cmd_cost.cc).
 void RegisterCost(CLI::App& app);
+/// `rewire advantage collect|stats` (cli/cmd_advantage.cc).
+void RegisterAdvantage(CLI::App& app);
 
 }  // namespace rewire::cli

@@ -1,0 +1,212 @@
+// `rewire advantage collect|stats`: local advantage data (advantage/advantage.h,
+// docs/advantage.md) - walks that label every candidate rewrite of every visited state with its
+// cost change, written as a replayable JSON Lines dataset, and per-model figures read back from
+// one.
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+
+#include "advantage/advantage.h"
+#include "cli/commands.h"
+#include "cost/cost_registry.h"
+#include "graph/clock.h"
+#include "graph/models/load.h"
+#include "learner/config.h"
+#include "ruleset/rule_verify.h"
+
+namespace rewire::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CollectOptions {
+  std::vector<std::string> models;
+  int walks = 4;
+  int steps = 20;
+  double tau = 0.01;
+  uint64_t seed = 0;
+  int max_candidates = 500;
+  std::string rules, out;
+  CostModelOptions cost;
+};
+
+void Collect(CollectOptions& o) {
+  const auto wall = Clock::now();
+  if (!(o.tau > 0)) throw CommandError("--tau must be > 0, got " + std::to_string(o.tau));
+  // Every model is loaded before any walk, so that a misspelt one fails at once.
+  struct Model {
+    std::string spec, label;
+    Graph graph;
+  };
+  std::vector<Model> models;
+  for (const std::string& text : o.models) {
+    const ModelSpec spec = Take(ParseModelSpec(text));
+    StatusOr<Graph> g = LoadZooOrOnnx(spec.name, spec.params);
+    if (!g.ok()) throw CommandError("--model " + text + ": " + g.status().message());
+    models.push_back({text, spec.Label(), std::move(g).value()});
+  }
+  const std::string rules_path = o.rules.empty() ? DefaultRulesPath() : o.rules;
+  const auto rules = Take(LoadVerifiedRules(rules_path));
+  AdvantageHeader header;
+  header.rules_hash = Take(RulesContentHash(rules_path));
+  if (o.cost.devices_dir.empty()) o.cost.devices_dir = DefaultDevicesDir();
+  auto cost = Take(MakeCostModel(o.cost));
+  header.cost = o.cost.kind;
+  header.cost_name = cost->Name();
+  header.horizon = o.steps + 1;  // the last state's candidates are still expanded
+  header.max_candidates = o.max_candidates;
+  header.tau = o.tau;
+  header.steps = o.steps;
+  header.walks = o.walks;
+  header.seed = o.seed;
+
+  // Written beside the destination and renamed into place once whole: an interrupted run
+  // leaves no dataset that looks complete.
+  const std::string partial = o.out + ".partial";
+  std::ofstream out(partial, std::ios::trunc);
+  if (!out) {
+    throw CommandError("cannot write --out " + o.out + " (" + partial + ": " +
+                       std::strerror(errno) + "): check that its directory exists and is writable");
+  }
+  out << AdvantageHeaderLine(header) << "\n";
+  std::fprintf(stderr,
+               "advantage: %zu model(s), %zu verified rules, cost %s, %d walk(s) of %d "
+               "steps, tau %g\n",
+               models.size(), rules.size(), cost->Name().c_str(), o.walks, o.steps, o.tau);
+
+  EnvOptions eo(header.horizon, static_cast<size_t>(o.max_candidates));
+  Environment env(rules, *cost, eo);
+  int64_t states = 0, labels = 0, positive = 0, walks_done = 0;
+  const int64_t walks_total = static_cast<int64_t>(models.size()) * o.walks;
+  for (const Model& m : models) {
+    WalkOptions wo;
+    wo.walks = 1;
+    wo.steps = o.steps;
+    wo.tau = o.tau;
+    for (int w = 0; w < o.walks; ++w) {
+      // One walk at a time, numbered within the model, so that progress is per walk.
+      wo.seed = o.seed + static_cast<uint64_t>(w);
+      int64_t walk_states = 0;
+      Check(CollectWalks(env, m.label, m.spec, m.graph, wo, [&](AdvantageRecord&& r) {
+        r.walk = w;
+        for (const AdvantageLabel& l : r.labels) positive += l.advantage > 0;
+        labels += static_cast<int64_t>(r.labels.size());
+        ++states;
+        ++walk_states;
+        out << AdvantageRecordLine(r) << "\n";
+        if (!out) return Internal("writing " + partial + " failed: " + std::strerror(errno));
+        return Status::Ok();
+      }));
+      ++walks_done;
+      std::fprintf(stderr,
+                   "  %s walk %d: %lld states, final %.4f ms | %lld/%lld walks, %lld labels "
+                   "written (%.1f s)\n",
+                   m.label.c_str(), w, static_cast<long long>(walk_states), env.cost_ms(),
+                   static_cast<long long>(walks_done), static_cast<long long>(walks_total),
+                   static_cast<long long>(labels), SecondsSince(wall));
+    }
+  }
+  out.close();
+  if (!out) throw CommandError("writing " + partial + " failed: " + std::strerror(errno));
+  std::error_code ec;
+  fs::rename(partial, o.out, ec);
+  if (ec) throw CommandError("cannot move " + partial + " to " + o.out + ": " + ec.message());
+  std::printf("collected %lld states, %lld labels in %.1f s; %.3f of labels positive; wrote %s\n",
+              static_cast<long long>(states), static_cast<long long>(labels), SecondsSince(wall),
+              labels ? static_cast<double>(positive) / labels : 0.0, o.out.c_str());
+}
+
+void Stats(const std::string& path) {
+  struct PerModel {
+    int64_t states = 0;
+    std::vector<double> advantages;
+  };
+  std::map<std::string, PerModel> per_model;
+  std::vector<std::string> order;
+  const AdvantageHeader header = Take(ReadAdvantageDataset(path, [&](AdvantageRecord&& r) {
+    auto [it, added] = per_model.try_emplace(r.model);
+    if (added) order.push_back(r.model);
+    ++it->second.states;
+    for (const AdvantageLabel& l : r.labels) it->second.advantages.push_back(l.advantage);
+    return Status::Ok();
+  }));
+  std::printf(
+      "%s v%d: cost %s, rules %016llx, %d walk(s) of %d steps, tau %g, seed %llu, "
+      "max_candidates %lld\n",
+      kAdvantageFormat, header.version, header.cost_name.c_str(),
+      static_cast<unsigned long long>(header.rules_hash), header.walks, header.steps, header.tau,
+      static_cast<unsigned long long>(header.seed), static_cast<long long>(header.max_candidates));
+  std::printf("%-32s %8s %10s %12s %10s %12s %12s\n", "model", "states", "labels", "sigma_ms",
+              "positive", "top10%_ms", "max_a_ms");
+  for (const std::string& model : order) {
+    const PerModel& m = per_model[model];
+    const AdvantageStats s = ComputeAdvantageStats(model, m.states, m.advantages);
+    std::printf("%-32s %8lld %10lld %12.4g %10.3f %12.4g %12.4g\n", model.c_str(),
+                static_cast<long long>(s.states), static_cast<long long>(s.labels), s.sigma,
+                s.fraction_positive, s.top_threshold, s.max_advantage);
+  }
+}
+
+}  // namespace
+
+void RegisterAdvantage(CLI::App& app) {
+  auto* adv = app.add_subcommand(
+      "advantage",
+      "Local advantage data: label every candidate rewrite of states visited by random walks with "
+      "its cost change (docs/advantage.md)");
+  adv->require_subcommand(1);
+
+  auto* collect = adv->add_subcommand(
+      "collect",
+      "Walk each model's rewrites (moving to candidate i with probability proportional to "
+      "exp(-(cost_i/cost - 1)/tau)) and write, for every visited state, every candidate's "
+      "advantage cost(state) - cost(after) in ms, as JSON Lines");
+  auto o = std::make_shared<CollectOptions>();
+  collect
+      ->add_option("-m,--model", o->models,
+                   "Model: a zoo name (see `rewire models`), NAME:key=value,... with shape "
+                   "parameters (bert:layers=2,seq_len=64), or an .onnx file (repeatable)")
+      ->required();
+  collect->add_option("--walks", o->walks, "Walks per model (seeds --seed, --seed + 1, ...)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  collect
+      ->add_option("--steps", o->steps, "Moves per walk at most (a walk visits steps + 1 states)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  collect
+      ->add_option("--tau", o->tau,
+                   "Temperature on relative cost (> 0): a candidate 1% cheaper than another is "
+                   "exp(0.01/tau) times likelier; small tau walks greedily, large tau uniformly")
+      ->capture_default_str();
+  collect->add_option("--seed", o->seed, "Seed of the first walk")->capture_default_str();
+  collect->add_option("--max-candidates", o->max_candidates, "Candidates per state at most")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  collect->add_option("--cost", o->cost.kind, "Cost model (analytic, cpu, e2e:ort, ...)")
+      ->capture_default_str();
+  collect->add_option("--device", o->cost.device, "Device profile name (configs/devices) or path");
+  collect->add_option("--devices-dir", o->cost.devices_dir, "Where device profiles are looked up");
+  collect->add_option("--cost-cache", o->cost.cache_path,
+                      "Persistent cost cache of the measured cost models");
+  collect->add_option("--rules", o->rules,
+                      "Rule file or directory (default: $REWIRE_RULES, else configs/rules)");
+  collect->add_option("-o,--out", o->out, "The dataset to write (JSON Lines)")->required();
+  collect->callback([o]() { Collect(*o); });
+
+  auto* stats = adv->add_subcommand(
+      "stats",
+      "Read a dataset back and print per model: states, labels, sigma (median nonzero |a|), the "
+      "fraction of positive labels, the top decile's |a| threshold");
+  auto file = std::make_shared<std::string>();
+  stats->add_option("file", *file, "A dataset `rewire advantage collect` wrote")->required();
+  stats->callback([file]() { Stats(*file); });
+}
+
+}  // namespace rewire::cli
