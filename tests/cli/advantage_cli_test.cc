@@ -1,0 +1,75 @@
+// `rewire advantage collect|stats` (cli/cmd_advantage.cc) as a user runs them: a dataset
+// written, read back per model, the same for the same seed, and errors that say what to fix.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+
+#include "tests/cli/run_util.h"
+
+namespace rewire {
+namespace {
+
+using testing::Quote;
+using testing::ReadFile;
+using testing::Rewire;
+using testing::RunResult;
+using testing::TempDir;
+
+TEST(AdvantageCli, CollectWritesADatasetThatStatsReadsBackPerModel) {
+  TempDir tmp;
+  const std::string out = tmp / "adv.jsonl";
+  const RunResult r = Rewire("advantage collect --model squeezenet --model bert:layers=2 "
+                             "--walks 2 --steps 4 --seed 3 --out " + Quote(out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex("collected (\\d+) states, (\\d+) labels")))
+      << r.output;
+  // 2 models x 2 walks x (the input and up to 4 more states each).
+  EXPECT_GE(std::stoi(m[1]), 4);
+  EXPECT_LE(std::stoi(m[1]), 20);
+  EXPECT_GT(std::stoi(m[2]), std::stoi(m[1]));
+  const std::string text = ReadFile(out);
+  EXPECT_EQ(text.rfind("{", 0), 0u) << text.substr(0, 200);
+  EXPECT_NE(text.find("rewire-advantage"), std::string::npos) << text.substr(0, 300);
+  EXPECT_FALSE(std::filesystem::exists(out + ".partial"));
+
+  const RunResult stats = Rewire("advantage stats " + Quote(out));
+  ASSERT_EQ(stats.exit_code, 0) << stats.output;
+  EXPECT_NE(stats.output.find("rewire-advantage v1"), std::string::npos) << stats.output;
+  EXPECT_NE(stats.output.find("squeezenet"), std::string::npos) << stats.output;
+  EXPECT_NE(stats.output.find("bert(layers=2)"), std::string::npos) << stats.output;
+
+  // The same seed walks the same states: the same file.
+  const std::string again = tmp / "again.jsonl";
+  ASSERT_EQ(Rewire("advantage collect --model squeezenet --model bert:layers=2 --walks 2 "
+                   "--steps 4 --seed 3 --out " + Quote(again))
+                .exit_code,
+            0);
+  EXPECT_EQ(ReadFile(again), text);
+}
+
+TEST(AdvantageCli, ErrorsSayWhatToFix) {
+  TempDir tmp;
+  const RunResult tau = Rewire("advantage collect --model squeezenet --tau 0 --out " +
+                               Quote(tmp / "a.jsonl"));
+  EXPECT_NE(tau.exit_code, 0);
+  EXPECT_NE(tau.output.find("tau"), std::string::npos) << tau.output;
+  const RunResult model =
+      Rewire("advantage collect --model nosuchmodel --out " + Quote(tmp / "a.jsonl"));
+  EXPECT_NE(model.exit_code, 0);
+  EXPECT_NE(model.output.find("unknown model 'nosuchmodel'"), std::string::npos) << model.output;
+  EXPECT_NE(model.output.find("squeezenet"), std::string::npos) << model.output;  // the zoo
+  const RunResult dir = Rewire("advantage collect --model squeezenet --walks 1 --steps 1 --out " +
+                               Quote(tmp / "no/such/dir/a.jsonl"));
+  EXPECT_NE(dir.exit_code, 0);
+  EXPECT_NE(dir.output.find("no/such/dir"), std::string::npos) << dir.output;
+  testing::WriteFile(tmp / "bad.jsonl", "{\"format\":\"rewire-advantage\",\"version\":2}\n");
+  const RunResult bad = Rewire("advantage stats " + Quote(tmp / "bad.jsonl"));
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("version 2"), std::string::npos) << bad.output;
+}
+
+}  // namespace
+}  // namespace rewire
