@@ -20,8 +20,10 @@ using testing::TempDir;
 TEST(AdvantageCli, CollectWritesADatasetThatStatsReadsBackPerModel) {
   TempDir tmp;
   const std::string out = tmp / "adv.jsonl";
-  const RunResult r = Rewire("advantage collect --model squeezenet --model bert:layers=2 "
-                             "--walks 2 --steps 4 --seed 3 --out " + Quote(out));
+  const RunResult r = Rewire(
+      "advantage collect --model squeezenet --model bert:layers=2 "
+      "--walks 2 --steps 4 --seed 3 --out " +
+      Quote(out));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.output, m, std::regex("collected (\\d+) states, (\\d+) labels")))
@@ -44,7 +46,8 @@ TEST(AdvantageCli, CollectWritesADatasetThatStatsReadsBackPerModel) {
   // The same seed walks the same states: the same file.
   const std::string again = tmp / "again.jsonl";
   ASSERT_EQ(Rewire("advantage collect --model squeezenet --model bert:layers=2 --walks 2 "
-                   "--steps 4 --seed 3 --out " + Quote(again))
+                   "--steps 4 --seed 3 --out " +
+                   Quote(again))
                 .exit_code,
             0);
   EXPECT_EQ(ReadFile(again), text);
@@ -52,8 +55,8 @@ TEST(AdvantageCli, CollectWritesADatasetThatStatsReadsBackPerModel) {
 
 TEST(AdvantageCli, ErrorsSayWhatToFix) {
   TempDir tmp;
-  const RunResult tau = Rewire("advantage collect --model squeezenet --tau 0 --out " +
-                               Quote(tmp / "a.jsonl"));
+  const RunResult tau =
+      Rewire("advantage collect --model squeezenet --tau 0 --out " + Quote(tmp / "a.jsonl"));
   EXPECT_NE(tau.exit_code, 0);
   EXPECT_NE(tau.output.find("tau"), std::string::npos) << tau.output;
   const RunResult model =
