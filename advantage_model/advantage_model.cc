@@ -85,6 +85,9 @@ std::string MetaJson(const AdvantageModelMeta& m) {
   Json sigma = Json::object();
   for (const auto& [model, s] : m.sigma) sigma[model] = s;
   j["sigma"] = sigma;
+  Json prior = Json::object();
+  for (const auto& [rule, v] : m.rule_prior) prior[rule] = v;
+  j["rule_prior"] = prior;
   j["datasets"] = m.datasets;
   j["training"] = {{"epochs", m.epochs}, {"steps_per_epoch", m.steps_per_epoch},
                    {"batch", m.batch},   {"lr", m.lr},
@@ -123,6 +126,7 @@ StatusOr<AdvantageModelMeta> ParseMetaJson(const std::string& path, const std::s
     m.rules_hash = std::stoull(hash, nullptr, 16);
     m.cost_name = j.at("cost_name").get<std::string>();
     for (const auto& [model, s] : j.at("sigma").items()) m.sigma[model] = s.get<double>();
+    for (const auto& [rule, v] : j.at("rule_prior").items()) m.rule_prior[rule] = v.get<double>();
     m.datasets = j.at("datasets").get<std::vector<std::string>>();
     const Json& t = j.at("training");
     m.epochs = t.at("epochs").get<int>();
@@ -222,7 +226,11 @@ StatusOr<AdvantageState> EncodeAdvantageState(Environment& env, const Graph& gra
   s.model = record.model;
   s.features = EncodeObservation(env, hops);
   s.advantages.reserve(record.labels.size());
-  for (const AdvantageLabel& l : record.labels) s.advantages.push_back(l.advantage);
+  s.rules.reserve(record.labels.size());
+  for (const AdvantageLabel& l : record.labels) {
+    s.advantages.push_back(l.advantage);
+    s.rules.push_back(l.rule);
+  }
   if (s.features.candidates.size() != s.advantages.size()) {
     return DataLoss("the state encodes " + std::to_string(s.features.candidates.size()) +
                     " candidates, the record has " + std::to_string(s.advantages.size()));
@@ -302,6 +310,23 @@ std::map<std::string, double> ModelSigmas(const std::vector<AdvantageState>& sta
   std::map<std::string, double> sigma;
   for (const auto& [model, v] : labels) sigma[model] = LabelScale(v);
   return sigma;
+}
+
+std::map<std::string, double> RulePrior(const std::vector<AdvantageState>& states,
+                                        const std::map<std::string, double>& sigma) {
+  std::map<std::string, std::pair<double, int64_t>> sum;
+  for (const AdvantageState& s : states) {
+    auto it = sigma.find(s.model);
+    const double sg = it == sigma.end() ? 1.0 : it->second;
+    for (size_t c = 0; c < s.advantages.size() && c < s.rules.size(); ++c) {
+      auto& [total, n] = sum[s.rules[c]];
+      total += TransformLabel(std::fabs(s.advantages[c]), sg);
+      ++n;
+    }
+  }
+  std::map<std::string, double> prior;
+  for (const auto& [rule, tn] : sum) prior[rule] = tn.first / static_cast<double>(tn.second);
+  return prior;
 }
 
 // ---------------------------------------------------------------------------- training
@@ -395,9 +420,13 @@ std::vector<std::pair<std::string, RankingQuality>> EvaluateRanking(
   for (const AdvantageState& s : states) {
     std::vector<double> truth(s.advantages.size());
     for (size_t i = 0; i < truth.size(); ++i) truth[i] = std::fabs(s.advantages[i]);
+    // States whose candidates all have the same |a| rank nothing: left out for every scorer.
+    if (truth.size() < 2 ||
+        std::all_of(truth.begin(), truth.end(), [&](double t) { return t == truth[0]; }))
+      continue;
     const std::vector<double> scores = scorer(s);
-    const double rho = SpearmanCorrelation(truth, scores);
-    if (std::isnan(rho)) continue;
+    double rho = SpearmanCorrelation(truth, scores);
+    if (std::isnan(rho)) rho = 0;  // constant scores: no information
     const double recall = TopFractionRecall(truth, scores, 0.1);
     auto it =
         std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first == s.model; });

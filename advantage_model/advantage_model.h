@@ -70,7 +70,10 @@ struct AdvantageModelMeta {
   uint64_t rules_hash = 0;              // the datasets' rules (RulesContentHash)
   std::string cost_name;                // the datasets' cost model (CostModel::Name())
   std::map<std::string, double> sigma;  // per model label: LabelScale of its labels
-  std::vector<std::string> datasets;    // the files it was trained on
+  /// Per rule name: the mean t(|a|) of its candidates in the training data (RulePrior), the
+  /// baseline scorer `rewire advantage eval` compares the model with.
+  std::map<std::string, double> rule_prior;
+  std::vector<std::string> datasets;  // the files it was trained on
   int epochs = 0;
   int steps_per_epoch = 0;
   int batch = 0;
@@ -99,6 +102,7 @@ struct AdvantageState {
   std::string model;               // the model's label
   ObservationFeatures features;    // gnn-features with `hops` = the GNN's layers
   std::vector<double> advantages;  // a per candidate, in action order
+  std::vector<std::string> rules;  // each candidate's rule name, in action order
 };
 
 /// Replays `record` in `env` on `graph` (ReplayRecord) and encodes the state it reaches.
@@ -122,6 +126,12 @@ StatusOr<AdvantageData> LoadAdvantageData(
 
 /// Per model label: LabelScale over its states' labels.
 std::map<std::string, double> ModelSigmas(const std::vector<AdvantageState>& states);
+
+/// Per rule name: the mean of t(|a|) (sigma per model from `sigma`) over its candidates in
+/// `states`. Scoring a candidate by its rule's prior is the baseline a model must beat: it knows
+/// which rewrite a candidate is but not where.
+std::map<std::string, double> RulePrior(const std::vector<AdvantageState>& states,
+                                        const std::map<std::string, double>& sigma);
 
 // ---------------------------------------------------------------------------- training
 
@@ -152,7 +162,8 @@ std::vector<double> ScoreState(AdvantageModel& model, const AdvantageState& stat
 
 /// Ranking quality over states: the mean over states of the Spearman correlation between a
 /// scorer's scores and the true |a| of their candidates, and of TopFractionRecall (fraction 0.1).
-/// States where either is undefined (fewer than two candidates, all |a| equal) are skipped.
+/// States where the truth ranks nothing (fewer than two candidates, all |a| equal) are skipped
+/// for every scorer; a scorer giving a state's candidates one score has correlation 0 there.
 struct RankingQuality {
   int64_t states = 0;  // states scored
   double spearman = 0;

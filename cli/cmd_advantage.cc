@@ -209,6 +209,7 @@ void Train(TrainOptions& o) {
   meta.rules_hash = rules_hash;
   meta.cost_name = data.headers.empty() ? "" : data.headers.front().cost_name;
   meta.sigma = sigma;
+  meta.rule_prior = RulePrior(data.states, sigma);
   meta.datasets = o.in.data;
   meta.epochs = o.train.epochs;
   meta.steps_per_epoch = o.train.steps_per_epoch;
@@ -246,6 +247,16 @@ void Eval(EvalOptions& o) {
   const AdvantageData data = LoadData(o.in, meta.shape.layers, &rules_hash);
   const auto learned =
       EvaluateRanking(data.states, [&](const AdvantageState& s) { return ScoreState(model, s); });
+  // The baseline that knows which rewrite a candidate is but not where: its rule's mean t(|a|)
+  // in the training data (rules it never saw score 0).
+  const auto by_rule = EvaluateRanking(data.states, [&](const AdvantageState& s) {
+    std::vector<double> v(s.rules.size(), 0.0);
+    for (size_t i = 0; i < v.size(); ++i) {
+      auto it = meta.rule_prior.find(s.rules[i]);
+      if (it != meta.rule_prior.end()) v[i] = it->second;
+    }
+    return v;
+  });
   std::mt19937_64 rng(o.seed);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   const auto random = EvaluateRanking(data.states, [&](const AdvantageState& s) {
@@ -263,14 +274,15 @@ void Eval(EvalOptions& o) {
       }()
           .c_str(),
       meta.final_loss, data.states.size());
-  std::printf("%-24s %8s %10s %10s %12s %12s\n", "model", "states", "spearman", "top10%",
-              "rand_spear", "rand_top10%");
+  std::printf("%-24s %8s %10s %10s %12s %12s %12s %12s\n", "model", "states", "spearman", "top10%",
+              "rule_spear", "rule_top10%", "rand_spear", "rand_top10%");
   for (size_t i = 0; i < learned.size(); ++i) {
     const RankingQuality& q = learned[i].second;
     const RankingQuality& r = random[i].second;
-    std::printf("%-24s %8lld %10.3f %10.3f %12.3f %12.3f\n", learned[i].first.c_str(),
-                static_cast<long long>(q.states), q.spearman, q.top10_recall, r.spearman,
-                r.top10_recall);
+    const RankingQuality& b = by_rule[i].second;
+    std::printf("%-24s %8lld %10.3f %10.3f %12.3f %12.3f %12.3f %12.3f\n", learned[i].first.c_str(),
+                static_cast<long long>(q.states), q.spearman, q.top10_recall, b.spearman,
+                b.top10_recall, r.spearman, r.top10_recall);
   }
   std::printf("evaluated in %.1f s\n", SecondsSince(wall));
 }

@@ -154,6 +154,26 @@ TEST(AdvantageModel, TrainingRanksTheLargestAdvantageFirst) {
   ASSERT_EQ(q.back().first, "all");
   EXPECT_EQ(q.back().second.states, 1);
   EXPECT_GT(q.back().second.spearman, 0.5);
+  // A scorer that tells nothing (one score for all) correlates 0 on the same states.
+  const auto flat = EvaluateRanking(
+      train, [](const AdvantageState& s) { return std::vector<double>(s.advantages.size(), 1.0); });
+  EXPECT_EQ(flat.back().second.states, 1);
+  EXPECT_EQ(flat.back().second.spearman, 0.0);
+
+  // The rule baseline: each rule's mean t(|a|) over its candidates.
+  const auto sigma = ModelSigmas(train);
+  const auto prior = RulePrior(train, sigma);
+  ASSERT_EQ(chosen->rules.size(), chosen->advantages.size());
+  const std::string& rule = chosen->rules[best];
+  double sum = 0;
+  int n = 0;
+  for (size_t i = 0; i < chosen->rules.size(); ++i) {
+    if (chosen->rules[i] != rule) continue;
+    sum += TransformLabel(std::fabs(chosen->advantages[i]), sigma.at(chosen->model));
+    ++n;
+  }
+  ASSERT_EQ(prior.count(rule), 1u);
+  EXPECT_NEAR(prior.at(rule), sum / n, 1e-12);
 }
 
 TEST(AdvantageModel, FileRoundTripsScoresAndMetadata) {
@@ -165,6 +185,7 @@ TEST(AdvantageModel, FileRoundTripsScoresAndMetadata) {
   meta.rules_hash = 0x0123456789abcdefULL;
   meta.cost_name = "analytic(h100)";
   meta.sigma = {{"bert(small)", 0.0025}, {"vit(layers=2)", 1.5e-3}};
+  meta.rule_prior = {{"fuse_matmul_add", 1.25}, {"swap_add", 0.0}};
   meta.datasets = {"a.jsonl", "b.jsonl"};
   meta.epochs = 3;
   meta.steps_per_epoch = 4;
@@ -183,6 +204,7 @@ TEST(AdvantageModel, FileRoundTripsScoresAndMetadata) {
   EXPECT_EQ(back->rules_hash, meta.rules_hash);
   EXPECT_EQ(back->cost_name, meta.cost_name);
   EXPECT_EQ(back->sigma, meta.sigma);
+  EXPECT_EQ(back->rule_prior, meta.rule_prior);
   EXPECT_EQ(back->datasets, meta.datasets);
   EXPECT_EQ(back->epochs, 3);
   EXPECT_EQ(back->final_loss, 0.125);
