@@ -265,7 +265,7 @@ void Eval(EvalOptions& o) {
     return v;
   });
   std::printf(
-      "%s: trained on %zu model(s) (%s), final loss %.5f; %zu held-out states\n", o.model.c_str(),
+      "%s: trained on %zu model(s) (%s), final loss %.5f; %zu states to rank\n", o.model.c_str(),
       meta.sigma.size(),
       [&] {
         std::string names;
