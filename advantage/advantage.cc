@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <limits>
 
 #include "graph/json.h"
@@ -361,6 +362,25 @@ size_t PrioritisedSampler::Draw() {
   const std::vector<size_t>& pool = from_top ? top_ : rest_;
   const auto i = static_cast<size_t>(Uniform(rng_) * static_cast<double>(pool.size()));
   return pool[std::min(i, pool.size() - 1)];
+}
+
+double TopFractionRecall(const std::vector<double>& truth, const std::vector<double>& scores,
+                         double fraction) {
+  const size_t n = truth.size();
+  if (n == 0 || scores.size() != n) return 0;
+  const size_t k =
+      std::min(n, std::max<size_t>(1, static_cast<size_t>(std::ceil(fraction * n - 1e-9))));
+  std::vector<double> sorted = truth;
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(k - 1),
+                   sorted.end(), std::greater<double>());
+  const double threshold = sorted[k - 1];
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  size_t hits = 0;
+  for (size_t i = 0; i < k; ++i) hits += truth[order[i]] >= threshold;
+  return static_cast<double>(hits) / static_cast<double>(k);
 }
 
 AdvantageStats ComputeAdvantageStats(const std::string& model, int64_t states,

@@ -150,6 +150,15 @@ class PrioritisedSampler {
   std::mt19937_64 rng_;
 };
 
+/// How many of the `fraction` (at least one) of candidates a scorer ranks highest are among the
+/// true top: with k = max(1, ceil(fraction * n)), the fraction of the k highest `scores` (ties:
+/// the lower index first) whose `truth` is at least the k-th largest truth (so that candidates
+/// tied with the last of the true top count as in it). 1 is a perfect top; a uniform-random
+/// scorer gets about `fraction` when truths are distinct. 0 for no candidates. (The other
+/// ranking figure, Spearman's correlation, is SpearmanCorrelation in cost/learned_cost.h.)
+double TopFractionRecall(const std::vector<double>& truth, const std::vector<double>& scores,
+                         double fraction = 0.1);
+
 /// Per model of a dataset (`rewire advantage stats`).
 struct AdvantageStats {
   std::string model;

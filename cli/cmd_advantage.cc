@@ -11,8 +11,10 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <random>
 
 #include "advantage/advantage.h"
+#include "advantage_model/advantage_model.h"
 #include "cli/commands.h"
 #include "cost/cost_registry.h"
 #include "graph/clock.h"
@@ -153,13 +155,159 @@ void Stats(const std::string& path) {
   }
 }
 
+struct ModelDataOptions {
+  std::vector<std::string> data;
+  std::string rules;
+  CostModelOptions cost;
+  int threads = 0;
+};
+
+/// Every dataset replayed and encoded for a GNN of `hops` layers, with progress on stderr.
+AdvantageData LoadData(ModelDataOptions& o, int hops, uint64_t* rules_hash) {
+  const std::string rules_path = o.rules.empty() ? DefaultRulesPath() : o.rules;
+  const auto rules = Take(LoadVerifiedRules(rules_path));
+  *rules_hash = Take(RulesContentHash(rules_path));
+  if (o.cost.devices_dir.empty()) o.cost.devices_dir = DefaultDevicesDir();
+  const auto wall = Clock::now();
+  AdvantageData data = Take(LoadAdvantageData(
+      o.data, rules, *rules_hash, o.cost, hops, [&](const std::string& path, size_t states) {
+        std::fprintf(stderr, "advantage: %s: %zu states replayed and encoded (%.1f s)\n",
+                     path.c_str(), states, SecondsSince(wall));
+      }));
+  return data;
+}
+
+struct TrainOptions {
+  ModelDataOptions in;
+  std::string out;
+  AdvantageTrainOptions train;
+  GnnShape shape;
+};
+
+void Train(TrainOptions& o) {
+  const auto wall = Clock::now();
+  if (o.shape.hidden % o.shape.heads != 0) {
+    throw CommandError("--hidden " + std::to_string(o.shape.hidden) +
+                       " must be a multiple of --heads " + std::to_string(o.shape.heads));
+  }
+  if (o.in.threads > 0) SetComputeThreads(o.in.threads);
+  uint64_t rules_hash = 0;
+  const AdvantageData data = LoadData(o.in, o.shape.layers, &rules_hash);
+  const std::map<std::string, double> sigma = ModelSigmas(data.states);
+  int64_t labels = 0;
+  for (const AdvantageState& s : data.states) labels += static_cast<int64_t>(s.advantages.size());
+  std::fprintf(stderr, "advantage: training on %zu states, %lld labels of %zu model(s)\n",
+               data.states.size(), static_cast<long long>(labels), sigma.size());
+  AdvantageModel model = MakeAdvantageModel(o.shape, o.train.seed);
+  const double loss =
+      Take(TrainAdvantageModel(model, data.states, sigma, o.train, [&](int epoch, double l) {
+        std::fprintf(stderr, "  epoch %d/%d: loss %.5f (%.1f s)\n", epoch, o.train.epochs, l,
+                     SecondsSince(wall));
+      }));
+  AdvantageModelMeta meta;
+  meta.shape = o.shape;
+  meta.rules_hash = rules_hash;
+  meta.cost_name = data.headers.empty() ? "" : data.headers.front().cost_name;
+  meta.sigma = sigma;
+  meta.rule_prior = RulePrior(data.states, sigma);
+  meta.datasets = o.in.data;
+  meta.epochs = o.train.epochs;
+  meta.steps_per_epoch = o.train.steps_per_epoch;
+  meta.batch = o.train.batch;
+  meta.lr = o.train.lr;
+  meta.seed = o.train.seed;
+  meta.final_loss = loss;
+  Check(SaveAdvantageModel(o.out, model, meta));
+  std::printf("trained on %zu states, %lld labels in %.1f s; final loss %.5f; wrote %s\n",
+              data.states.size(), static_cast<long long>(labels), SecondsSince(wall), loss,
+              o.out.c_str());
+}
+
+struct EvalOptions {
+  ModelDataOptions in;
+  std::string model;
+  uint64_t seed = 0;
+};
+
+void Eval(EvalOptions& o) {
+  const auto wall = Clock::now();
+  if (o.in.threads > 0) SetComputeThreads(o.in.threads);
+  AdvantageModel model{nullptr};
+  const AdvantageModelMeta meta = Take(LoadAdvantageModel(o.model, model));
+  // Each dataset's header against the model's, before anything is replayed.
+  for (const std::string& path : o.in.data) {
+    std::ifstream in(path);
+    std::string first;
+    if (!in || !std::getline(in, first)) throw CommandError("cannot read --data " + path);
+    StatusOr<AdvantageHeader> h = ParseAdvantageHeader(first);
+    if (!h.ok()) throw CommandError(path + ":1: " + h.status().message());
+    Check(CheckDatasetMatchesModel(meta, *h, path));
+  }
+  uint64_t rules_hash = 0;
+  const AdvantageData data = LoadData(o.in, meta.shape.layers, &rules_hash);
+  const auto learned =
+      EvaluateRanking(data.states, [&](const AdvantageState& s) { return ScoreState(model, s); });
+  // The baseline that knows which rewrite a candidate is but not where: its rule's mean t(|a|)
+  // in the training data (rules it never saw score 0).
+  const auto by_rule = EvaluateRanking(data.states, [&](const AdvantageState& s) {
+    std::vector<double> v(s.rules.size(), 0.0);
+    for (size_t i = 0; i < v.size(); ++i) {
+      auto it = meta.rule_prior.find(s.rules[i]);
+      if (it != meta.rule_prior.end()) v[i] = it->second;
+    }
+    return v;
+  });
+  std::mt19937_64 rng(o.seed);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  const auto random = EvaluateRanking(data.states, [&](const AdvantageState& s) {
+    std::vector<double> v(s.advantages.size());
+    for (double& x : v) x = uniform(rng);
+    return v;
+  });
+  std::printf(
+      "%s: trained on %zu model(s) (%s), final loss %.5f; %zu states to rank\n", o.model.c_str(),
+      meta.sigma.size(),
+      [&] {
+        std::string names;
+        for (const auto& [m, s] : meta.sigma) names += (names.empty() ? "" : ", ") + m;
+        return names;
+      }()
+          .c_str(),
+      meta.final_loss, data.states.size());
+  std::printf("%-24s %8s %10s %10s %12s %12s %12s %12s\n", "model", "states", "spearman", "top10%",
+              "rule_spear", "rule_top10%", "rand_spear", "rand_top10%");
+  for (size_t i = 0; i < learned.size(); ++i) {
+    const RankingQuality& q = learned[i].second;
+    const RankingQuality& r = random[i].second;
+    const RankingQuality& b = by_rule[i].second;
+    std::printf("%-24s %8lld %10.3f %10.3f %12.3f %12.3f %12.3f %12.3f\n", learned[i].first.c_str(),
+                static_cast<long long>(q.states), q.spearman, q.top10_recall, b.spearman,
+                b.top10_recall, r.spearman, r.top10_recall);
+  }
+  std::printf("evaluated in %.1f s\n", SecondsSince(wall));
+}
+
+void AddDataOptions(CLI::App* cmd, ModelDataOptions& o) {
+  cmd->add_option("--data", o.data, "A dataset `rewire advantage collect` wrote (repeatable)")
+      ->required();
+  cmd->add_option("--rules", o.rules,
+                  "The datasets' rule file or directory (default: $REWIRE_RULES, else "
+                  "configs/rules); its hash must be theirs");
+  cmd->add_option("--device", o.cost.device,
+                  "Device profile of the datasets' cost model (configs/devices)");
+  cmd->add_option("--devices-dir", o.cost.devices_dir, "Where device profiles are looked up");
+  cmd->add_option("--threads", o.threads, "LibTorch threads (0: its default)")
+      ->capture_default_str();
+}
+
 }  // namespace
 
 void RegisterAdvantage(CLI::App& app) {
   auto* adv = app.add_subcommand(
       "advantage",
-      "Local advantage data: label every candidate rewrite of states visited by random walks with "
-      "its cost change (docs/advantage.md)");
+      "Local advantage functions: label every candidate rewrite of states visited by random "
+      "walks with its cost change, train a model to rank candidates, measure its ranking "
+      "(docs/advantage.md)");
   adv->require_subcommand(1);
 
   auto* collect = adv->add_subcommand(
@@ -207,6 +355,47 @@ void RegisterAdvantage(CLI::App& app) {
   auto file = std::make_shared<std::string>();
   stats->add_option("file", *file, "A dataset `rewire advantage collect` wrote")->required();
   stats->callback([file]() { Stats(*file); });
+
+  auto* train = adv->add_subcommand(
+      "train",
+      "Train a local advantage model (the GNN encoder and a head scoring each candidate) to "
+      "regress t(|a|) = log(1 + |a|/sigma) on datasets, with Adam and prioritised sampling");
+  auto t = std::make_shared<TrainOptions>();
+  AddDataOptions(train, t->in);
+  train->add_option("-o,--out", t->out, "The model file to write")->required();
+  train->add_option("--epochs", t->train.epochs, "Epochs")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train->add_option("--steps-per-epoch", t->train.steps_per_epoch, "Adam steps per epoch")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train->add_option("--batch", t->train.batch, "Labels drawn per step")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train->add_option("--hidden", t->shape.hidden, "GNN width")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train->add_option("--layers", t->shape.layers, "GNN message-passing layers")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train->add_option("--heads", t->shape.heads, "Attention heads (dividing --hidden)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train->add_option("--lr", t->train.lr, "Adam's learning rate")->capture_default_str();
+  train->add_option("--seed", t->train.seed, "Seed of the weights and the sampler")
+      ->capture_default_str();
+  train->callback([t]() { Train(*t); });
+
+  auto* eval = adv->add_subcommand(
+      "eval",
+      "Ranking quality of a model on datasets: per state, the Spearman correlation of its "
+      "scores with the true |a| and the recall of the true top 10%, per model and overall, "
+      "beside a uniform-random scorer's");
+  auto e = std::make_shared<EvalOptions>();
+  AddDataOptions(eval, e->in);
+  eval->add_option("--model", e->model, "A model `rewire advantage train` wrote")->required();
+  eval->add_option("--seed", e->seed, "Seed of the random scorer")->capture_default_str();
+  eval->callback([e]() { Eval(*e); });
 }
 
 }  // namespace rewire::cli

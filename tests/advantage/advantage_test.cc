@@ -92,6 +92,25 @@ TEST(PrioritisedSampler, SmallSetsAlwaysHaveATop) {
   EXPECT_EQ(three.threshold(), 3.0);
 }
 
+TEST(RankingMetrics, TopFractionRecallCountsTrueTopCandidatesInThePredictedTop) {
+  std::vector<double> truth(20), scores(20);
+  for (int i = 0; i < 20; ++i) {
+    truth[i] = i;
+    scores[i] = i;
+  }
+  EXPECT_EQ(TopFractionRecall(truth, scores), 1.0);  // k = 2: {19, 18} found
+  scores[19] = -1;
+  EXPECT_EQ(TopFractionRecall(truth, scores), 0.5);  // predicted {18, 17}: one of {19, 18}
+  for (int i = 0; i < 20; ++i) scores[i] = -i;
+  EXPECT_EQ(TopFractionRecall(truth, scores), 0.0);
+  // Ties with the last of the true top count as in it: with fraction 0.5, k = 2 and every 3
+  // ties with the second largest; with 0.25, k = 1 and the top is the 5 alone.
+  EXPECT_EQ(TopFractionRecall({5, 3, 3, 3}, {0, 1, 2, 3}, 0.5), 1.0);
+  EXPECT_EQ(TopFractionRecall({5, 3, 3, 3}, {0, 1, 2, 3}, 0.25), 0.0);
+  EXPECT_EQ(TopFractionRecall({1}, {0}), 1.0);
+  EXPECT_EQ(TopFractionRecall({}, {}), 0.0);
+}
+
 EnvCandidate WithCost(double ms) {
   EnvCandidate c;
   c.cost_ms = ms;

@@ -1,5 +1,6 @@
-// `rewire advantage collect|stats` (cli/cmd_advantage.cc) as a user runs them: a dataset
-// written, read back per model, the same for the same seed, and errors that say what to fix.
+// `rewire advantage collect|stats|train|eval` (cli/cmd_advantage.cc) as a user runs them: a
+// dataset written, read back per model, the same for the same seed; a model trained on it and
+// its ranking measured; errors that say what to fix.
 
 #include <gtest/gtest.h>
 
@@ -72,6 +73,47 @@ TEST(AdvantageCli, ErrorsSayWhatToFix) {
   const RunResult bad = Rewire("advantage stats " + Quote(tmp / "bad.jsonl"));
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("version 2"), std::string::npos) << bad.output;
+}
+
+TEST(AdvantageCli, TrainWritesAModelThatEvalMeasuresAndOtherRulesAreRefused) {
+  TempDir tmp;
+  const std::string data = tmp / "adv.jsonl", model = tmp / "adv.pt";
+  ASSERT_EQ(Rewire("advantage collect --model squeezenet --walks 1 --steps 3 --seed 1 --out " +
+                   Quote(data))
+                .exit_code,
+            0);
+  const RunResult train = Rewire(
+      "advantage train --data " + Quote(data) + " --out " + Quote(model) +
+      " --epochs 2 --steps-per-epoch 2 --batch 8 --hidden 16 --layers 1 --heads 2 --threads 1");
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  EXPECT_NE(train.output.find("epoch 2/2: loss"), std::string::npos) << train.output;
+  EXPECT_NE(train.output.find("trained on 4 states"), std::string::npos) << train.output;
+  ASSERT_TRUE(std::filesystem::exists(model));
+
+  const RunResult eval =
+      Rewire("advantage eval --model " + Quote(model) + " --data " + Quote(data) + " --threads 1");
+  ASSERT_EQ(eval.exit_code, 0) << eval.output;
+  EXPECT_NE(eval.output.find("spearman"), std::string::npos) << eval.output;
+  EXPECT_NE(eval.output.find("rand_spear"), std::string::npos) << eval.output;
+  EXPECT_TRUE(std::regex_search(eval.output, std::regex("\nsqueezenet +\\d+ ")));
+  EXPECT_TRUE(std::regex_search(eval.output, std::regex("\nall +\\d+ ")));
+
+  // The same dataset claiming other rules: train refuses it against the rules given, eval
+  // against the model's.
+  std::string text = ReadFile(data);
+  const std::regex hash("\"rules_hash\":\"[0-9a-f]{16}\"");
+  ASSERT_TRUE(std::regex_search(text, hash));
+  text = std::regex_replace(text, hash, "\"rules_hash\":\"0000000000000001\"",
+                            std::regex_constants::format_first_only);
+  testing::WriteFile(tmp / "other.jsonl", text);
+  const RunResult other_train = Rewire("advantage train --data " + Quote(tmp / "other.jsonl") +
+                                       " --out " + Quote(tmp / "x.pt") + " --epochs 1");
+  EXPECT_NE(other_train.exit_code, 0);
+  EXPECT_NE(other_train.output.find("--rules"), std::string::npos) << other_train.output;
+  const RunResult other_eval =
+      Rewire("advantage eval --model " + Quote(model) + " --data " + Quote(tmp / "other.jsonl"));
+  EXPECT_NE(other_eval.exit_code, 0);
+  EXPECT_NE(other_eval.output.find("0000000000000001"), std::string::npos) << other_eval.output;
 }
 
 }  // namespace

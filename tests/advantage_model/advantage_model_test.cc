@@ -1,0 +1,271 @@
+// The local advantage model (advantage_model/advantage_model.h): it cannot see the labels, it
+// learns to rank a state's paying rewrite first, its file round-trips, and it refuses data of
+// other rules.
+
+#include "advantage_model/advantage_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "graph/models/zoo.h"
+#include "ruleset/rule_verify.h"
+#include "tests/ruleset/shipped_rules.h"
+
+namespace rewire {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr GnnShape kSmall{32, 2, 4};
+
+Graph SmallBert() {
+  ModelParams p;
+  p.layers = 1;
+  p.hidden = 64;
+  p.heads = 4;
+  p.seq_len = 8;
+  return *BuildModel("bert", p);
+}
+
+std::string TempPath(const std::string& name) {
+  return (fs::path(::testing::TempDir()) / name).string();
+}
+
+/// The states a short greedy-ish walk over SmallBert visits, encoded for a GNN of `hops` layers.
+std::vector<AdvantageState> WalkStates(int steps, int hops) {
+  auto cost = testing::AnalyticCost();
+  Environment env(testing::VerifiedShippedRules(), *cost, EnvOptions(steps + 1, 500));
+  WalkOptions wo;
+  wo.walks = 1;
+  wo.steps = steps;
+  wo.tau = 0.01;
+  wo.seed = 3;
+  std::vector<AdvantageRecord> records;
+  const Status s =
+      CollectWalks(env, "bert(small)", "bert:small", SmallBert(), wo, [&](AdvantageRecord&& r) {
+        records.push_back(std::move(r));
+        return Status::Ok();
+      });
+  EXPECT_TRUE(s.ok()) << s.message();
+  std::vector<AdvantageState> states;
+  for (const AdvantageRecord& r : records) {
+    StatusOr<AdvantageState> st = EncodeAdvantageState(env, SmallBert(), r, hops);
+    EXPECT_TRUE(st.ok()) << st.status().message();
+    if (st.ok()) states.push_back(std::move(st).value());
+  }
+  return states;
+}
+
+std::vector<double> Scores(AdvantageModel& model, const ObservationFeatures& f) {
+  AdvantageState s;
+  s.features = f;
+  return ScoreState(model, s);
+}
+
+TEST(AdvantageModel, CannotSeeTheCandidatesCostChanges) {
+  const auto states = WalkStates(1, kSmall.layers);
+  ASSERT_FALSE(states.empty());
+  const ObservationFeatures& f = states[0].features;
+  ASSERT_GT(f.candidates.size(), 2u);
+  AdvantageModel model = MakeAdvantageModel(kSmall, 1);
+  const std::vector<double> before = Scores(model, f);
+  ASSERT_EQ(before.size(), f.candidates.size());
+
+  // Every candidate's reward and every cost of its region's nodes changed: the same scores.
+  ObservationFeatures relabelled = f;
+  int changed = 0;
+  for (size_t c = 0; c < relabelled.candidates.size(); ++c) {
+    CandidateFeatures& cand = relabelled.candidates[c];
+    cand.reward = 50.0f - 7.0f * static_cast<float>(c);
+    for (NodeRecord& r : cand.slot_record) {
+      r.cost_pct = 3.0f * r.cost_pct + 1.0f + static_cast<float>(c);
+      ++changed;
+    }
+  }
+  ASSERT_GT(changed, 0);
+  EXPECT_EQ(Scores(model, relabelled), before);
+
+  // The test can tell: the costs of the current graph's nodes (which it may read) do move the
+  // scores, so the encoder does read cost columns - only not the candidates'.
+  ObservationFeatures costlier = f;
+  for (NodeRecord& r : costlier.nodes) r.cost_pct = 3.0f * r.cost_pct + 1.0f;
+  EXPECT_NE(Scores(model, costlier), before);
+
+  // What is blinded: the reward and the slot rows' two cost columns, nothing else.
+  const ObservationBatch batch = MakeBatch({&relabelled});
+  const ObservationBatch blind = BlindCandidateCosts(batch);
+  EXPECT_EQ(blind.cand_reward.abs().sum().item<float>(), 0.0f);
+  const int64_t cost_col = kNumOpTypes + kNumActivations + 2;
+  EXPECT_EQ(blind.slot_x.narrow(1, cost_col, 2).abs().sum().item<float>(), 0.0f);
+  EXPECT_TRUE(
+      torch::equal(blind.slot_x.narrow(1, 0, cost_col), batch.slot_x.narrow(1, 0, cost_col)));
+  EXPECT_GT(batch.slot_x.narrow(1, cost_col, 2).abs().sum().item<float>(), 0.0f);
+}
+
+TEST(AdvantageModel, TrainingRanksTheLargestAdvantageFirst) {
+  const auto states = WalkStates(4, kSmall.layers);
+  // A state whose largest |a| is held by one candidate only, clearly above the next.
+  const AdvantageState* chosen = nullptr;
+  size_t best = 0;
+  for (const AdvantageState& s : states) {
+    std::vector<double> mag;
+    for (double a : s.advantages) mag.push_back(std::fabs(a));
+    if (mag.size() < 5) continue;
+    std::vector<size_t> order(mag.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return mag[a] > mag[b]; });
+    if (mag[order[0]] > 1.2 * mag[order[1]]) {
+      chosen = &s;
+      best = order[0];
+      break;
+    }
+  }
+  ASSERT_NE(chosen, nullptr) << "no state with a unique largest advantage";
+  const std::vector<AdvantageState> train = {*chosen};
+
+  AdvantageModel model = MakeAdvantageModel(kSmall, 7);
+  const auto rank_of_best = [&] {
+    const std::vector<double> s = ScoreState(model, *chosen);
+    int rank = 0;
+    for (size_t i = 0; i < s.size(); ++i) rank += i != best && s[i] >= s[best];
+    return rank;
+  };
+  // Untrained, the seeded model ranks it elsewhere: training is what puts it first.
+  EXPECT_GT(rank_of_best(), 0);
+  AdvantageTrainOptions o;
+  o.epochs = 6;
+  o.steps_per_epoch = 50;
+  o.batch = 16;
+  o.lr = 3e-3;
+  o.seed = 5;
+  std::vector<double> losses;
+  StatusOr<double> loss = TrainAdvantageModel(model, train, ModelSigmas(train), o,
+                                              [&](int, double l) { losses.push_back(l); });
+  ASSERT_TRUE(loss.ok()) << loss.status().message();
+  ASSERT_EQ(losses.size(), 6u);
+  EXPECT_LT(losses.back(), losses.front());
+  EXPECT_EQ(rank_of_best(), 0) << "of " << chosen->advantages.size() << " candidates";
+  // Ranking quality on the state it learnt: the top decile is found.
+  const auto q =
+      EvaluateRanking(train, [&](const AdvantageState& s) { return ScoreState(model, s); });
+  ASSERT_EQ(q.back().first, "all");
+  EXPECT_EQ(q.back().second.states, 1);
+  EXPECT_GT(q.back().second.spearman, 0.5);
+  // A scorer that tells nothing (one score for all) correlates 0 on the same states.
+  const auto flat = EvaluateRanking(
+      train, [](const AdvantageState& s) { return std::vector<double>(s.advantages.size(), 1.0); });
+  EXPECT_EQ(flat.back().second.states, 1);
+  EXPECT_EQ(flat.back().second.spearman, 0.0);
+
+  // The rule baseline: each rule's mean t(|a|) over its candidates.
+  const auto sigma = ModelSigmas(train);
+  const auto prior = RulePrior(train, sigma);
+  ASSERT_EQ(chosen->rules.size(), chosen->advantages.size());
+  const std::string& rule = chosen->rules[best];
+  double sum = 0;
+  int n = 0;
+  for (size_t i = 0; i < chosen->rules.size(); ++i) {
+    if (chosen->rules[i] != rule) continue;
+    sum += TransformLabel(std::fabs(chosen->advantages[i]), sigma.at(chosen->model));
+    ++n;
+  }
+  ASSERT_EQ(prior.count(rule), 1u);
+  EXPECT_NEAR(prior.at(rule), sum / n, 1e-12);
+}
+
+TEST(AdvantageModel, FileRoundTripsScoresAndMetadata) {
+  const auto states = WalkStates(1, kSmall.layers);
+  ASSERT_FALSE(states.empty());
+  AdvantageModel model = MakeAdvantageModel(kSmall, 2);
+  AdvantageModelMeta meta;
+  meta.shape = kSmall;
+  meta.rules_hash = 0x0123456789abcdefULL;
+  meta.cost_name = "analytic(h100)";
+  meta.sigma = {{"bert(small)", 0.0025}, {"vit(layers=2)", 1.5e-3}};
+  meta.rule_prior = {{"fuse_matmul_add", 1.25}, {"swap_add", 0.0}};
+  meta.datasets = {"a.jsonl", "b.jsonl"};
+  meta.epochs = 3;
+  meta.steps_per_epoch = 4;
+  meta.batch = 5;
+  meta.lr = 1e-3;
+  meta.seed = 9;
+  meta.final_loss = 0.125;
+  const std::string path = TempPath("adv_model.pt");
+  ASSERT_TRUE(SaveAdvantageModel(path, model, meta).ok());
+  AdvantageModel loaded{nullptr};
+  StatusOr<AdvantageModelMeta> back = LoadAdvantageModel(path, loaded);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(ScoreState(loaded, states[0]), ScoreState(model, states[0]));
+  EXPECT_EQ(back->shape.hidden, kSmall.hidden);
+  EXPECT_EQ(back->shape.layers, kSmall.layers);
+  EXPECT_EQ(back->rules_hash, meta.rules_hash);
+  EXPECT_EQ(back->cost_name, meta.cost_name);
+  EXPECT_EQ(back->sigma, meta.sigma);
+  EXPECT_EQ(back->rule_prior, meta.rule_prior);
+  EXPECT_EQ(back->datasets, meta.datasets);
+  EXPECT_EQ(back->epochs, 3);
+  EXPECT_EQ(back->final_loss, 0.125);
+  // Another model's weights differ: the comparison above can fail.
+  AdvantageModel other = MakeAdvantageModel(kSmall, 3);
+  EXPECT_NE(ScoreState(other, states[0]), ScoreState(model, states[0]));
+
+  // Not a model: refused with the path named.
+  const std::string junk = TempPath("junk.pt");
+  std::ofstream(junk) << "not an archive\n";
+  StatusOr<AdvantageModelMeta> bad = LoadAdvantageModel(junk, loaded);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(junk), std::string::npos);
+  EXPECT_EQ(LoadAdvantageModel(TempPath("missing.pt"), loaded).status().code(),
+            StatusCode::kNotFound);
+}
+
+TEST(AdvantageModel, RefusesDataOfOtherRules) {
+  AdvantageModelMeta meta;
+  meta.rules_hash = 0x1111;
+  meta.cost_name = "analytic(h100)";
+  AdvantageHeader header;
+  header.rules_hash = 0x1111;
+  header.cost_name = "analytic(h100)";
+  EXPECT_TRUE(CheckDatasetMatchesModel(meta, header, "d.jsonl").ok());
+  header.rules_hash = 0x2222;
+  const Status other_rules = CheckDatasetMatchesModel(meta, header, "d.jsonl");
+  EXPECT_EQ(other_rules.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(other_rules.message().find("0000000000002222"), std::string::npos);
+  EXPECT_NE(other_rules.message().find("0000000000001111"), std::string::npos);
+  header.rules_hash = 0x1111;
+  header.cost_name = "analytic(a100)";
+  EXPECT_FALSE(CheckDatasetMatchesModel(meta, header, "d.jsonl").ok());
+
+  // Loading a dataset whose header names other rules than the ones given fails before replay.
+  const std::string rules_dir = std::string(REWIRE_SOURCE_DIR) + "/configs/rules";
+  const StatusOr<uint64_t> hashed = RulesContentHash(rules_dir);
+  ASSERT_TRUE(hashed.ok()) << hashed.status().message();
+  const uint64_t hash = *hashed;
+  AdvantageHeader h;
+  h.rules_hash = hash ^ 1;
+  h.cost = "analytic";
+  h.cost_name = testing::AnalyticCost()->Name();
+  h.horizon = 2;
+  h.max_candidates = 500;
+  const std::string path = TempPath("other_rules.jsonl");
+  std::ofstream(path) << AdvantageHeaderLine(h) << "\n";
+  CostModelOptions co;
+  co.devices_dir = std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
+  StatusOr<AdvantageData> data =
+      LoadAdvantageData({path}, testing::VerifiedShippedRules(), hash, co, kSmall.layers);
+  ASSERT_FALSE(data.ok());
+  EXPECT_EQ(data.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(data.status().message().find("--rules"), std::string::npos) << data.status().message();
+  // The same file with the right hash loads (no records: no states).
+  h.rules_hash = hash;
+  std::ofstream(path, std::ios::trunc) << AdvantageHeaderLine(h) << "\n";
+  data = LoadAdvantageData({path}, testing::VerifiedShippedRules(), hash, co, kSmall.layers);
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  EXPECT_TRUE(data->states.empty());
+}
+
+}  // namespace
+}  // namespace rewire
