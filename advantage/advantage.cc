@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "graph/json.h"
+#include "kernels/timing.h"
 
 namespace rewire {
 namespace {
@@ -323,10 +324,7 @@ double LabelScale(const std::vector<double>& advantages) {
   std::vector<double> mags;
   for (double a : advantages)
     if (a != 0) mags.push_back(std::fabs(a));
-  if (mags.empty()) return 1;
-  std::sort(mags.begin(), mags.end());
-  const size_t n = mags.size();
-  return n % 2 ? mags[n / 2] : 0.5 * (mags[n / 2 - 1] + mags[n / 2]);
+  return mags.empty() ? 1 : Median(std::move(mags));
 }
 
 double TransformLabel(double a, double sigma) {
