@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "advantage_model/advantage_ranker.h"
 #include "cli/commands.h"
 
 namespace rewire::cli {
@@ -19,6 +20,9 @@ int RunCli(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "rewire 0.1.0");
   app.footer("Run `rewire <command> --help` for the options of one command.");
+
+  // Rankers the searches take by name (--ranker): the local advantage model's.
+  AddAdvantageRankers(Rankers());
 
   RegisterModels(app);
   RegisterShow(app);

@@ -296,6 +296,9 @@ void AddDataOptions(CLI::App* cmd, ModelDataOptions& o) {
   cmd->add_option("--device", o.cost.device,
                   "Device profile of the datasets' cost model (configs/devices)");
   cmd->add_option("--devices-dir", o.cost.devices_dir, "Where device profiles are looked up");
+  cmd->add_option("--cost-cache", o.cost.cache_path,
+                  "The cost cache the datasets were collected with (a measured cost model "
+                  "replays their states from it: measuring again would give other costs)");
   cmd->add_option("--threads", o.threads, "LibTorch threads (0: its default)")
       ->capture_default_str();
 }

@@ -155,8 +155,8 @@ StatusOr<CostTable> CostTable::Build(CostModel& model, const Graph& graph) {
   return table;
 }
 
-StatusOr<CostTable::Change> CostTable::ComputeChange(const Graph& after,
-                                                     const GraphDiff& diff) const {
+StatusOr<CostTable::Change> CostTable::ComputeChange(const Graph& after, const GraphDiff& diff,
+                                                     bool cost) const {
   Change change;
   for (NodeId id : diff.removed) {
     if (!Holds(id)) {
@@ -199,7 +199,7 @@ StatusOr<CostTable::Change> CostTable::ComputeChange(const Graph& after,
     return wo;
   };
   for (NodeId id : diff.added) flag(id);
-  const bool additive = model_->additive();
+  const bool additive = cost && model_->additive();
   for (Update& u : change.updates) {
     if (!additive) continue;
     REWIRE_ASSIGN_OR_RETURN(u.cost_ms, model_->NodeCostMs(after, u.id, u.weight_only));
@@ -228,16 +228,16 @@ StatusOr<CostTable::Change> CostTable::ComputeChange(const Graph& after,
       return it == updated.end() ? weight_only(p) : change.updates[it->second].weight_only;
     });
     if (wo == weight_only(id)) continue;
-    double cost = 0;
+    double node_ms = 0;
     if (additive) {
-      REWIRE_ASSIGN_OR_RETURN(cost, model_->NodeCostMs(after, id, wo));
+      REWIRE_ASSIGN_OR_RETURN(node_ms, model_->NodeCostMs(after, id, wo));
     }
-    change.delta += cost - cost_[id];
-    change.updates.push_back(Update{id, cost, wo});
+    change.delta += node_ms - cost_[id];
+    change.updates.push_back(Update{id, node_ms, wo});
     updated[id] = change.updates.size() - 1;
     push_users(id);
   }
-  if (!additive) {
+  if (cost && !model_->additive()) {
     REWIRE_ASSIGN_OR_RETURN(const double whole, WholeGraphCostMs(*model_, after));
     change.delta = whole - total_ms_;
   }
@@ -254,6 +254,12 @@ StatusOr<double> CostTable::DiffCostMs(const Graph& after, const GraphDiff& diff
   REWIRE_ASSIGN_OR_RETURN(Change change, ComputeChange(after, diff));
   if (updates) *updates = std::move(change.updates);
   return change.delta;
+}
+
+StatusOr<std::vector<CostTable::NodeCost>> CostTable::UncostedUpdates(const Graph& after,
+                                                                      const GraphDiff& diff) const {
+  REWIRE_ASSIGN_OR_RETURN(Change change, ComputeChange(after, diff, /*cost=*/false));
+  return std::move(change.updates);
 }
 
 StatusOr<double> CostTable::CostAfterMs(const Graph& after, const GraphDiff& diff) const {

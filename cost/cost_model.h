@@ -176,6 +176,11 @@ class CostTable {
   StatusOr<double> DiffCostMs(const Graph& after, const GraphDiff& diff,
                               std::vector<NodeCost>* updates) const;
 
+  /// The entries DiffCostMs would list, with their weight-only flags but every cost 0, costing
+  /// nothing: what a candidate's structure says before it is evaluated (a ranker of candidates
+  /// reads it, env/candidate_ranker.h). Errors: a diff that does not fit the table.
+  StatusOr<std::vector<NodeCost>> UncostedUpdates(const Graph& after, const GraphDiff& diff) const;
+
   /// total_ms() + DiffCostMs(after, diff).
   StatusOr<double> CostAfterMs(const Graph& after, const GraphDiff& diff) const;
 
@@ -191,7 +196,8 @@ class CostTable {
   };
 
   explicit CostTable(CostModel& model) : model_(&model) {}
-  StatusOr<Change> ComputeChange(const Graph& after, const GraphDiff& diff) const;
+  /// With `cost` false, nothing is costed: the updates carry their flags and cost 0.
+  StatusOr<Change> ComputeChange(const Graph& after, const GraphDiff& diff, bool cost = true) const;
 
   CostModel* model_;
   std::vector<double> cost_;    // by NodeId

@@ -15,18 +15,23 @@ void BacktrackSearch::DeclareOptions(OptionSet& set) {
   set.Add("max-growth", &options.max_growth,
           "Skip graphs running more than this x the input's operators");
   set.Add("max-queue", &options.max_queue, "Graphs kept in the queue at most");
+  ranking.Declare(set, /*with_top=*/true);
 }
 
 Status BacktrackSearch::Check(const SearchLimits& limits) const {
   REWIRE_RETURN_IF_ERROR(CheckExploreLimits(limits));
   if (options.alpha < 1.0) return InvalidArgument("alpha must be at least 1");
-  return Status::Ok();
+  return ranking.pruning() ? ranking.Check() : Status::Ok();
 }
 
 StatusOr<SearchResult> BacktrackSearch::Run(const Graph& graph,
                                             const std::vector<rules::Rule>& rules, CostModel& cost,
                                             const SearchLimits& limits) {
   REWIRE_RETURN_IF_ERROR(Check(limits));
+  std::unique_ptr<CandidateRanker> ranker;
+  if (ranking.pruning()) {
+    REWIRE_ASSIGN_OR_RETURN(ranker, ranking.Make(limits.seed));
+  }
   Explorer x(rules, limits);
   REWIRE_ASSIGN_OR_RETURN(ExploredState initial, x.Start(graph, cost));
   // Ordered by cost, then insertion: begin() is popped next, the costliest are dropped when the
@@ -59,7 +64,8 @@ StatusOr<SearchResult> BacktrackSearch::Run(const Graph& graph,
     const std::shared_ptr<ExploredState> s = queue.begin()->state;
     queue.erase(queue.begin());
     ++x.result.iterations;
-    StatusOr<std::vector<ExploredChild>> costed = x.Children(*s);
+    StatusOr<std::vector<ExploredChild>> costed =
+        ranker ? x.RankedChildren(*s, *ranker, static_cast<size_t>(ranking.top)) : x.Children(*s);
     if (!costed.ok()) {
       x.result.stats.Set("dropped", dropped);
       return x.StopOn(costed.status());

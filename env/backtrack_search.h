@@ -3,10 +3,12 @@
 // popped graph costing less than alpha x the best cost is queued (once: graphs are deduplicated
 // by hash); graphs whose running operators (not leaves, not weight-only: those are folded) grow
 // past max_growth x the input's are skipped. The budget counts popped graphs. Reports the stat
-// "dropped": queued graphs dropped to keep the queue under max_queue.
+// "dropped": queued graphs dropped to keep the queue under max_queue. With --advantage-top K only
+// the K candidates of each popped graph a ranker (env/candidate_ranker.h) puts first are costed.
 
 #include <cstddef>
 
+#include "env/candidate_ranker.h"
 #include "env/search.h"
 
 namespace rewire {
@@ -25,6 +27,7 @@ struct BacktrackOptions {
 class BacktrackSearch : public Search {
  public:
   BacktrackOptions options;
+  RankingOptions ranking;
 
   void DeclareOptions(OptionSet& set) override;
   Status Check(const SearchLimits& limits) const override;

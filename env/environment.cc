@@ -27,6 +27,16 @@ class TouchRecorder : public RewriteListener {
 };
 }  // namespace
 
+StatusOr<EnvCandidate> ApplyCandidate(const Graph& graph, const std::vector<rules::Rule>& rules,
+                                      const rules::Match& match) {
+  EnvCandidate e;
+  e.rule = match.rule;
+  e.result = graph;
+  TouchRecorder recorder(graph, e.touched);
+  REWIRE_ASSIGN_OR_RETURN(e.diff, rules::ApplyMatch(e.result, rules[match.rule], match, &recorder));
+  return e;
+}
+
 Environment::Environment(const std::vector<rules::Rule>& rules, CostModel& cost, EnvOptions options)
     : rules_(rules), cost_(cost), options_(options) {}
 
@@ -39,12 +49,7 @@ Status Environment::Expand() {
   const auto t1 = Clock::now();
   candidates_.reserve(set.candidates.size());
   for (const auto& c : set.candidates) {
-    EnvCandidate e;
-    e.rule = c.match.rule;
-    e.result = graph_;
-    TouchRecorder recorder(graph_, e.touched);
-    REWIRE_ASSIGN_OR_RETURN(e.diff,
-                            rules::ApplyMatch(e.result, rules_[c.match.rule], c.match, &recorder));
+    REWIRE_ASSIGN_OR_RETURN(EnvCandidate e, ApplyCandidate(graph_, rules_, c.match));
     // Hashing every candidate costs time: only once some graph is excluded.
     if (!excluded_.empty() && excluded_.count(e.result.Hash())) {
       ++timings_.dropped_candidates;

@@ -24,6 +24,7 @@
 #include "cost/cost_model.h"
 #include "graph/graph.h"
 #include "graph/rewriter.h"
+#include "graph/rules/matcher.h"
 #include "graph/rules/rule.h"
 
 namespace rewire {
@@ -66,6 +67,12 @@ struct EnvCandidate {
   /// changed).
   std::vector<CostTable::NodeCost> cost_updates;
 };
+
+/// `match` (of rule `match.rule` of `rules`) applied to a copy of `graph`, with the consumers it
+/// re-points recorded (`touched`); not costed (cost_ms 0, no cost_updates). Errors: the match
+/// does not apply.
+StatusOr<EnvCandidate> ApplyCandidate(const Graph& graph, const std::vector<rules::Rule>& rules,
+                                      const rules::Match& match);
 
 struct Observation {
   const Graph* graph = nullptr;  // the current graph (owned by the environment)

@@ -88,16 +88,54 @@ StatusOr<std::vector<ExploredChild>> Explorer::Children(const ExploredState& s) 
   return out;
 }
 
+StatusOr<RankedCandidates> Explorer::Rank(const ExploredState& s, CandidateRanker& ranker) {
+  const auto t0 = Clock::now();
+  RankedCandidates r{Candidates(s), {}, {}};
+  REWIRE_ASSIGN_OR_RETURN(r.applied, ApplyUncosted(s.graph, s.table, rules_, r.set));
+  REWIRE_ASSIGN_OR_RETURN(
+      r.scores, ranker.Score({s.graph, s.table, result.initial_cost_ms, r.applied, rules_}));
+  if (r.scores.size() != r.applied.size()) {
+    return Internal("ranker " + ranker.Name() + " gave " + std::to_string(r.scores.size()) +
+                    " scores for " + std::to_string(r.applied.size()) + " candidates");
+  }
+  ranked_ += static_cast<int64_t>(r.applied.size());
+  rank_seconds_ += SecondsSince(t0);
+  return r;
+}
+
+StatusOr<ExploredChild> Explorer::Cost(const ExploredState& s, const RankedCandidates& ranked,
+                                       size_t i) {
+  const EnvCandidate& e = ranked.applied[i];
+  ExploredChild child{e.result, e.diff, 0, ranked.set.candidates[i].match};
+  REWIRE_ASSIGN_OR_RETURN(child.cost_ms, s.table.CostAfterMs(child.graph, child.diff));
+  child.active_ops = ChildActiveOps(s, child);
+  ++result.candidates_evaluated;
+  return child;
+}
+
+StatusOr<std::vector<ExploredChild>> Explorer::RankedChildren(const ExploredState& s,
+                                                              CandidateRanker& ranker, size_t top) {
+  REWIRE_ASSIGN_OR_RETURN(const RankedCandidates ranked, Rank(s, ranker));
+  std::vector<ExploredChild> out;
+  for (size_t i : TopIndices(ranked.scores, top)) {
+    REWIRE_ASSIGN_OR_RETURN(ExploredChild child, Cost(s, ranked, i));
+    out.push_back(std::move(child));
+  }
+  return out;
+}
+
 StatusOr<ExploredState> Explorer::Enter(const ExploredState& parent, ExploredChild child) const {
   ExploredState next{std::move(child.graph), parent.table, parent.steps, child.active_ops};
   REWIRE_RETURN_IF_ERROR(next.table.Apply(next.graph, child.diff));
-  next.steps.push_back({rules_[child.match.rule].name, child.cost_ms, std::move(child.match)});
+  next.steps.push_back({rules_[child.match.rule].name, child.cost_ms, std::move(child.match),
+                        result.candidates_evaluated});
   return next;
 }
 
 void Explorer::Keep(const ExploredState& s) {
   if (s.table.total_ms() < result.final_cost_ms) {
     result.final_cost_ms = s.table.total_ms();
+    evaluations_to_best_ = result.candidates_evaluated;
     result.best = s.graph;
     result.steps = s.steps;
   }
@@ -118,6 +156,11 @@ StatusOr<SearchResult> Explorer::StopOn(const Status& error) {
 SearchResult Explorer::Finish(StopReason reason) {
   result.reason = reason;
   result.seconds = SecondsSince(start_);
+  result.stats.Set("evaluations_to_best", evaluations_to_best_);
+  if (ranked_ > 0) {
+    result.stats.Set("ranked", ranked_);
+    result.stats.Set("rank_seconds", rank_seconds_);
+  }
   return std::move(result);
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cost/cost_model.h"
+#include "env/candidate_ranker.h"
 #include "env/search.h"
 #include "graph/clock.h"
 #include "graph/graph.h"
@@ -32,7 +33,16 @@ struct ExploredChild {
   int active_ops = 0;
 };
 
-/// The explored graphs of one search run and its result so far.
+/// A state's candidates applied (not costed) and ranked.
+struct RankedCandidates {
+  rules::CandidateSet set;
+  std::vector<EnvCandidate> applied;  // per candidate of `set`, ApplyUncosted
+  std::vector<double> scores;         // the ranker's, per candidate
+};
+
+/// The explored graphs of one search run and its result so far. Besides the search's own, the
+/// result's stats get "evaluations_to_best" (candidates costed when the best graph was found) and,
+/// where a ranker ran, "ranked" (candidates scored) and "rank_seconds".
 class Explorer {
  public:
   Explorer(const std::vector<rules::Rule>& rules, const SearchLimits& limits);
@@ -47,6 +57,14 @@ class Explorer {
   StatusOr<ExploredChild> Apply(const ExploredState& s, const rules::Candidate& c);
   /// Every candidate of `s`, applied and costed.
   StatusOr<std::vector<ExploredChild>> Children(const ExploredState& s);
+  /// Every candidate of `s` applied and scored by `ranker`; none costed.
+  StatusOr<RankedCandidates> Rank(const ExploredState& s, CandidateRanker& ranker);
+  /// Candidate `i` of `ranked` (a ranking of `s`) costed (counted as evaluated).
+  StatusOr<ExploredChild> Cost(const ExploredState& s, const RankedCandidates& ranked, size_t i);
+  /// The `top` candidates of `s` that `ranker` scores highest, applied and costed, best-ranked
+  /// first; the others are not costed.
+  StatusOr<std::vector<ExploredChild>> RankedChildren(const ExploredState& s,
+                                                      CandidateRanker& ranker, size_t top);
   /// The state `child` leads to from `parent`.
   StatusOr<ExploredState> Enter(const ExploredState& parent, ExploredChild child) const;
   /// Records `s` as the result when it is the cheapest graph so far.
@@ -68,6 +86,9 @@ class Explorer {
   const std::vector<rules::Rule>& rules_;
   const SearchLimits& limits_;
   Clock::time_point start_;
+  int64_t evaluations_to_best_ = 0;
+  int64_t ranked_ = 0;
+  double rank_seconds_ = 0;
 };
 
 /// Checks the limits the explicit-graph searches share: a budget of at least 1 graph.

@@ -250,22 +250,27 @@ ObservationFeatures EncodeGraph(const Graph& graph, const CostTable& table,
   return f;
 }
 
-ObservationFeatures EncodeObservation(const Environment& env, int hops) {
+ObservationFeatures EncodeState(const Graph& g, const CostTable& table, double initial_cost_ms,
+                                const std::vector<EnvCandidate>& candidates, int hops,
+                                float step_fraction) {
   ObservationFeatures f;
   ShapeTable shapes(f.shapes);
-  const Graph& g = env.graph();
   const DenseIndex dense(g);
-  const double initial = env.initial_cost_ms();
-  EncodeFullGraph(g, dense, env.table(), initial, shapes, f);
+  EncodeFullGraph(g, dense, table, initial_cost_ms, shapes, f);
   const std::unordered_set<NodeId> outputs = OutputNodes(g);
-  f.candidates.reserve(env.candidates().size());
-  for (const EnvCandidate& c : env.candidates()) {
-    f.candidates.push_back(
-        EncodeCandidate(g, dense, env.table(), outputs, c, hops, initial, env.cost_ms(), shapes));
+  f.candidates.reserve(candidates.size());
+  for (const EnvCandidate& c : candidates) {
+    f.candidates.push_back(EncodeCandidate(g, dense, table, outputs, c, hops, initial_cost_ms,
+                                           table.total_ms(), shapes));
   }
-  f.step_fraction =
-      env.options().horizon > 0 ? static_cast<float>(env.steps()) / env.options().horizon : 0.0f;
+  f.step_fraction = step_fraction;
   return f;
+}
+
+ObservationFeatures EncodeObservation(const Environment& env, int hops) {
+  return EncodeState(
+      env.graph(), env.table(), env.initial_cost_ms(), env.candidates(), hops,
+      env.options().horizon > 0 ? static_cast<float>(env.steps()) / env.options().horizon : 0.0f);
 }
 
 // ---------------------------------------------------------------------------- formats

@@ -28,6 +28,7 @@
 namespace rewire {
 
 class Environment;
+struct EnvCandidate;
 
 // ---------------------------------------------------------------------------- layout
 
@@ -132,6 +133,14 @@ void NodeFeatureRow(const NodeRecord& r, float* out);
 /// message-passing layers (K). Candidates must have been expanded with region tracking, which
 /// Environment does.
 ObservationFeatures EncodeObservation(const Environment& env, int hops);
+
+/// Encodes a state in gnn-features from its parts: `graph` with its cost `table`, node costs
+/// relative to `initial_cost_ms`, and its `candidates` (expanded with region tracking:
+/// EnvCandidate::touched and cost_updates filled). What EncodeObservation encodes of an
+/// environment; a search that is no environment encodes its states with it.
+ObservationFeatures EncodeState(const Graph& graph, const CostTable& table, double initial_cost_ms,
+                                const std::vector<EnvCandidate>& candidates, int hops,
+                                float step_fraction = 0);
 
 /// Encodes the environment's current observation in `format` (checked by
 /// CheckObservationFormat before).

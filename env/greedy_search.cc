@@ -4,17 +4,27 @@
 
 namespace rewire {
 
-Status GreedySearch::Check(const SearchLimits& limits) const { return CheckExploreLimits(limits); }
+void GreedySearch::DeclareOptions(OptionSet& set) { ranking.Declare(set, /*with_top=*/true); }
+
+Status GreedySearch::Check(const SearchLimits& limits) const {
+  REWIRE_RETURN_IF_ERROR(CheckExploreLimits(limits));
+  return ranking.pruning() ? ranking.Check() : Status::Ok();
+}
 
 StatusOr<SearchResult> GreedySearch::Run(const Graph& graph, const std::vector<rules::Rule>& rules,
                                          CostModel& cost, const SearchLimits& limits) {
   REWIRE_RETURN_IF_ERROR(Check(limits));
+  std::unique_ptr<CandidateRanker> ranker;
+  if (ranking.pruning()) {
+    REWIRE_ASSIGN_OR_RETURN(ranker, ranking.Make(limits.seed));
+  }
   Explorer x(rules, limits);
   REWIRE_ASSIGN_OR_RETURN(ExploredState s, x.Start(graph, cost));
   for (;;) {
     if (x.OutOfBudget()) return x.Finish(StopReason::kBudget);
     if (x.OutOfTime()) return x.Finish(StopReason::kTimeLimit);
-    StatusOr<std::vector<ExploredChild>> costed = x.Children(s);
+    StatusOr<std::vector<ExploredChild>> costed =
+        ranker ? x.RankedChildren(s, *ranker, static_cast<size_t>(ranking.top)) : x.Children(s);
     if (!costed.ok()) return x.StopOn(costed.status());
     std::vector<ExploredChild>& children = *costed;
     ++x.result.iterations;

@@ -10,6 +10,8 @@
 //   random     env/random_search.h     random walks of rewrites, the best graph seen
 //   eqsat      env/eqsat/eqsat_search.h  equality saturation (Tensat), then extraction
 //   mcts-eqsat env/eqsat/eqsat_search.h  the e-graph built by tree search (MCTS-GEB)
+//   advantage  env/advantage_search.h  progressive search guided by a candidate ranker
+//                                      (env/candidate_ranker.h; the local advantage model)
 //
 // learner/ adds the searches that run a trained agent (learner/agent_searches.h). Adding a search
 // is docs/architecture.md, "Adding a search".
@@ -74,6 +76,10 @@ struct SearchStep {
   /// rebuild the graphs along the path; match.rule is -1 where a search does not record it (the
   /// agent's searches).
   rules::Match match;
+  /// Candidates the search had costed when it took this rewrite (SearchResult's
+  /// candidates_evaluated then): how many evaluations reaching this cost took; -1 where a search
+  /// does not count them.
+  int64_t evaluations = -1;
 };
 
 /// A search's own figures, by name, in the order it reports them: counters (e-nodes, graphs

@@ -1,5 +1,6 @@
 #include "env/search_registry.h"
 
+#include "env/advantage_search.h"
 #include "env/backtrack_search.h"
 #include "env/eqsat/eqsat_search.h"
 #include "env/greedy_search.h"
@@ -36,6 +37,10 @@ void AddEnvSearches(SearchRegistry& registry) {
       "eqsat", "equality saturation: every rule applied in an e-graph, then extraction");
   registry.Add<eqsat::MctsEqsatSearch>(
       "mcts-eqsat", "the e-graph built by Monte Carlo tree search, then extraction");
+  registry.Add<AdvantageSearch>(
+      "advantage",
+      "progressive search: cost one of the best-ranked untried candidates (--ranker), keep it if "
+      "cheaper");
 }
 
 SearchRegistry& Searches() {

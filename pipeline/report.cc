@@ -69,8 +69,11 @@ Json ReportJson(const OptimizeReport& r) {
   const SearchResult& s = r.search_result;
   const FinishedGraph& done = r.result;
   Json steps = Json::array();
-  for (const SearchStep& step : s.steps)
-    steps.push_back(Json{{"rule", step.rule}, {"cost_ms", JsonDecimal(step.cost_ms)}});
+  for (const SearchStep& step : s.steps) {
+    Json j{{"rule", step.rule}, {"cost_ms", JsonDecimal(step.cost_ms)}};
+    if (step.evaluations >= 0) j["evaluations"] = step.evaluations;
+    steps.push_back(std::move(j));
+  }
   Json predicted = Json::array();
   for (const CostPrediction& p : done.predictions) {
     predicted.push_back(Json{{"cost_model", p.cost_model},
