@@ -69,6 +69,47 @@ AdvantageModel MakeAdvantageModel(const GnnShape& shape, uint64_t seed) {
   return AdvantageModel(shape);
 }
 
+// ---------------------------------------------------------------------------- training targets
+
+const char* LabelTransformName(LabelTransform t) {
+  return t == LabelTransform::kNone ? "none" : "log";
+}
+
+const char* LabelSamplingName(LabelSampling s) {
+  return s == LabelSampling::kUniform ? "uniform" : "prioritised";
+}
+
+StatusOr<LabelTransform> ParseLabelTransform(const std::string& name) {
+  if (name == "log") return LabelTransform::kLog;
+  if (name == "none") return LabelTransform::kNone;
+  return InvalidArgument("unknown label transform '" + name + "' (log or none)");
+}
+
+StatusOr<LabelSampling> ParseLabelSampling(const std::string& name) {
+  if (name == "prioritised") return LabelSampling::kPrioritised;
+  if (name == "uniform") return LabelSampling::kUniform;
+  return InvalidArgument("unknown label sampling '" + name + "' (prioritised or uniform)");
+}
+
+double TrainingTarget(double advantage, double sigma, LabelTransform transform) {
+  const double magnitude = std::fabs(advantage);
+  return transform == LabelTransform::kNone ? magnitude / sigma : TransformLabel(magnitude, sigma);
+}
+
+TrainingSampler::TrainingSampler(const std::vector<double>& targets, LabelSampling sampling,
+                                 uint64_t seed)
+    : size_(targets.size()), rng_(seed) {
+  if (sampling == LabelSampling::kPrioritised) prioritised_.emplace(targets, seed);
+}
+
+size_t TrainingSampler::Draw() {
+  if (prioritised_) return prioritised_->Draw();
+  if (size_ == 0) return 0;
+  // Uniform in [0, 1) from the generator's top 53 bits, as PrioritisedSampler draws.
+  const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+  return std::min(static_cast<size_t>(u * static_cast<double>(size_)), size_ - 1);
+}
+
 // ---------------------------------------------------------------------------- files
 
 namespace {
@@ -89,9 +130,14 @@ std::string MetaJson(const AdvantageModelMeta& m) {
   for (const auto& [rule, v] : m.rule_prior) prior[rule] = v;
   j["rule_prior"] = prior;
   j["datasets"] = m.datasets;
-  j["training"] = {{"epochs", m.epochs}, {"steps_per_epoch", m.steps_per_epoch},
-                   {"batch", m.batch},   {"lr", m.lr},
-                   {"seed", m.seed},     {"final_loss", m.final_loss}};
+  j["training"] = {{"epochs", m.epochs},
+                   {"steps_per_epoch", m.steps_per_epoch},
+                   {"batch", m.batch},
+                   {"lr", m.lr},
+                   {"seed", m.seed},
+                   {"final_loss", m.final_loss},
+                   {"label_transform", LabelTransformName(m.label_transform)},
+                   {"sampling", LabelSamplingName(m.sampling)}};
   return JsonText(j);
 }
 
@@ -135,6 +181,17 @@ StatusOr<AdvantageModelMeta> ParseMetaJson(const std::string& path, const std::s
     m.lr = t.at("lr").get<double>();
     m.seed = t.at("seed").get<uint64_t>();
     m.final_loss = t.at("final_loss").is_number() ? t.at("final_loss").get<double>() : 0.0;
+    // Absent from files written before they could be chosen: the defaults, which those used.
+    if (t.contains("label_transform")) {
+      StatusOr<LabelTransform> lt = ParseLabelTransform(t.at("label_transform").get<std::string>());
+      if (!lt.ok()) return InvalidArgument(bad + lt.status().message());
+      m.label_transform = *lt;
+    }
+    if (t.contains("sampling")) {
+      StatusOr<LabelSampling> ls = ParseLabelSampling(t.at("sampling").get<std::string>());
+      if (!ls.ok()) return InvalidArgument(bad + ls.status().message());
+      m.sampling = *ls;
+    }
   } catch (const std::exception& e) {
     return InvalidArgument(bad + "malformed metadata (" + e.what() + ")");
   }
@@ -336,7 +393,7 @@ StatusOr<double> TrainAdvantageModel(AdvantageModel& model,
                                      const std::map<std::string, double>& sigma,
                                      const AdvantageTrainOptions& options,
                                      const std::function<void(int, double)>& on_epoch) {
-  // Every label, flattened: (state, candidate) and its target t(|a|).
+  // Every label, flattened: (state, candidate) and its target (t(|a|) by default).
   std::vector<std::pair<int32_t, int32_t>> where;
   std::vector<double> target;
   for (size_t i = 0; i < states.size(); ++i) {
@@ -344,13 +401,16 @@ StatusOr<double> TrainAdvantageModel(AdvantageModel& model,
     if (it == sigma.end()) return InvalidArgument("no sigma for model " + states[i].model);
     for (size_t c = 0; c < states[i].advantages.size(); ++c) {
       where.emplace_back(static_cast<int32_t>(i), static_cast<int32_t>(c));
-      target.push_back(TransformLabel(std::fabs(states[i].advantages[c]), it->second));
+      target.push_back(
+          TrainingTarget(states[i].advantages[c], it->second, options.label_transform));
     }
   }
   if (target.empty()) return InvalidArgument("the datasets hold no labels to train on");
   if (options.epochs <= 0 || options.steps_per_epoch <= 0 || options.batch <= 0)
     return InvalidArgument("epochs, steps per epoch and batch must be positive");
-  PrioritisedSampler sampler(target, options.seed);
+  // Both targets rank a model's labels alike, so prioritised sampling draws the same labels
+  // under either transform.
+  TrainingSampler sampler(target, options.sampling, options.seed);
   torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(options.lr));
   model->train();
   double epoch_loss = 0;
@@ -359,10 +419,10 @@ StatusOr<double> TrainAdvantageModel(AdvantageModel& model,
     for (int step = 0; step < options.steps_per_epoch; ++step) {
       // Group the drawn labels by state; each state is forwarded with only its drawn candidates
       // (a candidate's encoding depends on its region and the current graph alone).
-      std::map<int32_t, std::vector<int32_t>> drawn;
+      std::map<int32_t, std::vector<size_t>> drawn;  // state -> label indices into `where`
       for (int k = 0; k < options.batch; ++k) {
-        const auto [s, c] = where[sampler.Draw()];
-        drawn[s].push_back(c);
+        const size_t label = sampler.Draw();
+        drawn[where[label].first].push_back(label);
       }
       std::vector<ObservationFeatures> subsets;
       subsets.reserve(drawn.size());
@@ -374,11 +434,9 @@ StatusOr<double> TrainAdvantageModel(AdvantageModel& model,
         sub.nodes = full.nodes;
         sub.messages = full.messages;
         sub.step_fraction = full.step_fraction;
-        const double sg = sigma.at(states[s].model);
-        for (int32_t c : cands) {
-          sub.candidates.push_back(full.candidates[c]);
-          targets.push_back(
-              static_cast<float>(TransformLabel(std::fabs(states[s].advantages[c]), sg)));
+        for (size_t label : cands) {
+          sub.candidates.push_back(full.candidates[where[label].second]);
+          targets.push_back(static_cast<float>(target[label]));
         }
         subsets.push_back(std::move(sub));
       }

@@ -13,6 +13,7 @@
 //   score_c = MLP([S_c - S, S_c / N_c, S / N])     (N, N_c: node counts)
 // regressing t(|a_c|) = log(1 + |a_c| / sigma) (TransformLabel of the magnitude; the sign is
 // harder to predict and a search ranks by magnitude first, as in the paper), sigma per model.
+// (AdvantageTrainOptions can ablate the log and the prioritised sampling; see TrainingTarget.)
 //
 // The model must not see the label: rewire's observation features carry every candidate's
 // cost change (its reward, and the cost columns of the candidate region's nodes, which come from
@@ -24,6 +25,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -47,9 +50,9 @@ ObservationBatch BlindCandidateCosts(const ObservationBatch& batch);
 class AdvantageModelImpl : public torch::nn::Module {
  public:
   explicit AdvantageModelImpl(GnnShape shape);
-  /// The predicted t(|a|) of every candidate of the batch ([num_candidates], on the CPU, in the
-  /// batch's candidate order), from BlindCandidateCosts(batch): its rewards and candidate cost
-  /// columns are never read.
+  /// The predicted training target (t(|a|), or |a|/sigma under LabelTransform::kNone) of every
+  /// candidate of the batch ([num_candidates], on the CPU, in the batch's candidate order), from
+  /// BlindCandidateCosts(batch): its rewards and candidate cost columns are never read.
   torch::Tensor Score(const ObservationBatch& batch);
   const GnnShape& shape() const { return gnn_->shape(); }
 
@@ -61,6 +64,41 @@ TORCH_MODULE(AdvantageModel);
 
 /// A model of `shape` with weights drawn after torch::manual_seed(seed).
 AdvantageModel MakeAdvantageModel(const GnnShape& shape, uint64_t seed);
+
+// ---------------------------------------------------------------------------- training targets
+
+/// What the model regresses for a label a of a model whose labels' scale is sigma (LabelScale):
+/// kLog: t(|a|) = log(1 + |a| / sigma) (TransformLabel of the magnitude), the default;
+/// kNone: |a| / sigma, linear (still divided by sigma, so that models of different scale train
+/// together): the ablation of the log compression.
+enum class LabelTransform { kLog, kNone };
+/// How training draws labels. kPrioritised: PrioritisedSampler over the targets (90% of draws
+/// from their top decile), the default; kUniform: every label alike (the ablation).
+enum class LabelSampling { kPrioritised, kUniform };
+
+/// "log" / "none", "prioritised" / "uniform": the names the CLI and the model file use.
+const char* LabelTransformName(LabelTransform t);
+const char* LabelSamplingName(LabelSampling s);
+/// The inverses. Errors: any other name (InvalidArgument listing the valid ones).
+StatusOr<LabelTransform> ParseLabelTransform(const std::string& name);
+StatusOr<LabelSampling> ParseLabelSampling(const std::string& name);
+
+/// The training target of a label `advantage` (ms) of a model of scale `sigma` (> 0).
+double TrainingTarget(double advantage, double sigma, LabelTransform transform);
+
+/// Draws indices of training labels, given their targets: PrioritisedSampler over them, or
+/// uniformly over all. Seeded; draws use std::mt19937_64 and a uniform made from its top 53 bits,
+/// so they are the same on every platform.
+class TrainingSampler {
+ public:
+  TrainingSampler(const std::vector<double>& targets, LabelSampling sampling, uint64_t seed);
+  size_t Draw();
+
+ private:
+  size_t size_;
+  std::optional<PrioritisedSampler> prioritised_;  // kPrioritised only
+  std::mt19937_64 rng_;                            // kUniform only
+};
 
 // ---------------------------------------------------------------------------- files
 
@@ -80,6 +118,9 @@ struct AdvantageModelMeta {
   double lr = 0;
   uint64_t seed = 0;
   double final_loss = 0;  // the last epoch's mean loss
+  // The training target and sampling (absent from older files: the defaults, as trained then).
+  LabelTransform label_transform = LabelTransform::kLog;
+  LabelSampling sampling = LabelSampling::kPrioritised;
 };
 
 /// Writes the model (a LibTorch archive holding the metadata as JSON and the weights)
@@ -128,8 +169,9 @@ StatusOr<AdvantageData> LoadAdvantageData(
 std::map<std::string, double> ModelSigmas(const std::vector<AdvantageState>& states);
 
 /// Per rule name: the mean of t(|a|) (sigma per model from `sigma`) over its candidates in
-/// `states`. Scoring a candidate by its rule's prior is the baseline a model must beat: it knows
-/// which rewrite a candidate is but not where.
+/// `states` - always the log transform, whatever a model was trained to regress. Scoring a
+/// candidate by its rule's prior is the baseline a model must beat: it knows which rewrite a
+/// candidate is but not where.
 std::map<std::string, double> RulePrior(const std::vector<AdvantageState>& states,
                                         const std::map<std::string, double>& sigma);
 
@@ -141,14 +183,17 @@ struct AdvantageTrainOptions {
   int batch = 64;  // labels drawn per step
   double lr = 1e-3;
   uint64_t seed = 0;
+  LabelTransform label_transform = LabelTransform::kLog;  // what is regressed (TrainingTarget)
+  LabelSampling sampling = LabelSampling::kPrioritised;   // how labels are drawn
 };
 
-/// Trains `model` on `states` with Adam: each step draws `batch` labels with a
-/// PrioritisedSampler over every label of every state (by |t|, so that each model's labels weigh
-/// alike whatever its scale), forwards the states they belong to with only the drawn candidates,
-/// and minimises the mean squared error between their scores and t(|a|) (sigma from `sigma`,
-/// per model). `on_epoch` (may be empty) gets each epoch's number (from 1) and mean loss.
-/// Returns the last epoch's mean loss. Errors: no labels, a state's model missing from `sigma`.
+/// Trains `model` on `states` with Adam: each step draws `batch` labels with a TrainingSampler
+/// over every label of every state (by default prioritised by their targets, so that each model's
+/// labels weigh alike whatever its scale), forwards the states they belong to with only the drawn
+/// candidates, and minimises the mean squared error between their scores and their targets
+/// (TrainingTarget: t(|a|) by default; sigma from `sigma`, per model). `on_epoch` (may be empty)
+/// gets each epoch's number (from 1) and mean loss. Returns the last epoch's mean loss. Errors: no
+/// labels, a state's model missing from `sigma`.
 StatusOr<double> TrainAdvantageModel(AdvantageModel& model,
                                      const std::vector<AdvantageState>& states,
                                      const std::map<std::string, double>& sigma,

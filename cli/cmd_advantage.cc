@@ -182,6 +182,8 @@ struct TrainOptions {
   std::string out;
   AdvantageTrainOptions train;
   GnnShape shape;
+  std::string label_transform = "log";   // --label-transform (ParseLabelTransform)
+  std::string sampling = "prioritised";  // --sampling (ParseLabelSampling)
 };
 
 void Train(TrainOptions& o) {
@@ -190,14 +192,24 @@ void Train(TrainOptions& o) {
     throw CommandError("--hidden " + std::to_string(o.shape.hidden) +
                        " must be a multiple of --heads " + std::to_string(o.shape.heads));
   }
+  // Checked by the options' IsMember too; parsed before any data is replayed.
+  StatusOr<LabelTransform> transform = ParseLabelTransform(o.label_transform);
+  if (!transform.ok()) throw CommandError("--label-transform: " + transform.status().message());
+  StatusOr<LabelSampling> sampling = ParseLabelSampling(o.sampling);
+  if (!sampling.ok()) throw CommandError("--sampling: " + sampling.status().message());
+  o.train.label_transform = *transform;
+  o.train.sampling = *sampling;
   if (o.in.threads > 0) SetComputeThreads(o.in.threads);
   uint64_t rules_hash = 0;
   const AdvantageData data = LoadData(o.in, o.shape.layers, &rules_hash);
   const std::map<std::string, double> sigma = ModelSigmas(data.states);
   int64_t labels = 0;
   for (const AdvantageState& s : data.states) labels += static_cast<int64_t>(s.advantages.size());
-  std::fprintf(stderr, "advantage: training on %zu states, %lld labels of %zu model(s)\n",
-               data.states.size(), static_cast<long long>(labels), sigma.size());
+  std::fprintf(stderr,
+               "advantage: training on %zu states, %lld labels of %zu model(s); label transform "
+               "%s, %s sampling\n",
+               data.states.size(), static_cast<long long>(labels), sigma.size(),
+               LabelTransformName(o.train.label_transform), LabelSamplingName(o.train.sampling));
   AdvantageModel model = MakeAdvantageModel(o.shape, o.train.seed);
   const double loss =
       Take(TrainAdvantageModel(model, data.states, sigma, o.train, [&](int epoch, double l) {
@@ -217,6 +229,8 @@ void Train(TrainOptions& o) {
   meta.lr = o.train.lr;
   meta.seed = o.train.seed;
   meta.final_loss = loss;
+  meta.label_transform = o.train.label_transform;
+  meta.sampling = o.train.sampling;
   Check(SaveAdvantageModel(o.out, model, meta));
   std::printf("trained on %zu states, %lld labels in %.1f s; final loss %.5f; wrote %s\n",
               data.states.size(), static_cast<long long>(labels), SecondsSince(wall), loss,
@@ -265,15 +279,17 @@ void Eval(EvalOptions& o) {
     return v;
   });
   std::printf(
-      "%s: trained on %zu model(s) (%s), final loss %.5f; %zu states to rank\n", o.model.c_str(),
-      meta.sigma.size(),
+      "%s: trained on %zu model(s) (%s), label transform %s, %s sampling, final loss %.5f; %zu "
+      "states to rank\n",
+      o.model.c_str(), meta.sigma.size(),
       [&] {
         std::string names;
         for (const auto& [m, s] : meta.sigma) names += (names.empty() ? "" : ", ") + m;
         return names;
       }()
           .c_str(),
-      meta.final_loss, data.states.size());
+      LabelTransformName(meta.label_transform), LabelSamplingName(meta.sampling), meta.final_loss,
+      data.states.size());
   std::printf("%-24s %8s %10s %10s %12s %12s %12s %12s\n", "model", "states", "spearman", "top10%",
               "rule_spear", "rule_top10%", "rand_spear", "rand_top10%");
   for (size_t i = 0; i < learned.size(); ++i) {
@@ -362,7 +378,8 @@ void RegisterAdvantage(CLI::App& app) {
   auto* train = adv->add_subcommand(
       "train",
       "Train a local advantage model (the GNN encoder and a head scoring each candidate) to "
-      "regress t(|a|) = log(1 + |a|/sigma) on datasets, with Adam and prioritised sampling");
+      "regress t(|a|) = log(1 + |a|/sigma) on datasets, with Adam and prioritised sampling "
+      "(--label-transform and --sampling ablate the two)");
   auto t = std::make_shared<TrainOptions>();
   AddDataOptions(train, t->in);
   train->add_option("-o,--out", t->out, "The model file to write")->required();
@@ -387,13 +404,26 @@ void RegisterAdvantage(CLI::App& app) {
   train->add_option("--lr", t->train.lr, "Adam's learning rate")->capture_default_str();
   train->add_option("--seed", t->train.seed, "Seed of the weights and the sampler")
       ->capture_default_str();
+  train
+      ->add_option("--label-transform", t->label_transform,
+                   "What is regressed: log, t(|a|) = log(1 + |a|/sigma); none, |a|/sigma "
+                   "(linear, still per-model scaled: an ablation of the log compression)")
+      ->check(CLI::IsMember({"log", "none"}))
+      ->capture_default_str();
+  train
+      ->add_option("--sampling", t->sampling,
+                   "How labels are drawn: prioritised, 90% of draws from the top decile of "
+                   "targets; uniform, every label alike (an ablation; seeded by --seed)")
+      ->check(CLI::IsMember({"prioritised", "uniform"}))
+      ->capture_default_str();
   train->callback([t]() { Train(*t); });
 
   auto* eval = adv->add_subcommand(
       "eval",
       "Ranking quality of a model on datasets: per state, the Spearman correlation of its "
       "scores with the true |a| and the recall of the true top 10%, per model and overall, "
-      "beside a uniform-random scorer's");
+      "beside a rule-prior scorer's and a uniform-random scorer's; the header names the model's "
+      "label transform and sampling");
   auto e = std::make_shared<EvalOptions>();
   AddDataOptions(eval, e->in);
   eval->add_option("--model", e->model, "A model `rewire advantage train` wrote")->required();

@@ -1,6 +1,6 @@
 // The local advantage model (advantage_model/advantage_model.h): it cannot see the labels, it
-// learns to rank a state's paying rewrite first, its file round-trips, and it refuses data of
-// other rules.
+// learns to rank a state's paying rewrite first, its training targets and sampling (and their
+// ablations) are what they say, its file round-trips, and it refuses data of other rules.
 
 #include "advantage_model/advantage_model.h"
 
@@ -9,6 +9,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
+
+#include "graph/json.h"
 
 #include "graph/models/zoo.h"
 #include "ruleset/rule_verify.h"
@@ -176,6 +179,122 @@ TEST(AdvantageModel, TrainingRanksTheLargestAdvantageFirst) {
   EXPECT_NEAR(prior.at(rule), sum / n, 1e-12);
 }
 
+TEST(AdvantageModel, TrainingTargetIsLogOrLinearOverSigma) {
+  // |a| / sigma = 5: log gives log(6), none gives 5 - whatever a's sign.
+  for (double a : {0.015, -0.015}) {
+    EXPECT_NEAR(TrainingTarget(a, 0.003, LabelTransform::kLog), std::log(6.0), 1e-12);
+    EXPECT_NEAR(TrainingTarget(a, 0.003, LabelTransform::kNone), 5.0, 1e-12);
+  }
+  EXPECT_EQ(TrainingTarget(0.0, 0.003, LabelTransform::kNone), 0.0);
+  EXPECT_NEAR(TrainingTarget(0.003, 0.003, LabelTransform::kLog), TransformLabel(0.003, 0.003),
+              1e-15);
+
+  // What training regresses: one state with one candidate, so that every draw is that label, and
+  // a learning rate of 0, so that every step's loss is (score - target)^2 of the same score.
+  const auto states = WalkStates(1, kSmall.layers);
+  ASSERT_FALSE(states.empty());
+  AdvantageState one = states[0];
+  size_t c = 0;
+  while (c < one.advantages.size() && one.advantages[c] == 0) ++c;
+  ASSERT_LT(c, one.advantages.size()) << "no nonzero label";
+  one.features.candidates = {one.features.candidates[c]};
+  one.advantages = {one.advantages[c]};
+  one.rules = {one.rules[c]};
+  // sigma such that |a| / sigma = 5: the two targets (5 and log 6 = 1.79) are far apart.
+  const double sigma = std::fabs(one.advantages[0]) / 5.0;
+  const std::map<std::string, double> sigmas = {{one.model, sigma}};
+  for (LabelTransform transform : {LabelTransform::kLog, LabelTransform::kNone}) {
+    AdvantageModel model = MakeAdvantageModel(kSmall, 4);
+    const double score = ScoreState(model, one)[0];
+    AdvantageTrainOptions o;
+    o.epochs = 1;
+    o.steps_per_epoch = 3;
+    o.batch = 4;
+    o.lr = 0;
+    o.label_transform = transform;
+    StatusOr<double> loss = TrainAdvantageModel(model, {one}, sigmas, o);
+    ASSERT_TRUE(loss.ok()) << loss.status().message();
+    const double target = transform == LabelTransform::kNone ? 5.0 : std::log(6.0);
+    EXPECT_NEAR(*loss, (score - target) * (score - target), 1e-4 * (1 + *loss))
+        << LabelTransformName(transform) << ": score " << score;
+  }
+}
+
+TEST(AdvantageModel, UniformSamplingIsNotConcentratedOnTheTopDecile) {
+  // 1000 distinct targets: the top decile is indices 900..999.
+  std::vector<double> targets(1000);
+  for (size_t i = 0; i < targets.size(); ++i) targets[i] = 0.001 * static_cast<double>(i);
+  constexpr int kDraws = 20000;
+  const auto top_share = [&](LabelSampling sampling, uint64_t seed, std::set<size_t>* seen) {
+    TrainingSampler sampler(targets, sampling, seed);
+    int top = 0;
+    for (int k = 0; k < kDraws; ++k) {
+      const size_t i = sampler.Draw();
+      EXPECT_LT(i, targets.size());
+      top += i >= 900;
+      if (seen) seen->insert(i);
+    }
+    return static_cast<double>(top) / kDraws;
+  };
+  std::set<size_t> seen;
+  const double uniform = top_share(LabelSampling::kUniform, 1, &seen);
+  const double prioritised = top_share(LabelSampling::kPrioritised, 1, nullptr);
+  EXPECT_NEAR(uniform, 0.1, 0.015);
+  EXPECT_NEAR(prioritised, 0.9, 0.015);
+  EXPECT_GT(seen.size(), 990u);  // 20 draws per label on average: nearly every label drawn
+  // Deterministic given the seed, and the seed matters.
+  TrainingSampler a(targets, LabelSampling::kUniform, 7), b(targets, LabelSampling::kUniform, 7),
+      other(targets, LabelSampling::kUniform, 8);
+  std::vector<size_t> da, db, dother;
+  for (int k = 0; k < 50; ++k) {
+    da.push_back(a.Draw());
+    db.push_back(b.Draw());
+    dother.push_back(other.Draw());
+  }
+  EXPECT_EQ(da, db);
+  EXPECT_NE(da, dother);
+
+  // Training draws with it: with a learning rate of 0 the loss depends only on which labels
+  // were drawn, so the two samplings' losses differ, and a rerun repeats its own.
+  const auto states = WalkStates(2, kSmall.layers);
+  const auto sigma = ModelSigmas(states);
+  const auto loss_of = [&](LabelSampling sampling) {
+    AdvantageModel model = MakeAdvantageModel(kSmall, 4);
+    AdvantageTrainOptions o;
+    o.epochs = 1;
+    o.steps_per_epoch = 2;
+    o.batch = 16;
+    o.lr = 0;
+    o.sampling = sampling;
+    StatusOr<double> loss = TrainAdvantageModel(model, states, sigma, o);
+    EXPECT_TRUE(loss.ok()) << loss.status().message();
+    return loss.ok() ? *loss : -1.0;
+  };
+  const double uniform_loss = loss_of(LabelSampling::kUniform);
+  EXPECT_EQ(loss_of(LabelSampling::kUniform), uniform_loss);
+  EXPECT_NE(loss_of(LabelSampling::kPrioritised), uniform_loss);
+}
+
+TEST(AdvantageModel, LabelTransformAndSamplingNamesRoundTrip) {
+  for (LabelTransform t : {LabelTransform::kLog, LabelTransform::kNone}) {
+    StatusOr<LabelTransform> back = ParseLabelTransform(LabelTransformName(t));
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(*back, t);
+  }
+  for (LabelSampling s : {LabelSampling::kPrioritised, LabelSampling::kUniform}) {
+    StatusOr<LabelSampling> back = ParseLabelSampling(LabelSamplingName(s));
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(*back, s);
+  }
+  EXPECT_STREQ(LabelTransformName(LabelTransform::kNone), "none");
+  EXPECT_STREQ(LabelSamplingName(LabelSampling::kUniform), "uniform");
+  const auto bad = ParseLabelTransform("sqrt");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'sqrt'"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("log or none"), std::string::npos);
+  EXPECT_FALSE(ParseLabelSampling("greedy").ok());
+}
+
 TEST(AdvantageModel, FileRoundTripsScoresAndMetadata) {
   const auto states = WalkStates(1, kSmall.layers);
   ASSERT_FALSE(states.empty());
@@ -193,6 +312,8 @@ TEST(AdvantageModel, FileRoundTripsScoresAndMetadata) {
   meta.lr = 1e-3;
   meta.seed = 9;
   meta.final_loss = 0.125;
+  meta.label_transform = LabelTransform::kNone;
+  meta.sampling = LabelSampling::kUniform;
   const std::string path = TempPath("adv_model.pt");
   ASSERT_TRUE(SaveAdvantageModel(path, model, meta).ok());
   AdvantageModel loaded{nullptr};
@@ -208,6 +329,8 @@ TEST(AdvantageModel, FileRoundTripsScoresAndMetadata) {
   EXPECT_EQ(back->datasets, meta.datasets);
   EXPECT_EQ(back->epochs, 3);
   EXPECT_EQ(back->final_loss, 0.125);
+  EXPECT_EQ(back->label_transform, LabelTransform::kNone);
+  EXPECT_EQ(back->sampling, LabelSampling::kUniform);
   // Another model's weights differ: the comparison above can fail.
   AdvantageModel other = MakeAdvantageModel(kSmall, 3);
   EXPECT_NE(ScoreState(other, states[0]), ScoreState(model, states[0]));
@@ -220,6 +343,59 @@ TEST(AdvantageModel, FileRoundTripsScoresAndMetadata) {
   EXPECT_NE(bad.status().message().find(junk), std::string::npos);
   EXPECT_EQ(LoadAdvantageModel(TempPath("missing.pt"), loaded).status().code(),
             StatusCode::kNotFound);
+}
+
+/// Writes `model` with metadata `meta_text` as SaveAdvantageModel lays a file out.
+void WriteModelFile(const std::string& path, AdvantageModel& model, const std::string& meta_text) {
+  torch::serialize::OutputArchive archive;
+  archive.write("meta", c10::IValue(meta_text));
+  torch::serialize::OutputArchive weights;
+  model->save(weights);
+  archive.write("model", weights);
+  archive.save_to(path);
+}
+
+TEST(AdvantageModel, OlderFilesWithoutTransformOrSamplingLoadAsTheDefaults) {
+  AdvantageModel model = MakeAdvantageModel(kSmall, 2);
+  AdvantageModelMeta meta;
+  meta.shape = kSmall;
+  meta.cost_name = "analytic(h100)";
+  meta.label_transform = LabelTransform::kNone;
+  meta.sampling = LabelSampling::kUniform;
+  const std::string path = TempPath("adv_new.pt");
+  ASSERT_TRUE(SaveAdvantageModel(path, model, meta).ok());
+  // The metadata as written names both.
+  torch::serialize::InputArchive in;
+  in.load_from(path);
+  c10::IValue text;
+  ASSERT_TRUE(in.try_read("meta", text));
+  StatusOr<Json> json = ParseJsonObject(text.toStringRef());
+  ASSERT_TRUE(json.ok()) << json.status().message();
+  EXPECT_EQ((*json)["training"]["label_transform"], "none");
+  EXPECT_EQ((*json)["training"]["sampling"], "uniform");
+
+  // Without them (a file written before they could be chosen): the defaults.
+  Json old = *json;
+  old["training"].erase("label_transform");
+  old["training"].erase("sampling");
+  const std::string old_path = TempPath("adv_old.pt");
+  WriteModelFile(old_path, model, JsonText(old));
+  AdvantageModel loaded{nullptr};
+  StatusOr<AdvantageModelMeta> back = LoadAdvantageModel(old_path, loaded);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->label_transform, LabelTransform::kLog);
+  EXPECT_EQ(back->sampling, LabelSampling::kPrioritised);
+
+  // An unknown value is refused, naming it and the file.
+  Json bad = *json;
+  bad["training"]["label_transform"] = "sqrt";
+  const std::string bad_path = TempPath("adv_bad.pt");
+  WriteModelFile(bad_path, model, JsonText(bad));
+  StatusOr<AdvantageModelMeta> refused = LoadAdvantageModel(bad_path, loaded);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("'sqrt'"), std::string::npos)
+      << refused.status().message();
+  EXPECT_NE(refused.status().message().find(bad_path), std::string::npos);
 }
 
 TEST(AdvantageModel, RefusesDataOfOtherRules) {

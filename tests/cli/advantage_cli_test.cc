@@ -73,6 +73,17 @@ TEST(AdvantageCli, ErrorsSayWhatToFix) {
   const RunResult bad = Rewire("advantage stats " + Quote(tmp / "bad.jsonl"));
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("version 2"), std::string::npos) << bad.output;
+  // The ablation switches take their listed values only, refused before any data is read.
+  const RunResult transform = Rewire("advantage train --data " + Quote(tmp / "a.jsonl") +
+                                     " --out " + Quote(tmp / "m.pt") + " --label-transform sqrt");
+  EXPECT_NE(transform.exit_code, 0);
+  EXPECT_NE(transform.output.find("--label-transform"), std::string::npos) << transform.output;
+  EXPECT_NE(transform.output.find("sqrt"), std::string::npos) << transform.output;
+  const RunResult sampling = Rewire("advantage train --data " + Quote(tmp / "a.jsonl") + " --out " +
+                                    Quote(tmp / "m.pt") + " --sampling greedy");
+  EXPECT_NE(sampling.exit_code, 0);
+  EXPECT_NE(sampling.output.find("--sampling"), std::string::npos) << sampling.output;
+  EXPECT_NE(sampling.output.find("greedy"), std::string::npos) << sampling.output;
 }
 
 TEST(AdvantageCli, TrainWritesAModelThatEvalMeasuresAndOtherRulesAreRefused) {
@@ -97,6 +108,23 @@ TEST(AdvantageCli, TrainWritesAModelThatEvalMeasuresAndOtherRulesAreRefused) {
   EXPECT_NE(eval.output.find("rand_spear"), std::string::npos) << eval.output;
   EXPECT_TRUE(std::regex_search(eval.output, std::regex("\nsqueezenet +\\d+ ")));
   EXPECT_TRUE(std::regex_search(eval.output, std::regex("\nall +\\d+ ")));
+  EXPECT_NE(eval.output.find("label transform log, prioritised sampling"), std::string::npos)
+      << eval.output;
+
+  // The ablations: trained with them, named in the eval's header (read from the file).
+  const std::string ablated = tmp / "ablated.pt";
+  const RunResult train_ablated =
+      Rewire("advantage train --data " + Quote(data) + " --out " + Quote(ablated) +
+             " --epochs 1 --steps-per-epoch 2 --batch 8 --hidden 16 --layers 1 --heads 2 "
+             "--threads 1 --label-transform none --sampling uniform");
+  ASSERT_EQ(train_ablated.exit_code, 0) << train_ablated.output;
+  EXPECT_NE(train_ablated.output.find("label transform none, uniform sampling"), std::string::npos)
+      << train_ablated.output;
+  const RunResult eval_ablated = Rewire("advantage eval --model " + Quote(ablated) + " --data " +
+                                        Quote(data) + " --threads 1");
+  ASSERT_EQ(eval_ablated.exit_code, 0) << eval_ablated.output;
+  EXPECT_NE(eval_ablated.output.find("label transform none, uniform sampling"), std::string::npos)
+      << eval_ablated.output;
 
   // The same dataset claiming other rules: train refuses it against the rules given, eval
   // against the model's.
