@@ -72,7 +72,15 @@ AdvantageModel MakeAdvantageModel(const GnnShape& shape, uint64_t seed) {
 // ---------------------------------------------------------------------------- training targets
 
 const char* LabelTransformName(LabelTransform t) {
-  return t == LabelTransform::kNone ? "none" : "log";
+  switch (t) {
+    case LabelTransform::kNone:
+      return "none";
+    case LabelTransform::kSigned:
+      return "signed";
+    case LabelTransform::kLog:
+      break;
+  }
+  return "log";
 }
 
 const char* LabelSamplingName(LabelSampling s) {
@@ -82,7 +90,8 @@ const char* LabelSamplingName(LabelSampling s) {
 StatusOr<LabelTransform> ParseLabelTransform(const std::string& name) {
   if (name == "log") return LabelTransform::kLog;
   if (name == "none") return LabelTransform::kNone;
-  return InvalidArgument("unknown label transform '" + name + "' (log or none)");
+  if (name == "signed") return LabelTransform::kSigned;
+  return InvalidArgument("unknown label transform '" + name + "' (log, none or signed)");
 }
 
 StatusOr<LabelSampling> ParseLabelSampling(const std::string& name) {
@@ -92,6 +101,7 @@ StatusOr<LabelSampling> ParseLabelSampling(const std::string& name) {
 }
 
 double TrainingTarget(double advantage, double sigma, LabelTransform transform) {
+  if (transform == LabelTransform::kSigned) return TransformLabel(advantage, sigma);
   const double magnitude = std::fabs(advantage);
   return transform == LabelTransform::kNone ? magnitude / sigma : TransformLabel(magnitude, sigma);
 }
@@ -370,14 +380,15 @@ std::map<std::string, double> ModelSigmas(const std::vector<AdvantageState>& sta
 }
 
 std::map<std::string, double> RulePrior(const std::vector<AdvantageState>& states,
-                                        const std::map<std::string, double>& sigma) {
+                                        const std::map<std::string, double>& sigma,
+                                        bool signed_labels) {
   std::map<std::string, std::pair<double, int64_t>> sum;
   for (const AdvantageState& s : states) {
     auto it = sigma.find(s.model);
     const double sg = it == sigma.end() ? 1.0 : it->second;
     for (size_t c = 0; c < s.advantages.size() && c < s.rules.size(); ++c) {
       auto& [total, n] = sum[s.rules[c]];
-      total += TransformLabel(std::fabs(s.advantages[c]), sg);
+      total += TransformLabel(signed_labels ? s.advantages[c] : std::fabs(s.advantages[c]), sg);
       ++n;
     }
   }
@@ -472,12 +483,13 @@ std::vector<double> ScoreState(AdvantageModel& model, const AdvantageState& stat
 
 std::vector<std::pair<std::string, RankingQuality>> EvaluateRanking(
     const std::vector<AdvantageState>& states,
-    const std::function<std::vector<double>(const AdvantageState&)>& scorer) {
+    const std::function<std::vector<double>(const AdvantageState&)>& scorer, bool signed_truth) {
   std::vector<std::pair<std::string, RankingQuality>> out;
   RankingQuality all;
   for (const AdvantageState& s : states) {
     std::vector<double> truth(s.advantages.size());
-    for (size_t i = 0; i < truth.size(); ++i) truth[i] = std::fabs(s.advantages[i]);
+    for (size_t i = 0; i < truth.size(); ++i)
+      truth[i] = signed_truth ? s.advantages[i] : std::fabs(s.advantages[i]);
     // States whose candidates all have the same |a| rank nothing: left out for every scorer.
     if (truth.size() < 2 ||
         std::all_of(truth.begin(), truth.end(), [&](double t) { return t == truth[0]; }))

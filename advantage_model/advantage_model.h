@@ -70,13 +70,16 @@ AdvantageModel MakeAdvantageModel(const GnnShape& shape, uint64_t seed);
 /// What the model regresses for a label a of a model whose labels' scale is sigma (LabelScale):
 /// kLog: t(|a|) = log(1 + |a| / sigma) (TransformLabel of the magnitude), the default;
 /// kNone: |a| / sigma, linear (still divided by sigma, so that models of different scale train
-/// together): the ablation of the log compression.
-enum class LabelTransform { kLog, kNone };
+/// together): the ablation of the log compression; kSigned: t(a) = sign(a) log(1 + |a| / sigma),
+/// the sign kept, so that a paying rewrite ranks above a harmful one of the same magnitude (what
+/// a search that costs only the best-ranked candidates needs; the paper predicts |a|).
+enum class LabelTransform { kLog, kNone, kSigned };
 /// How training draws labels. kPrioritised: PrioritisedSampler over the targets (90% of draws
 /// from their top decile), the default; kUniform: every label alike (the ablation).
 enum class LabelSampling { kPrioritised, kUniform };
 
-/// "log" / "none", "prioritised" / "uniform": the names the CLI and the model file use.
+/// "log" / "none" / "signed", "prioritised" / "uniform": the names the CLI and the model file
+/// use.
 const char* LabelTransformName(LabelTransform t);
 const char* LabelSamplingName(LabelSampling s);
 /// The inverses. Errors: any other name (InvalidArgument listing the valid ones).
@@ -169,11 +172,13 @@ StatusOr<AdvantageData> LoadAdvantageData(
 std::map<std::string, double> ModelSigmas(const std::vector<AdvantageState>& states);
 
 /// Per rule name: the mean of t(|a|) (sigma per model from `sigma`) over its candidates in
-/// `states` - always the log transform, whatever a model was trained to regress. Scoring a
+/// `states` - the log transform for log and none models alike - or, with `signed_labels`, of
+/// t(a), the sign kept (the baseline of a model trained with LabelTransform::kSigned). Scoring a
 /// candidate by its rule's prior is the baseline a model must beat: it knows which rewrite a
 /// candidate is but not where.
 std::map<std::string, double> RulePrior(const std::vector<AdvantageState>& states,
-                                        const std::map<std::string, double>& sigma);
+                                        const std::map<std::string, double>& sigma,
+                                        bool signed_labels = false);
 
 // ---------------------------------------------------------------------------- training
 
@@ -215,8 +220,11 @@ struct RankingQuality {
   double top10_recall = 0;
 };
 /// Per model label (in first-seen order) and overall (the mean over every state, label "all").
+/// With `signed_truth` the truth is a itself, not |a|: the order a model trained with
+/// LabelTransform::kSigned is meant to give (paying rewrites first, harmful ones last).
 std::vector<std::pair<std::string, RankingQuality>> EvaluateRanking(
     const std::vector<AdvantageState>& states,
-    const std::function<std::vector<double>(const AdvantageState&)>& scorer);
+    const std::function<std::vector<double>(const AdvantageState&)>& scorer,
+    bool signed_truth = false);
 
 }  // namespace rewire

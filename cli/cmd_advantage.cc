@@ -221,7 +221,8 @@ void Train(TrainOptions& o) {
   meta.rules_hash = rules_hash;
   meta.cost_name = data.headers.empty() ? "" : data.headers.front().cost_name;
   meta.sigma = sigma;
-  meta.rule_prior = RulePrior(data.states, sigma);
+  meta.rule_prior =
+      RulePrior(data.states, sigma, o.train.label_transform == LabelTransform::kSigned);
   meta.datasets = o.in.data;
   meta.epochs = o.train.epochs;
   meta.steps_per_epoch = o.train.steps_per_epoch;
@@ -259,28 +260,36 @@ void Eval(EvalOptions& o) {
   }
   uint64_t rules_hash = 0;
   const AdvantageData data = LoadData(o.in, meta.shape.layers, &rules_hash);
-  const auto learned =
-      EvaluateRanking(data.states, [&](const AdvantageState& s) { return ScoreState(model, s); });
+  // A signed model is meant to order candidates by a itself (paying first); the others by |a|.
+  const bool signed_truth = meta.label_transform == LabelTransform::kSigned;
+  const auto learned = EvaluateRanking(
+      data.states, [&](const AdvantageState& s) { return ScoreState(model, s); }, signed_truth);
   // The baseline that knows which rewrite a candidate is but not where: its rule's mean t(|a|)
   // in the training data (rules it never saw score 0).
-  const auto by_rule = EvaluateRanking(data.states, [&](const AdvantageState& s) {
-    std::vector<double> v(s.rules.size(), 0.0);
-    for (size_t i = 0; i < v.size(); ++i) {
-      auto it = meta.rule_prior.find(s.rules[i]);
-      if (it != meta.rule_prior.end()) v[i] = it->second;
-    }
-    return v;
-  });
+  const auto by_rule = EvaluateRanking(
+      data.states,
+      [&](const AdvantageState& s) {
+        std::vector<double> v(s.rules.size(), 0.0);
+        for (size_t i = 0; i < v.size(); ++i) {
+          auto it = meta.rule_prior.find(s.rules[i]);
+          if (it != meta.rule_prior.end()) v[i] = it->second;
+        }
+        return v;
+      },
+      signed_truth);
   std::mt19937_64 rng(o.seed);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  const auto random = EvaluateRanking(data.states, [&](const AdvantageState& s) {
-    std::vector<double> v(s.advantages.size());
-    for (double& x : v) x = uniform(rng);
-    return v;
-  });
+  const auto random = EvaluateRanking(
+      data.states,
+      [&](const AdvantageState& s) {
+        std::vector<double> v(s.advantages.size());
+        for (double& x : v) x = uniform(rng);
+        return v;
+      },
+      signed_truth);
   std::printf(
       "%s: trained on %zu model(s) (%s), label transform %s, %s sampling, final loss %.5f; %zu "
-      "states to rank\n",
+      "states to rank, against the true %s\n",
       o.model.c_str(), meta.sigma.size(),
       [&] {
         std::string names;
@@ -289,7 +298,7 @@ void Eval(EvalOptions& o) {
       }()
           .c_str(),
       LabelTransformName(meta.label_transform), LabelSamplingName(meta.sampling), meta.final_loss,
-      data.states.size());
+      data.states.size(), signed_truth ? "a (signed)" : "|a|");
   std::printf("%-24s %8s %10s %10s %12s %12s %12s %12s\n", "model", "states", "spearman", "top10%",
               "rule_spear", "rule_top10%", "rand_spear", "rand_top10%");
   for (size_t i = 0; i < learned.size(); ++i) {
@@ -407,8 +416,9 @@ void RegisterAdvantage(CLI::App& app) {
   train
       ->add_option("--label-transform", t->label_transform,
                    "What is regressed: log, t(|a|) = log(1 + |a|/sigma); none, |a|/sigma "
-                   "(linear, still per-model scaled: an ablation of the log compression)")
-      ->check(CLI::IsMember({"log", "none"}))
+                   "(linear, still per-model scaled: an ablation of the log compression); signed, "
+                   "t(a) with its sign (paying rewrites rank above harmful ones)")
+      ->check(CLI::IsMember({"log", "none", "signed"}))
       ->capture_default_str();
   train
       ->add_option("--sampling", t->sampling,

@@ -17,7 +17,8 @@ model) and its evaluations (candidates costed), and for the searches the targets
     (target: at most 1/3) and the result's cost against the unpruned run's (target: within 1%).
 Runs are kept in --out-dir; a run whose report exists is not run again.
 
-usage: /usr/bin/python3 scripts/advantage_table.py [--graphs ...] [--seeds 1 2 3]
+usage: /usr/bin/python3 scripts/advantage_table.py [--graphs ...] [--train-graphs ...]
+           [--label-transform log|none|signed] [--seeds 1 2 3]
            [--costs analytic cpu] [--top 10 30] [--backtrack-budget 50]
            [--out-dir runs/advantage-table] [--rewire build/cli/rewire]
 """
@@ -32,7 +33,10 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-TRAIN_GRAPHS = ["bert:layers=2", "vit:layers=2", "squeezenet"]
+# Small graphs: the zoo's transformers at 2 layers, CNNs at small images, X-RLflow's CNNs at
+# smaller shapes.
+TRAIN_GRAPHS = ["bert:layers=2", "vit:layers=2", "squeezenet:image=64", "resnet50:image=28",
+                "xrlflow-inceptionv3:image=75", "xrlflow-resnext50:image=64"]
 TEST_GRAPHS = ["bert", "vit", "tt", "nasneta", "inceptionv3", "resnext50", "taso-bert"]
 
 # "Learning Local Advantage Functions for Generalizable Graph Optimizations", XLA operation
@@ -69,19 +73,25 @@ def model_file(args, cost, log):
     """Collects the small graphs' walks and trains a model under `cost` (once); its path."""
     d = os.path.join(args.out_dir, cost.replace(":", "-"))
     os.makedirs(d, exist_ok=True)
-    data, model = os.path.join(d, "small.jsonl"), os.path.join(d, "model.pt")
+    data = os.path.join(d, "small.jsonl")
+    model = os.path.join(d, f"model{tag(args)}.pt")
     if not os.path.exists(data):
         cmd = [args.rewire, "advantage", "collect", "--walks", "4", "--steps", "20", "--tau",
                "0.01", "--seed", "0", "--out", data] + cost_flags(args, cost)
-        for g in TRAIN_GRAPHS:
+        for g in args.train_graphs:
             cmd += ["--model", g]
         run(cmd, log)
     if not os.path.exists(model):
         run([args.rewire, "advantage", "train", "--data", data, "--out", model, "--epochs", "10",
              "--steps-per-epoch", "50", "--batch", "64", "--hidden", "64", "--layers", "3",
-             "--lr", "1e-3", "--seed", "0", "--threads", str(args.threads)]
-            + cost_flags(args, cost)[2:], log)
+             "--lr", "1e-3", "--seed", "0", "--threads", str(args.threads),
+             "--label-transform", args.label_transform] + cost_flags(args, cost)[2:], log)
     return model
+
+
+def tag(args):
+    """The file-name tag of runs of a model trained with another label transform than log."""
+    return "" if args.label_transform == "log" else "-" + args.label_transform
 
 
 def optimize(args, cost, graph, name, flags, log):
@@ -115,8 +125,9 @@ def table(args, cost, model, log):
     for graph in args.graphs:
         progressive = {}
         for ranker in ["model", "uniform", "rule"]:
+            name = "advantage-" + ranker + (tag(args) if ranker == "model" else "")
             progressive[ranker] = [
-                optimize(args, cost, graph, f"advantage-{ranker}-s{seed}",
+                optimize(args, cost, graph, f"{name}-s{seed}",
                          ["--search", "advantage", "--ranker", ranker, "--advantage-model", model,
                           "--budget", "1000000", "--search-seed", str(seed)], log)
                 for seed in args.seeds]
@@ -134,7 +145,8 @@ def table(args, cost, model, log):
                 note = "x twin " + ", ".join("worse" if x is None else f"{x:.2f}" for x in ratios)
                 ok = all(x is not None and x <= 0.5 for x in ratios)
                 guided_met.append((graph, ok))
-            rows.append((graph, f"advantage ({ranker}{', guided' if ranker == 'model' else ''}"
+            label = ranker + (f" {args.label_transform}" if ranker == "model" else "")
+            rows.append((graph, f"advantage ({label}{', guided' if ranker == 'model' else ''}"
                          f"{', unguided twin' if ranker == 'uniform' else ''})",
                          f"{statistics.mean(sp):.3f} ({min(sp):.3f}-{max(sp):.3f})",
                          f"{statistics.mean(ev):.0f}", f"{statistics.mean(eb):.0f}", note))
@@ -146,7 +158,8 @@ def table(args, cost, model, log):
                          str(base["search_stats"]["evaluations_to_best"]), ""))
             for k in args.top:
                 for ranker in ["model", "rule"]:
-                    r = optimize(args, cost, graph, f"{search}-top{k}-{ranker}",
+                    name = f"{search}-top{k}-{ranker}" + (tag(args) if ranker == "model" else "")
+                    r = optimize(args, cost, graph, name,
                                  ["--search", search, "--advantage-top", str(k), "--ranker",
                                   ranker, "--advantage-model", model] + extra, log)
                     ratio = r["candidates_evaluated"] / max(base["candidates_evaluated"], 1)
@@ -154,7 +167,8 @@ def table(args, cost, model, log):
                     ok = ratio <= 1 / 3 and within <= 0.01
                     if ranker == "model":
                         pruned_met.setdefault((search, k), []).append((graph, ok))
-                    rows.append((graph, f"{search} top {k} ({ranker})", f"{r['speedup']:.3f}",
+                    label = ranker + (f" {args.label_transform}" if ranker == "model" else "")
+                    rows.append((graph, f"{search} top {k} ({label})", f"{r['speedup']:.3f}",
                                  str(r["candidates_evaluated"]),
                                  str(r["search_stats"]["evaluations_to_best"]),
                                  f"{ratio:.2f} of evals, cost {within * 100:+.1f}%"
@@ -177,6 +191,9 @@ def table(args, cost, model, log):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--graphs", nargs="+", default=TEST_GRAPHS)
+    p.add_argument("--train-graphs", nargs="+", default=TRAIN_GRAPHS)
+    p.add_argument("--label-transform", default="log", choices=["log", "none", "signed"],
+                   help="What the model regresses (rewire advantage train --label-transform)")
     p.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
     p.add_argument("--costs", nargs="+", default=["analytic", "cpu"])
     p.add_argument("--top", nargs="+", type=int, default=[10, 30])
@@ -188,7 +205,8 @@ def main():
     os.makedirs(args.out_dir, exist_ok=True)
     log = os.path.join(args.out_dir, "log.txt")
     start = time.time()
-    print("Trained on " + ", ".join(TRAIN_GRAPHS) + "; tested on " + ", ".join(args.graphs)
+    print("Trained on " + ", ".join(args.train_graphs) + f" ({args.label_transform} labels)"
+          + "; tested on " + ", ".join(args.graphs)
           + f"; seeds {' '.join(map(str, args.seeds))}.")
     for cost in args.costs:
         t0 = time.time()

@@ -188,6 +188,11 @@ TEST(AdvantageModel, TrainingTargetIsLogOrLinearOverSigma) {
   EXPECT_EQ(TrainingTarget(0.0, 0.003, LabelTransform::kNone), 0.0);
   EXPECT_NEAR(TrainingTarget(0.003, 0.003, LabelTransform::kLog), TransformLabel(0.003, 0.003),
               1e-15);
+  // signed keeps the sign: a harmful rewrite's target is below a neutral one's.
+  EXPECT_NEAR(TrainingTarget(0.015, 0.003, LabelTransform::kSigned), std::log(6.0), 1e-12);
+  EXPECT_NEAR(TrainingTarget(-0.015, 0.003, LabelTransform::kSigned), -std::log(6.0), 1e-12);
+  EXPECT_EQ(TrainingTarget(0.0, 0.003, LabelTransform::kSigned), 0.0);
+  EXPECT_EQ(LabelTransformName(*ParseLabelTransform("signed")), std::string("signed"));
 
   // What training regresses: one state with one candidate, so that every draw is that label, and
   // a learning rate of 0, so that every step's loss is (score - target)^2 of the same score.
@@ -291,7 +296,7 @@ TEST(AdvantageModel, LabelTransformAndSamplingNamesRoundTrip) {
   const auto bad = ParseLabelTransform("sqrt");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'sqrt'"), std::string::npos);
-  EXPECT_NE(bad.status().message().find("log or none"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("log, none or signed"), std::string::npos);
   EXPECT_FALSE(ParseLabelSampling("greedy").ok());
 }
 
@@ -441,6 +446,26 @@ TEST(AdvantageModel, RefusesDataOfOtherRules) {
   data = LoadAdvantageData({path}, testing::VerifiedShippedRules(), hash, co, kSmall.layers);
   ASSERT_TRUE(data.ok()) << data.status().message();
   EXPECT_TRUE(data->states.empty());
+}
+
+// A signed model is judged against a itself: scores that put the harmful rewrite last rank
+// perfectly by a and badly by |a|; the signed rule prior keeps the sign.
+TEST(AdvantageModel, SignedRankingAndRulePriorKeepTheSign) {
+  AdvantageState s;
+  s.model = "m";
+  s.advantages = {-0.003, 0.0, 0.001, 0.002};
+  s.rules = {"harm", "neutral", "pay", "pay"};
+  const auto scorer = [](const AdvantageState&) { return std::vector<double>{-3, 0, 1, 2}; };
+  const auto by_a = EvaluateRanking({s}, scorer, /*signed_truth=*/true);
+  const auto by_magnitude = EvaluateRanking({s}, scorer);
+  EXPECT_NEAR(by_a.back().second.spearman, 1.0, 1e-12);
+  EXPECT_LT(by_magnitude.back().second.spearman, 0.5);
+  const std::map<std::string, double> sigma{{"m", 0.001}};
+  const auto signed_prior = RulePrior({s}, sigma, /*signed_labels=*/true);
+  const auto magnitude_prior = RulePrior({s}, sigma);
+  EXPECT_NEAR(signed_prior.at("harm"), -std::log(4.0), 1e-12);
+  EXPECT_NEAR(magnitude_prior.at("harm"), std::log(4.0), 1e-12);
+  EXPECT_NEAR(signed_prior.at("pay"), (std::log(2.0) + std::log(3.0)) / 2, 1e-12);
 }
 
 }  // namespace

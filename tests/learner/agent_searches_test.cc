@@ -88,7 +88,9 @@ TEST(AgentSearches, APolicyIsNeededExactlyByThePolicySearches) {
   greedy.search_options = {{"policy", ckpt.path}};
   const auto extra = CheckRequest(greedy, searches);
   ASSERT_FALSE(extra.ok());
-  EXPECT_EQ(extra.status().message(), "search greedy: unknown option --policy (this takes none)");
+  EXPECT_EQ(extra.status().message(),
+            "search greedy: unknown option --policy (known: --ranker, --advantage-model, "
+            "--advantage-top)");
   // A checkpoint that cannot be loaded is the search's error.
   auto cost = testing::AnalyticCost();
   ASSERT_TRUE(cost);

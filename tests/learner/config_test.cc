@@ -468,7 +468,7 @@ TEST(ConfigValidation, ModelsMustBeZooModelsOrOnnxFiles) {
 TEST(ConfigValidation, BaselinesMustBeKnownAndDistinct) {
   EXPECT_EQ(ErrorOf("[eval]\nbaselines = [\"greedy\", \"beam\"]\n"),
             "cfg.toml:2: eval.baselines[1] must be one of "
-            "greedy|backtrack|random|eqsat|mcts-eqsat|rl|guided, got 'beam'");
+            "greedy|backtrack|random|eqsat|mcts-eqsat|advantage|rl|guided, got 'beam'");
   EXPECT_EQ(ErrorOf("[eval]\nbaselines = [\"greedy\",\n \"greedy\"]\n"),
             "cfg.toml:3: eval.baselines lists 'greedy' twice");
   EXPECT_TRUE(ParseOrDie("[eval]\nbaselines = []\n").eval.baselines.empty());

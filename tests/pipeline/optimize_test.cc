@@ -130,7 +130,7 @@ TEST(OptimizePipeline, RequestsAreCheckedBeforeAnyWork) {
   unknown.search = "annealing";
   EXPECT_EQ(message(unknown),
             "unknown search 'annealing' (known: greedy, backtrack, random, eqsat, mcts-eqsat, "
-            "needs-file)");
+            "advantage, needs-file)");
   OptimizeRequest missing;
   missing.search = "needs-file";
   EXPECT_EQ(message(missing), "search needs-file: the needs-file search needs --file");
@@ -139,7 +139,9 @@ TEST(OptimizePipeline, RequestsAreCheckedBeforeAnyWork) {
   OptimizeRequest extra;
   extra.search = "greedy";
   extra.search_options = {{"file", "x"}};
-  EXPECT_EQ(message(extra), "search greedy: unknown option --file (this takes none)");
+  EXPECT_EQ(message(extra),
+            "search greedy: unknown option --file (known: --ranker, --advantage-model, "
+            "--advantage-top)");
   OptimizeRequest bad_value;
   bad_value.search = "backtrack";
   bad_value.search_options = {{"alpha", "fast"}};

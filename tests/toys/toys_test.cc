@@ -1,5 +1,6 @@
-// The seams' own test: three toys, each one file of tests/toys/ with one registration line in it
-// and nothing else of rewire changed - a search, a cost model and an agent - run through the
+// The seams' own test: four toys, each one file of tests/toys/ with one registration line in it
+// and nothing else of rewire changed - a search, a cost model, an agent and a candidate ranker -
+// run through the
 // `rewire` command line (in-process, RunCli) and the acting loop.
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "cost/cost_registry.h"
+#include "env/candidate_ranker.h"
 #include "env/environment.h"
 #include "graph/json.h"
 #include "graph/models/zoo.h"
@@ -61,6 +63,34 @@ TEST(Toys, EachIsRegisteredByItsOwnFile) {
   EXPECT_TRUE(AllSearches().Has("first-improving"));
   EXPECT_TRUE(CostModels().Has("op-count"));
   EXPECT_TRUE(Agents().Has("uniform-random"));
+  EXPECT_TRUE(Rankers().Has("shrinking"));
+}
+
+// The ranker: greedy search pruned to its 3 best-ranked candidates costs at most 3 per step and
+// still finds rewrites that pay; the progressive search takes it as its guide.
+TEST(Toys, AShrinkingRankerPrunesGreedySearchThroughRewireOptimize) {
+  TempDir dir("ranker");
+  ASSERT_EQ(
+      Rewire({"optimize", "-q", "--model", "squeezenet", "--rules", kRules, "--search", "greedy",
+              "--advantage-top", "3", "--ranker", "shrinking", "--report", dir / "pruned.json"}),
+      0);
+  const Json pruned = Report(dir / "pruned.json");
+  EXPECT_EQ(pruned["verified"], true);
+  const int64_t iterations = pruned["iterations"].get<int64_t>();
+  ASSERT_GT(iterations, 1);
+  EXPECT_LE(pruned["candidates_evaluated"].get<int64_t>(), 3 * iterations);
+  EXPECT_GT(pruned["search_stats"]["ranked"].get<int64_t>(),
+            pruned["candidates_evaluated"].get<int64_t>());
+  EXPECT_LT(pruned["final_cost_ms"].get<double>(), pruned["initial_cost_ms"].get<double>());
+  ASSERT_EQ(
+      Rewire({"optimize", "-q", "--model", "squeezenet", "--rules", kRules, "--search", "advantage",
+              "--ranker", "shrinking", "--budget", "300", "--report", dir / "progressive.json"}),
+      0);
+  const Json progressive = Report(dir / "progressive.json");
+  EXPECT_EQ(progressive["verified"], true);
+  EXPECT_LT(progressive["final_cost_ms"].get<double>(),
+            progressive["initial_cost_ms"].get<double>());
+  EXPECT_LE(progressive["candidates_evaluated"].get<int64_t>(), 300);
 }
 
 // The search: every step lowers the cost, the first step is no better than greedy search's
