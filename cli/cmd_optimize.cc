@@ -148,7 +148,7 @@ void AddSearchFlags(CLI::App& cmd, OptimizeOptions& o, const SearchRegistry& sea
       ->capture_default_str();
   cmd.add_option("--budget", q.limits.budget,
                  "Graphs explored at most (greedy steps, backtrack pops, random rewrites, graphs a "
-                 "guided search expands)")
+                 "guided search expands, candidates the advantage search costs)")
       ->capture_default_str();
   cmd.add_option("--time-limit", q.limits.time_limit_s, "Seconds (0: none)");
   cmd.add_option("--search-seed", q.limits.seed, "Seed of what the search draws at random");

@@ -56,8 +56,8 @@ struct SearchProgress {
 /// search (`rewire optimize --budget --time-limit --search-seed`) and where progress goes.
 struct SearchLimits {
   /// Graphs explored at most, in the search's own unit (greedy steps, backtrack pops, random
-  /// rewrites, graphs a guided search expands); searches that build an e-graph have limits of
-  /// their own.
+  /// rewrites, graphs a guided search expands, candidates the advantage search costs); searches
+  /// that build an e-graph have limits of their own.
   int budget = 100;
   /// Seconds (0: none).
   double time_limit_s = 0;
