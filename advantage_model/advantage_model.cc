@@ -419,8 +419,8 @@ StatusOr<double> TrainAdvantageModel(AdvantageModel& model,
   if (target.empty()) return InvalidArgument("the datasets hold no labels to train on");
   if (options.epochs <= 0 || options.steps_per_epoch <= 0 || options.batch <= 0)
     return InvalidArgument("epochs, steps per epoch and batch must be positive");
-  // Both targets rank a model's labels alike, so prioritised sampling draws the same labels
-  // under either transform.
+  // Every target orders a model's labels alike by magnitude (prioritised sampling ranks by |t|),
+  // so prioritised sampling draws the same labels under any transform.
   TrainingSampler sampler(target, options.sampling, options.seed);
   torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(options.lr));
   model->train();
@@ -470,13 +470,22 @@ StatusOr<double> TrainAdvantageModel(AdvantageModel& model,
   return epoch_loss;
 }
 
-std::vector<double> ScoreState(AdvantageModel& model, const AdvantageState& state) {
+std::vector<double> ScoreFeatures(AdvantageModel& model, const ObservationFeatures& features) {
   torch::NoGradGuard no_grad;
-  const torch::Tensor s = model->Score(MakeBatch({&state.features})).contiguous();
+  const torch::Tensor s = model->Score(MakeBatch({&features})).contiguous();
   std::vector<double> out(static_cast<size_t>(s.size(0)));
   const float* p = s.data_ptr<float>();
   for (size_t i = 0; i < out.size(); ++i) out[i] = p[i];
   return out;
+}
+
+std::vector<double> ScoreState(AdvantageModel& model, const AdvantageState& state) {
+  return ScoreFeatures(model, state.features);
+}
+
+double RulePriorScore(const std::map<std::string, double>& prior, const std::string& rule) {
+  auto it = prior.find(rule);
+  return it != prior.end() ? it->second : 0.0;
 }
 
 // ---------------------------------------------------------------------------- ranking quality

@@ -205,8 +205,14 @@ StatusOr<double> TrainAdvantageModel(AdvantageModel& model,
                                      const AdvantageTrainOptions& options,
                                      const std::function<void(int, double)>& on_epoch = {});
 
-/// The model's scores of every candidate of `state` (no gradients).
+/// The model's scores of every candidate of an encoded state (no gradients).
+std::vector<double> ScoreFeatures(AdvantageModel& model, const ObservationFeatures& features);
+/// ScoreFeatures of `state`'s features.
 std::vector<double> ScoreState(AdvantageModel& model, const AdvantageState& state);
+
+/// The rule baseline's score of a candidate of rule `rule`: its prior (RulePrior), 0 for a rule
+/// the prior never saw.
+double RulePriorScore(const std::map<std::string, double>& prior, const std::string& rule);
 
 // ---------------------------------------------------------------------------- ranking quality
 

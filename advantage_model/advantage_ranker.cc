@@ -15,14 +15,8 @@ class ModelRanker : public CandidateRanker {
   std::string Name() const override { return "model(" + path_ + ")"; }
   StatusOr<std::vector<double>> Score(const RankInput& in) override {
     if (in.candidates.empty()) return std::vector<double>{};
-    const ObservationFeatures f =
-        EncodeState(in.graph, in.table, in.initial_cost_ms, in.candidates, meta_.shape.layers);
-    torch::NoGradGuard no_grad;
-    const torch::Tensor s = model_->Score(MakeBatch({&f})).contiguous();
-    std::vector<double> out(static_cast<size_t>(s.size(0)));
-    const float* p = s.data_ptr<float>();
-    for (size_t i = 0; i < out.size(); ++i) out[i] = p[i];
-    return out;
+    return ScoreFeatures(model_, EncodeState(in.graph, in.table, in.initial_cost_ms, in.candidates,
+                                             meta_.shape.layers));
   }
 
  private:
@@ -39,10 +33,8 @@ class RulePriorRanker : public CandidateRanker {
   StatusOr<std::vector<double>> Score(const RankInput& in) override {
     std::vector<double> out;
     out.reserve(in.candidates.size());
-    for (const EnvCandidate& c : in.candidates) {
-      auto it = meta_.rule_prior.find(in.rules[c.rule].name);
-      out.push_back(it != meta_.rule_prior.end() ? it->second : 0.0);  // never seen: 0
-    }
+    for (const EnvCandidate& c : in.candidates)
+      out.push_back(RulePriorScore(meta_.rule_prior, in.rules[c.rule].name));
     return out;
   }
 
@@ -54,7 +46,9 @@ class RulePriorRanker : public CandidateRanker {
 }  // namespace
 
 void AddAdvantageRankers(RankerRegistry& rankers) {
-  rankers.Add("model", "the local advantage model's predicted |advantage| (--advantage-model)",
+  rankers.Add("model",
+              "the local advantage model's prediction: t(|a|), or t(a) for a model trained on "
+              "signed labels (--advantage-model)",
               true,
               [](const std::string& path, uint64_t) -> StatusOr<std::unique_ptr<CandidateRanker>> {
                 AdvantageModel model(nullptr);

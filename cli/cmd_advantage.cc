@@ -264,16 +264,13 @@ void Eval(EvalOptions& o) {
   const bool signed_truth = meta.label_transform == LabelTransform::kSigned;
   const auto learned = EvaluateRanking(
       data.states, [&](const AdvantageState& s) { return ScoreState(model, s); }, signed_truth);
-  // The baseline that knows which rewrite a candidate is but not where: its rule's mean t(|a|)
-  // in the training data (rules it never saw score 0).
+  // The baseline that knows which rewrite a candidate is but not where: its rule's mean target
+  // in the training data (RulePriorScore: rules it never saw score 0).
   const auto by_rule = EvaluateRanking(
       data.states,
       [&](const AdvantageState& s) {
-        std::vector<double> v(s.rules.size(), 0.0);
-        for (size_t i = 0; i < v.size(); ++i) {
-          auto it = meta.rule_prior.find(s.rules[i]);
-          if (it != meta.rule_prior.end()) v[i] = it->second;
-        }
+        std::vector<double> v;
+        for (const std::string& rule : s.rules) v.push_back(RulePriorScore(meta.rule_prior, rule));
         return v;
       },
       signed_truth);

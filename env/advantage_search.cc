@@ -39,9 +39,12 @@ StatusOr<SearchResult> AdvantageSearch::Run(const Graph& graph,
   std::vector<size_t> order = TopIndices(ranked.scores, ranked.scores.size());  // best first
   std::unordered_set<size_t> tried;
   int64_t moves = 0, rejected = 0;
-  auto finish = [&](StopReason reason) {
+  auto set_stats = [&] {
     x.result.stats.Set("moves", moves);
     x.result.stats.Set("rejected", rejected);
+  };
+  auto finish = [&](StopReason reason) {
+    set_stats();
     return x.Finish(reason);
   };
   for (;;) {
@@ -59,8 +62,7 @@ StatusOr<SearchResult> AdvantageSearch::Run(const Graph& graph,
     ++x.result.iterations;
     StatusOr<ExploredChild> child = x.Cost(s, ranked, pick);
     if (!child.ok()) {
-      x.result.stats.Set("moves", moves);
-      x.result.stats.Set("rejected", rejected);
+      set_stats();
       return x.StopOn(child.status());
     }
     if (child->cost_ms < s.table.total_ms() - 1e-12) {

@@ -56,21 +56,21 @@ void RankerRegistry::Add(const std::string& name, const std::string& summary, bo
   entries_.Add(Entry{name, summary, needs_model, std::move(make)});
 }
 
-bool RankerRegistry::NeedsModel(const std::string& name) const {
-  const Entry* e = entries_.Find(name);
-  return e && e->needs_model;
+Status RankerRegistry::Check(const std::string& name, const std::string& model) const {
+  REWIRE_ASSIGN_OR_RETURN(const Entry* e, entries_.Get(name));
+  if (e->needs_model && model.empty()) {
+    return InvalidArgument("ranker '" + name +
+                           "' reads a local advantage model: give --advantage-model FILE (from "
+                           "`rewire advantage train`); --ranker uniform needs none");
+  }
+  return Status::Ok();
 }
 
 StatusOr<std::unique_ptr<CandidateRanker>> RankerRegistry::Make(const std::string& name,
                                                                 const std::string& model,
                                                                 uint64_t seed) const {
-  REWIRE_ASSIGN_OR_RETURN(const Entry* e, entries_.Get(name));
-  if (e->needs_model && model.empty()) {
-    return InvalidArgument("ranker '" + name +
-                           "' reads a local advantage model: give --advantage-model FILE (from "
-                           "`rewire advantage train`)");
-  }
-  return e->make(model, seed);
+  REWIRE_RETURN_IF_ERROR(Check(name, model));
+  return entries_.Find(name)->make(model, seed);
 }
 
 RankerRegistry& Rankers() {
@@ -101,17 +101,7 @@ void RankingOptions::Declare(OptionSet& set, bool with_top) {
 
 Status RankingOptions::Check() const {
   if (top < 0) return InvalidArgument("--advantage-top must be at least 0");
-  if (!Rankers().Has(ranker)) {
-    std::string known;
-    for (const std::string& n : Rankers().Names()) known += (known.empty() ? "" : ", ") + n;
-    return InvalidArgument("--ranker: unknown ranker '" + ranker + "' (known: " + known + ")");
-  }
-  if (Rankers().NeedsModel(ranker) && model.empty()) {
-    return InvalidArgument("--ranker " + ranker +
-                           " needs --advantage-model FILE (from `rewire advantage train`); "
-                           "--ranker uniform needs none");
-  }
-  return Status::Ok();
+  return Rankers().Check(ranker, model).WithContext("--ranker");
 }
 
 StatusOr<std::unique_ptr<CandidateRanker>> RankingOptions::Make(uint64_t seed) const {

@@ -70,10 +70,9 @@ class RankerRegistry {
   void Add(const std::string& name, const std::string& summary, bool needs_model, Maker make);
   bool Has(const std::string& name) const { return entries_.Has(name); }
   std::vector<std::string> Names() const { return entries_.Names(); }
-  /// True for a known ranker that reads a model file.
-  bool NeedsModel(const std::string& name) const;
-  /// A new ranker. Errors: an unknown name (listing the known ones), a ranker needing a model
-  /// given none, and the maker's own (a model file that does not load).
+  /// Errors: an unknown name (listing the known ones), a ranker needing a model given none.
+  Status Check(const std::string& name, const std::string& model) const;
+  /// A new ranker. Errors: Check's, and the maker's own (a model file that does not load).
   StatusOr<std::unique_ptr<CandidateRanker>> Make(const std::string& name, const std::string& model,
                                                   uint64_t seed) const;
 
@@ -104,7 +103,7 @@ struct RankingOptions {
   bool pruning() const { return top > 0; }
   /// Errors: a negative top, an unknown ranker, a ranker needing a model given none.
   Status Check() const;
-  /// Rankers().Make(ranker, model, seed).
+  /// Rankers().Make(ranker, model, seed). Errors: Check's, and a model file that does not load.
   StatusOr<std::unique_ptr<CandidateRanker>> Make(uint64_t seed) const;
 };
 

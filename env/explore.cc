@@ -71,6 +71,10 @@ StatusOr<ExploredChild> Explorer::Apply(const ExploredState& s, const rules::Can
   ExploredChild child{s.graph, {}, 0, c.match};
   REWIRE_ASSIGN_OR_RETURN(child.diff,
                           rules::ApplyMatch(child.graph, rules_[c.match.rule], c.match));
+  return Evaluate(s, std::move(child));
+}
+
+StatusOr<ExploredChild> Explorer::Evaluate(const ExploredState& s, ExploredChild child) {
   REWIRE_ASSIGN_OR_RETURN(child.cost_ms, s.table.CostAfterMs(child.graph, child.diff));
   child.active_ops = ChildActiveOps(s, child);
   ++result.candidates_evaluated;
@@ -106,11 +110,7 @@ StatusOr<RankedCandidates> Explorer::Rank(const ExploredState& s, CandidateRanke
 StatusOr<ExploredChild> Explorer::Cost(const ExploredState& s, const RankedCandidates& ranked,
                                        size_t i) {
   const EnvCandidate& e = ranked.applied[i];
-  ExploredChild child{e.result, e.diff, 0, ranked.set.candidates[i].match};
-  REWIRE_ASSIGN_OR_RETURN(child.cost_ms, s.table.CostAfterMs(child.graph, child.diff));
-  child.active_ops = ChildActiveOps(s, child);
-  ++result.candidates_evaluated;
-  return child;
+  return Evaluate(s, ExploredChild{e.result, e.diff, 0, ranked.set.candidates[i].match});
 }
 
 StatusOr<std::vector<ExploredChild>> Explorer::RankedChildren(const ExploredState& s,

@@ -83,6 +83,9 @@ class Explorer {
   SearchResult result;
 
  private:
+  /// `child` (a candidate of `s` applied) costed from its diff, counted as evaluated.
+  StatusOr<ExploredChild> Evaluate(const ExploredState& s, ExploredChild child);
+
   const std::vector<rules::Rule>& rules_;
   const SearchLimits& limits_;
   Clock::time_point start_;
