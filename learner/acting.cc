@@ -22,13 +22,19 @@ class ActingLoop {
         out_(seats.size()),
         features_(seats.size()),
         paths_(seats.size()),
-        stale_(seats.size(), 0) {}
+        stale_(seats.size(), 0),
+        taken_(seats.size(), 0) {}
 
   /// Resets every environment on its seat's graph.
   Status Reset() {
     for (size_t e = 0; e < seats_.size(); ++e) {
       const auto t = Clock::now();
-      REWIRE_ASSIGN_OR_RETURN(Observation first, seats_[e].env->Reset(*seats_[e].graph));
+      const EpisodeSeat& seat = seats_[e];
+      REWIRE_ASSIGN_OR_RETURN(
+          Observation first,
+          seat.start_step > 0
+              ? seat.env->ResetAt(*seat.graph, seat.initial_cost_ms, seat.start_step)
+              : seat.env->Reset(*seat.graph));
       (void)first;
       profile_.env_s += SecondsSince(t);
       Episode& ep = out_[e].episode;
@@ -55,7 +61,7 @@ class ActingLoop {
     g.running.clear();
     g.batch.clear();
     for (int e = g.begin; e < g.end; ++e) {
-      if (seats_[e].env->done() || Stale(e)) continue;
+      if (seats_[e].env->done() || Stale(e) || Cut(e)) continue;
       features_[e] = EncodeObservation(*seats_[e].env, format_);
       g.running.push_back(e);
       g.batch.push_back(&features_[e]);
@@ -149,6 +155,12 @@ class ActingLoop {
   std::vector<EpisodeOutcome> Finish() {
     for (size_t e = 0; e < seats_.size(); ++e) {
       out_[e].episode.final_cost_ms = seats_[e].env->cost_ms();
+      if (Cut(static_cast<int>(e)) && !seats_[e].env->done()) {
+        out_[e].truncated = true;
+        if (o_.keep_observations) {
+          out_[e].last_observation = EncodeObservation(*seats_[e].env, format_);
+        }
+      }
     }
     profile_.episodes += static_cast<int64_t>(seats_.size());
     return std::move(out_);
@@ -186,12 +198,16 @@ class ActingLoop {
     return o_.track_best && o_.stop_after_stale > 0 && stale_[e] >= o_.stop_after_stale;
   }
 
+  /// True when episode `e` has taken max_steps steps in this call.
+  bool Cut(int e) const { return o_.max_steps > 0 && taken_[e] >= o_.max_steps; }
+
   /// Appends a step to episode `e`, with its rewrite and, when tracked, its best graph.
   void Record(int e, const StepResult& r, RolloutStep step) {
     Episode& ep = out_[e].episode;
     ep.steps.push_back(std::move(step));
     ++profile_.steps;
     ++stale_[e];
+    ++taken_[e];
     if (r.rule.empty()) return;
     ep.rules.push_back(r.rule);
     if (!o_.track_best) {
@@ -216,6 +232,7 @@ class ActingLoop {
   std::vector<ObservationFeatures> features_;
   std::vector<std::vector<SearchStep>> paths_;
   std::vector<int> stale_;  // steps since each episode's last cheaper graph
+  std::vector<int> taken_;  // steps each episode took in this call
 };
 
 }  // namespace

@@ -31,6 +31,11 @@ struct EpisodeOutcome {
   Episode episode;                     // steps recorded as asked
   Graph best_graph;                    // the cheapest graph of the episode, when tracked
   std::vector<SearchStep> best_steps;  // rewrites from the start to best_graph
+  /// The episode was cut at ActingOptions::max_steps before its environment ended it (its last
+  /// step is not done); `last_observation` is then the state it was cut at, encoded in the
+  /// agent's format (what a learner bootstraps the rest of the episode from).
+  bool truncated = false;
+  ObservationFeatures last_observation;
 };
 
 /// How the loop picks each action.
@@ -51,6 +56,10 @@ struct ActingOptions {
   /// With track_best: an episode stops once this many steps in a row found no cheaper graph
   /// (0: episodes run to their end). A search's rollout stops wandering that way.
   int stop_after_stale = 0;
+  /// Each episode stops after this many steps of this call even when its environment would go on
+  /// (0: to the end): the episode is then `truncated` (EpisodeOutcome). A model-based agent's
+  /// imagined rollouts are a few steps deep this way.
+  int max_steps = 0;
   /// Two halves of the episodes: while one half's Score runs on a thread, the other half steps
   /// and encodes (distributed.double_buffer). The episodes played are the same.
   bool double_buffer = false;
@@ -63,6 +72,10 @@ struct EpisodeSeat {
   Environment* env = nullptr;
   const Graph* graph = nullptr;
   std::mt19937_64* rng = nullptr;
+  /// Above 0: the episode starts at `graph` as step `start_step` of an episode whose first graph
+  /// cost `initial_cost_ms` (Environment::ResetAt): a state partway through a real episode.
+  int start_step = 0;
+  double initial_cost_ms = 0;
 };
 
 /// Plays one episode per seat to its end with `agent`. `profile` (may be null) accumulates where

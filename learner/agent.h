@@ -26,6 +26,7 @@
 namespace rewire {
 
 class GradientAllReducer;  // learner/data_parallel.h
+class Imagination;         // learner/imagination.h
 struct TrainConfig;        // learner/config.h
 
 /// What an agent makes of one observation: the log-probability of each action (the
@@ -54,6 +55,9 @@ struct LearnContext {
   GradientAllReducer* group = nullptr;
   /// Shuffles minibatches (the trainer's generator, checkpointed with the run).
   std::mt19937_64* rng = nullptr;
+  /// Episodes played on the real matcher and rewriter without measuring (learner/imagination.h),
+  /// for agents that learn from imagined rollouts; null where the runtime offers none.
+  Imagination* imagination = nullptr;
 };
 
 /// What an update did, for the metrics file and TensorBoard (CleanRL's names, e.g.
@@ -139,7 +143,7 @@ class AgentRegistry {
   NamedRegistry<Entry> entries_{"agent"};
 };
 
-/// Adds learner/'s agents: ppo-gnn (learner/agents.cc).
+/// Adds learner/'s agents: ppo-gnn and world-model (learner/agents.cc).
 void AddLearnerAgents(AgentRegistry& registry);
 
 /// The process's registry, with learner/'s agents from the first call on. Add agents at

@@ -33,6 +33,7 @@ std::string MetaText(const CheckpointMeta& m) {
      << "node_features " << kNodeFeatures << "\n"
      << "shape_features " << kShapeFeatures << "\n"
      << "rng " << m.rng_state << "\n";
+  if (!m.agent.empty()) os << "agent " << m.agent << "\n";
   return os.str();
 }
 
@@ -69,6 +70,8 @@ StatusOr<CheckpointMeta> ParseMeta(const std::string& path, const std::string& t
         shape_features = std::stoi(value);
       else if (key == "rng")
         m.rng_state = value;
+      else if (key == "agent")
+        m.agent = value;
     } catch (const std::exception&) {
       return InvalidArgument(path + ": corrupt checkpoint metadata at '" + line + "'");
     }
@@ -114,7 +117,8 @@ Status LoadSameShape(GnnPolicy& policy, torch::serialize::InputArchive& archive,
 }  // namespace
 
 Status SaveCheckpoint(const std::string& path, GnnPolicy& policy,
-                      torch::optim::Optimizer* optimizer, const CheckpointMeta& meta) {
+                      torch::optim::Optimizer* optimizer, const CheckpointMeta& meta,
+                      const ArchiveWriter& extra) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path target(path);
@@ -131,6 +135,7 @@ Status SaveCheckpoint(const std::string& path, GnnPolicy& policy,
       optimizer->save(opt);
       archive.write("optimizer", opt);
     }
+    if (extra) extra(archive);
     archive.save_to(tmp);
   } catch (const c10::Error& e) {
     return Internal("cannot write checkpoint " + tmp + ": " + e.what_without_backtrace());
@@ -142,7 +147,8 @@ Status SaveCheckpoint(const std::string& path, GnnPolicy& policy,
 }
 
 StatusOr<CheckpointMeta> LoadCheckpoint(const std::string& path, GnnPolicy& policy,
-                                        torch::optim::Optimizer* optimizer) {
+                                        torch::optim::Optimizer* optimizer,
+                                        const ArchiveReader& extra) {
   if (!std::filesystem::is_regular_file(path)) return NotFound("checkpoint " + path + " not found");
   torch::serialize::InputArchive archive;
   CheckpointMeta meta;
@@ -169,6 +175,7 @@ StatusOr<CheckpointMeta> LoadCheckpoint(const std::string& path, GnnPolicy& poli
         return InvalidArgument(path + " holds no optimizer state to resume from");
       optimizer->load(opt);
     }
+    if (extra) REWIRE_RETURN_IF_ERROR(extra(archive));
   } catch (const c10::Error& e) {
     return InvalidArgument("cannot load " + path + ": " +
                            std::string(e.what_without_backtrace()).substr(0, 200));
@@ -211,6 +218,21 @@ Status CheckShape(const std::string& path, const GnnShape& have, const GnnShape&
   REWIRE_RETURN_IF_ERROR(differs("hidden", have.hidden, want.hidden));
   REWIRE_RETURN_IF_ERROR(differs("layers", have.layers, want.layers));
   return differs("heads", have.heads, want.heads);
+}
+
+std::string CheckpointAgent(const std::string& path) {
+  if (!LooksLikePolicyCheckpoint(path)) return "";
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path);
+    c10::IValue text;
+    if (!archive.try_read("meta", text) || !text.isString()) return "";
+    const StatusOr<CheckpointMeta> meta = ParseMeta(path, text.toStringRef());
+    if (!meta.ok()) return "";
+    return meta->agent.empty() ? "ppo-gnn" : meta->agent;
+  } catch (const c10::Error&) {
+    return "";
+  }
 }
 
 bool LooksLikePolicyCheckpoint(const std::string& path) {

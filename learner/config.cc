@@ -131,6 +131,15 @@ void ForEachField(Config& c, Visit&& visit) {
   visit("ppo", "max_grad_norm", c.ppo.max_grad_norm);
   visit("ppo", "target_kl", c.ppo.target_kl);
   visit("ppo", "episodes_per_update", c.ppo.episodes_per_update);
+  visit("world_model", "replay_episodes", c.world_model.replay_episodes);
+  visit("world_model", "model_updates", c.world_model.model_updates);
+  visit("world_model", "model_minibatch", c.world_model.model_minibatch);
+  visit("world_model", "model_learning_rate", c.world_model.model_learning_rate);
+  visit("world_model", "imagined_episodes", c.world_model.imagined_episodes);
+  visit("world_model", "imagined_horizon", c.world_model.imagined_horizon);
+  visit("world_model", "branch_depth", c.world_model.branch_depth);
+  visit("world_model", "warmup_updates", c.world_model.warmup_updates);
+  visit("world_model", "real_ppo", c.world_model.real_ppo);
   visit("eval", "models", c.eval.models);
   visit("eval", "samples", c.eval.samples);
   visit("eval", "baselines", c.eval.baselines);

@@ -118,6 +118,21 @@ struct PpoSection {
   int episodes_per_update = 10;  // episodes collected per PPO update (>= 1)
 };
 
+/// [world_model]: the world-model agent (run.agent = "world-model", learner/world_model_agent.h):
+/// its model of the rewrite dynamics and what it imagines per update. Its controller is PPO over
+/// the GNN policy with [gnn] and [ppo]; other agents ignore this section.
+struct WorldModelSection {
+  int replay_episodes = 512;          // real episodes the model trains on, the newest (>= 1)
+  int model_updates = 16;             // minibatches of the model per update (>= 1)
+  int model_minibatch = 32;           // steps per minibatch of the model (>= 2)
+  double model_learning_rate = 1e-3;  // Adam step size of the model (> 0)
+  int imagined_episodes = 16;         // imagined episodes per update (>= 0; 0: none)
+  int imagined_horizon = 8;           // steps per imagined episode (>= 1)
+  int branch_depth = 48;   // imagined episodes branch up to this far into real ones (>= 0)
+  int warmup_updates = 1;  // updates on real episodes only, before imagining (>= 0)
+  bool real_ppo = true;    // a PPO update on the real episodes too
+};
+
 /// [eval]: evaluation of the trained policy against the non-learned searches.
 struct EvalSection {
   std::vector<ModelSpec> models;  // empty = env.models
@@ -208,6 +223,7 @@ struct TrainConfig {
   EnvSection env;
   GnnSection gnn;
   PpoSection ppo;
+  WorldModelSection world_model;
   EvalSection eval;
   DistributedSection distributed;
   std::string source;  // where it came from (file path), for messages; not written by ToToml

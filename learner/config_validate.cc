@@ -163,6 +163,15 @@ Status Validate(const TrainConfig& c, const Locations& at) {
                     FormatDouble(c.ppo.target_kl));
   check.AtLeast("ppo.episodes_per_update", c.ppo.episodes_per_update, 1);
 
+  check.AtLeast("world_model.replay_episodes", c.world_model.replay_episodes, 1);
+  check.AtLeast("world_model.model_updates", c.world_model.model_updates, 1);
+  check.AtLeast("world_model.model_minibatch", c.world_model.model_minibatch, 2);
+  check.Positive("world_model.model_learning_rate", c.world_model.model_learning_rate);
+  check.AtLeast("world_model.imagined_episodes", c.world_model.imagined_episodes, 0);
+  check.AtLeast("world_model.imagined_horizon", c.world_model.imagined_horizon, 1);
+  check.AtLeast("world_model.branch_depth", c.world_model.branch_depth, 0);
+  check.AtLeast("world_model.warmup_updates", c.world_model.warmup_updates, 0);
+
   check.Models("eval.models", c.eval.models);
   check.AtLeast("eval.samples", c.eval.samples, 0);
   for (size_t i = 0; i < c.eval.baselines.size(); ++i) {

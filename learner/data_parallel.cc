@@ -102,9 +102,16 @@ struct GradientAllReducer::Impl {
   Rendezvous rv;
   DataParallelOptions options;
   int port = 0;
-  Status broken;                 // the first failed collective; every later call returns it
-  int64_t broadcast_numel = -1;  // elements of the last Broadcast (-1: none yet)
-  torch::Tensor grad_buffer;     // reused between AllReduceGradients calls of the same size
+  Status broken;  // the first failed collective; every later call returns it
+  /// Elements of each parameter list broadcast so far (an agent with two models broadcasts two).
+  std::vector<int64_t> broadcast_numels;
+  /// Records a broadcast of `total` elements (as the last one).
+  void RememberBroadcast(int64_t total) {
+    auto it = std::find(broadcast_numels.begin(), broadcast_numels.end(), total);
+    if (it != broadcast_numels.end()) broadcast_numels.erase(it);
+    broadcast_numels.push_back(total);
+  }
+  torch::Tensor grad_buffer;  // reused between AllReduceGradients calls of the same size
   int64_t allreduces_done = 0, collectives_done = 0, allreduce_bytes = 0;
   double allreduce_seconds = 0;
 #if defined(USE_C10D_GLOO)
@@ -503,10 +510,11 @@ Status GradientAllReducer::AllReduceGradients(const std::vector<torch::Tensor>& 
     return InvalidArgument("AllReduceGradients: parameters must be floating point, got " +
                            std::string(c10::toString(first.scalar_type())));
   }
-  if (d.broadcast_numel >= 0 && total != d.broadcast_numel) {
+  if (!d.broadcast_numels.empty() && std::find(d.broadcast_numels.begin(), d.broadcast_numels.end(),
+                                               total) == d.broadcast_numels.end()) {
     return InvalidArgument("AllReduceGradients: " + std::to_string(total) +
-                           " elements, but the last Broadcast had " +
-                           std::to_string(d.broadcast_numel));
+                           " elements, but no Broadcast had as many (the last had " +
+                           std::to_string(d.broadcast_numels.back()) + ")");
   }
   const int64_t n_params = static_cast<int64_t>(params.size());
   if (d.rv.world_size == 1) {
@@ -589,7 +597,7 @@ Status GradientAllReducer::Broadcast(std::vector<torch::Tensor>& params, int roo
     total += p.numel();
   }
   if (d.rv.world_size == 1) {
-    d.broadcast_numel = total;
+    d.RememberBroadcast(total);
     ++d.collectives_done;
     return Status::Ok();
   }
@@ -617,7 +625,7 @@ Status GradientAllReducer::Broadcast(std::vector<torch::Tensor>& params, int roo
     p.copy_(buffer.narrow(0, offset, p.numel()).view(p.sizes()));
     offset += p.numel();
   }
-  d.broadcast_numel = total;
+  d.RememberBroadcast(total);
   return Status::Ok();
 }
 

@@ -205,8 +205,13 @@ ObservationBatch ToDevice(const ObservationBatch& batch, const torch::Device& de
 
 Status MoveLearnerToDevice(GnnPolicy& policy, torch::optim::Optimizer* optimizer,
                            const torch::Device& device) {
+  return MoveModuleToDevice(*policy, optimizer, device);
+}
+
+Status MoveModuleToDevice(torch::nn::Module& module, torch::optim::Optimizer* optimizer,
+                          const torch::Device& device) {
   try {
-    policy->to(device);
+    module.to(device);
     if (optimizer == nullptr) return Status::Ok();
     for (auto& entry : optimizer->state()) {
       auto* adam = dynamic_cast<torch::optim::AdamParamState*>(entry.second.get());

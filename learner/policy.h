@@ -28,6 +28,7 @@
 
 #include <vector>
 
+#include <functional>
 #include <random>
 #include <string>
 
@@ -149,6 +150,9 @@ TORCH_MODULE(GnnPolicy);
 /// optimizer state; LibTorch errors as Internal.
 Status MoveLearnerToDevice(GnnPolicy& policy, torch::optim::Optimizer* optimizer,
                            const torch::Device& device);
+/// The same for any module (a model-based agent's world model).
+Status MoveModuleToDevice(torch::nn::Module& module, torch::optim::Optimizer* optimizer,
+                          const torch::Device& device);
 
 // ---------------------------------------------------------------------------- checkpoints
 
@@ -160,19 +164,32 @@ struct CheckpointMeta {
   double best_speedup = 0;
   GnnShape shape;
   std::string rng_state;  // the trainer's generator, for an exact resume
+  /// The agent that wrote it (empty, as in checkpoints of earlier builds: ppo-gnn).
+  std::string agent;
 };
+
+/// What an agent keeps in its checkpoint beside the policy (a model-based agent's world model).
+using ArchiveWriter = std::function<void(torch::serialize::OutputArchive&)>;
+using ArchiveReader = std::function<Status(torch::serialize::InputArchive&)>;
 
 /// Writes policy (and optimizer state, when given) atomically: a temporary file beside `path`,
 /// flushed, then renamed over it.
+/// `extra` (may be empty) writes the agent's own entries into the same archive.
 Status SaveCheckpoint(const std::string& path, GnnPolicy& policy,
-                      torch::optim::Optimizer* optimizer, const CheckpointMeta& meta);
+                      torch::optim::Optimizer* optimizer, const CheckpointMeta& meta,
+                      const ArchiveWriter& extra = nullptr);
 /// Reads a checkpoint (the file is parsed once) and returns its metadata after loading its
 /// weights into `policy` and, when given, its state into `optimizer`. An empty `policy`
 /// (GnnPolicy(nullptr)) is built with the checkpoint's shape; a built one must have that shape.
 /// Errors: missing file, not a rewire checkpoint, another GNN shape (see CheckShape), no
 /// optimizer state when one is asked for.
+/// `extra` (may be empty) reads the agent's own entries.
 StatusOr<CheckpointMeta> LoadCheckpoint(const std::string& path, GnnPolicy& policy,
-                                        torch::optim::Optimizer* optimizer);
+                                        torch::optim::Optimizer* optimizer,
+                                        const ArchiveReader& extra = nullptr);
+/// The agent a policy checkpoint names ("ppo-gnn" for one that names none); empty when `path`
+/// cannot be read as one.
+std::string CheckpointAgent(const std::string& path);
 /// The policy's weights as bytes (LibTorch's archive format): what learners broadcast to actors.
 StatusOr<std::string> PolicyWeightsBytes(GnnPolicy& policy);
 /// Loads bytes from PolicyWeightsBytes into a policy of the same shape. Errors: bytes that are

@@ -67,10 +67,15 @@ ObservationFormat PpoGnnAgent::observation_format() const {
 
 StatusOr<std::vector<ActionScores>> PpoGnnAgent::Score(
     const std::vector<const ObservationFeatures*>& batch) {
+  return ScoreWithPolicy(policy_, batch);
+}
+
+StatusOr<std::vector<ActionScores>> ScoreWithPolicy(
+    GnnPolicy& policy, const std::vector<const ObservationFeatures*>& batch) {
   torch::NoGradGuard no_grad;  // thread-local: Score may run on another thread
-  policy_->eval();
+  policy->eval();
   const ObservationBatch b = MakeBatch(batch);
-  const PolicyOutput out = policy_->Forward(b);
+  const PolicyOutput out = policy->Forward(b);
   const auto logp = out.logp.contiguous();
   const auto values = out.value.contiguous();
   const float* lp = logp.data_ptr<float>();
@@ -100,18 +105,23 @@ StatusOr<LearnReport> PpoGnnAgent::Learn(std::vector<Episode> episodes, const Le
   REWIRE_ASSIGN_OR_RETURN(const UpdateStats st,
                           UpdatePolicy(policy_, *optimizer_, buffer, ppo_, *ctx.group, *ctx.rng));
   LearnReport report;
-  report.metrics = {{"charts/learning_rate", lr},
-                    {"losses/value_loss", st.value_loss},
-                    {"losses/policy_loss", st.policy_loss},
-                    {"losses/entropy", st.entropy},
-                    {"losses/old_approx_kl", st.old_approx_kl},
-                    {"losses/approx_kl", st.approx_kl},
-                    {"losses/clipfrac", st.clipfrac},
-                    {"losses/explained_variance", st.explained_variance},
-                    {"losses/epochs", static_cast<double>(st.epochs)}};
+  report.metrics = {{"charts/learning_rate", lr}};
+  AppendPpoMetrics(st, "losses/", report.metrics);
   report.summary = fmt::format("value_loss {:.3f}  entropy {:.2f}  kl {:.4f}", st.value_loss,
                                st.entropy, st.approx_kl);
   return report;
+}
+
+void AppendPpoMetrics(const UpdateStats& st, const std::string& prefix,
+                      std::vector<std::pair<std::string, double>>& metrics) {
+  metrics.insert(metrics.end(), {{prefix + "value_loss", st.value_loss},
+                                 {prefix + "policy_loss", st.policy_loss},
+                                 {prefix + "entropy", st.entropy},
+                                 {prefix + "old_approx_kl", st.old_approx_kl},
+                                 {prefix + "approx_kl", st.approx_kl},
+                                 {prefix + "clipfrac", st.clipfrac},
+                                 {prefix + "explained_variance", st.explained_variance},
+                                 {prefix + "epochs", static_cast<double>(st.epochs)}});
 }
 
 StatusOr<std::string> PpoGnnAgent::WeightsBytes() {

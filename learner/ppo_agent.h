@@ -6,6 +6,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "learner/agent.h"
 #include "learner/config.h"
@@ -50,6 +52,15 @@ class PpoGnnAgent : public Agent {
   PpoSection ppo_;
   torch::Device device_{torch::kCPU};
 };
+
+/// The policy's scores of a batch of observations: what PPO's agents act with.
+StatusOr<std::vector<ActionScores>> ScoreWithPolicy(
+    GnnPolicy& policy, const std::vector<const ObservationFeatures*>& batch);
+
+struct UpdateStats;  // learner/ppo.h
+/// An update's PPO losses as metrics under `prefix` (CleanRL's names: "losses/value_loss", ...).
+void AppendPpoMetrics(const UpdateStats& stats, const std::string& prefix,
+                      std::vector<std::pair<std::string, double>>& metrics);
 
 /// The policy's shape as a config's [gnn] section gives it.
 GnnShape ShapeOf(const GnnSection& gnn);

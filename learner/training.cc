@@ -4,6 +4,8 @@
 
 #include "learner/training.h"
 
+#include "learner/imagination.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -201,6 +203,8 @@ struct LearnerRank::Impl {
   std::mt19937_64 rng;
   Resources res;
   std::unique_ptr<Environment> env;
+  /// Episodes played without measuring, for agents that imagine (learner/imagination.h).
+  std::unique_ptr<EnvImagination> imagination;
   std::unique_ptr<Agent> agent;
   std::unique_ptr<GradientAllReducer> dp;
   std::unique_ptr<TensorBoardWriter> tb;  // rank 0: the metrics as TensorBoard scalars
@@ -272,6 +276,12 @@ StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(
   s.rng.seed(rank_seed);
   REWIRE_ASSIGN_OR_RETURN(s.res, LoadResources(c, paths, c.env.models));
   REWIRE_ASSIGN_OR_RETURN(EnvOptions env_options, MakeEnvOptions(c, s.res));
+  {
+    std::vector<std::pair<std::string, const Graph*>> graphs;
+    for (const auto& [label, graph] : s.res.models) graphs.emplace_back(label, &graph);
+    s.imagination =
+        std::make_unique<EnvImagination>(s.res.rules, *s.res.cost, env_options, std::move(graphs));
+  }
   s.env = std::make_unique<Environment>(s.res.rules, *s.res.cost, std::move(env_options));
   REWIRE_ASSIGN_OR_RETURN(s.agent, Agents().Create(c.run.agent, c, c.run.seed));
   s.env_key = EnvReplayKey(c, s.res, s.agent->observation_format());
@@ -439,8 +449,8 @@ Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
   // --- the agent's update, then the episode statistics over all ranks
   REWIRE_ASSIGN_OR_RETURN(
       const LearnReport learned,
-      s.agent->Learn(std::move(episodes),
-                     LearnContext{update, c.run.max_updates, s.dp.get(), &s.rng}));
+      s.agent->Learn(std::move(episodes), LearnContext{update, c.run.max_updates, s.dp.get(),
+                                                       &s.rng, s.imagination.get()}));
   REWIRE_ASSIGN_OR_RETURN(const EpisodeStats all, AllReduce(local, s.run.best_speedup, *s.dp));
   s.run.best_speedup = all.best_speedup;
   s.run.global_step += static_cast<int64_t>(all.steps);

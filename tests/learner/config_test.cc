@@ -175,7 +175,9 @@ TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
   for (size_t pos = text.find(" = "); pos != std::string::npos; pos = text.find(" = ", pos + 1)) {
     ++keys;
   }
-  EXPECT_EQ(keys, 69u);  // 8 run + 11 env + 3 gnn + 15 ppo + 11 eval + 21 distributed
+  // 8 run + 11 env + 3 gnn + 15 ppo + 9 world_model + 11 eval + 21 distributed
+  EXPECT_EQ(keys, 78u);
+  EXPECT_NE(text.find("[world_model]\nreplay_episodes = 512\n"), std::string::npos) << text;
   // The eval's measurement keys, with their defaults (nothing measured).
   EXPECT_NE(text.find("runtime = \"\"\nruntime_threads = 1\nruntime_rounds = 5\nalso_cost = []\n"),
             std::string::npos)
@@ -358,6 +360,12 @@ TEST(ConfigValidation, OutOfRangeValuesNameKeyLineAndValue) {
        "cfg.toml:2: run.collective_timeout_s must be > 0, got 0.0"},
       {"[run]\ndir = \"\"\n", "cfg.toml:2: run.dir must not be empty"},
       {"[env]\nhorizon = 0\n", "cfg.toml:2: env.horizon must be >= 1, got 0"},
+      {"[world_model]\nimagined_horizon = 0\n",
+       "cfg.toml:2: world_model.imagined_horizon must be >= 1, got 0"},
+      {"[world_model]\nmodel_minibatch = 1\n",
+       "cfg.toml:2: world_model.model_minibatch must be >= 2, got 1"},
+      {"[world_model]\nmodel_learning_rate = 0\n",
+       "cfg.toml:2: world_model.model_learning_rate must be > 0, got 0.0"},
       {"[env]\nmax_candidates = 0\n", "cfg.toml:2: env.max_candidates must be >= 1, got 0"},
       {"[env]\nmodels = []\n", "cfg.toml:2: env.models must list at least one model"},
       {"[env]\ncost = \"gpu\"\n",
