@@ -36,6 +36,7 @@ int RunCli(int argc, char** argv) {
   RegisterCost(app);
   RegisterAdvantage(app);
   RegisterReport(app);
+  RegisterPlot(app);
 
   try {
     app.parse(argc, argv);

@@ -66,6 +66,8 @@ void RegisterBenchOps(CLI::App& bench);
 /// `rewire optimize`; `args` (the command line) name the search whose own flags it declares.
 void RegisterOptimize(CLI::App& app, const std::vector<std::string>& args);
 void RegisterReport(CLI::App& app);
+/// `rewire plot` (cli/cmd_plot.cc): line charts of a JSON file's series.
+void RegisterPlot(CLI::App& app);
 void RegisterTrain(CLI::App& app);  // train and eval
 void RegisterLaunch(CLI::App& app);
 /// `rewire cost fit` (cli/cmd_cost.cc).

@@ -621,17 +621,27 @@ StatusOr<Image> RenderCharts(const std::vector<Chart>& charts, const RenderOptio
     return InvalidArgument("image size " + std::to_string(options.width) + "x" +
                            std::to_string(options.height) + " is larger than 16384");
   }
-  if (options.width < 200 * cols || options.height < 150 * rows) {
-    return InvalidArgument("image size " + std::to_string(options.width) + "x" +
-                           std::to_string(options.height) + " is too small for " +
-                           std::to_string(cols) + "x" + std::to_string(rows) +
-                           " panels (each needs 200x150)");
+  // The title band: one line of bold text, 2x on images wide enough for it.
+  const int ts = options.width >= 600 ? 2 : 1;
+  const int band = options.title.empty() ? 0 : kLineRows * ts + 12 * ts;
+  if (options.width < 200 * cols || options.height - band < 150 * rows) {
+    return InvalidArgument(
+        "image size " + std::to_string(options.width) + "x" + std::to_string(options.height) +
+        " is too small for " + std::to_string(cols) + "x" + std::to_string(rows) +
+        " panels (each needs 200x150" +
+        (band ? ", below a title band of " + std::to_string(band) + " rows" : "") + ")");
   }
   Image img(options.width, options.height, kWhite);
+  if (band > 0) {
+    const std::string title = FitText(options.title, ts, options.width - 12 * ts);
+    DrawText(img, (options.width - TextWidth(title, ts)) / 2, 8 * ts, title, ts, kText, false,
+             true);
+  }
+  const int height = options.height - band;
   for (int i = 0; i < n; ++i) {
     const int c = i % cols, r = i / cols;
     const int x0 = options.width * c / cols, x1 = options.width * (c + 1) / cols;
-    const int y0 = options.height * r / rows, y1 = options.height * (r + 1) / rows;
+    const int y0 = band + height * r / rows, y1 = band + height * (r + 1) / rows;
     DrawPanel(img, charts[i], {x0, y0, x1 - x0, y1 - y0});
   }
   return img;

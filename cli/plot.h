@@ -64,6 +64,8 @@ struct RenderOptions {
   int width = 1000;  ///< Image width in pixels (all panels together).
   int height = 560;  ///< Image height in pixels.
   int columns = 0;   ///< Panels per row; 0 picks ceil(sqrt(number of charts)).
+  /// A title over the whole image, in a band above the panels (none when empty).
+  std::string title;
 };
 
 /// `series` with each y replaced by the mean of the last `window` points up to it (fewer at the
@@ -87,8 +89,9 @@ Ticks NiceTicks(double lo, double hi, int max_ticks);
 /// A tick value printed with as many decimals as `step` needs ("0.25", "1500", "1e-07").
 std::string FormatTick(double value, double step);
 
-/// Renders `charts` as a grid of panels, left to right then top to bottom. Errors: no charts,
-/// or a size too small for the panels (each needs at least 200 x 150) or larger than 16384.
+/// Renders `charts` as a grid of panels, left to right then top to bottom, below the title band
+/// when options.title is set. Errors: no charts, or a size too small for the panels (each needs
+/// at least 200 x 150 below the title band) or larger than 16384.
 StatusOr<Image> RenderCharts(const std::vector<Chart>& charts, const RenderOptions& options);
 
 /// The PNG encoding of `image` (8-bit RGB, no interlace), by libpng.
