@@ -247,8 +247,7 @@ def series_json(results, graphs, agents, rewards, notes, reach):
                        "y_label": "speedup (x)",
                        "series": series})
     what = "Measured" if measured else "Predicted"
-    return {"title": f"{what} speedup of each update's real episodes ({reward} reward, mean of "
-            "seeds)", "panels": panels}
+    return {"title": f"{what} speedup of real episodes, mean of seeds", "panels": panels}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -458,6 +457,8 @@ def main():
             for agent in args.agents:
                 for seed in args.seeds:
                     run_dir, seconds = runs.train(graph, agent, reward, seed)
+                    if args.from_dir and seconds is None:
+                        continue  # not trained to the end (still running, or stopped)
                     report = runs.judge(graph, run_dir)
                     metrics = read_metrics(run_dir)
                     if not metrics:
