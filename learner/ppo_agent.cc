@@ -94,12 +94,7 @@ StatusOr<std::vector<ActionScores>> ScoreWithPolicy(
 StatusOr<LearnReport> PpoGnnAgent::Learn(std::vector<Episode> episodes, const LearnContext& ctx) {
   if (!optimizer_) return InvalidArgument("this ppo-gnn agent was loaded for acting only");
   if (!ctx.group || !ctx.rng) return InvalidArgument("Learn needs a group and a generator");
-  // Annealing the rate if instructed to do so (CleanRL).
-  double lr = ppo_.learning_rate;
-  if (ppo_.anneal_lr) lr *= 1.0 - (ctx.update - 1.0) / ctx.max_updates;
-  for (auto& group : optimizer_->param_groups()) {
-    static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
-  }
+  const double lr = SetPpoLearningRate(*optimizer_, ppo_, ctx);
   RolloutBuffer buffer;
   for (Episode& ep : episodes) buffer.Add(std::move(ep));
   REWIRE_ASSIGN_OR_RETURN(const UpdateStats st,
@@ -129,21 +124,10 @@ StatusOr<std::string> PpoGnnAgent::WeightsBytes() {
 }
 
 Status PpoGnnAgent::LoadWeights(const std::string& bytes) {
-  if (!device_.is_cpu()) REWIRE_RETURN_IF_ERROR(MoveLearnerToDevice(policy_, nullptr, torch::kCPU));
-  REWIRE_RETURN_IF_ERROR(LoadPolicyWeightsBytes(policy_, bytes));  // loads onto the CPU
-  if (!device_.is_cpu()) REWIRE_RETURN_IF_ERROR(MoveLearnerToDevice(policy_, nullptr, device_));
-  return Status::Ok();
+  return LoadPolicyWeightsOn(policy_, device_, bytes);
 }
 
-std::string PpoGnnAgent::WeightsChecksum() {
-  // FNV-1a over the bytes of every parameter: equal on every rank when the weights are.
-  uint64_t h = kFnv1a64Basis;
-  for (const torch::Tensor& p : policy_->parameters()) {
-    const auto t = p.detach().to(torch::kCPU).contiguous();
-    h = Fnv1a64(t.data_ptr(), t.numel() * t.element_size(), h);
-  }
-  return fmt::format("{:016x}", h);
-}
+std::string PpoGnnAgent::WeightsChecksum() { return ParametersChecksum(policy_->parameters()); }
 
 Status PpoGnnAgent::Broadcast(GradientAllReducer& group) {
   std::vector<torch::Tensor> params = policy_->parameters();
@@ -151,13 +135,7 @@ Status PpoGnnAgent::Broadcast(GradientAllReducer& group) {
 }
 
 Status PpoGnnAgent::SaveCheckpoint(const std::string& path, const RunState& run) {
-  CheckpointMeta meta;
-  meta.policy_version = run.policy_version;
-  meta.global_step = run.global_step;
-  meta.wall_time = run.wall_time;
-  meta.best_speedup = run.best_speedup;
-  meta.rng_state = run.rng_state;
-  meta.shape = policy_->shape();
+  const CheckpointMeta meta = CheckpointMetaOf(run, policy_->shape());
   return OnCpu(policy_, optimizer_.get(), device_,
                [&] { return rewire::SaveCheckpoint(path, policy_, optimizer_.get(), meta); });
 }
@@ -171,8 +149,7 @@ StatusOr<RunState> PpoGnnAgent::LoadCheckpoint(const std::string& path, bool res
                             return rewire::LoadCheckpoint(path, policy_,
                                                           resume ? optimizer_.get() : nullptr);
                           }));
-  return RunState{meta.policy_version, meta.global_step, meta.wall_time, meta.best_speedup,
-                  meta.rng_state};
+  return RunStateOf(meta);
 }
 
 Status PpoGnnAgent::UseDevice(const std::string& device, int64_t local_index) {
@@ -181,6 +158,49 @@ Status PpoGnnAgent::UseDevice(const std::string& device, int64_t local_index) {
   REWIRE_RETURN_IF_ERROR(MoveLearnerToDevice(policy_, optimizer_.get(), d));
   device_ = d;
   return Status::Ok();
+}
+
+double SetPpoLearningRate(torch::optim::Optimizer& optimizer, const PpoSection& ppo,
+                          const LearnContext& ctx) {
+  double lr = ppo.learning_rate;
+  if (ppo.anneal_lr) lr *= 1.0 - (ctx.update - 1.0) / ctx.max_updates;
+  for (auto& group : optimizer.param_groups()) {
+    static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
+  }
+  return lr;
+}
+
+Status LoadPolicyWeightsOn(GnnPolicy& policy, const torch::Device& device,
+                           const std::string& bytes) {
+  if (!device.is_cpu()) REWIRE_RETURN_IF_ERROR(MoveLearnerToDevice(policy, nullptr, torch::kCPU));
+  REWIRE_RETURN_IF_ERROR(LoadPolicyWeightsBytes(policy, bytes));
+  if (!device.is_cpu()) REWIRE_RETURN_IF_ERROR(MoveLearnerToDevice(policy, nullptr, device));
+  return Status::Ok();
+}
+
+std::string ParametersChecksum(const std::vector<torch::Tensor>& params) {
+  uint64_t h = kFnv1a64Basis;
+  for (const torch::Tensor& p : params) {
+    const auto t = p.detach().to(torch::kCPU).contiguous();
+    h = Fnv1a64(t.data_ptr(), t.numel() * t.element_size(), h);
+  }
+  return fmt::format("{:016x}", h);
+}
+
+CheckpointMeta CheckpointMetaOf(const RunState& run, const GnnShape& shape) {
+  CheckpointMeta meta;
+  meta.policy_version = run.policy_version;
+  meta.global_step = run.global_step;
+  meta.wall_time = run.wall_time;
+  meta.best_speedup = run.best_speedup;
+  meta.rng_state = run.rng_state;
+  meta.shape = shape;
+  return meta;
+}
+
+RunState RunStateOf(const CheckpointMeta& meta) {
+  return RunState{meta.policy_version, meta.global_step, meta.wall_time, meta.best_speedup,
+                  meta.rng_state};
 }
 
 }  // namespace rewire

@@ -62,6 +62,23 @@ struct UpdateStats;  // learner/ppo.h
 void AppendPpoMetrics(const UpdateStats& stats, const std::string& prefix,
                       std::vector<std::pair<std::string, double>>& metrics);
 
+/// Sets `optimizer`'s rate for update ctx.update: ppo.learning_rate, annealed linearly to 0 over
+/// max_updates when ppo.anneal_lr (CleanRL); returns it.
+double SetPpoLearningRate(torch::optim::Optimizer& optimizer, const PpoSection& ppo,
+                          const LearnContext& ctx);
+
+/// Loads weight bytes (PolicyWeightsBytes) into `policy`, which lives on `device`: bytes load
+/// onto the CPU, so the policy goes there and back.
+Status LoadPolicyWeightsOn(GnnPolicy& policy, const torch::Device& device,
+                           const std::string& bytes);
+
+/// FNV-1a over the bytes of every parameter: equal on every rank when the weights are.
+std::string ParametersChecksum(const std::vector<torch::Tensor>& params);
+
+/// A policy checkpoint's metadata for the run's position `run` and a policy of `shape`, and back.
+CheckpointMeta CheckpointMetaOf(const RunState& run, const GnnShape& shape);
+RunState RunStateOf(const CheckpointMeta& meta);
+
 /// The policy's shape as a config's [gnn] section gives it.
 GnnShape ShapeOf(const GnnSection& gnn);
 

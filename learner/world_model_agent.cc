@@ -6,7 +6,6 @@
 #include <limits>
 #include <sstream>
 
-#include "graph/hash.h"
 #include "learner/data_parallel.h"
 #include "learner/imagination.h"
 #include "learner/ppo.h"
@@ -62,13 +61,6 @@ Episode Skeleton(const Episode& episode) {
   return out;
 }
 
-std::vector<torch::Tensor> Concat(const std::vector<torch::Tensor>& a,
-                                  const std::vector<torch::Tensor>& b) {
-  std::vector<torch::Tensor> out = a;
-  out.insert(out.end(), b.begin(), b.end());
-  return out;
-}
-
 }  // namespace
 
 template <typename Fn>
@@ -101,9 +93,7 @@ StatusOr<std::unique_ptr<WorldModelAgent>> WorldModelAgent::Create(const TrainCo
 
 StatusOr<std::unique_ptr<WorldModelAgent>> WorldModelAgent::Load(const std::string& path) {
   std::unique_ptr<WorldModelAgent> agent(new WorldModelAgent());
-  REWIRE_ASSIGN_OR_RETURN(const CheckpointMeta meta,
-                          rewire::LoadCheckpoint(path, agent->controller_, nullptr));
-  agent->world_ = WorldModel(meta.shape);
+  // Both models are built with the checkpoint's shape while it is read (on the CPU).
   REWIRE_RETURN_IF_ERROR(agent->LoadCheckpoint(path, /*resume=*/false).status());
   agent->controller_->eval();
   agent->world_->eval();
@@ -224,11 +214,7 @@ StatusOr<LearnReport> WorldModelAgent::Learn(std::vector<Episode> episodes,
   mx.push_back({"world/replay_episodes", static_cast<double>(replay_.size())});
 
   // 3. PPO on the real episodes.
-  double lr = ppo_.learning_rate;
-  if (ppo_.anneal_lr) lr *= 1.0 - (ctx.update - 1.0) / ctx.max_updates;
-  for (auto& group : optimizer_->param_groups()) {
-    static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
-  }
+  const double lr = SetPpoLearningRate(*optimizer_, ppo_, ctx);
   mx.push_back({"charts/learning_rate", lr});
   std::string summary;
   if (wm_.real_ppo) {
@@ -266,20 +252,14 @@ StatusOr<std::string> WorldModelAgent::WeightsBytes() {
 }
 
 Status WorldModelAgent::LoadWeights(const std::string& bytes) {
-  if (!device_.is_cpu())
-    REWIRE_RETURN_IF_ERROR(MoveLearnerToDevice(controller_, nullptr, torch::kCPU));
-  REWIRE_RETURN_IF_ERROR(LoadPolicyWeightsBytes(controller_, bytes));
-  if (!device_.is_cpu()) REWIRE_RETURN_IF_ERROR(MoveLearnerToDevice(controller_, nullptr, device_));
-  return Status::Ok();
+  return LoadPolicyWeightsOn(controller_, device_, bytes);
 }
 
 std::string WorldModelAgent::WeightsChecksum() {
-  uint64_t h = kFnv1a64Basis;
-  for (const torch::Tensor& p : Concat(controller_->parameters(), world_->parameters())) {
-    const auto t = p.detach().to(torch::kCPU).contiguous();
-    h = Fnv1a64(t.data_ptr(), t.numel() * t.element_size(), h);
-  }
-  return fmt::format("{:016x}", h);
+  std::vector<torch::Tensor> params = controller_->parameters();
+  const std::vector<torch::Tensor> world = world_->parameters();
+  params.insert(params.end(), world.begin(), world.end());
+  return ParametersChecksum(params);
 }
 
 Status WorldModelAgent::Broadcast(GradientAllReducer& group) {
@@ -290,13 +270,7 @@ Status WorldModelAgent::Broadcast(GradientAllReducer& group) {
 }
 
 Status WorldModelAgent::SaveCheckpoint(const std::string& path, const RunState& run) {
-  CheckpointMeta meta;
-  meta.policy_version = run.policy_version;
-  meta.global_step = run.global_step;
-  meta.wall_time = run.wall_time;
-  meta.best_speedup = run.best_speedup;
-  meta.rng_state = run.rng_state;
-  meta.shape = controller_->shape();
+  CheckpointMeta meta = CheckpointMetaOf(run, controller_->shape());
   meta.agent = kWorldModelAgent;
   const ArchiveWriter extra = [&](torch::serialize::OutputArchive& archive) {
     torch::serialize::OutputArchive world;
@@ -324,6 +298,7 @@ StatusOr<RunState> WorldModelAgent::LoadCheckpoint(const std::string& path, bool
     if (!archive.try_read("world", world)) {
       return InvalidArgument(path + " holds no world model (a checkpoint of another agent)");
     }
+    if (world_.is_empty()) world_ = WorldModel(controller_->shape());  // Load: the file's shape
     world_->load(world);
     if (resume) {
       torch::serialize::InputArchive opt;
@@ -348,8 +323,7 @@ StatusOr<RunState> WorldModelAgent::LoadCheckpoint(const std::string& path, bool
                            (meta.agent.empty() ? std::string("ppo-gnn") : meta.agent) +
                            ", not by the world-model agent");
   }
-  return RunState{meta.policy_version, meta.global_step, meta.wall_time, meta.best_speedup,
-                  meta.rng_state};
+  return RunStateOf(meta);
 }
 
 Status WorldModelAgent::UseDevice(const std::string& device, int64_t local_index) {

@@ -181,14 +181,6 @@ double NumberIn(const Json& j, const std::string& key, const std::string& sectio
   return at ? JsonNumberAt(*at, key).value_or(-1) : -1;
 }
 
-/// The number at `key` of every line of a metrics.jsonl text (-1 where a line has none).
-std::vector<double> Metric(const std::string& jsonl, const std::string& key) {
-  std::vector<double> out;
-  for (const Json& line : ParseJsonLines(jsonl))
-    out.push_back(JsonNumberAt(line, key).value_or(-1));
-  return out;
-}
-
 bool Alive(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0; }
 
 double LearnerVersion(const std::string& run) {

@@ -13,7 +13,8 @@
 namespace rewire {
 namespace {
 
-using testing::ParseJsonLines;
+using testing::Checksums;
+using testing::Metric;
 using testing::Quote;
 using testing::ReadFile;
 using testing::Rewire;
@@ -31,21 +32,6 @@ std::string Config(const std::string& dir, int max_updates) {
          "model_minibatch = 8\n\n"
          "[distributed]\nlearners = 2\nactors = 2\nmax_policy_lag = 2\n"
          "heartbeat_interval_s = 0.5\nbackoff_initial_s = 0.1\nbackoff_max_s = 1\n";
-}
-
-/// The number at `key` of every line of a metrics.jsonl text (-1 where a line has none).
-std::vector<double> Metric(const std::string& jsonl, const std::string& key) {
-  std::vector<double> out;
-  for (const Json& line : ParseJsonLines(jsonl))
-    out.push_back(JsonNumberAt(line, key).value_or(-1));
-  return out;
-}
-
-std::vector<std::string> Checksums(const std::string& jsonl) {
-  std::vector<std::string> out;
-  for (const Json& line : ParseJsonLines(jsonl))
-    out.push_back(JsonStringAt(line, "weights_checksum").value_or(""));
-  return out;
 }
 
 TEST(WorldModelLaunch, TwoLearnersImagineAndHoldIdenticalWeightsFromActorsRollouts) {

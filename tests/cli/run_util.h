@@ -140,6 +140,14 @@ inline std::vector<Json> ParseJsonLines(const std::string& text) {
   return out;
 }
 
+/// The number at `key` of every line of a metrics.jsonl text (-1 where a line has none).
+inline std::vector<double> Metric(const std::string& jsonl, const std::string& key) {
+  std::vector<double> out;
+  for (const Json& line : ParseJsonLines(jsonl))
+    out.push_back(JsonNumberAt(line, key).value_or(-1));
+  return out;
+}
+
 /// The "weights_checksum" of each line of a learner rank's RUN_DIR/ranks/rank<R>.jsonl.
 inline std::vector<std::string> Checksums(const std::string& rank_log) {
   std::vector<std::string> out;
