@@ -16,9 +16,9 @@ struct ZooEntry {
   BuildFn build;
 };
 
-// X-RLflow's workloads first, then TASO's, then both in TASO's style (X-RLflow's graphs as
-// written in TASO's API, TASO's examples where the entries above differ from them), in the order
-// `rewire models` lists them.
+// X-RLflow's workloads first (gpt2 with their transformers), then TASO's, then both in TASO's
+// style (X-RLflow's graphs as written in TASO's API, TASO's examples where the entries above
+// differ from them), in the order `rewire models` lists them.
 const std::vector<ZooEntry>& Entries() {
   static const std::vector<ZooEntry> entries = {
       {{"inceptionv3",
@@ -38,6 +38,10 @@ const std::vector<ZooEntry>& Entries() {
         "Transformer-Transducer: audio 1x80x512 (12 layers) + labels 1x16x512 (2 layers), "
         "8 heads, MLP 2048, joint -> 1x80x16x256"},
        zoo::BuildTransformerTransducer},
+      {{"gpt2",
+        "GPT-2 decoder, pre-LN, causal, packed QKV: token + position embeddings 1x64x768, "
+        "4 layers (GPT-2 small has 12), 12 heads, tanh-GELU MLP 3072 -> 1x64x768"},
+       zoo::BuildGpt2},
       {{"resnet50", "ResNet-50 as in TASO, no stem, conv+relu: 1x64x56x56 -> 1x2048x7x7"},
        zoo::BuildResNet50},
       {{"nasrnn", "NASRNN as in TASO: 5 steps of 1x512, 8 combine blocks per cell -> 1x512"},

@@ -25,6 +25,7 @@ StatusOr<Graph> BuildBert(const ModelParams& params);
 StatusOr<Graph> BuildVit(const ModelParams& params);
 StatusOr<Graph> BuildDalle(const ModelParams& params);
 StatusOr<Graph> BuildTransformerTransducer(const ModelParams& params);
+StatusOr<Graph> BuildGpt2(const ModelParams& params);
 
 // TASO's searched architectures (taso_models.cc).
 StatusOr<Graph> BuildNasRnn(const ModelParams& params);

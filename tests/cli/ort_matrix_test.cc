@@ -36,8 +36,8 @@ TEST_P(OrtZoo, OptimisedFileLoadsInOrtAndMatchesTheReference) {
 }
 
 const char* const kZooModels[] = {"inceptionv3", "resnext50", "squeezenet", "bert",
-                                  "vit",         "dalle",     "tt",         "resnet50",
-                                  "nasrnn",      "nasneta",   "vgg19"};
+                                  "vit",         "dalle",     "tt",         "gpt2",
+                                  "resnet50",    "nasrnn",    "nasneta",    "vgg19"};
 
 INSTANTIATE_TEST_SUITE_P(AllModels, OrtZoo, ::testing::ValuesIn(kZooModels),
                          [](const ::testing::TestParamInfo<const char*>& info) {

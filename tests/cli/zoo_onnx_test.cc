@@ -96,8 +96,8 @@ TEST(OnnxExport, EveryOpGraphPassesTheChecker) {
 
 INSTANTIATE_TEST_SUITE_P(AllModels, ZooOnnx,
                          ::testing::Values("inceptionv3", "resnext50", "squeezenet", "bert", "vit",
-                                           "dalle", "tt", "resnet50", "nasrnn", "nasneta", "vgg19",
-                                           "xrlflow-bert", "xrlflow-vit", "xrlflow-dalle",
+                                           "dalle", "tt", "gpt2", "resnet50", "nasrnn", "nasneta",
+                                           "vgg19", "xrlflow-bert", "xrlflow-vit", "xrlflow-dalle",
                                            "xrlflow-tt", "xrlflow-resnext50", "xrlflow-inceptionv3",
                                            "xrlflow-squeezenet", "taso-bert", "taso-nasneta"),
                          [](const ::testing::TestParamInfo<const char*>& info) {

@@ -92,6 +92,14 @@ const std::vector<ZooExpectation>& Expectations() {
        44'791'552,
        "Input:2 Weight:233 Relu:14 Tanh:1 ScalarMul:14 LayerNorm:30 Softmax:14 Add:115 MatMul:115 "
        "Reshape:58 Transpose:56"},
+      {"gpt2",
+       {{"token_embeddings", {1, 64, 768}}, {"position_embeddings", {1, 64, 768}}},
+       {{"output", {1, 64, 768}}},
+       193,
+       138,
+       28'353'024,
+       "Input:2 Weight:50 Constant:3 Tanh:4 ScalarMul:16 LayerNorm:9 Softmax:4 Add:37 Mul:4 Pow:4 "
+       "MatMul:24 Split:4 Reshape:16 Transpose:16"},
       {"resnet50",
        {{"input", {1, 64, 56, 56}}},
        {{"output", {1, 2048, 7, 7}}},
@@ -258,6 +266,7 @@ TEST(Zoo, ListsTheModelsInOrder) {
                                              "vit",
                                              "dalle",
                                              "tt",
+                                             "gpt2",
                                              "resnet50",
                                              "nasrnn",
                                              "nasneta",
@@ -301,7 +310,7 @@ TEST(Zoo, FewerLayersGiveFewerNodes) {
   EXPECT_EQ(large.num_nodes() - small.num_nodes(), 6u * (29 + 16));
   EXPECT_EQ(large.NumOperators() - small.NumOperators(), 6 * 29);
 
-  for (const char* name : {"vit", "dalle", "tt", "nasneta"}) {
+  for (const char* name : {"vit", "dalle", "tt", "gpt2", "nasneta"}) {
     ModelParams one;
     one.layers = 1;
     EXPECT_LT(BuildOrDie(name, one).num_nodes(), BuildOrDie(name).num_nodes()) << name;
@@ -315,6 +324,7 @@ TEST(Zoo, SequenceLengthChangesShapes) {
   EXPECT_EQ(InputShapes(BuildOrDie("vit", p))[0].second, (Shape{1, 128, 768}));
   EXPECT_EQ(OutputShapes(BuildOrDie("vit", p))[0].second, (Shape{1, 1000}));
   EXPECT_EQ(OutputShapes(BuildOrDie("dalle", p))[0].second, (Shape{1, 128, 768}));
+  EXPECT_EQ(OutputShapes(BuildOrDie("gpt2", p))[0].second, (Shape{1, 128, 768}));
   p.seq_len = 40;
   EXPECT_EQ(OutputShapes(BuildOrDie("tt", p))[0].second, (Shape{1, 40, 16, 256}));
   p.seq_len = 3;
@@ -345,7 +355,7 @@ TEST(Zoo, ImageSizeChangesCnnInputs) {
 }
 
 TEST(Zoo, HeadsThatDoNotDivideHiddenAreInvalidArgument) {
-  for (const char* name : {"bert", "vit", "dalle", "tt"}) {
+  for (const char* name : {"bert", "vit", "dalle", "tt", "gpt2"}) {
     ModelParams p;
     p.heads = 7;
     StatusOr<Graph> g = BuildModel(name, p);
@@ -353,6 +363,116 @@ TEST(Zoo, HeadsThatDoNotDivideHiddenAreInvalidArgument) {
     EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument) << name;
     EXPECT_NE(g.status().message().find("heads"), std::string::npos) << g.status().message();
   }
+}
+
+// ------------------------------------------------------------------ gpt2
+
+/// Number of nodes of `g` with op `op`.
+int CountOp(const Graph& g, OpType op) {
+  const auto counts = g.OpCounts();
+  const auto it = counts.find(op);
+  return it == counts.end() ? 0 : it->second;
+}
+
+/// The nodes of `g` with op `op`.
+std::vector<const Node*> NodesOf(const Graph& g, OpType op) {
+  std::vector<const Node*> out;
+  for (NodeId id : g.NodeIds()) {
+    if (g.node(id).op == op) out.push_back(&g.node(id));
+  }
+  return out;
+}
+
+TEST(Zoo, Gpt2LayersHaveAPackedProjectionCausalAttentionAndATanhGelu) {
+  for (int64_t layers : {1, 2, 4}) {
+    SCOPED_TRACE("layers " + std::to_string(layers));
+    ModelParams p;
+    p.layers = layers;
+    const Graph g = BuildOrDie("gpt2", p);
+    ASSERT_TRUE(g.Validate().ok()) << g.Validate().message();
+    const int l = static_cast<int>(layers);
+    // Per layer: qkv, Q @ K^T, probs @ V, output projection, fc1, fc2.
+    EXPECT_EQ(CountOp(g, OpType::kMatMul), 6 * l);
+    EXPECT_EQ(CountOp(g, OpType::kSplit), l);
+    EXPECT_EQ(CountOp(g, OpType::kSoftmax), l);
+    EXPECT_EQ(CountOp(g, OpType::kLayerNorm), 2 * l + 1);
+    EXPECT_EQ(CountOp(g, OpType::kTanh), l);
+    EXPECT_EQ(CountOp(g, OpType::kPow), l);
+    EXPECT_EQ(CountOp(g, OpType::kGelu), 0) << "GELU is written out, not the fused op";
+    // Every layer is the same 34 operators, plus the embedding Add and the final LayerNorm.
+    EXPECT_EQ(g.NumOperators(), 34 * l + 2);
+  }
+
+  const Graph g = BuildOrDie("gpt2");
+  // The packed projection: one [768, 2304] weight, split three ways on the last axis.
+  const Node& qkv_weight = g.node(g.FindNode("layer0.attention.qkv.weight"));
+  EXPECT_EQ(qkv_weight.outputs[0].shape, (Shape{768, 3 * 768}));
+  for (const Node* split : NodesOf(g, OpType::kSplit)) {
+    EXPECT_EQ(split->attrs.GetInt("axis"), 2);
+    ASSERT_EQ(split->outputs.size(), 3u);
+    for (const TensorType& t : split->outputs) EXPECT_EQ(t.shape, (Shape{1, 64, 768}));
+  }
+  // The causal mask: 0 on and below the diagonal, -1e4 above; every Softmax reads scores + mask.
+  const NodeId mask_id = g.FindNode("causal_mask");
+  ASSERT_NE(mask_id, kNoNode);
+  const HostTensor& mask = *g.node(mask_id).data;
+  ASSERT_EQ(mask.type.shape, (Shape{64, 64}));
+  for (int64_t i = 0; i < 64; ++i) {
+    for (int64_t j = 0; j < 64; ++j) {
+      EXPECT_EQ(mask.data<float>()[i * 64 + j], j <= i ? 0.f : -1e4f) << i << "," << j;
+    }
+  }
+  for (const Node* softmax : NodesOf(g, OpType::kSoftmax)) {
+    const Node& scores = g.node(softmax->inputs[0].node);
+    ASSERT_EQ(scores.op, OpType::kAdd);
+    EXPECT_EQ(scores.inputs[1].node, mask_id);
+  }
+  // The GELU's constants: the exponent of x^3 and the 1 of 1 + tanh(.), scalars.
+  for (const char* name : {"gelu.three", "gelu.one"}) {
+    const NodeId id = g.FindNode(name);
+    ASSERT_NE(id, kNoNode) << name;
+    EXPECT_EQ(g.node(id).outputs[0].shape, Shape{}) << name;
+  }
+  EXPECT_EQ(g.node(g.FindNode("gelu.three")).data->data<float>()[0], 3.f);
+  // Its multipliers: 0.044715 (x^3), sqrt(2/pi) and 0.5, once per layer each.
+  std::multiset<float> scalars;
+  for (const Node* n : NodesOf(g, OpType::kScalarMul)) scalars.insert(n->attrs.GetFloat("scalar"));
+  EXPECT_EQ(scalars.count(0.044715f), 4u);
+  EXPECT_EQ(scalars.count(static_cast<float>(std::sqrt(2.0 / M_PI))), 4u);
+  EXPECT_EQ(scalars.count(0.5f), 4u);
+  EXPECT_EQ(scalars.count(0.125f), 4u) << "scores scaled by 1/sqrt(64)";
+}
+
+TEST(Zoo, Gpt2OptionsChangeLayersSequenceLengthAndWidth) {
+  ModelParams p;
+  p.layers = 2;
+  p.seq_len = 32;
+  Graph g = BuildOrDie("gpt2", p);
+  EXPECT_EQ(InputShapes(g), (NamedShapes{{"token_embeddings", {1, 32, 768}},
+                                         {"position_embeddings", {1, 32, 768}}}));
+  EXPECT_EQ(OutputShapes(g), (NamedShapes{{"output", {1, 32, 768}}}));
+  EXPECT_EQ(g.node(g.FindNode("causal_mask")).outputs[0].shape, (Shape{32, 32}));
+  EXPECT_EQ(g.NumOperators(), 2 * 34 + 2);
+  EXPECT_EQ(g.FindNode("layer2.ln1"), kNoNode);
+
+  p.hidden = 256;
+  p.heads = 4;
+  g = BuildOrDie("gpt2", p);
+  EXPECT_EQ(OutputShapes(g), (NamedShapes{{"output", {1, 32, 256}}}));
+  EXPECT_EQ(g.node(g.FindNode("layer1.attention.qkv.weight")).outputs[0].shape, (Shape{256, 768}));
+  EXPECT_EQ(g.node(g.FindNode("layer1.mlp.fc1.weight")).outputs[0].shape, (Shape{256, 1024}));
+}
+
+TEST(Zoo, Gpt2WithHeadsThatDoNotDivideHiddenSaysSo) {
+  ModelParams p;
+  p.hidden = 100;  // 12 heads by default
+  StatusOr<Graph> g = BuildModel("gpt2", p);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(g.status().message().find("gpt2"), std::string::npos) << g.status().message();
+  EXPECT_NE(g.status().message().find("hidden size 100 is not divisible by the number of heads 12"),
+            std::string::npos)
+      << g.status().message();
 }
 
 TEST(Zoo, ImpossibleParametersAreInvalidArgument) {

@@ -83,7 +83,7 @@ TEST_P(IncrementalEncoding, EqualsFullEncodingOfEveryCandidate) {
 
 INSTANTIATE_TEST_SUITE_P(Zoo, IncrementalEncoding,
                          ::testing::Values("inceptionv3", "resnext50", "squeezenet", "bert", "vit",
-                                           "dalle", "tt", "resnet50", "nasrnn", "nasneta",
+                                           "dalle", "tt", "gpt2", "resnet50", "nasrnn", "nasneta",
                                            "vgg19"));
 
 }  // namespace
