@@ -314,13 +314,17 @@ void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
   std::printf("wrote            %s%s\n", o.out.c_str(), what.c_str());
 }
 
-/// The search `args` name with --search NAME or --search=NAME; backtrack when none does.
+/// The search `args` name with --search NAME or --search=NAME; when none does, passes for a
+/// command line that gives a pipeline (`rewire optimize --passes fold,fusion`), else backtrack.
 std::string SearchNamed(const std::vector<std::string>& args) {
-  std::string search = "backtrack";
+  std::string search;
+  bool pipeline = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--search" && i + 1 < args.size()) search = args[i + 1];
     if (args[i].rfind("--search=", 0) == 0) search = args[i].substr(9);
+    if (args[i] == "--passes" || args[i].rfind("--passes=", 0) == 0) pipeline = true;
   }
+  if (search.empty()) search = pipeline ? "passes" : "backtrack";
   return search;
 }
 

@@ -7,6 +7,7 @@
 #include "cost/device_profile.h"
 #include "cost/e2e_cost.h"
 #include "cost/learned_cost.h"
+#include "cost/operator_cost.h"
 #include "cost/ort_cost.h"
 
 namespace rewire {
@@ -130,6 +131,10 @@ void AddCostBackends(CostModelRegistry& registry) {
   registry.Add(
       "learned:", "learned:PATH, a performance model fitted on measurements by `rewire cost fit`",
       MakeLearned);
+  registry.Add("operators", "operators that run, one each (the metric of pass ordering)",
+               [](const CostModelOptions&) -> StatusOr<std::unique_ptr<CostModel>> {
+                 return std::unique_ptr<CostModel>(new OperatorCountModel());
+               });
 }
 
 CostModelRegistry& CostModels() {

@@ -67,7 +67,8 @@ class CostModelRegistry {
   NamedRegistry<Entry> entries_{"cost model"};
 };
 
-/// Adds cost/'s backends: analytic, cpu, cuda, ort, e2e:ort, e2e:reference, e2e:cuda, learned:.
+/// Adds cost/'s backends: analytic, cpu, cuda, ort, e2e:ort, e2e:reference, e2e:cuda, learned:,
+/// operators.
 void AddCostBackends(CostModelRegistry& registry);
 
 /// The process's registry, with cost/'s backends from the first call on. Add models at

@@ -6,6 +6,10 @@
 // the current graph (with the graph each leads to, which shares the current graph's nodes), so
 // a learner can encode only the changed region.
 //
+// The actions need not be single rewrites: an ActionSource (EnvOptions::actions) may offer other
+// moves between graphs, e.g. whole passes run to a fixed point (env/passes.h), each a candidate
+// like a rewrite's (its result graph and diff), so that agents and the acting loop are the same.
+//
 // Unmeasurable graphs (cost/cost_model.h: IsUnmeasurable, a measurement that crashed or hung):
 // the environment goes on without them. With the sparse measured reward, an episode whose final
 // graph is unmeasurable ends normally with a last reward of 0 (StepResult::unmeasurable); with a
@@ -17,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +46,9 @@ enum class RewardMode {
 /// The end-to-end runtime of a graph in milliseconds, as it would run (weights folded).
 using MeasureRuntime = std::function<StatusOr<double>(const Graph&)>;
 
+struct EnvCandidate;
+class ActionSource;
+
 struct EnvOptions {
   EnvOptions() = default;
   EnvOptions(int horizon, size_t max_candidates)
@@ -52,11 +60,15 @@ struct EnvOptions {
   /// kSparseMeasured: measures a graph (the input once per distinct input graph, the final
   /// graph of every episode). Required in that mode.
   MeasureRuntime measure;
+  /// Where the actions come from; null: every rule at every match (max_candidates applies).
+  /// Shared by the environments that copy these options (a source may cache what it computes).
+  std::shared_ptr<ActionSource> actions;
 };
 
 /// One action other than No-Op.
 struct EnvCandidate {
-  int rule = -1;       // index into the environment's rules
+  int rule = -1;       // index into the environment's rules; -1 for an action that is no rewrite
+  std::string name;    // what the action is called: the rule's name, or the pass's
   GraphDiff diff;      // nodes removed from / added to the current graph
   Graph result;        // the graph after the rewrite (shares unchanged nodes)
   double cost_ms = 0;  // its cost, computed from the diff
@@ -73,6 +85,26 @@ struct EnvCandidate {
 /// does not apply.
 StatusOr<EnvCandidate> ApplyCandidate(const Graph& graph, const std::vector<rules::Rule>& rules,
                                       const rules::Match& match);
+
+/// The actions of one graph from an ActionSource.
+struct ActionSet {
+  /// The graph the candidates' diffs are against: structurally the graph asked about, and
+  /// possibly another instance of it (a source that caches results keeps one instance per
+  /// structure); the environment continues from it.
+  Graph state;
+  /// Candidates with `result`, `diff`, `touched` and `name` filled; the environment costs them.
+  std::vector<EnvCandidate> candidates;
+};
+
+/// Moves an environment offers besides the rewrites of its rules (EnvOptions::actions).
+class ActionSource {
+ public:
+  virtual ~ActionSource() = default;
+  /// E.g. "passes".
+  virtual std::string Name() const = 0;
+  /// The actions from `graph` (No-Op excluded). Errors: the source's own.
+  virtual StatusOr<ActionSet> Actions(const Graph& graph) = 0;
+};
 
 struct Observation {
   const Graph* graph = nullptr;  // the current graph (owned by the environment)
@@ -153,7 +185,8 @@ class Environment {
   void Exclude(uint64_t hash, const std::string& reason);
 
  private:
-  Status Expand();  // fills candidates_ for graph_
+  Status Expand();            // fills candidates_ for graph_
+  Status ExpandFromSource();  // Expand with options_.actions
   Observation Observe() const;
 
   const std::vector<rules::Rule>& rules_;

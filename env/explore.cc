@@ -64,6 +64,7 @@ bool Explorer::OutOfTime() const {
 rules::CandidateSet Explorer::Candidates(const ExploredState& s) const {
   rules::CandidateOptions opts;
   opts.max_candidates = limits_.max_candidates;
+  opts.rules_enabled = rules_enabled_;
   return rules::EnumerateCandidates(s.graph, rules_, opts);
 }
 

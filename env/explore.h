@@ -51,6 +51,9 @@ class Explorer {
   /// cost model cannot cost an operator of `graph`.
   StatusOr<ExploredState> Start(const Graph& graph, CostModel& cost);
 
+  /// Matches only the rules `enabled` marks (per rule; empty: every rule).
+  void RestrictRules(std::vector<uint8_t> enabled) { rules_enabled_ = std::move(enabled); }
+
   /// The candidates of `s` (at most limits.max_candidates).
   rules::CandidateSet Candidates(const ExploredState& s) const;
   /// Candidate `c` of `s` applied to a copy of its graph and costed (counted as evaluated).
@@ -92,6 +95,7 @@ class Explorer {
   int64_t evaluations_to_best_ = 0;
   int64_t ranked_ = 0;
   double rank_seconds_ = 0;
+  std::vector<uint8_t> rules_enabled_;
 };
 
 /// Checks the limits the explicit-graph searches share: a budget of at least 1 graph.

@@ -19,6 +19,7 @@ StatusOr<SearchResult> GreedySearch::Run(const Graph& graph, const std::vector<r
     REWIRE_ASSIGN_OR_RETURN(ranker, ranking.Make(limits.seed));
   }
   Explorer x(rules, limits);
+  x.RestrictRules(rules_enabled);
   REWIRE_ASSIGN_OR_RETURN(ExploredState s, x.Start(graph, cost));
   for (;;) {
     if (x.OutOfBudget()) return x.Finish(StopReason::kBudget);

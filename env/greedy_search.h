@@ -12,6 +12,9 @@ namespace rewire {
 class GreedySearch : public Search {
  public:
   RankingOptions ranking;
+  /// Per rule: 0 leaves it out (a pass applies the rules of one class, env/passes.h); empty:
+  /// every rule. Not an option of the command line.
+  std::vector<uint8_t> rules_enabled;
 
   void DeclareOptions(OptionSet& set) override;
   Status Check(const SearchLimits& limits) const override;

@@ -12,6 +12,8 @@
 //   mcts-eqsat env/eqsat/eqsat_search.h  the e-graph built by tree search (MCTS-GEB)
 //   advantage  env/advantage_search.h  progressive search guided by a candidate ranker
 //                                      (env/candidate_ranker.h; the local advantage model)
+//   passes     env/pass_searches.h     a pipeline of passes (rule classes, fold, dce, cse), and
+//   pass-beam, pass-random             the searches over pass orders (env/passes.h)
 //
 // learner/ adds the searches that run a trained agent (learner/agent_searches.h). Adding a search
 // is docs/architecture.md, "Adding a search".

@@ -4,6 +4,7 @@
 #include "env/backtrack_search.h"
 #include "env/eqsat/eqsat_search.h"
 #include "env/greedy_search.h"
+#include "env/pass_searches.h"
 #include "env/random_search.h"
 
 namespace rewire {
@@ -41,6 +42,13 @@ void AddEnvSearches(SearchRegistry& registry) {
       "advantage",
       "progressive search: cost one of the best-ranked untried candidates (--ranker), keep it if "
       "cheaper");
+  registry.Add<PassSearch>("passes",
+                           "a pipeline of passes, each run to a fixed point (--passes a,b,c; "
+                           "--policy: the order a trained agent chooses)");
+  registry.Add<PassBeamSearch>(
+      "pass-beam", "the best sequence of passes up to --depth: exhaustive, or a beam (--width)");
+  registry.Add<PassRandomSearch>(
+      "pass-random", "random orders of the pipeline's passes: the best, and the median");
 }
 
 SearchRegistry& Searches() {

@@ -52,7 +52,8 @@ class SearchRegistry {
   NamedRegistry<Entry> entries_{"search"};
 };
 
-/// Adds env/'s searches: greedy, backtrack, random, eqsat, mcts-eqsat, advantage.
+/// Adds env/'s searches: greedy, backtrack, random, eqsat, mcts-eqsat, advantage, passes,
+/// pass-beam, pass-random.
 void AddEnvSearches(SearchRegistry& registry);
 
 /// The process's registry, with env/'s searches from the first call on. Not thread-safe to

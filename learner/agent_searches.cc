@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "learner/guided_search.h"
+#include "learner/pass_search.h"
 #include "learner/rl_search.h"
 
 namespace rewire {
@@ -11,6 +12,9 @@ void AddAgentSearches(SearchRegistry& searches) {
   searches.Add<RlSearch>("rl", "a trained agent's rollouts, the cheapest graph of all (--policy)");
   searches.Add<GuidedSearch>("guided",
                              "beam search guided by a trained agent's policy and value (--policy)");
+  searches.Add<PolicyPassSearch>("passes",
+                                 "a pipeline of passes, each run to a fixed point (--passes a,b,c; "
+                                 "--policy: the order a trained agent chooses)");
 }
 
 SearchRegistry& AllSearches() {

@@ -4,6 +4,8 @@
 //           rollouts; the cheapest graph of all (learner/rl_search.h)
 //   guided  the beam search the agent proposes for and its value scores
 //           (learner/guided_search.h)
+//   passes  env/'s pipeline of passes, and with --policy the order an agent trained on pass
+//           actions chooses (learner/pass_search.h)
 // Each loads the checkpoint its --policy names, with the agent that wrote it (Agents().Load).
 // No LibTorch in this header.
 
@@ -11,7 +13,7 @@
 
 namespace rewire {
 
-/// Adds `rl` and `guided` to `searches`.
+/// Adds `rl` and `guided` to `searches`, and `passes` with --policy over env/'s.
 void AddAgentSearches(SearchRegistry& searches);
 
 /// The process's search registry (Searches()) with the agent's searches added: what

@@ -113,6 +113,9 @@ void ForEachField(Config& c, Visit&& visit) {
   visit("env", "reward_device", c.env.reward_device);
   visit("env", "reward_repeats", c.env.reward_repeats);
   visit("env", "measure_timeout_s", c.env.measure_timeout_s);
+  visit("env", "actions", c.env.actions);
+  visit("env", "passes", c.env.passes);
+  visit("env", "pass_masking", c.env.pass_masking);
   visit("gnn", "hidden", c.gnn.hidden);
   visit("gnn", "layers", c.gnn.layers);
   visit("gnn", "heads", c.gnn.heads);

@@ -90,6 +90,16 @@ struct EnvSection {
   /// Seconds one end-to-end measurement (the sparse reward's, an e2e env.cost's) may take (> 0):
   /// past it the measurement is killed and the graph is unmeasurable (docs/measured.md).
   double measure_timeout_s = 600;
+  /// What an action is: "rewrites" (every rule at every match, X-RLflow's) or "passes" (each
+  /// pass of env/passes.h that changes the graph, run to a fixed point: pass ordering,
+  /// docs/passes.md).
+  std::string actions = "rewrites";
+  /// actions = "passes": the passes offered, in pipeline syntax ("fusion,merge,fold"); "" = every
+  /// pass of the rules.
+  std::string passes;
+  /// actions = "passes": offer only passes that change the graph (false: every pass, the ones
+  /// that change nothing lead back to the same graph - the ablation of the masking).
+  bool pass_masking = true;
 };
 
 /// [gnn]: the policy/value network.

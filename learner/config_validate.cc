@@ -133,6 +133,13 @@ Status Validate(const TrainConfig& c, const Locations& at) {
   check.AtLeast("env.horizon", c.env.horizon, 1);
   check.AtLeast("env.max_candidates", c.env.max_candidates, 1);
   check.OneOf("env.cost", c.env.cost, names.cost_models);
+  check.OneOf("env.actions", c.env.actions, {"rewrites", "passes"});
+  check.Require(c.env.passes.empty() || c.env.actions == "passes", "env.passes",
+                "env.passes names the passes of env.actions = \"passes\"; env.actions is \"" +
+                    c.env.actions + "\"");
+  check.Require(c.env.pass_masking || c.env.actions == "passes", "env.pass_masking",
+                "env.pass_masking applies to env.actions = \"passes\"; env.actions is \"" +
+                    c.env.actions + "\"");
   check.OneOf("env.reward", c.env.reward, {"dense", "sparse"});
   check.Device("env.reward_device", c.env.reward_device, {"ort"});
   check.AtLeast("env.reward_repeats", c.env.reward_repeats, 1);

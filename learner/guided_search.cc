@@ -245,7 +245,7 @@ class GuidedSearcher {
       child.graph = c.result;
       child.cost_ms = c.cost_ms;
       child.path = node.path;
-      child.path.push_back(SearchStep{rules_[c.rule].name, c.cost_ms, {}});
+      child.path.push_back(SearchStep{c.name, c.cost_ms, {}});
       if (Offer(child)) {
         improved = true;
         (node.by_value ? improvements_valued_ : improvements_cost_) += 1;

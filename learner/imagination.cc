@@ -31,7 +31,7 @@ StatusOr<int> EnvImagination::Branch(Environment& env, const Graph& input, const
     // The recorded action must name the same rewrite here (the No-Op ends a real episode).
     const bool replays = !env.done() && action < env.candidates().size() &&
                          rewrite < episode.rules.size() &&
-                         rules_[env.candidates()[action].rule].name == episode.rules[rewrite];
+                         env.candidates()[action].name == episode.rules[rewrite];
     if (!replays) {
       ++counts_.diverged;
       return k;

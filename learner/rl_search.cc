@@ -14,6 +14,7 @@ StatusOr<RolloutsResult> PlayRollouts(Agent& agent, const Graph& graph,
   EnvOptions eo;
   eo.horizon = options.horizon;
   eo.max_candidates = options.max_candidates;
+  eo.actions = options.actions;
   Environment env(rules, cost, eo);
   std::mt19937_64 rng(options.seed);
   RolloutsResult out;

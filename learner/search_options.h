@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 
+#include "env/environment.h"
 #include "env/search.h"
 
 namespace rewire {
@@ -17,6 +19,8 @@ struct AgentSearchOptions {
   /// Sampled rollouts besides the greedy-policy one (the best graph of all is returned).
   int samples = 0;
   uint64_t seed = 0;
+  /// The rollouts' actions (EnvOptions::actions); null: the rules' rewrites.
+  std::shared_ptr<ActionSource> actions;
 };
 
 /// Policy-guided search (`rewire optimize --search guided`). First the policy's own rollout

@@ -21,6 +21,7 @@
 #include "cost/cost_cache.h"
 #include "cost/cost_registry.h"
 #include "cost/e2e_cost.h"
+#include "env/passes.h"
 #include "graph/clock.h"
 #include "graph/env_var.h"
 #include "graph/files.h"
@@ -119,7 +120,12 @@ StatusOr<Resources> LoadResources(const TrainConfig& c, const RunPaths& paths,
 
 std::string EnvReplayKey(const TrainConfig& c, const Resources& r,
                          const ObservationFormat& format) {
-  return "horizon " + std::to_string(c.env.horizon) + ", max_candidates " +
+  const std::string actions = c.env.actions == "passes"
+                                  ? ", actions passes " +
+                                        (c.env.passes.empty() ? "all" : c.env.passes) +
+                                        (c.env.pass_masking ? "" : " unmasked")
+                                  : "";
+  return "horizon " + std::to_string(c.env.horizon) + actions + ", max_candidates " +
          std::to_string(c.env.max_candidates) + ", cost " + r.cost->Name() + ", observations " +
          format.ToString() + ", reward " + c.env.reward;
 }
@@ -128,6 +134,13 @@ StatusOr<EnvOptions> MakeEnvOptions(const TrainConfig& c, Resources& r) {
   EnvOptions eo;
   eo.horizon = c.env.horizon;
   eo.max_candidates = static_cast<size_t>(c.env.max_candidates);
+  if (c.env.actions == "passes") {
+    // One cache of pass results for every environment of this process (PassActions).
+    StatusOr<std::shared_ptr<PassActions>> actions =
+        MakePassActions(r.rules, *r.cost, c.env.passes, c.env.pass_masking);
+    if (!actions.ok()) return actions.status().WithContext("env.passes");
+    eo.actions = std::move(actions).value();
+  }
   if (c.env.reward != "sparse") return eo;
   eo.reward = RewardMode::kSparseMeasured;
   if (!r.reward_model) {

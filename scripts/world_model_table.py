@@ -351,6 +351,51 @@ class Runs:
             return json.load(f)
 
 
+def judge_search(runs, graph, search):
+    """`search` run on `graph` with the agents' rules and judged as their final policies are
+    (ONNX Runtime, one thread, 3 rounds, the final graph only); its report (cached)."""
+    a = runs.args
+    report = os.path.join(a.out_dir, "judge", f"{tag(graph)}.search-{search}.json")
+    rules = ["--rules", a.taso_rules] if taso_space(a, graph) else []
+    cmd = [a.rewire, "optimize", "-q", *model_flags(graph), *rules, "--search", search,
+           "--runtime", "ort", "--runtime-threads", "1", "--runtime-candidates", "1",
+           "--runtime-rounds", "3", "--report", report]
+    runs.cmd(cmd, os.path.exists(report))
+    if not os.path.exists(report):
+        if a.dry_run or a.from_dir or a.no_judge:
+            return None
+        os.makedirs(os.path.dirname(report), exist_ok=True)
+        run(cmd, runs.log)
+    with open(report) as f:
+        return json.load(f)
+
+
+def render_searches(judged, results, args):
+    """RLFlow's claim: the agents' final policies against the searches, judged alike."""
+    lines = ["", "Searches judged as the final policies are (ONNX Runtime, one thread, 3 rounds; "
+             "predicted by the analytic model), against the best agent's mean measured speedup "
+             "under the measured reward:", "",
+             "| graph | search | predicted | measured in ORT (rounds faster) | world-model's "
+             "measured mean | world-model vs the best search |", "|---|---|---:|---:|---:|---:|"]
+    for graph in args.graphs:
+        wm = [r["report"].get("runtime_speedup") for r in
+              results.get((graph, "world-model", "measured"), []) if r["report"]]
+        wm_mean = statistics.fmean(wm) if wm else None
+        best = max((j.get("runtime_speedup") or 0 for (g, _), j in judged.items()
+                    if g == graph and j), default=0)
+        for (g, search), j in judged.items():
+            if g != graph or not j:
+                continue
+            vs = (f"{100.0 * (wm_mean / best - 1):+.1f}%"
+                  if wm_mean and best and j.get("runtime_speedup") == best else "")
+            lines.append(
+                f"| {graph} | {search} | {num(j.get('speedup'), '{:.3f}x')} | "
+                f"{num(j.get('runtime_speedup'), '{:.3f}x')} "
+                f"({j.get('runtime_rounds_faster', '-')}/{j.get('runtime_rounds', '-')}) | "
+                f"{num(wm_mean, '{:.3f}x')} | {vs} |")
+    return "\n".join(lines) + "\n"
+
+
 def read_text(path):
     with open(path) as f:
         return f.read()
@@ -424,6 +469,13 @@ def main():
     p.add_argument("--dry-run", action="store_true", help="print the commands only")
     p.add_argument("--from-dir", action="store_true",
                    help="train and judge nothing: the table of the runs already in --out-dir")
+    p.add_argument("--searches", nargs="*", default=[],
+                   help="searches (e.g. greedy backtrack eqsat) run on each graph and judged as "
+                        "the final policies are, for RLFlow's claim (the best search against the "
+                        "world-model agent)")
+    p.add_argument("--no-judge", action="store_true",
+                   help="train only (judging, which measures, waits for a later run on a quiet "
+                        "machine: training under the analytic reward measures nothing)")
     p.add_argument("--self-test", action="store_true", help="check the table's logic and exit")
     args = p.parse_args()
     if args.self_test:
@@ -459,6 +511,8 @@ def main():
                     run_dir, seconds = runs.train(graph, agent, reward, seed)
                     if args.from_dir and seconds is None:
                         continue  # not trained to the end (still running, or stopped)
+                    if args.no_judge:
+                        continue
                     report = runs.judge(graph, run_dir)
                     metrics = read_metrics(run_dir)
                     if not metrics:
@@ -468,6 +522,15 @@ def main():
                         {"curve": curve(metrics, reward, episodes), "report": report,
                          "seconds": seconds if seconds is not None else float("nan")})
 
+    judged_searches = {}
+    for graph in args.graphs:
+        for search in args.searches:
+            judged_searches[(graph, search)] = judge_search(runs, graph, search)
+
+    if args.no_judge and not args.dry_run:
+        print(f"trained; judge and tabulate with the same command without --no-judge "
+              f"({time.time() - start:.0f} s)")
+        return
     series_path = os.path.join(args.out_dir, "series.json")
     plot_cmd = [args.rewire, "plot", "--series", series_path, "--out", args.png, "--columns",
                 str(min(3, len(args.graphs)))]
@@ -482,6 +545,8 @@ def main():
 
     rows, notes = rows_of(results, args.graphs, args.agents, args.rewards, args.reach)
     table = render(rows, notes, args)
+    if args.searches:
+        table += render_searches(judged_searches, results, args)
     with open(os.path.join(args.out_dir, "table.md"), "w") as f:
         f.write(table)
     print(table)

@@ -12,6 +12,7 @@ CandidateSet EnumerateCandidates(const Graph& graph, const std::vector<Rule>& ru
   if (options.dedup == Dedup::kGraphHash) seen.insert(graph.Hash());  // no-op rewrites
   std::vector<std::vector<Candidate>> per_rule(rules.size());
   for (size_t r = 0; r < rules.size(); ++r) {
+    if (r < options.rules_enabled.size() && !options.rules_enabled[r]) continue;
     for (Match& m : FindMatches(graph, rules[r], static_cast<int>(r), index, &out.rejects)) {
       ++out.matches;
       Candidate c{std::move(m), 0};

@@ -28,6 +28,9 @@ enum class Dedup {
 struct CandidateOptions {
   size_t max_candidates = 500;
   Dedup dedup = Dedup::kDiffKey;
+  /// Per rule: 0 leaves it out (a pass matches the rules of one class, env/passes.h); empty:
+  /// every rule.
+  std::vector<uint8_t> rules_enabled;
 };
 
 struct Candidate {

@@ -176,7 +176,7 @@ TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
     ++keys;
   }
   // 8 run + 11 env + 3 gnn + 15 ppo + 9 world_model + 11 eval + 21 distributed
-  EXPECT_EQ(keys, 78u);
+  EXPECT_EQ(keys, 81u);
   EXPECT_NE(text.find("[world_model]\nreplay_episodes = 512\n"), std::string::npos) << text;
   // The eval's measurement keys, with their defaults (nothing measured).
   EXPECT_NE(text.find("runtime = \"\"\nruntime_threads = 1\nruntime_rounds = 5\nalso_cost = []\n"),
@@ -368,13 +368,21 @@ TEST(ConfigValidation, OutOfRangeValuesNameKeyLineAndValue) {
        "cfg.toml:2: world_model.model_learning_rate must be > 0, got 0.0"},
       {"[env]\nmax_candidates = 0\n", "cfg.toml:2: env.max_candidates must be >= 1, got 0"},
       {"[env]\nmodels = []\n", "cfg.toml:2: env.models must list at least one model"},
+      {"[env]\nactions = \"pass\"\n",
+       "cfg.toml:2: env.actions must be one of rewrites|passes, got 'pass' (did you mean "
+       "'passes'?)"},
+      {"[env]\npasses = \"fusion\"\n",
+       "cfg.toml:2: env.passes names the passes of env.actions = \"passes\"; env.actions is "
+       "\"rewrites\""},
       {"[env]\ncost = \"gpu\"\n",
        "cfg.toml:2: env.cost must be one of "
-       "analytic|cpu|cuda|ort|e2e:ort|e2e:reference|e2e:cuda|learned:PATH, got 'gpu' (did you "
+       "analytic|cpu|cuda|ort|e2e:ort|e2e:reference|e2e:cuda|learned:PATH|operators, got 'gpu' "
+       "(did you "
        "mean 'cpu'?)"},
       {"[env]\ncost = \"learned:\"\n",
        "cfg.toml:2: env.cost must be one of "
-       "analytic|cpu|cuda|ort|e2e:ort|e2e:reference|e2e:cuda|learned:PATH, got 'learned:'"},
+       "analytic|cpu|cuda|ort|e2e:ort|e2e:reference|e2e:cuda|learned:PATH|operators, got "
+       "'learned:'"},
       {"[gnn]\nhidden = 4\nheads = 1\n", "cfg.toml:2: gnn.hidden must be >= 8, got 4"},
       {"[gnn]\nlayers = 0\n", "cfg.toml:2: gnn.layers must be >= 1, got 0"},
       {"[gnn]\nheads = 0\n", "cfg.toml:2: gnn.heads must be >= 1, got 0"},
@@ -476,7 +484,8 @@ TEST(ConfigValidation, ModelsMustBeZooModelsOrOnnxFiles) {
 TEST(ConfigValidation, BaselinesMustBeKnownAndDistinct) {
   EXPECT_EQ(ErrorOf("[eval]\nbaselines = [\"greedy\", \"beam\"]\n"),
             "cfg.toml:2: eval.baselines[1] must be one of "
-            "greedy|backtrack|random|eqsat|mcts-eqsat|advantage|rl|guided, got 'beam'");
+            "greedy|backtrack|random|eqsat|mcts-eqsat|advantage|passes|pass-beam|pass-random|rl|"
+            "guided, got 'beam'");
   EXPECT_EQ(ErrorOf("[eval]\nbaselines = [\"greedy\",\n \"greedy\"]\n"),
             "cfg.toml:3: eval.baselines lists 'greedy' twice");
   EXPECT_TRUE(ParseOrDie("[eval]\nbaselines = []\n").eval.baselines.empty());
