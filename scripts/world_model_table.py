@@ -319,7 +319,7 @@ class Runs:
         stale = os.path.exists(config) and read_text(config) != text
         cached = os.path.exists(done) and not stale
         self.cmd([a.rewire, "train", "-q", "--config", config], cached)
-        if a.dry_run or a.from_dir:
+        if a.dry_run or a.from_dir or a.judge_only:
             seconds = json.loads(read_text(done))["seconds"] if os.path.exists(done) else None
             return run_dir, seconds
         if stale:
@@ -473,6 +473,9 @@ def main():
                    help="searches (e.g. greedy backtrack eqsat) run on each graph and judged as "
                         "the final policies are, for RLFlow's claim (the best search against the "
                         "world-model agent)")
+    p.add_argument("--judge-only", action="store_true",
+                   help="train nothing: judge the runs already trained (on a quiet machine) and "
+                        "make the table")
     p.add_argument("--no-judge", action="store_true",
                    help="train only (judging, which measures, waits for a later run on a quiet "
                         "machine: training under the analytic reward measures nothing)")
@@ -509,7 +512,7 @@ def main():
             for agent in args.agents:
                 for seed in args.seeds:
                     run_dir, seconds = runs.train(graph, agent, reward, seed)
-                    if args.from_dir and seconds is None:
+                    if (args.from_dir or args.judge_only) and seconds is None:
                         continue  # not trained to the end (still running, or stopped)
                     if args.no_judge:
                         continue
