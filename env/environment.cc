@@ -42,50 +42,36 @@ StatusOr<EnvCandidate> ApplyCandidate(const Graph& graph, const std::vector<rule
 Environment::Environment(const std::vector<rules::Rule>& rules, CostModel& cost, EnvOptions options)
     : rules_(rules), cost_(cost), options_(options) {}
 
-Status Environment::ExpandFromSource() {
-  const auto t0 = Clock::now();
-  REWIRE_ASSIGN_OR_RETURN(ActionSet set, options_.actions->Actions(graph_));
-  if (!SameNodes(set.state, graph_)) {
-    // The source continues from its own instance of this graph: the same structure and cost, so
-    // rewards and the episode are unchanged; only the node ids the candidates refer to differ.
-    graph_ = std::move(set.state);
-    REWIRE_ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost_, graph_));
-    table_ = std::move(table);
-  }
-  const auto t1 = Clock::now();
-  for (EnvCandidate& e : set.candidates) {
-    if (!excluded_.empty() && excluded_.count(e.result.Hash())) {
-      ++timings_.dropped_candidates;
-      continue;
-    }
-    StatusOr<double> delta = table_->DiffCostMs(e.result, e.diff, &e.cost_updates);
-    if (!delta.ok() && IsUnmeasurable(delta.status())) {
-      Exclude(e.result.Hash(), delta.status().message());
-      ++timings_.dropped_candidates;
-      continue;
-    }
-    REWIRE_RETURN_IF_ERROR(delta.status());
-    e.cost_ms = table_->total_ms() + *delta;
-    candidates_.push_back(std::move(e));
-  }
-  timings_.enumerate_s += std::chrono::duration<double>(t1 - t0).count();
-  timings_.apply_s += SecondsSince(t1);
-  ++timings_.expansions;
-  timings_.candidates += static_cast<int64_t>(candidates_.size());
-  return Status::Ok();
-}
-
 Status Environment::Expand() {
   candidates_.clear();
-  if (options_.actions) return ExpandFromSource();
-  rules::CandidateOptions opts;
-  opts.max_candidates = options_.max_candidates;
   const auto t0 = Clock::now();
-  const rules::CandidateSet set = rules::EnumerateCandidates(graph_, rules_, opts);
-  const auto t1 = Clock::now();
-  candidates_.reserve(set.candidates.size());
-  for (const auto& c : set.candidates) {
-    REWIRE_ASSIGN_OR_RETURN(EnvCandidate e, ApplyCandidate(graph_, rules_, c.match));
+  std::vector<EnvCandidate> offered;
+  Clock::time_point t1;
+  if (options_.actions) {
+    REWIRE_ASSIGN_OR_RETURN(ActionSet set, options_.actions->Actions(graph_));
+    if (!SameNodes(set.state, graph_)) {
+      // The source continues from its own instance of this graph: the same structure and cost,
+      // so rewards and the episode are unchanged; only the node ids the candidates refer to
+      // differ.
+      graph_ = std::move(set.state);
+      REWIRE_ASSIGN_OR_RETURN(CostTable table, CostTable::Build(cost_, graph_));
+      table_ = std::move(table);
+    }
+    offered = std::move(set.candidates);
+    t1 = Clock::now();
+  } else {
+    rules::CandidateOptions opts;
+    opts.max_candidates = options_.max_candidates;
+    const rules::CandidateSet set = rules::EnumerateCandidates(graph_, rules_, opts);
+    t1 = Clock::now();
+    offered.reserve(set.candidates.size());
+    for (const auto& c : set.candidates) {
+      REWIRE_ASSIGN_OR_RETURN(EnvCandidate e, ApplyCandidate(graph_, rules_, c.match));
+      offered.push_back(std::move(e));
+    }
+  }
+  candidates_.reserve(offered.size());
+  for (EnvCandidate& e : offered) {
     // Hashing every candidate costs time: only once some graph is excluded.
     if (!excluded_.empty() && excluded_.count(e.result.Hash())) {
       ++timings_.dropped_candidates;

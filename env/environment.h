@@ -185,8 +185,7 @@ class Environment {
   void Exclude(uint64_t hash, const std::string& reason);
 
  private:
-  Status Expand();            // fills candidates_ for graph_
-  Status ExpandFromSource();  // Expand with options_.actions
+  Status Expand();  // fills candidates_ for graph_
   Observation Observe() const;
 
   const std::vector<rules::Rule>& rules_;

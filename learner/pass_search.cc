@@ -17,10 +17,6 @@ void PolicyPassSearch::DeclareOptions(OptionSet& set) {
   set.Add("horizon", &horizon, "--policy: passes per order at most").AtLeast(1);
 }
 
-Status PolicyPassSearch::Check(const SearchLimits& limits) const {
-  return PassSearch::Check(limits);
-}
-
 StatusOr<SearchResult> PolicyPassSearch::Run(const Graph& graph,
                                              const std::vector<rules::Rule>& rules, CostModel& cost,
                                              const SearchLimits& limits) {

@@ -20,7 +20,6 @@ class PolicyPassSearch : public PassSearch {
   int horizon = 16;  // passes per order at most
 
   void DeclareOptions(OptionSet& set) override;
-  Status Check(const SearchLimits& limits) const override;
   StatusOr<SearchResult> Run(const Graph& graph, const std::vector<rules::Rule>& rules,
                              CostModel& cost, const SearchLimits& limits) override;
 };

@@ -10,6 +10,17 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def model_flags(graph):
+    """`rewire optimize`'s model flags for a model spec: an ONNX path as it is, a zoo spec
+    name:key=value,... as --model name --key value."""
+    name, _, params = graph.partition(":")
+    flags = ["--model", name]
+    for item in filter(None, params.split(",")):
+        key, _, value = item.partition("=")
+        flags += ["--" + key.replace("_", "-"), value]
+    return flags
+
+
 def run(cmd, log):
     """Runs `cmd` in the repository, its command line and output appended to `log`; on failure
     exits naming the command and the log."""

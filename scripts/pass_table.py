@@ -27,24 +27,12 @@ import statistics
 import sys
 import time
 
-from logged_run import REPO, run, train_once
+from logged_run import REPO, model_flags, run, train_once
 
 FOLD_A = ["gpt2", "vit", "resnext50", "tt"]
 FOLD_B = ["bert", "resnet50", "squeezenet"]
 # The seed paper's figures (Ganai et al., operations removed against XLA's default order).
 SEED = "GPT-2 training graphs: 13.3% fewer operations; GPT-2, BERT and ResNet graphs: 10.4%"
-
-
-def model_flags(graph):
-    """`rewire optimize`'s model flags: an ONNX path, or a zoo spec name:key=value,..."""
-    if graph.endswith(".onnx"):
-        return ["--model", graph]
-    name, _, params = graph.partition(":")
-    flags = ["--model", name]
-    for item in filter(None, params.split(",")):
-        key, _, value = item.partition("=")
-        flags += ["--" + key.replace("_", "-"), value]
-    return flags
 
 
 def tag(graph):

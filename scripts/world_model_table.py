@@ -43,7 +43,7 @@ import statistics
 import sys
 import time
 
-from logged_run import run, train_once
+from logged_run import model_flags, run, train_once
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -254,6 +254,12 @@ def series_json(results, graphs, agents, rewards, notes, reach):
 # Runs
 # ---------------------------------------------------------------------------------------------
 
+# How final policies and searches are judged: the final graph only, in ONNX Runtime at one thread,
+# against the input in 3 alternating rounds.
+JUDGE = ["--runtime", "ort", "--runtime-threads", "1", "--runtime-candidates", "1",
+         "--runtime-rounds", "3"]
+
+
 def tag(graph):
     """A file-name form of a model spec ("bert:layers=2" -> "bert-layers2")."""
     return re.sub(r"[^A-Za-z0-9_.-]", "", graph.replace(":", "-").replace(",", "-"))
@@ -261,16 +267,6 @@ def tag(graph):
 
 def taso_space(args, graph):
     return args.taso_pb is not None and graph.startswith(TASO_SPACE)
-
-
-def model_flags(graph):
-    """`rewire optimize`'s flags for a model spec: name:key=value,... -> --model name --key v."""
-    name, _, params = graph.partition(":")
-    flags = ["--model", name]
-    for item in filter(None, params.split(",")):
-        key, _, value = item.partition("=")
-        flags += ["--" + key.replace("_", "-"), value]
-    return flags
 
 
 def toml_value(text):
@@ -338,8 +334,7 @@ class Runs:
         report = self.report_path(os.path.basename(run_dir))
         rules = ["--rules", a.taso_rules] if taso_space(a, graph) else []
         cmd = [a.rewire, "optimize", "-q", *model_flags(graph), *rules, "--search", "rl",
-               "--policy", os.path.join(run_dir, "checkpoints", "latest.pt"), "--runtime", "ort",
-               "--runtime-threads", "1", "--runtime-candidates", "1", "--runtime-rounds", "3",
+               "--policy", os.path.join(run_dir, "checkpoints", "latest.pt"), *JUDGE,
                "--report", report]
         self.cmd(cmd, os.path.exists(report))
         if not os.path.exists(report):
@@ -358,8 +353,7 @@ def judge_search(runs, graph, search):
     report = os.path.join(a.out_dir, "judge", f"{tag(graph)}.search-{search}.json")
     rules = ["--rules", a.taso_rules] if taso_space(a, graph) else []
     cmd = [a.rewire, "optimize", "-q", *model_flags(graph), *rules, "--search", search,
-           "--runtime", "ort", "--runtime-threads", "1", "--runtime-candidates", "1",
-           "--runtime-rounds", "3", "--report", report]
+           *JUDGE, "--report", report]
     runs.cmd(cmd, os.path.exists(report))
     if not os.path.exists(report):
         if a.dry_run or a.from_dir or a.no_judge:
