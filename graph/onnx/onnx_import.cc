@@ -217,6 +217,15 @@ const Literal* Importer::Foldable(const std::string& name) {
   return nullptr;
 }
 
+bool Importer::IsConstant(const std::string& name) const {
+  std::shared_ptr<Value> v = Lookup(name);
+  if (!v || !v->unusable.empty()) return false;
+  if (v->lit || v->init) return true;
+  if (!v->ref) return false;
+  const OpType op = graph_.node(v->ref->node).op;
+  return op == OpType::kWeight || op == OpType::kConstant;
+}
+
 StatusOr<Shape> Importer::ShapeOf(const std::string& name) {
   std::shared_ptr<Value> v = Lookup(name);
   if (!v) return Fail("value '" + name + "' is not defined");

@@ -176,7 +176,15 @@ StatusOr<bool> Importer::ImportBinary(const NodeProto& node, OpType op) {
   REWIRE_ASSIGN_OR_RETURN(DType a, InputDType(node, 0));
   REWIRE_ASSIGN_OR_RETURN(DType b, InputDType(node, 1));
   if (a != b || a == DType::kBool || (op == OpType::kPow && a != DType::kFloat32)) return false;
-  REWIRE_RETURN_IF_ERROR(Emit(node, op, Inputs(node), {}));
+  std::vector<std::string> inputs = Inputs(node);
+  // Add and Mul commute exactly (also under broadcasting): a constant operand goes second, the
+  // order in which rewire's rules and zoo write a bias or a scale (`Add(MatMul(x, w), b)`).
+  // PyTorch writes a biased linear as `Add(b, MatMul(x, w))`, which no rule would match.
+  if ((op == OpType::kAdd || op == OpType::kMul) && IsConstant(inputs[0]) &&
+      !IsConstant(inputs[1])) {
+    std::swap(inputs[0], inputs[1]);
+  }
+  REWIRE_RETURN_IF_ERROR(Emit(node, op, inputs, {}));
   return true;
 }
 

@@ -71,6 +71,9 @@ class Importer {
   StatusOr<const Literal*> ConstantOf(const std::string& name);
   /// A constant that may be folded (not a Weight); nullptr otherwise.
   const Literal* Foldable(const std::string& name);
+  /// Whether `name` is known at import time: a literal, an initializer, or a Weight or Constant
+  /// leaf already in the graph.
+  bool IsConstant(const std::string& name) const;
   StatusOr<Shape> ShapeOf(const std::string& name);
   StatusOr<TensorType> TypeOf(const std::string& name);
   StatusOr<Literal> StaticInput(const NodeProto& node, int index, const char* what);

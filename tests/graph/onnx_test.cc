@@ -13,6 +13,8 @@
 #include <fstream>
 #include <random>
 
+#include "graph/rules/matcher.h"
+#include "graph/rules/rule.h"
 #include "graph/weights.h"
 #include "tests/graph/onnx_test_graphs.h"
 #include "tests/graph/test_util.h"
@@ -384,6 +386,69 @@ TEST(OnnxImport, IdentityIsAliasedAndUnknownOpsBecomeOpaque) {
   EXPECT_EQ(topk.TypeName(), "TopK");
   EXPECT_EQ(topk.attrs.GetInt("axis"), -1);
   EXPECT_EQ(topk.outputs[1], (TensorType{DType::kInt64, {1, 3}}));
+  EXPECT_EQ(RoundTrip(*g).Hash(), g->Hash());
+}
+
+// configs/rules/algebraic.rules' `alg_matmul_add_to_gemm`: the bias second, as every rule writes
+// it.
+constexpr const char* kMatMulAddToGemm = R"(
+rule matmul_add_to_gemm
+  class algebraic
+  source
+    m = MatMul(a, b; activation="none")
+    y = Add(m, c)
+  where
+    rank(a) == 2
+    rank(b) == 2
+    rank(c) <= 2
+    !is_weight(y)
+  target
+    z = Gemm(a, b, c)
+  outputs y -> z
+  check a=[3,4] b=[4,5] c=[5]
+  check a=[2,6] b=[6,3] c=[2,3]
+end
+)";
+
+TEST(OnnxImport, AConstantOperandOfAddOrMulGoesSecond) {
+  // As PyTorch writes a biased linear: Add(bias, MatMul(x, w)); then a scale first, Mul(s, .),
+  // an Add of two computed values and a Sub, which does not commute.
+  GraphPb m;
+  m.inputs.push_back(Info("x", kFloat, {4, 8}));
+  m.inits.push_back(Floats("w", {8, 6}, std::vector<float>(48, 0.25f)));
+  m.inits.push_back(Floats("b", {6}, std::vector<float>(6, 1.f)));
+  m.inits.push_back(Floats("s", {6}, std::vector<float>(6, 2.f)));
+  m.nodes.push_back(OnnxNode("MatMul", {"x", "w"}, {"mm"}));
+  m.nodes.push_back(OnnxNode("Add", {"b", "mm"}, {"lin"}));
+  m.nodes.push_back(OnnxNode("Mul", {"s", "lin"}, {"scaled"}));
+  m.nodes.push_back(OnnxNode("MatMul", {"x", "w"}, {"mm2"}));
+  m.nodes.push_back(OnnxNode("Add", {"scaled", "mm2"}, {"y"}));
+  m.nodes.push_back(OnnxNode("Sub", {"b", "mm2"}, {"z"}));
+  m.outputs.push_back(Info("y", kFloat, {4, 6}));
+  m.outputs.push_back(Info("z", kFloat, {4, 6}));
+  auto g = ImportOnnxBytes(Model(m), "torch_linear.onnx");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const NodeId mm2 = g->node(g->outputs()[1].value.node).inputs[1].node;
+  ASSERT_EQ(g->node(mm2).op, OpType::kMatMul);
+  const Node& y = g->node(g->outputs()[0].value.node);
+  ASSERT_EQ(y.op, OpType::kAdd);
+  EXPECT_EQ(y.inputs[1].node, mm2);  // two computed operands: the file's order
+  const Node& scaled = g->node(y.inputs[0].node);
+  ASSERT_EQ(scaled.op, OpType::kMul);
+  EXPECT_EQ(g->node(scaled.inputs[1].node).op, OpType::kWeight);
+  const NodeId lin = scaled.inputs[0].node;
+  ASSERT_EQ(g->node(lin).op, OpType::kAdd);
+  EXPECT_EQ(g->node(g->node(lin).inputs[0].node).op, OpType::kMatMul);
+  EXPECT_EQ(g->node(lin).inputs[1].node, g->FindNode("b"));
+  const Node& z = g->node(g->outputs()[1].value.node);
+  ASSERT_EQ(z.op, OpType::kSub);
+  EXPECT_EQ(z.inputs[0].node, g->FindNode("b"));  // Sub keeps its order
+  // So the rules' `Add(MatMul(a, b), c)` finds the linear layer.
+  auto rules = rules::ParseRules(kMatMulAddToGemm, "gemm.rules");
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  const rules::MatchIndex index(*g);
+  const auto matches = rules::FindMatches(*g, rules->at(0), 0, index);
+  ASSERT_EQ(matches.size(), 1u);
   EXPECT_EQ(RoundTrip(*g).Hash(), g->Hash());
 }
 
