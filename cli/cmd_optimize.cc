@@ -105,8 +105,15 @@ void PrintReport(const OptimizeReport& r, double rtol, int operators_before) {
         m.budget_left >= 0 ? (", " + std::to_string(m.budget_left) + " left of the budget").c_str()
                            : "");
   }
-  std::printf("initial cost     %.4f ms\n", s.initial_cost_ms);
-  std::printf("final cost       %.4f ms\n", done.final_cost_ms);
+  // A model that counts (`--cost operators`) prints whole numbers in its unit, not milliseconds.
+  const bool ms = r.cost_unit == "ms";
+  const auto cost = [&](double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ms ? "%.4f %s" : "%.0f %s", v, r.cost_unit.c_str());
+    return std::string(buf);
+  };
+  std::printf("initial cost     %s\n", cost(s.initial_cost_ms).c_str());
+  std::printf("final cost       %s\n", cost(done.final_cost_ms).c_str());
   std::printf("speedup          %.3fx\n", speedup);
   std::printf("operators        %d -> %d\n", operators_before, done.graph.NumOperators());
   if (s.path_note.empty() || !s.steps.empty())
@@ -114,7 +121,7 @@ void PrintReport(const OptimizeReport& r, double rtol, int operators_before) {
   else
     std::printf("rewrites         none in sequence: %s\n", s.path_note.c_str());
   for (const SearchStep& step : s.steps)
-    std::printf("  %-44s %.4f ms\n", step.rule.c_str(), step.cost_ms);
+    std::printf("  %-44s %s\n", step.rule.c_str(), cost(step.cost_ms).c_str());
   for (const auto& [label, text] : s.summary) std::printf("%-17s%s\n", label.c_str(), text.c_str());
   std::printf("verified         %s (max abs error %.3g, max rel error %.3g, tolerance %.0e)\n",
               v.verified ? "yes" : "NO", v.max_abs, v.max_rel, rtol);

@@ -94,6 +94,10 @@ class CostModel {
   /// Short description for reports, e.g. "analytic(h100)" or "cpu(cpu_dev, 2 threads)".
   virtual std::string Name() const = 0;
 
+  /// The unit of its costs, for what reports print: "ms" for every model that estimates or
+  /// measures time, what it counts for one that counts (`--cost operators`: "operators").
+  virtual std::string unit() const { return "ms"; }
+
   /// True when a graph costs the sum of its operators' NodeCostMs (the default). A whole-graph
   /// model returns false and overrides GraphCostMs.
   virtual bool additive() const { return true; }

@@ -14,6 +14,7 @@ namespace rewire {
 class OperatorCountModel : public CostModel {
  public:
   std::string Name() const override { return "operators"; }
+  std::string unit() const override { return "operators"; }
 
  protected:
   StatusOr<double> OpCostMs(const Graph& graph, const Node& node) override { return 1.0; }

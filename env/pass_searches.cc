@@ -20,6 +20,12 @@ std::string Fixed(double v, int digits) {
   return buf;
 }
 
+/// A cost in its model's unit: "0.0883 ms", or "22 operators" for a model that counts.
+std::string CostText(const CostModel& cost, double v) {
+  const std::string unit = cost.unit();
+  return Fixed(v, unit == "ms" ? 4 : 0) + " " + unit;
+}
+
 /// The pass set of `rules` and a cache of its own, for one search run.
 StatusOr<std::shared_ptr<PassCache>> NewCache(const std::vector<rules::Rule>& rules,
                                               CostModel& cost, const PassOptions& options) {
@@ -76,9 +82,11 @@ StatusOr<SearchResult> RunPipelineSearch(const Graph& graph, PassCache& cache,
       r.steps.push_back(std::move(step));
     }
     trail += " -" + name + "-> " + std::to_string(ops);
-    r.summary.emplace_back("pass " + std::to_string(k + 1) + " " + name,
-                           std::to_string(o.changes) + " change(s): " + std::to_string(ops) +
-                               " operators, cost " + Fixed(current_cost, 4) + " ms");
+    // Under a counting model the cost is the operator count already said.
+    r.summary.emplace_back(
+        "pass " + std::to_string(k + 1) + " " + name,
+        std::to_string(o.changes) + " change(s): " + std::to_string(ops) + " operators" +
+            (cost.unit() == "ms" ? ", cost " + CostText(cost, current_cost) : std::string()));
   }
   r.best = std::move(current);
   r.final_cost_ms = current_cost;
@@ -257,10 +265,10 @@ StatusOr<SearchResult> PassRandomSearch::Run(const Graph& graph,
   r.stats.Set("worst_cost_ms", sorted.back().cost_ms);
   SetCacheStats(r, *cache);
   r.summary.emplace_back("orders", std::to_string(tried.size()) + " random orders: best " +
-                                       Fixed(sorted[0].cost_ms, 4) + " ms, median " +
-                                       Fixed(median.cost_ms, 4) + " ms (" +
+                                       CostText(cost, sorted[0].cost_ms) + ", median " +
+                                       CostText(cost, median.cost_ms) + " (" +
                                        std::to_string(median.operators) + " operators), worst " +
-                                       Fixed(sorted.back().cost_ms, 4) + " ms");
+                                       CostText(cost, sorted.back().cost_ms));
   r.seconds = SecondsSince(start);
   return r;
 }

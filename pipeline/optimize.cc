@@ -94,6 +94,7 @@ StatusOr<OptimizeReport> OptimizePipeline::Run(const Graph& input,
   report.label = q.label;
   report.search = q.search;
   report.cost_model = cost.Name();
+  report.cost_unit = cost.unit();
   report.onnx_custom_ops = q.finish.onnx.custom_ops;
   report.nodes_before = input.num_nodes();
   report.latency.tolerance = q.latency.device_rtol;

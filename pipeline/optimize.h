@@ -76,8 +76,9 @@ struct LatencyReport {
 /// Everything one run of the pipeline found and decided.
 struct OptimizeReport {
   std::string label;
-  std::string search;      // the search's name
-  std::string cost_model;  // CostModel::Name()
+  std::string search;            // the search's name
+  std::string cost_model;        // CostModel::Name()
+  std::string cost_unit = "ms";  // CostModel::unit(): what the costs below count
   /// The search's statistics and rewrites (its graph is moved into `result.graph`).
   SearchResult search_result;
   /// The folded, costed, verified result (result.equivalence says whether it matches).

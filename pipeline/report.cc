@@ -85,6 +85,7 @@ Json ReportJson(const OptimizeReport& r) {
   js["model"] = r.label;
   js["search"] = r.search;
   js["cost_model"] = r.cost_model;
+  js["cost_unit"] = r.cost_unit;  // the unit of the *_cost_ms figures ("ms" unless it counts)
   js["initial_cost_ms"] = JsonDecimal(s.initial_cost_ms);
   js["final_cost_ms"] = JsonDecimal(done.final_cost_ms);
   js["speedup"] = JsonDecimal(Ratio(s.initial_cost_ms, done.final_cost_ms));

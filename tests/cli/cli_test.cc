@@ -195,6 +195,26 @@ double PrintedNumber(const std::string& output, const std::string& label) {
   return std::atof(output.c_str() + at + 1 + label.size());
 }
 
+TEST(CliOptimize, ACountingCostModelPrintsItsUnitNotMilliseconds) {
+  TempDir dir;
+  auto r = Rewire(
+      "optimize --model squeezenet --passes fold,merge,fusion --cost operators -q "
+      "--report " +
+      Quote(dir / "report.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Json report = testing::ReadJson(dir / "report.json");
+  EXPECT_EQ(JsonStringAt(report, "cost_unit"), "operators");
+  const double initial = JsonNumberAt(report, "initial_cost_ms").value_or(-1);
+  const double final_cost = JsonNumberAt(report, "final_cost_ms").value_or(-1);
+  EXPECT_GT(initial, final_cost);
+  EXPECT_EQ(PrintedNumber(r.output, "initial cost"), initial);
+  EXPECT_EQ(PrintedNumber(r.output, "final cost"), final_cost);
+  char line[64];
+  std::snprintf(line, sizeof line, "final cost       %.0f operators\n", final_cost);
+  EXPECT_NE(r.output.find(line), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find(" ms\n"), std::string::npos) << r.output;
+}
+
 TEST(CliOptimize, WritesAVerifiedOnnxAndAReport) {
   TempDir dir;
   auto r = Rewire(
