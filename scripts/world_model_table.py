@@ -22,6 +22,11 @@ real measurements (the smaller of the agents' totals, each the least over its se
 final policy's greedy rollout (`rewire optimize --search rl`) predicted by the analytic cost and
 measured end to end in ONNX Runtime at one thread (3 alternating rounds against the input).
 
+Below the table: with --searches, those searches judged as the final policies are (RLFlow's
+claim), and the world model's own quality on each update's new real episodes (its `world/*`
+metrics: one-step reward error, return error, latent error, and the drift of imagined returns
+over k = 1, 4, 16 steps).
+
 It writes OUT_DIR/table.md, OUT_DIR/series.json (the curves of the measured reward, one panel per
 graph, in `rewire plot`'s format) and the PNG (`rewire plot`, --png). Runs are kept in --out-dir;
 a finished training run is not trained again unless its config changed.
@@ -216,6 +221,71 @@ def render(rows, notes, args):
               "mean return R (measured end to end), under the analytic reward the analytic cost's "
               "prediction. Where a run records no measurements (the analytic reward) its real "
               "episodes stand for them."]
+    return "\n".join(lines) + "\n"
+
+
+# The world model's own quality, from its runs' `world/*` metrics: each update logs them on its
+# new real episodes before the model trains on them (update 1 has no model to judge).
+DRIFT_K = (1, 4, 16)
+LAST = 5  # the last updates of the "(last 5)" column
+
+
+def mean_metric(runs, key, last=None, transform=None):
+    """The mean of a metric over the runs' updates that log a finite value (the last `last` of
+    each run when given); nan without any."""
+    values = []
+    for r in runs:
+        ms = r["metrics"][-last:] if last else r["metrics"]
+        values += [transform(m[key]) if transform else m[key] for m in ms if finite(m.get(key))]
+    return statistics.fmean(values) if values else float("nan")
+
+
+def quality_rows(results, graphs, rewards):
+    """Per graph and reward, the world-model runs' quality: one-step reward error and whole-episode
+    return error (percentage points), the latent (dynamics) error relative to the successors'
+    mean square, and the k-step drift of imagined returns (k = 1, 4, 16) on the exact graphs and
+    in the latent dream; under the measured reward only whole episodes carry a label."""
+    rows = []
+    for graph in graphs:
+        for reward in rewards:
+            runs = [r for r in results.get((graph, "world-model", reward), []) if r["metrics"]]
+            if not runs:
+                continue
+            judged_runs = [{"metrics": r["metrics"][1:]} for r in runs]
+            row = {"graph": graph, "reward": reward, "runs": len(runs),
+                   "reward_error": mean_metric(judged_runs, "world/reward_error"),
+                   "return_error": mean_metric(judged_runs, "world/return_error"),
+                   "return_error_last": mean_metric(judged_runs, "world/return_error", LAST),
+                   "real_return": mean_metric(judged_runs, "charts/episodic_return",
+                                              transform=abs),
+                   "latent_error": mean_metric(judged_runs, "world/latent_error")}
+            for k in DRIFT_K:
+                for kind in ("exact", "latent"):
+                    row[f"{kind}_k{k}"] = mean_metric(judged_runs, f"world/drift_{kind}_k{k}")
+            rows.append(row)
+    return rows
+
+
+def render_quality(rows):
+    if not rows:
+        return ""
+    ks = "/".join(map(str, DRIFT_K))
+    lines = ["", "The world model's quality on each update's new real episodes, before it trains "
+             "on them (`world/*` metrics; mean over updates 2 to the last of every world-model "
+             "run; returns and errors in percentage points of the input's cost; drift: mean "
+             "|imagined - real| return over k-step windows, dense reward only):", "",
+             "| graph | reward | runs | one-step reward error | return error (all updates) | "
+             f"(last {LAST}) | mean \\|real return\\| | latent error (relative) | drift k={ks}, "
+             f"exact graphs | drift k={ks}, latent dream |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        exact = " / ".join(num(r[f"exact_k{k}"], "{:.4f}") for k in DRIFT_K)
+        latent = " / ".join(num(r[f"latent_k{k}"], "{:.4f}") for k in DRIFT_K)
+        lines.append(
+            f"| {r['graph']} | {r['reward']} | {r['runs']} | {num(r['reward_error'], '{:.4f}')} | "
+            f"{num(r['return_error'], '{:.3f}')} | {num(r['return_error_last'], '{:.3f}')} | "
+            f"{num(r['real_return'], '{:.1f}')} | {num(r['latent_error'], '{:.4f}')} | {exact} | "
+            f"{latent} |")
     return "\n".join(lines) + "\n"
 
 
@@ -429,6 +499,14 @@ def self_test():
     s = series_json(results, ["g", "h"], AGENTS, ["measured"], notes, 0.95)
     assert [x["label"] for x in s["panels"][0]["series"]] == AGENTS + ["95% of ppo-gnn's final"]
     assert [x["label"] for x in s["panels"][1]["series"]] == AGENTS, s
+    wm = [{"charts/episodic_return": -r, "world/return_error": e, "world/reward_error": None,
+           "world/drift_exact_k4": d} for r, e, d in [(9, None, None), (4, 2, 0.5), (8, 6, 1.5)]]
+    results[("g", "world-model", "measured")][0]["metrics"] = wm
+    results[("g", "ppo-gnn", "measured")][0]["metrics"] = m
+    q = quality_rows(results, ["g"], ["measured"])
+    assert len(q) == 1 and q[0]["runs"] == 1 and q[0]["return_error"] == 4, q
+    assert q[0]["real_return"] == 6 and q[0]["exact_k4"] == 1 and math.isnan(q[0]["reward_error"])
+    assert "| g | measured | 1 | - | 4.000 |" in render_quality(q), render_quality(q)
     print("self-test: ok")
 
 
@@ -517,6 +595,7 @@ def main():
                     episodes = args.wm_episodes if agent == "world-model" else args.episodes
                     results.setdefault((graph, agent, reward), []).append(
                         {"curve": curve(metrics, reward, episodes), "report": report,
+                         "metrics": metrics,
                          "seconds": seconds if seconds is not None else float("nan")})
 
     judged_searches = {}
@@ -544,6 +623,7 @@ def main():
     table = render(rows, notes, args)
     if args.searches:
         table += render_searches(judged_searches, results, args)
+    table += render_quality(quality_rows(results, args.graphs, args.rewards))
     with open(os.path.join(args.out_dir, "table.md"), "w") as f:
         f.write(table)
     print(table)
