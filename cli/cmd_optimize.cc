@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/option_set_cli.h"
 #include "cost/cost_registry.h"
+#include "cost/cost_text.h"
 #include "graph/clock.h"
 #include "graph/files.h"
 #include "learner/agent_searches.h"
@@ -106,12 +107,7 @@ void PrintReport(const OptimizeReport& r, double rtol, int operators_before) {
                            : "");
   }
   // A model that counts (`--cost operators`) prints whole numbers in its unit, not milliseconds.
-  const bool ms = r.cost_unit == "ms";
-  const auto cost = [&](double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, ms ? "%.4f %s" : "%.0f %s", v, r.cost_unit.c_str());
-    return std::string(buf);
-  };
+  const auto cost = [&](double v) { return CostText(v, r.cost_unit); };
   std::printf("initial cost     %s\n", cost(s.initial_cost_ms).c_str());
   std::printf("final cost       %s\n", cost(done.final_cost_ms).c_str());
   std::printf("speedup          %.3fx\n", speedup);

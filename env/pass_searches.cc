@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "cost/cost_text.h"
 #include "cost/operator_cost.h"
 #include "env/explore.h"
 #include "graph/clock.h"
@@ -13,18 +14,6 @@
 namespace rewire {
 
 namespace {
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
-
-/// A cost in its model's unit: "0.0883 ms", or "22 operators" for a model that counts.
-std::string CostText(const CostModel& cost, double v) {
-  const std::string unit = cost.unit();
-  return Fixed(v, unit == "ms" ? 4 : 0) + " " + unit;
-}
 
 /// The pass set of `rules` and a cache of its own, for one search run.
 StatusOr<std::shared_ptr<PassCache>> NewCache(const std::vector<rules::Rule>& rules,
@@ -86,7 +75,8 @@ StatusOr<SearchResult> RunPipelineSearch(const Graph& graph, PassCache& cache,
     r.summary.emplace_back(
         "pass " + std::to_string(k + 1) + " " + name,
         std::to_string(o.changes) + " change(s): " + std::to_string(ops) + " operators" +
-            (cost.unit() == "ms" ? ", cost " + CostText(cost, current_cost) : std::string()));
+            (cost.unit() == "ms" ? ", cost " + CostText(current_cost, cost.unit())
+                                 : std::string()));
   }
   r.best = std::move(current);
   r.final_cost_ms = current_cost;
@@ -265,10 +255,10 @@ StatusOr<SearchResult> PassRandomSearch::Run(const Graph& graph,
   r.stats.Set("worst_cost_ms", sorted.back().cost_ms);
   SetCacheStats(r, *cache);
   r.summary.emplace_back("orders", std::to_string(tried.size()) + " random orders: best " +
-                                       CostText(cost, sorted[0].cost_ms) + ", median " +
-                                       CostText(cost, median.cost_ms) + " (" +
+                                       CostText(sorted[0].cost_ms, cost.unit()) + ", median " +
+                                       CostText(median.cost_ms, cost.unit()) + " (" +
                                        std::to_string(median.operators) + " operators), worst " +
-                                       CostText(cost, sorted.back().cost_ms));
+                                       CostText(sorted.back().cost_ms, cost.unit()));
   r.seconds = SecondsSince(start);
   return r;
 }
