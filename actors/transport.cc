@@ -313,6 +313,11 @@ void SecureSocket::SendEmpty() {
 
 SecureSocket::Received SecureSocket::ReceiveFrame(int timeout_ms, std::string_view* body) {
   try {
+    // Asking for the socket's events makes ZeroMQ read its pending commands, among them "this
+    // peer's queue holds messages again". Left alone it reads them only once per 100 messages
+    // received while some queue is never empty, and fair-queues meanwhile over the queues it
+    // knows of: a PULL would serve one busy actor's stream and let another's rollouts wait.
+    (void)socket_.get(zmq::sockopt::events);
     socket_.set(zmq::sockopt::rcvtimeo, timeout_ms);
     if (!socket_.recv(frame_, zmq::recv_flags::none)) return Received::kTimeout;
   } catch (const zmq::error_t& e) {

@@ -239,6 +239,46 @@ TEST(PushPull, PusherClosedRightAfterSendingStillDelivers) {
   }
 }
 
+TEST(PushPull, APusherWhoseQueueRefillsIsServedAtOnceWhileAnotherKeepsItsQueueFull) {
+  // In process (inproc) a send reaches the Puller's queue before it returns, so what is queued
+  // when is exact. ZeroMQ fair-queues only over the queues it knows hold messages, and it learns
+  // that one refilled from a command it reads, left to itself, once per 100 messages received
+  // while another queue is never empty: a learner that takes one actor's steady stream would let
+  // another actor's rollouts wait (and grow stale) for up to 100 receives.
+  zmq::context_t context;
+  const std::string secret = NewRunSecret();
+  SocketOptions deep;
+  deep.send_hwm = 1000;
+  deep.recv_hwm = 1000;
+  StatusOr<Puller> puller = Puller::Bind(context, "inproc://fair-queue", secret, deep);
+  ASSERT_TRUE(puller.ok()) << puller.status().message();
+  StatusOr<Pusher> busy = Pusher::Connect(context, "inproc://fair-queue", secret, deep);
+  StatusOr<Pusher> quiet = Pusher::Connect(context, "inproc://fair-queue", secret, deep);
+  ASSERT_TRUE(busy.ok() && quiet.ok());
+  // Both queues attached, and found empty.
+  EXPECT_FALSE(puller->Receive<RolloutMsg>(0).has_value());
+  constexpr uint64_t kBusy = 150;
+  for (uint64_t seq = 1; seq <= kBusy; ++seq)
+    ASSERT_TRUE(busy->Send(SmallRollout("env-busy", 1, seq), kPatientMs).ok());
+  const std::optional<RolloutMsg> first = puller->Receive<RolloutMsg>(kPatientMs);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->actor_id, "env-busy");
+  // The busy queue still holds 149 rollouts when the quiet one's arrives.
+  ASSERT_TRUE(quiet->Send(SmallRollout("env-quiet", 1, 1), kPatientMs).ok());
+  uint64_t busy_before = 0;
+  bool quiet_arrived = false;
+  for (uint64_t i = 0; i < kBusy && !quiet_arrived; ++i) {
+    const std::optional<RolloutMsg> m = puller->Receive<RolloutMsg>(kPatientMs);
+    ASSERT_TRUE(m.has_value()) << "receive " << i;
+    quiet_arrived = m->actor_id == "env-quiet";
+    if (!quiet_arrived) ++busy_before;
+  }
+  ASSERT_TRUE(quiet_arrived);
+  // Round robin over the two queues: at most one of the busy actor's rollouts goes first.
+  EXPECT_LE(busy_before, 1u) << "the quiet actor's rollout waited behind " << busy_before
+                             << " of the busy actor's";
+}
+
 TEST(PushPull, HighWaterMarksPushBackOnTheSender) {
   zmq::context_t context;
   const std::string secret = NewRunSecret();
