@@ -88,6 +88,17 @@ class Agent {
   /// recorded in its format). Errors: a collective of the group failed.
   virtual StatusOr<LearnReport> Learn(std::vector<Episode> episodes,
                                       const LearnContext& context) = 0;
+  /// How many of the newest real episodes it learns from again in later updates (a replay); 0,
+  /// the default, for an agent that learns from each update's episodes once. A learner keeps
+  /// that many per rank beside the checkpoint (replay/history.h) and, on resume, hands them back
+  /// through Remember, so what was measured is not lost with the process.
+  virtual int RememberedEpisodes() const { return 0; }
+  /// The real episodes a resumed rank had learned from (oldest first, observations rebuilt),
+  /// before its first Learn. The default has nothing to remember.
+  virtual Status Remember(std::vector<Episode> episodes) {
+    (void)episodes;
+    return Status::Ok();
+  }
 
   // ---------------------------------------------------------------- state
   /// The weights acting copies need (what learners broadcast to env actors).

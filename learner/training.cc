@@ -33,6 +33,7 @@
 #include "learner/data_parallel.h"
 #include "learner/policy.h"
 #include "learner/tensorboard.h"
+#include "replay/history.h"
 #include "replay/replay.h"
 #include "ruleset/rule_verify.h"
 
@@ -219,11 +220,59 @@ struct LearnerRank::Impl {
   /// Episodes played without measuring, for agents that imagine (learner/imagination.h).
   std::unique_ptr<EnvImagination> imagination;
   std::unique_ptr<Agent> agent;
+  /// The real episodes the agent learns from again later (Agent::RememberedEpisodes), on disk.
+  std::optional<EpisodeHistory> history;
   std::unique_ptr<GradientAllReducer> dp;
   std::unique_ptr<TensorBoardWriter> tb;  // rank 0: the metrics as TensorBoard scalars
   RunState run;
   std::string env_key;
 };
+
+/// Rebuilds `episode`'s observations by replaying its actions on the rank's environment.
+/// Errors: a model this run does not train on, ReplayObservations'.
+Status ReplayOnRank(LearnerRank::Impl& s, Episode& episode) {
+  for (const auto& [label, graph] : s.res.models) {
+    if (label == episode.model) {
+      return ReplayObservations(*s.env, graph, s.agent->observation_format(), episode);
+    }
+  }
+  return InvalidArgument("model '" + episode.model + "' is not one this run trains on");
+}
+
+/// Opens the rank's episode history when its agent learns from episodes again later and, on
+/// resume, gives the agent back what the history holds of the updates up to the checkpoint.
+Status OpenHistory(LearnerRank::Impl& s, LearnerRank& rank, bool resume) {
+  const int remembered = s.agent->RememberedEpisodes();
+  if (remembered <= 0) return Status::Ok();
+  const fs::path path = fs::path(s.c.run.dir) / "checkpoints" /
+                        ("history.rank" + std::to_string(s.rz.rank) + ".jsonl");
+  REWIRE_ASSIGN_OR_RETURN(
+      EpisodeHistory h,
+      EpisodeHistory::Open(path.string(), resume ? s.run.policy_version : 0, remembered));
+  s.history.emplace(std::move(h));
+  if (!resume || s.history->episodes().empty()) return Status::Ok();
+  const auto start = Clock::now();
+  std::vector<Episode> rebuilt;
+  size_t failed = 0;
+  std::string first_error;
+  for (const auto& [update, compact] : s.history->episodes()) {
+    Episode e = compact;
+    if (Status st = ReplayOnRank(s, e); st.ok()) {
+      rebuilt.push_back(std::move(e));
+    } else if (failed++ == 0) {
+      first_error = st.message();
+    }
+  }
+  const size_t kept = rebuilt.size();
+  REWIRE_RETURN_IF_ERROR(s.agent->Remember(std::move(rebuilt)));
+  rank.Log(fmt::format(
+      "remembering {} real episodes learned from before the resume (replayed in "
+      "{:.1f}s){}",
+      kept, SecondsSince(start),
+      failed == 0 ? std::string()
+                  : fmt::format("; {} could not be replayed: {}", failed, first_error)));
+  return Status::Ok();
+}
 
 LearnerRank::LearnerRank(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 LearnerRank::~LearnerRank() = default;
@@ -316,6 +365,7 @@ StatusOr<std::unique_ptr<LearnerRank>> LearnerRank::Create(
         fs::remove(e.path(), ec);
     }
   }
+  REWIRE_RETURN_IF_ERROR(OpenHistory(s, *rank, resume));
   if (s.lead) {
     s.metrics.open(s.metrics_path, std::ios::app);
     if (!s.metrics) return Internal("cannot write " + s.metrics_path);
@@ -460,6 +510,9 @@ Status LearnerRank::Update(std::vector<Episode> episodes, double rollout_s,
   const EpisodeSummary local = Summarise(episodes);
 
   // --- the agent's update, then the episode statistics over all ranks
+  // What the agent learns from again later is on disk before the update's first collective: a
+  // checkpoint of this update then implies it on every rank.
+  if (s.history) REWIRE_RETURN_IF_ERROR(s.history->Append(update, episodes));
   REWIRE_ASSIGN_OR_RETURN(
       const LearnReport learned,
       s.agent->Learn(std::move(episodes), LearnContext{update, c.run.max_updates, s.dp.get(),
@@ -545,12 +598,7 @@ Status LearnerRank::Replay(uint64_t rules_hash, const std::string& env_key, Epis
   if (env_key != s.env_key) {
     return InvalidArgument("environment '" + env_key + "', this learner's is '" + s.env_key + "'");
   }
-  for (const auto& [label, graph] : s.res.models) {
-    if (label == episode.model) {
-      return ReplayObservations(*s.env, graph, s.agent->observation_format(), episode);
-    }
-  }
-  return InvalidArgument("model '" + episode.model + "' is not one this run trains on");
+  return ReplayOnRank(s, episode);
 }
 
 // ---------------------------------------------------------------------------- acting policy

@@ -110,6 +110,18 @@ StatusOr<std::vector<ActionScores>> WorldModelAgent::Score(
   return ScoreWithPolicy(controller_, batch);
 }
 
+void WorldModelAgent::Keep(const Episode& episode) {
+  replay_.push_back(Stored{Reduce(episode), Skeleton(episode)});
+  while (replay_.size() > static_cast<size_t>(wm_.replay_episodes)) replay_.pop_front();
+}
+
+Status WorldModelAgent::Remember(std::vector<Episode> episodes) {
+  for (const Episode& ep : episodes) {
+    if (!ep.steps.empty() && !ep.steps.front().observation.nodes.empty()) Keep(ep);
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::pair<double, double>> WorldModelAgent::TrainWorld(const LearnContext& ctx) {
   world_->train();
   std::vector<LabelledStep> all, labelled;
@@ -206,8 +218,7 @@ StatusOr<LearnReport> WorldModelAgent::Learn(std::vector<Episode> episodes,
   }
 
   // 2. The replay, then the model.
-  for (const Episode* ep : fresh) replay_.push_back(Stored{Reduce(*ep), Skeleton(*ep)});
-  while (replay_.size() > static_cast<size_t>(wm_.replay_episodes)) replay_.pop_front();
+  for (const Episode* ep : fresh) Keep(*ep);
   REWIRE_ASSIGN_OR_RETURN(const auto losses, TrainWorld(ctx));
   mx.push_back({"world/potential_loss", losses.first});
   mx.push_back({"world/dynamics_loss", losses.second});

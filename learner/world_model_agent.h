@@ -14,7 +14,8 @@
 //      model (bootstrapping a cut episode from the controller's value) and makes a PPO update on
 //      them.
 // Its checkpoint is the policy's (so `--search rl --policy` acts with the controller) plus the
-// world model, both optimisers and the imagination counts. LibTorch: include only from
+// world model, both optimisers and the imagination counts; its replay is the learner's episode
+// history (replay/history.h), handed back on resume (Remember). LibTorch: include only from
 // learner/*.cc and tests; others make it by name (Agents().Create("world-model", ...)).
 
 #include <deque>
@@ -45,6 +46,8 @@ class WorldModelAgent : public Agent {
   StatusOr<std::vector<ActionScores>> Score(
       const std::vector<const ObservationFeatures*>& batch) override;
   StatusOr<LearnReport> Learn(std::vector<Episode> episodes, const LearnContext& context) override;
+  int RememberedEpisodes() const override { return wm_.replay_episodes; }
+  Status Remember(std::vector<Episode> episodes) override;
   StatusOr<std::string> WeightsBytes() override;
   Status LoadWeights(const std::string& bytes) override;
   std::string WeightsChecksum() override;
@@ -60,6 +63,9 @@ class WorldModelAgent : public Agent {
 
  private:
   WorldModelAgent() = default;
+  /// Adds a real episode (with observations) to the replay, dropping the oldest beyond
+  /// world_model.replay_episodes.
+  void Keep(const Episode& episode);
   /// Trains the world model: model_updates minibatches from the replay.
   StatusOr<std::pair<double, double>> TrainWorld(const LearnContext& ctx);
   /// Imagined episodes, rewarded by the model, and their mean return.

@@ -1,6 +1,7 @@
 // The world-model agent on the actor runtime: `rewire launch` and `rewire train` take it from the
 // config (run.agent = "world-model"), actors act with its controller, both learner ranks imagine
-// and end every update with identical weights, and a resumed `rewire train` keeps its counts.
+// and end every update with identical weights, and a resumed `rewire train` keeps its counts and
+// its replay.
 
 #include <gtest/gtest.h>
 
@@ -68,7 +69,13 @@ TEST(WorldModelLaunch, TrainResumesWithTheWorldModelAndItsCounts) {
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   const std::string metrics = ReadFile(run + "/metrics.jsonl");
   EXPECT_EQ(Metric(metrics, "world/imagined_episodes"), (std::vector<double>{0, 3, 6})) << metrics;
-  EXPECT_EQ(Metric(metrics, "world/replay_episodes").back(), 2) << "the replay starts empty again";
+  // The replay goes on from the checkpoint's: the 2 episodes of each of the first two updates,
+  // rebuilt from the rank's episode history, then update 3's.
+  EXPECT_EQ(Metric(metrics, "world/replay_episodes"), (std::vector<double>{2, 4, 6})) << metrics;
+  EXPECT_NE(ReadFile(run + "/train.log")
+                .find("remembering 4 real episodes learned from before the resume"),
+            std::string::npos)
+      << ReadFile(run + "/train.log");
   const std::string config = ReadFile(run + "/config.toml");
   EXPECT_NE(config.find("[world_model]"), std::string::npos) << config;
   EXPECT_NE(config.find("imagined_episodes = 3"), std::string::npos) << config;
