@@ -255,12 +255,19 @@ Status OpenHistory(LearnerRank::Impl& s, LearnerRank& rank, bool resume) {
   std::vector<Episode> rebuilt;
   size_t failed = 0;
   std::string first_error;
+  const size_t total = s.history->episodes().size();
+  auto last_progress = start;
   for (const auto& [update, compact] : s.history->episodes()) {
     Episode e = compact;
     if (Status st = ReplayOnRank(s, e); st.ok()) {
       rebuilt.push_back(std::move(e));
     } else if (failed++ == 0) {
       first_error = st.message();
+    }
+    if (SecondsSince(last_progress) >= 10) {  // a long replay says how far it is
+      last_progress = Clock::now();
+      rank.Log(
+          fmt::format("remembering: {} of {} episodes replayed", rebuilt.size() + failed, total));
     }
   }
   const size_t kept = rebuilt.size();
