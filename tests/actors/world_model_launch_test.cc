@@ -4,11 +4,13 @@
 // its replay.
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <string>
 #include <vector>
 
 #include "graph/json.h"
+#include "tests/actors/launch_harness.h"
 #include "tests/cli/run_util.h"
 
 namespace rewire {
@@ -79,6 +81,36 @@ TEST(WorldModelLaunch, TrainResumesWithTheWorldModelAndItsCounts) {
   const std::string config = ReadFile(run + "/config.toml");
   EXPECT_NE(config.find("[world_model]"), std::string::npos) << config;
   EXPECT_NE(config.find("imagined_episodes = 3"), std::string::npos) << config;
+}
+
+TEST(WorldModelLaunch, AKilledLearnerRankComesBackWithItsReplay) {
+  TempDir tmp;
+  const std::string run = tmp / "run";
+  WriteFile(tmp / "c.toml", Config(run, 6));
+  testing::LaunchProcess launch("--config " + Quote(tmp / "c.toml"), tmp / "launch.log");
+  ASSERT_TRUE(testing::WaitUntil([&] { return testing::LearnerVersion(run) >= 2; }))
+      << launch.Output();
+  const testing::ProcEntry* l1 =
+      testing::Find(testing::ReadProcesses(run + "/processes.json"), "learner", 1);
+  ASSERT_NE(l1, nullptr);
+  ASSERT_EQ(::kill(static_cast<pid_t>(l1->pid), SIGKILL), 0);
+  ASSERT_EQ(launch.Wait(), 0) << launch.Output();
+  EXPECT_NE(launch.Output().find("restarts: learner group 1,"), std::string::npos)
+      << launch.Output();
+  // Both ranks of the restarted group took back the episodes of their updates up to the
+  // checkpoint (2 per rank and update) ...
+  for (const std::string log : {"train.log", "train.rank1.log"}) {
+    const std::string text = ReadFile(run + "/" + log);
+    EXPECT_NE(text.find("remembering "), std::string::npos) << log << ":\n" << text;
+    EXPECT_EQ(text.find("could not be replayed"), std::string::npos) << log << ":\n" << text;
+  }
+  // ... so rank 0's replay grows by 2 an update across the restart, as if nothing had happened
+  // (the metrics keep the lines up to the checkpoint, then go on).
+  EXPECT_EQ(Metric(ReadFile(run + "/metrics.jsonl"), "world/replay_episodes"),
+            (std::vector<double>{2, 4, 6, 8, 10, 12}));
+  // The ranks agree after every update, before and after the restart.
+  EXPECT_EQ(Checksums(ReadFile(run + "/ranks/rank0.jsonl")),
+            Checksums(ReadFile(run + "/ranks/rank1.jsonl")));
 }
 
 }  // namespace
