@@ -11,6 +11,7 @@
 
 #include "graph/files.h"
 #include "graph/json.h"
+#include "graph/update_journal.h"
 
 namespace rewire::actors {
 namespace {
@@ -64,36 +65,19 @@ StatusOr<RolloutKey> ParseKeyText(const std::string& text) {
 StatusOr<Ledger> Ledger::Open(const std::string& path, int64_t checkpoint_version) {
   Ledger l;
   l.path_ = path;
+  REWIRE_ASSIGN_OR_RETURN(const std::vector<UpdateLine> lines,
+                          ReadUpdateJournal(path, checkpoint_version, "ledger"));
   std::string kept;
-  std::error_code ec;
-  if (fs::exists(path, ec)) {
-    REWIRE_ASSIGN_OR_RETURN(const std::string text, ReadAll(path));
-    size_t start = 0, line_no = 0;
-    while (start < text.size()) {
-      const size_t nl = text.find('\n', start);
-      ++line_no;
-      if (nl == std::string::npos) break;  // torn: the crash came while it was appended
-      const std::string line = text.substr(start, nl - start);
-      start = nl + 1;
-      if (line.empty()) continue;
-      const std::string where = path + ":" + std::to_string(line_no);
-      StatusOr<Json> j = ParseJsonObject(line);
-      if (!j.ok()) return DataLoss(where + ": not a ledger line: " + j.status().message());
-      const std::optional<double> update = JsonNumberAt(*j, "update");
-      const Json* episodes = JsonMember(*j, "episodes");
-      if (!update || !episodes || !episodes->is_array()) {
-        return DataLoss(where + ": a ledger line needs \"update\" and \"episodes\"");
-      }
-      if (*update > static_cast<double>(checkpoint_version)) continue;  // rolled back
-      for (const Json& e : *episodes) {
-        if (!e.is_string()) return DataLoss(where + ": an episode is not a string");
-        StatusOr<RolloutKey> k = ParseKeyText(e.get<std::string>());
-        if (!k.ok()) return DataLoss(where + ": " + k.status().message());
-        l.learned_[*k] = static_cast<int64_t>(*update);
-      }
-      kept += line + "\n";
+  for (const UpdateLine& line : lines) {
+    for (const Json& e : line.episodes) {
+      if (!e.is_string()) return DataLoss(line.where + ": an episode is not a string");
+      StatusOr<RolloutKey> k = ParseKeyText(e.get<std::string>());
+      if (!k.ok()) return DataLoss(line.where + ": " + k.status().message());
+      l.learned_[*k] = line.update;
     }
+    kept += line.text + "\n";
   }
+  std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
   REWIRE_RETURN_IF_ERROR(WriteFileAtomic(path, kept));
   return l;
@@ -102,12 +86,8 @@ StatusOr<Ledger> Ledger::Open(const std::string& path, int64_t checkpoint_versio
 Status Ledger::Append(int64_t update, const std::vector<RolloutKey>& keys) {
   Json names = Json::array();
   for (const RolloutKey& k : keys) names.push_back(KeyText(k));
-  const std::string line = JsonText(Json{{"update", update}, {"episodes", names}}) + "\n";
-  std::FILE* f = std::fopen(path_.c_str(), "ab");
-  if (!f) return Internal("cannot append to " + path_ + ": " + std::strerror(errno));
-  const bool ok = std::fwrite(line.data(), 1, line.size(), f) == line.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed) return Internal("cannot append to " + path_ + ": " + std::strerror(errno));
+  REWIRE_RETURN_IF_ERROR(
+      AppendToFile(path_, JsonText(Json{{"update", update}, {"episodes", names}}) + "\n"));
   for (const RolloutKey& k : keys) learned_[k] = update;
   return Status::Ok();
 }

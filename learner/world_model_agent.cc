@@ -10,6 +10,7 @@
 #include "learner/imagination.h"
 #include "learner/ppo.h"
 #include "learner/ppo_agent.h"
+#include "replay/history.h"
 
 namespace rewire {
 namespace {
@@ -39,23 +40,6 @@ Episode Reduce(const Episode& episode) {
     } else {
       r.action = 0;  // the No-Op of an observation without candidates
     }
-    out.steps.push_back(std::move(r));
-  }
-  return out;
-}
-
-/// `episode`'s actions, rewards and rewrites without observations (what imagination replays).
-Episode Skeleton(const Episode& episode) {
-  Episode out;
-  out.model = episode.model;
-  out.rules = episode.rules;
-  out.initial_cost_ms = episode.initial_cost_ms;
-  out.steps.reserve(episode.steps.size());
-  for (const RolloutStep& s : episode.steps) {
-    RolloutStep r;
-    r.action = s.action;
-    r.reward = s.reward;
-    r.done = s.done;
     out.steps.push_back(std::move(r));
   }
   return out;
@@ -111,7 +95,7 @@ StatusOr<std::vector<ActionScores>> WorldModelAgent::Score(
 }
 
 void WorldModelAgent::Keep(const Episode& episode) {
-  replay_.push_back(Stored{Reduce(episode), Skeleton(episode)});
+  replay_.push_back(Stored{Reduce(episode), Compact(episode)});
   while (replay_.size() > static_cast<size_t>(wm_.replay_episodes)) replay_.pop_front();
 }
 

@@ -81,7 +81,7 @@ class WorldModelAgent : public Agent {
   bool sparse_ = false;  // the real reward is the sparse measured one
   torch::Device device_{torch::kCPU};
   /// The replay: per real episode, its states with their chosen rewrites (what the model trains
-  /// on) and its actions alone (what imagination branches from).
+  /// on) and the episode without observations (Compact: what imagination branches from).
   struct Stored {
     Episode reduced, actions;
   };

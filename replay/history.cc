@@ -1,15 +1,11 @@
 #include "replay/history.h"
 
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "graph/files.h"
+#include "graph/update_journal.h"
 
 namespace rewire {
 namespace {
@@ -30,14 +26,6 @@ bool ReadNumber(const Json& j, const char* key, double* out) {
   if (!v->is_number()) return false;
   *out = v->get<double>();
   return true;
-}
-
-StatusOr<std::string> ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read " + path + ": " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::string Line(int64_t update, const std::vector<const Episode*>& episodes) {
@@ -136,34 +124,17 @@ StatusOr<EpisodeHistory> EpisodeHistory::Open(const std::string& path, int64_t c
   EpisodeHistory h;
   h.path_ = path;
   h.keep_ = static_cast<size_t>(keep);
-  std::error_code ec;
-  if (fs::exists(path, ec)) {
-    REWIRE_ASSIGN_OR_RETURN(const std::string text, ReadAll(path));
-    size_t start = 0, line_no = 0;
-    while (start < text.size()) {
-      const size_t nl = text.find('\n', start);
-      ++line_no;
-      if (nl == std::string::npos) break;  // torn: the crash came while it was appended
-      const std::string line = text.substr(start, nl - start);
-      start = nl + 1;
-      if (line.empty()) continue;
-      const std::string where = path + ":" + std::to_string(line_no);
-      StatusOr<Json> j = ParseJsonObject(line);
-      if (!j.ok()) return DataLoss(where + ": not a history line: " + j.status().message());
-      const std::optional<double> update = JsonNumberAt(*j, "update");
-      const Json* episodes = JsonMember(*j, "episodes");
-      if (!update || !episodes || !episodes->is_array()) {
-        return DataLoss(where + ": a history line needs \"update\" and \"episodes\"");
-      }
-      if (*update > static_cast<double>(checkpoint_version)) continue;  // rolled back
-      for (const Json& e : *episodes) {
-        StatusOr<Episode> episode = CompactEpisodeFromJson(e);
-        if (!episode.ok()) return DataLoss(where + ": " + episode.status().message());
-        h.kept_.emplace_back(static_cast<int64_t>(*update), std::move(episode).value());
-        if (h.kept_.size() > h.keep_) h.kept_.pop_front();
-      }
+  REWIRE_ASSIGN_OR_RETURN(const std::vector<UpdateLine> lines,
+                          ReadUpdateJournal(path, checkpoint_version, "history"));
+  for (const UpdateLine& line : lines) {
+    for (const Json& e : line.episodes) {
+      StatusOr<Episode> episode = CompactEpisodeFromJson(e);
+      if (!episode.ok()) return DataLoss(line.where + ": " + episode.status().message());
+      h.kept_.emplace_back(line.update, std::move(episode).value());
+      if (h.kept_.size() > h.keep_) h.kept_.pop_front();
     }
   }
+  std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
   REWIRE_RETURN_IF_ERROR(h.Rewrite());
   return h;
@@ -172,12 +143,7 @@ StatusOr<EpisodeHistory> EpisodeHistory::Open(const std::string& path, int64_t c
 Status EpisodeHistory::Append(int64_t update, const std::vector<Episode>& episodes) {
   std::vector<const Episode*> all;
   for (const Episode& e : episodes) all.push_back(&e);
-  const std::string line = Line(update, all);
-  std::FILE* f = std::fopen(path_.c_str(), "ab");
-  if (!f) return Internal("cannot append to " + path_ + ": " + std::strerror(errno));
-  const bool ok = std::fwrite(line.data(), 1, line.size(), f) == line.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed) return Internal("cannot append to " + path_ + ": " + std::strerror(errno));
+  REWIRE_RETURN_IF_ERROR(AppendToFile(path_, Line(update, all)));
   for (const Episode& e : episodes) {
     kept_.emplace_back(update, Compact(e));
     if (kept_.size() > keep_) kept_.pop_front();
