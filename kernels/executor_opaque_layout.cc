@@ -24,11 +24,17 @@ std::vector<int64_t> BroadcastShapes(at::IntArrayRef a, at::IntArrayRef b) {
 
 // ---------------------------------------------------------------- Resize
 
+/// The input coordinate of output index `i` along an axis of `in_len` values resized by `scale`
+/// to `out_len` values. align_corners divides by the resized length as ONNX defines it,
+/// `resized`: the size when sizes are given, else in_len * scale, not rounded: a 4-long axis
+/// scaled by 0.6 has 2 outputs but a resized length of 2.4 (ONNX's reference implementation and
+/// its backend test resize_downsample_scales_linear_align_corners).
 double SourceCoordinate(const std::string& mode, int64_t i, double scale, int64_t in_len,
-                        int64_t out_len) {
+                        int64_t out_len, double resized) {
   if (mode == "asymmetric") return i / scale;
-  if (mode == "align_corners")
-    return out_len == 1 ? 0.0 : i * double(in_len - 1) / double(out_len - 1);
+  if (mode == "align_corners") {
+    return out_len == 1 || resized == 1.0 ? 0.0 : i * double(in_len - 1) / (resized - 1.0);
+  }
   if (mode == "pytorch_half_pixel") return out_len > 1 ? (i + 0.5) / scale - 0.5 : 0.0;
   if (mode == "tf_half_pixel_for_nn") return (i + 0.5) / scale;
   TORCH_CHECK(mode == "half_pixel", "Resize: unsupported coordinate_transformation_mode '", mode,
@@ -57,7 +63,7 @@ int64_t NearestIndex(const std::string& mode, double x, int64_t in_len) {
 /// Resizes one axis (ONNX Resize, nearest or linear; linear is separable so N-linear is a
 /// sequence of 1-D passes).
 at::Tensor ResizeAxis(const at::Tensor& x, int64_t axis, int64_t out_len, double scale,
-                      const Attrs& attrs, bool asymmetric_default) {
+                      double resized, const Attrs& attrs, bool asymmetric_default) {
   const int64_t in_len = x.size(axis);
   const std::string mode = attrs.GetString("mode", "nearest");
   const std::string coord = attrs.GetString("coordinate_transformation_mode",
@@ -67,14 +73,15 @@ at::Tensor ResizeAxis(const at::Tensor& x, int64_t axis, int64_t out_len, double
         attrs.GetString("nearest_mode", asymmetric_default ? "floor" : "round_prefer_floor");
     std::vector<int64_t> idx(out_len);
     for (int64_t i = 0; i < out_len; ++i)
-      idx[i] = NearestIndex(nearest, SourceCoordinate(coord, i, scale, in_len, out_len), in_len);
+      idx[i] = NearestIndex(nearest, SourceCoordinate(coord, i, scale, in_len, out_len, resized),
+                            in_len);
     return x.index_select(axis, at::tensor(idx, at::kLong));
   }
   TORCH_CHECK(mode == "linear", "Resize: unsupported mode '", mode, "' (nearest and linear are)");
   std::vector<int64_t> lo(out_len), hi(out_len);
   std::vector<float> w(out_len);
   for (int64_t i = 0; i < out_len; ++i) {
-    double s = SourceCoordinate(coord, i, scale, in_len, out_len);
+    double s = SourceCoordinate(coord, i, scale, in_len, out_len, resized);
     s = std::clamp(s, 0.0, double(in_len - 1));
     lo[i] = static_cast<int64_t>(std::floor(s));
     hi[i] = std::min(lo[i] + 1, in_len - 1);
@@ -112,17 +119,19 @@ OpResult Resize(const Node& node, const Tensors& in, bool is_upsample) {
   at::Tensor y = x;
   for (int64_t d = 0; d < r; ++d) {
     int64_t out_len;
-    double scale;
+    double scale, resized;
     if (!sizes.empty()) {
       out_len = sizes[d];
       scale = double(out_len) / double(x.size(d));
+      resized = double(out_len);
     } else {
       scale = scales[d];
-      out_len = static_cast<int64_t>(std::floor(x.size(d) * scale));
+      resized = double(x.size(d)) * scale;
+      out_len = static_cast<int64_t>(std::floor(resized));
     }
     TORCH_CHECK(out_len >= 0 && scale > 0, "Resize: invalid output size for axis ", d);
     if (out_len == x.size(d) && scale == 1.0) continue;
-    y = ResizeAxis(y, d, out_len, scale, node.attrs, is_upsample);
+    y = ResizeAxis(y, d, out_len, scale, resized, node.attrs, is_upsample);
   }
   return One(y);
 }

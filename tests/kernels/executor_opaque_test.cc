@@ -159,6 +159,25 @@ TEST(Opaque, ResizeNearestAndLinear) {
   ExpectTensor(sized, {1, 1, 3, 3}, {1, 1.5f, 2, 2, 2.5f, 3, 3, 3.5f, 4});
 }
 
+TEST(Opaque, ResizeAlignCornersByScalesDividesByTheUnroundedLength) {
+  // ONNX's backend test resize_downsample_scales_linear_align_corners: the last axis (4 values,
+  // scale 0.6) has 2 outputs and a resized length of 2.4, so output 1 reads input 3 / 1.4 =
+  // 2.142857, not input 3 as the rounded length would have it.
+  auto x = F({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  auto roi = F({8}, {0, 0, 0, 0, 1, 1, 1, 1});
+  HostTensor y = Onnx1("Resize", {x, roi, F({4}, {1, 1, 0.6f, 0.6f})},
+                       {{"mode", std::string("linear")},
+                        {"coordinate_transformation_mode", std::string("align_corners")}},
+                       F32({1, 1, 1, 2}));
+  ExpectTensor(y, {1, 1, 1, 2}, {1, 3.142857f});
+  // Nearest with align_corners reads the same coordinates: 2.142857 rounds to input 2 (value 3).
+  HostTensor n = Onnx1("Resize", {x, roi, F({4}, {1, 1, 0.6f, 0.6f})},
+                       {{"mode", std::string("nearest")},
+                        {"coordinate_transformation_mode", std::string("align_corners")}},
+                       F32({1, 1, 1, 2}));
+  ExpectTensor(n, {1, 1, 1, 2}, {1, 3});
+}
+
 TEST(Opaque, Conv1DAnd3DMatchLoops) {
   auto x = Rand({1, 2, 7}, 30), w = Rand({3, 2, 3}, 31);
   HostTensor y =
