@@ -35,6 +35,7 @@ int RunCli(int argc, char** argv) {
   RegisterBench(app);
   RegisterCost(app);
   RegisterAdvantage(app);
+  RegisterMeasure(app);
   RegisterReport(app);
   RegisterPlot(app);
 

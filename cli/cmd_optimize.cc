@@ -74,14 +74,15 @@ void PrintLatency(const LatencyReport& l, double predicted_speedup) {
 
 void PrintVerdict(const RuntimeVerdict& v) {
   for (const CandidateTiming& c : v.candidates) {
-    std::printf("candidate        %-28s %.3f ms (%.3fx), max rel error %.3g\n", c.label.c_str(),
-                c.ms, c.speedup, c.max_rel);
+    std::printf("candidate        %-28s %.3f ms (%.3fx [%.3f, %.3f]), max rel error %.3g\n",
+                c.label.c_str(), c.ms, c.speedup, c.speedup_lo, c.speedup_hi, c.max_rel);
   }
   if (v.decision.empty()) return;
   std::printf(
-      "runtime          %s: %.3f ms -> %.3f ms measured (%.3fx); outputs match the reference (max "
-      "rel error %.3g input, %.3g result)\n",
-      v.runtime.c_str(), v.before_ms, v.after_ms, v.speedup, v.max_rel_before, v.max_rel_after);
+      "runtime          %s: %.3f ms -> %.3f ms measured (paired %.3fx, %.0f%% interval [%.3f, "
+      "%.3f]); outputs match the reference (max rel error %.3g input, %.3g result)\n",
+      v.runtime.c_str(), v.before_ms, v.after_ms, v.speedup, 100 * v.confidence, v.speedup_lo,
+      v.speedup_hi, v.max_rel_before, v.max_rel_after);
   std::printf("decision         %s: %s\n", v.decision.c_str(), v.reason.c_str());
 }
 
@@ -228,7 +229,9 @@ void AddRuntimeFlags(CLI::App& cmd, OptimizeOptions& o) {
                  "confirmed against the input and written if faster")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd.add_option("--runtime-rounds", q.judge.rounds, "Alternating timing rounds of --runtime")
+  cmd.add_option("--runtime-rounds", q.judge.rounds,
+                 "Alternating timing rounds of --runtime; each gives one paired ratio, and the "
+                 "result is written only where their confidence interval says faster (2 or more)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd.add_option("--runtime-repeats", q.judge.repeats,

@@ -102,13 +102,22 @@ void RegisterTrain(CLI::App& app) {
           r.input_measured_ms, "search", "predicted");
       for (const auto& [name, x] : r.measured.front().also_predicted)
         std::printf(" %14s", ("by " + name).c_str());
-      std::printf(" %10s %10s %14s\n", "measured", "ms", "rounds faster");
+      std::printf(" %10s %18s %10s %14s\n", "measured", "95% interval", "ms", "rounds faster");
       for (const MeasuredResult& m : r.measured) {
         std::printf("%-10s %9.3fx", m.search.c_str(), m.predicted_speedup);
         for (const auto& [name, x] : m.also_predicted) std::printf(" %13.3fx", x);
-        std::printf(" %9.3fx %10.3f %11d/%d%s\n", m.speedup, m.ms, m.rounds_faster,
-                    r.runtime_rounds,
+        std::printf(" %9.3fx   [%6.3f, %6.3f] %10.3f %11d/%d%s\n", m.speedup, m.speedup_lo,
+                    m.speedup_hi, m.ms, m.rounds_faster, r.runtime_rounds,
                     m.same_graph_as.empty() ? "" : ("  the graph of " + m.same_graph_as).c_str());
+      }
+      if (!r.head_to_head.empty())
+        std::printf("head to head, timed in the same rounds (learned over baseline):\n");
+      for (const EvalResult::HeadToHead& h : r.head_to_head) {
+        std::printf("  %-8s vs %-10s %7.3fx [%.3f, %.3f]%s\n", h.learned.c_str(),
+                    h.baseline.c_str(), h.speedup, h.lo, h.hi,
+                    h.lo > 1   ? "  faster"
+                    : h.hi < 1 ? "  slower"
+                               : "  within the noise");
       }
     }
     std::printf("wrote %s/eval.json\n", config.run.dir.c_str());

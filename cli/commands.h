@@ -74,5 +74,7 @@ void RegisterLaunch(CLI::App& app);
 void RegisterCost(CLI::App& app);
 /// `rewire advantage collect|stats` (cli/cmd_advantage.cc).
 void RegisterAdvantage(CLI::App& app);
+/// `rewire measure pair|kernels` (cmd_measure.cc).
+void RegisterMeasure(CLI::App& app);
 
 }  // namespace rewire::cli

@@ -132,8 +132,19 @@ Status MeasureResults(const Evaluation& e, const Graph& graph,
     const CandidateTiming& t = cmp.candidates[slot];
     m.ms = t.ms;
     m.speedup = t.speedup;
+    m.speedup_lo = t.speedup_lo;
+    m.speedup_hi = t.speedup_hi;
+    m.round_ms = t.round_ms;
     m.rounds_faster = t.rounds_faster;
     r.measured.push_back(std::move(m));
+  }
+  for (const MeasuredResult& a : r.measured) {
+    if (a.search != "rl" && a.search != "guided") continue;
+    for (const MeasuredResult& b : r.measured) {
+      if (b.search == "rl" || b.search == "guided") continue;
+      const PairedSpeedup p = PairRounds(b.round_ms, a.round_ms, cmp.confidence);
+      r.head_to_head.push_back({a.search, b.search, p.speedup, p.lo, p.hi});
+    }
   }
   return Status::Ok();
 }
@@ -219,9 +230,16 @@ std::string EvalLine(const EvalResult& r) {
     line += fmt::format("\n{:<28} measured in {} (input {:.3f} ms):", "", r.runtime,
                         r.input_measured_ms);
     for (const MeasuredResult& m : r.measured) {
-      line += fmt::format("  {} {:.3f}x ({}/{}{})", m.search, m.speedup, m.rounds_faster,
-                          r.runtime_rounds,
+      line += fmt::format("  {} {:.3f}x [{:.3f}, {:.3f}] ({}/{}{})", m.search, m.speedup,
+                          m.speedup_lo, m.speedup_hi, m.rounds_faster, r.runtime_rounds,
                           m.same_graph_as.empty() ? "" : ", the graph of " + m.same_graph_as);
+    }
+    if (!r.head_to_head.empty()) {
+      line += fmt::format("\n{:<28} head to head (learned / baseline, same rounds):", "");
+      for (const EvalResult::HeadToHead& h : r.head_to_head) {
+        line += fmt::format("  {} vs {} {:.3f}x [{:.3f}, {:.3f}]", h.learned, h.baseline, h.speedup,
+                            h.lo, h.hi);
+      }
     }
   }
   return line;
@@ -265,6 +283,8 @@ Json EvalJson(const std::string& checkpoint, int64_t policy_version, const std::
         }
         one["ms"] = JsonDecimal(m.ms, 6);
         one["speedup"] = JsonDecimal(m.speedup, 6);
+        one["speedup_interval"] =
+            Json::array({JsonDecimal(m.speedup_lo, 6), JsonDecimal(m.speedup_hi, 6)});
         one["rounds_faster"] = m.rounds_faster;
         one["same_graph_as"] = m.same_graph_as.empty() ? Json(nullptr) : Json(m.same_graph_as);
         results[m.search] = std::move(one);
@@ -274,6 +294,15 @@ Json EvalJson(const std::string& checkpoint, int64_t policy_version, const std::
       measured["rounds"] = r.runtime_rounds;
       measured["input_ms"] = JsonDecimal(r.input_measured_ms, 6);
       measured["results"] = std::move(results);
+      Json h2h = Json::array();
+      for (const EvalResult::HeadToHead& h : r.head_to_head) {
+        h2h.push_back(
+            Json{{"learned", h.learned},
+                 {"baseline", h.baseline},
+                 {"speedup", JsonDecimal(h.speedup, 6)},
+                 {"interval", Json::array({JsonDecimal(h.lo, 6), JsonDecimal(h.hi, 6)})}});
+      }
+      measured["head_to_head"] = std::move(h2h);
       row["measured"] = std::move(measured);
     }
     rows.push_back(std::move(row));

@@ -18,9 +18,12 @@ struct MeasuredResult {
   double predicted_speedup = 0;  // by the cost model (env.cost)
   /// By each of eval.also_cost: (its name, the input's cost / the result's).
   std::vector<std::pair<std::string, double>> also_predicted;
-  double ms = 0;          // median of its timed runs
-  double speedup = 0;     // the input's median in the same rounds / ms
-  int rounds_faster = 0;  // rounds in which it beat the input
+  double ms = 0;  // median of its timed runs
+  /// Paired with the input's rounds (runtimes/paired.h): the geometric mean of the rounds'
+  /// input / result medians, and its 95% interval.
+  double speedup = 0, speedup_lo = 0, speedup_hi = 0;
+  std::vector<double> round_ms;  // its median in each round
+  int rounds_faster = 0;         // rounds in which it beat the input
   /// The search listed earlier whose result is the same graph (timed once, figures shared);
   /// empty when its graph is its own.
   std::string same_graph_as;
@@ -49,6 +52,13 @@ struct EvalResult {
   double input_measured_ms = 0;
   int runtime_rounds = 0;
   std::vector<MeasuredResult> measured;
+  /// Each of the policy's searches (rl, guided) against each baseline, timed in the same rounds:
+  /// (learned, baseline, the learned graph's paired speedup over the baseline's).
+  struct HeadToHead {
+    std::string learned, baseline;
+    double speedup = 0, lo = 0, hi = 0;
+  };
+  std::vector<HeadToHead> head_to_head;
 };
 
 /// Evaluates the policy in `checkpoint` on eval.models (env.models when empty) as configured:

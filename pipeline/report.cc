@@ -29,6 +29,9 @@ void VerdictJson(const OptimizeReport& r, Json& js) {
   js["runtime_before_ms"] = JsonDecimal(v.before_ms);
   js["runtime_after_ms"] = JsonDecimal(v.after_ms);
   js["runtime_speedup"] = JsonDecimal(v.speedup);
+  js["runtime_speedup_interval"] =
+      Json::array({JsonDecimal(v.speedup_lo), JsonDecimal(v.speedup_hi)});
+  js["runtime_confidence"] = JsonDecimal(v.confidence);
   js["runtime_max_rel_error_input"] = JsonDecimal(v.max_rel_before);
   js["runtime_max_rel_error_result"] = JsonDecimal(v.max_rel_after);
   js["decision"] = v.decision;
@@ -39,10 +42,12 @@ void VerdictJson(const OptimizeReport& r, Json& js) {
   js["runtime_rounds_faster"] = v.rounds_faster;
   Json judged = Json::array();
   for (const CandidateTiming& c : v.candidates) {
-    judged.push_back(Json{{"label", c.label},
-                          {"ms", JsonDecimal(c.ms)},
-                          {"speedup", JsonDecimal(c.speedup)},
-                          {"max_rel_error", JsonDecimal(c.max_rel)}});
+    judged.push_back(Json{
+        {"label", c.label},
+        {"ms", JsonDecimal(c.ms)},
+        {"speedup", JsonDecimal(c.speedup)},
+        {"speedup_interval", Json::array({JsonDecimal(c.speedup_lo), JsonDecimal(c.speedup_hi)})},
+        {"max_rel_error", JsonDecimal(c.max_rel)}});
   }
   js["runtime_candidates"] = std::move(judged);
   js["runtime_chosen"] = v.chosen;

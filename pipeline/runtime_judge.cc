@@ -221,6 +221,12 @@ StatusOr<int> RepeatsPerRound(RuntimeGraphs& graphs, const RuntimeJudgeOptions& 
       std::clamp(std::ceil(o.min_round_ms / ms), static_cast<double>(o.repeats), 1000.0));
 }
 
+/// `ms`, every value times `f`.
+std::vector<double> Scaled(std::vector<double> ms, double f) {
+  for (double& m : ms) m *= f;
+  return ms;
+}
+
 /// Rounds in which `result`'s median, times `slowdown` (the test hook), beat `input`'s.
 int RoundsFaster(const TimedRuns& input, const TimedRuns& result, double slowdown) {
   const size_t rounds = std::min(input.round_medians.size(), result.round_medians.size());
@@ -233,23 +239,34 @@ int RoundsFaster(const TimedRuns& input, const TimedRuns& result, double slowdow
 }  // namespace
 
 void Decide(const TimedRuns& input, const TimedRuns& result, double min_gain,
-            const std::string& what, double slowdown, RuntimeVerdict& v) {
+            const std::string& what, double slowdown, RuntimeVerdict& v, double confidence) {
   const double f = slowdown;
   v.before_ms = Median(input.all);
   v.after_ms = Median(result.all) * f;
-  v.speedup = v.after_ms > 0 ? v.before_ms / v.after_ms : 0;
+  const PairedSpeedup p =
+      PairRounds(input.round_medians, Scaled(result.round_medians, f), confidence);
+  v.speedup = p.speedup;
+  v.speedup_lo = p.lo;
+  v.speedup_hi = p.hi;
+  v.confidence = confidence;
   v.rounds = static_cast<int>(std::min(input.round_medians.size(), result.round_medians.size()));
   v.rounds_faster = RoundsFaster(input, result, f);
-  const bool faster = v.after_ms * (1 + min_gain) < v.before_ms;
-  v.decision = faster && v.rounds_faster == v.rounds ? "optimised" : "input";
+  const bool enough = v.speedup >= 1 + min_gain;
+  v.decision = enough && p.Faster() ? "optimised" : "input";
   const std::string where = " in " + (v.runtime.empty() ? "the runtime" : v.runtime);
+  const std::string interval = Digits(100 * confidence, 3) + "% interval [" + Digits(p.lo, 4) +
+                               ", " + Digits(p.hi, 4) + "] over " + std::to_string(p.rounds) +
+                               " paired rounds";
   if (v.decision == "optimised") {
-    v.reason = what + " measures " + Digits(v.speedup, 4) + "x faster" + where;
-  } else if (faster) {
+    v.reason =
+        what + " measures " + Digits(v.speedup, 4) + "x faster" + where + " (" + interval + ")";
+  } else if (enough && p.rounds < 2) {
     v.reason = what + " measures " + Digits(v.speedup, 4) + "x faster" + where +
-               " overall but in only " + std::to_string(v.rounds_faster) + " of " +
-               std::to_string(v.rounds) +
-               " rounds, within the noise: the input is written unchanged";
+               " in one round, which gives no interval (2 rounds or more do): the input is "
+               "written unchanged";
+  } else if (enough) {
+    v.reason = what + " measures " + Digits(v.speedup, 4) + "x faster" + where + " but its " +
+               interval + " reaches 1, within the noise: the input is written unchanged";
   } else {
     v.reason = what + " is not measurably faster" + where + " (" + Digits(v.speedup, 4) +
                "x; at least " + Digits(1 + min_gain, 4) +
@@ -287,6 +304,8 @@ StatusOr<LoadedGraphs> LoadGraphs(const Graph& original, const std::string& befo
     return InvalidArgument(
         "runtime timing needs rounds >= 1, repeats >= 1, warmups >= 0 and min_round_ms >= 0");
   }
+  if (o.confidence != 0.8 && o.confidence != 0.9 && o.confidence != 0.95 && o.confidence != 0.99)
+    return InvalidArgument("runtime timing's confidence must be 0.8, 0.9, 0.95 or 0.99");
   if (candidates.empty()) return InvalidArgument("the runtime judge needs a result to judge");
   LoadedGraphs l;
   REWIRE_ASSIGN_OR_RETURN(l.slowdown, TestSlowdowns(candidates.size()));
@@ -329,6 +348,8 @@ StatusOr<RuntimeComparison> TimeAll(LoadedGraphs& l,
   RuntimeComparison c;
   c.runtime = l.runtime;
   c.input_ms = Median(runs[0].all);
+  c.input_round_ms = runs[0].round_medians;
+  c.confidence = o.confidence;
   c.max_rel_input = l.max_rel[0];
   c.rounds = o.rounds;
   c.repeats = l.repeats;
@@ -337,7 +358,11 @@ StatusOr<RuntimeComparison> TimeAll(LoadedGraphs& l,
     CandidateTiming t;
     t.label = candidates[id - 1].label;
     t.ms = Median(runs[id].all) * f;
-    t.speedup = t.ms > 0 ? c.input_ms / t.ms : 0;
+    t.round_ms = Scaled(runs[id].round_medians, f);
+    const PairedSpeedup p = PairRounds(c.input_round_ms, t.round_ms, o.confidence);
+    t.speedup = p.speedup;
+    t.speedup_lo = p.lo;
+    t.speedup_hi = p.hi;
     t.max_rel = l.max_rel[id];
     t.rounds_faster = RoundsFaster(runs[0], runs[id], f);
     c.candidates.push_back(std::move(t));
@@ -381,7 +406,7 @@ StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const std::string
                                       std::to_string(candidates.size()) + " candidates)"
                                 : "";
   Decide(runs[0], runs[chosen], o.min_gain, "the optimised graph" + which, l.slowdown[chosen - 1],
-         v);
+         v, o.confidence);
   return v;
 }
 

@@ -5,7 +5,8 @@
 // reference executor, and timed end to end in alternating rounds. With several results the
 // fastest is chosen in one set of rounds and confirmed against the input in fresh rounds, so
 // that picking the luckiest of several noisy figures does not decide. A result is kept only
-// when it measures faster.
+// when it measures faster: the confidence interval of its paired speedup over the input
+// (runtimes/paired.h: the rounds' ratios, each of two medians timed moments apart) lies above 1.
 
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "graph/graph.h"
 #include "runtimes/ort_runner.h"
+#include "runtimes/paired.h"
 
 namespace rewire {
 
@@ -20,17 +22,19 @@ struct RuntimeJudgeOptions {
   /// "ort" (ONNX Runtime via tools/ort/runner.js) or "reference" (rewire's executor); empty in
   /// an OptimizeRequest: no judge.
   std::string runtime;
-  int rounds = 3;    // alternating rounds (input, result, result, input, ...)
+  /// Alternating rounds (input, result, result, input, ...): each gives one paired ratio, so 2
+  /// is the fewest that give an interval, and more rounds narrow it.
+  int rounds = 5;
   int warmups = 3;   // untimed runs of each graph before the first round
   int repeats = 10;  // timed runs of each graph per round, at least
   /// A graph faster than min_round_ms / repeats gets more runs per round (up to 1000), so that
   /// every round of every graph lasts about this long.
   double min_round_ms = 200;
-  int threads = 0;         // intra-op threads (0: the runtime's default)
-  double min_gain = 0.01;  // the result must be this much faster overall (fraction), and
-                           // faster in every round
-  double rtol = 1e-3;      // runtime outputs vs the reference: max |a-b| / max |b|
-  uint64_t seed = 7;       // random inputs
+  int threads = 0;           // intra-op threads (0: the runtime's default)
+  double min_gain = 0.01;    // the paired speedup must be at least 1 + min_gain, and
+  double confidence = 0.95;  // its interval at this confidence must lie above 1
+  double rtol = 1e-3;        // runtime outputs vs the reference: max |a-b| / max |b|
+  uint64_t seed = 7;         // random inputs
 };
 
 /// A graph offered to the judge: the search's final graph or one along its path.
@@ -43,8 +47,12 @@ struct RuntimeCandidate {
 /// What the runtime measured of one candidate in the choosing rounds.
 struct CandidateTiming {
   std::string label;
-  double ms = 0;          // median of its runs (test slowdown applied)
-  double speedup = 0;     // the input's median in the same rounds / ms
+  double ms = 0;       // median of its runs (test slowdown applied)
+  double speedup = 0;  // paired: geometric mean over rounds of the input's median / its
+  double speedup_lo = 0, speedup_hi = 0;  // the paired speedup's confidence interval
+  /// Its median in each round (test slowdown applied): pairs with any other graph of the same
+  /// rounds (PairRounds), as `rewire eval` puts the learned search against eqsat head to head.
+  std::vector<double> round_ms;
   double max_rel = 0;     // its outputs in the runtime vs the reference executor
   int rounds_faster = 0;  // rounds in which its median beat the input's
 };
@@ -53,15 +61,18 @@ struct CandidateTiming {
 struct RuntimeVerdict {
   std::string runtime;                 // "ort 1.30.0" or "reference"
   double before_ms = 0, after_ms = 0;  // medians of every timed run of the input / the chosen
-  double speedup = 0;                  // before / after
+  /// Paired over the deciding rounds: the geometric mean of the rounds' input / chosen medians,
+  /// and its interval at RuntimeJudgeOptions::confidence.
+  double speedup = 0, speedup_lo = 0, speedup_hi = 0;
+  double confidence = 0;
   /// "optimised" (candidate `chosen` is written) or "input" (the input is written unchanged).
   std::string decision;
   std::string reason;  // one line for humans
   /// The candidate measured fastest (index into the candidates); with one candidate, 0.
   int chosen = 0;
   double max_rel_before = 0, max_rel_after = 0;  // runtime outputs vs reference executor
-  /// Deciding rounds in which the chosen graph's median beat the input's: "optimised" needs
-  /// all of them as well as the overall margin, so that a noisy machine's luck does not decide.
+  /// Deciding rounds, and those in which the chosen graph's median beat the input's (reported;
+  /// the interval decides).
   int rounds_faster = 0, rounds = 0;
   int repeats = 0;  // timed runs of each graph per round (RuntimeJudgeOptions::min_round_ms)
   /// Every candidate's figures in the choosing rounds; empty with one candidate (no choice).
@@ -75,12 +86,12 @@ struct TimedRuns {
 };
 
 /// The judge's decision from the deciding rounds of the input and the chosen result: fills
-/// before_ms, after_ms, speedup, rounds, rounds_faster, decision and reason (which calls the
-/// result `what`). "optimised" needs the result's median of all runs faster by min_gain and its
-/// median faster in every round; otherwise "input". `slowdown` multiplies the result's times
-/// (the test hook of JudgeInRuntime; 1 otherwise).
+/// before_ms, after_ms, speedup and its interval, rounds, rounds_faster, decision and reason
+/// (which calls the result `what`). "optimised" needs the paired speedup at least 1 + min_gain
+/// and its interval at `confidence` above 1 (so at least 2 rounds); otherwise "input".
+/// `slowdown` multiplies the result's times (the test hook of JudgeInRuntime; 1 otherwise).
 void Decide(const TimedRuns& input, const TimedRuns& result, double min_gain,
-            const std::string& what, double slowdown, RuntimeVerdict& v);
+            const std::string& what, double slowdown, RuntimeVerdict& v, double confidence = 0.95);
 
 /// Starts ONNX Runtime when `options.runtime` is "ort" (null for "reference"): an error here is
 /// reported before any search runs. Errors: unknown runtime, missing Node.js / runner / package.
@@ -89,8 +100,10 @@ StatusOr<std::unique_ptr<OrtRunner>> StartRuntime(const RuntimeJudgeOptions& opt
 /// Every candidate timed against the input in one set of alternating rounds, with no choice and
 /// no decision: how `rewire eval` puts several searches' results side by side.
 struct RuntimeComparison {
-  std::string runtime;  // "ort 1.30.0" or "reference"
-  double input_ms = 0;  // the input's median of every timed run
+  std::string runtime;                 // "ort 1.30.0" or "reference"
+  double input_ms = 0;                 // the input's median of every timed run
+  std::vector<double> input_round_ms;  // its median in each round
+  double confidence = 0.95;            // of the candidates' intervals
   double max_rel_input = 0;
   int rounds = 0, repeats = 0;
   std::vector<CandidateTiming> candidates;  // in the order given

@@ -294,11 +294,13 @@ StatusOr<std::string> OrtRunner::Call(const std::string& request) {
   return timed_out ? DeadlineExceeded(message) : Unavailable(message);
 }
 
-Status OrtRunner::Load(const std::string& id, const std::string& model_path, bool profile) {
+Status OrtRunner::Load(const std::string& id, const std::string& model_path, bool profile,
+                       const std::string& optimized_path) {
   std::error_code ec;
   const std::string abs = fs::absolute(model_path, ec).string();
   Json request{{"op", "load"}, {"id", id}, {"path", abs}, {"threads", threads_}};
   if (profile) request["profile"] = dir_ + "/profile" + std::to_string(files_++);
+  if (!optimized_path.empty()) request["optimized"] = fs::absolute(optimized_path, ec).string();
   REWIRE_ASSIGN_OR_RETURN(const std::string reply, Call(JsonText(request)));
   REWIRE_ASSIGN_OR_RETURN(const Json d, ParseReply(reply));
   if (!*JsonBoolAt(d, "ok"))
@@ -365,6 +367,44 @@ StatusOr<OrtTiming> OrtRunner::Time(const std::string& id, const NamedTensors& i
       if (!v.is_number())
         return Internal("reply of the ONNX Runtime runner with a non-number kernel time: " + reply);
       t.kernel_ms.push_back(v.get<double>());
+    }
+  }
+  if (const Json* nodes = JsonMember(d, "kernels")) {
+    const auto bad = [&] {
+      return Internal("reply of the ONNX Runtime runner with malformed kernels: " + reply);
+    };
+    if (!nodes->is_array()) return bad();
+    for (const Json& n : *nodes) {
+      if (!n.is_object()) return bad();
+      OrtNodeRun r;
+      r.node = JsonStringAt(n, "node").value_or("");
+      r.op = JsonStringAt(n, "op").value_or("");
+      r.provider = JsonStringAt(n, "provider").value_or("");
+      const auto shapes = [&](const char* key, std::vector<std::vector<int64_t>>& out) {
+        const Json* list = JsonMember(n, key);
+        if (list == nullptr || !list->is_array()) return false;
+        for (const Json& dims : *list) {
+          if (!dims.is_array()) return false;
+          std::vector<int64_t> shape;
+          for (const Json& v : dims) {
+            if (!v.is_number_integer()) return false;
+            shape.push_back(v.get<int64_t>());
+          }
+          out.push_back(std::move(shape));
+        }
+        return true;
+      };
+      if (!shapes("inputs", r.inputs) || !shapes("outputs", r.outputs)) return bad();
+      if (const Json* types = JsonMember(n, "types"); types && types->is_array()) {
+        for (const Json& v : *types) r.input_types.push_back(v.is_string() ? v.get<std::string>() : "");
+      }
+      const Json* us = JsonMember(n, "us");
+      if (us == nullptr || !us->is_array()) return bad();
+      for (const Json& v : *us) {
+        if (!v.is_number()) return bad();
+        r.us.push_back(v.get<double>());
+      }
+      t.nodes.push_back(std::move(r));
     }
   }
   return t;

@@ -30,6 +30,16 @@ struct OrtRunnerOptions {
 /// Named tensors, in the model's input or output order.
 using NamedTensors = std::vector<std::pair<std::string, HostTensor>>;
 
+/// One node ONNX Runtime ran, from its profiler (a session loaded with profiling).
+struct OrtNodeRun {
+  std::string node;      // the node's name in the graph ONNX Runtime runs
+  std::string op;        // its op type as ONNX Runtime runs it (after its fusions)
+  std::string provider;  // e.g. "CPUExecutionProvider"
+  std::vector<std::vector<int64_t>> inputs, outputs;  // shapes
+  std::vector<std::string> input_types;               // e.g. "float"
+  std::vector<double> us;                             // its duration in each timed run
+};
+
 /// Timings of one model from OrtRunner::Time.
 struct OrtTiming {
   double median_ms = 0;
@@ -37,6 +47,8 @@ struct OrtTiming {
   /// A session loaded with profiling: per timed run, the summed time of the kernels ONNX Runtime
   /// ran (from its profiler: no JavaScript, no tensor transfer).
   std::vector<double> kernel_ms;
+  /// A session loaded with profiling: every node it ran, in the order first run.
+  std::vector<OrtNodeRun> nodes;
 };
 
 /// The runner path that OrtRunnerOptions{} resolves to (for messages and tests).
@@ -72,8 +84,10 @@ class OrtRunner {
   /// Loads `model_path` as session `id` (replacing one of that id). ONNX Runtime's load error
   /// is an InvalidArgument naming the file. With `profile`, ONNX Runtime's profiler records the
   /// session's kernels, and the session's first Time reports their times (kernel_ms); profiling
-  /// ends there.
-  Status Load(const std::string& id, const std::string& model_path, bool profile = false);
+  /// ends there. With `optimized_path`, ONNX Runtime writes the graph it runs (after its own
+  /// fusions and layout changes) to that file.
+  Status Load(const std::string& id, const std::string& model_path, bool profile = false,
+              const std::string& optimized_path = "");
   /// Runs session `id` once; outputs in the model's output order.
   StatusOr<NamedTensors> Run(const std::string& id, const NamedTensors& inputs);
   /// `warmups` untimed runs, then `repeats` timed ones (wall time of each run in the runner).

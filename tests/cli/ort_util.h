@@ -21,7 +21,7 @@ inline constexpr double kOrtTolerance = 1e-3;
 
 /// Quick judging: loading and matching are the point, not the figures.
 inline const std::string kQuickJudge =
-    " --runtime ort --runtime-rounds 1 --runtime-repeats 2 --runtime-min-round-ms 0"
+    " --runtime ort --runtime-rounds 2 --runtime-repeats 2 --runtime-min-round-ms 0"
     " --runtime-threads 1";
 
 inline bool OrtInstalled() {

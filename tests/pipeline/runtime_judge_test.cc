@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+
 #include "graph/models/zoo.h"
 #include "graph/onnx/onnx_io.h"
 
@@ -19,45 +23,115 @@ RuntimeVerdict DecideOn(const TimedRuns& input, const TimedRuns& result, double 
   return v;
 }
 
-TEST(JudgeDecision, FasterOverallAndInEveryRoundIsWritten) {
+TEST(JudgeDecision, AnIntervalAboveOneIsWritten) {
+  // Paired ratios 1.25, 10/9 and 1.25: geometric mean 1.2019, 95% interval [1.015, 1.423].
   const RuntimeVerdict v =
-      DecideOn({{10, 10, 11, 11, 10, 10}, {10, 11, 10}}, {{8, 8, 9, 9, 8, 8}, {8, 9, 8}});
+      DecideOn({{10, 10, 11, 11, 10, 10}, {10, 10, 10}}, {{8, 8, 9, 9, 8, 8}, {8, 9, 8}});
   EXPECT_EQ(v.decision, "optimised");
   EXPECT_DOUBLE_EQ(v.before_ms, 10);
   EXPECT_DOUBLE_EQ(v.after_ms, 8);
-  EXPECT_DOUBLE_EQ(v.speedup, 1.25);
+  EXPECT_NEAR(v.speedup, std::cbrt(1.25 * 1.25 * 10 / 9.0), 1e-12);
+  EXPECT_NEAR(v.speedup_lo, 1.0151, 1e-3);
+  EXPECT_NEAR(v.speedup_hi, 1.4231, 1e-3);
   EXPECT_EQ(v.rounds, 3);
   EXPECT_EQ(v.rounds_faster, 3);
-  EXPECT_EQ(v.reason, "the optimised graph measures 1.25x faster in ort 1.30.0");
+  EXPECT_EQ(v.reason,
+            "the optimised graph measures 1.202x faster in ort 1.30.0 (95% interval [1.015, "
+            "1.423] over 3 paired rounds)");
 }
 
-TEST(JudgeDecision, FasterOverallButNotInEveryRoundIsNoise) {
-  // One round where the result was slower (the machine was busy): the input is kept.
+TEST(JudgeDecision, AnIntervalReachingOneIsNoise) {
+  // One round where the result was slower (the machine was busy): the interval reaches below
+  // 1, and the input is kept.
   const RuntimeVerdict v =
       DecideOn({{10, 10, 10, 10, 10, 10}, {10, 10, 10}}, {{8, 8, 8, 8, 12, 12}, {8, 8, 12}});
   EXPECT_EQ(v.decision, "input");
   EXPECT_EQ(v.rounds_faster, 2);
-  EXPECT_EQ(v.reason,
-            "the optimised graph measures 1.25x faster in ort 1.30.0 overall but in only 2 of 3 "
-            "rounds, within the noise: the input is written unchanged");
+  EXPECT_LT(v.speedup_lo, 1);
+  EXPECT_GT(v.speedup_hi, 1);
+  EXPECT_NE(v.reason.find("faster in ort 1.30.0 but its 95% interval ["), std::string::npos)
+      << v.reason;
+  EXPECT_NE(v.reason.find("reaches 1, within the noise: the input is written unchanged"),
+            std::string::npos)
+      << v.reason;
+}
+
+TEST(JudgeDecision, EveryRoundFasterByAFewPercentIsWrittenWhenTheRoundsAgree) {
+  // 3% faster in each of 6 rounds with under 1% spread: no round alone is decisive, the pairs
+  // together are.
+  const RuntimeVerdict v =
+      DecideOn({{}, {10, 10.2, 9.9, 10.1, 10, 10.3}}, {{}, {9.7, 9.9, 9.62, 9.8, 9.69, 10.01}});
+  EXPECT_EQ(v.decision, "optimised") << v.reason;
+  EXPECT_GT(v.speedup_lo, 1.02);
+  EXPECT_LT(v.speedup_hi, 1.04);
+}
+
+TEST(JudgeDecision, OneRoundGivesNoInterval) {
+  const RuntimeVerdict v = DecideOn({{10, 10}, {10}}, {{8, 8}, {8}});
+  EXPECT_EQ(v.decision, "input");
+  EXPECT_DOUBLE_EQ(v.speedup, 1.25);
+  EXPECT_NE(v.reason.find("in one round, which gives no interval"), std::string::npos) << v.reason;
 }
 
 TEST(JudgeDecision, BelowTheMarginIsNotFaster) {
-  const RuntimeVerdict v = DecideOn({{10, 10}, {10}}, {{9.95, 9.95}, {9.95}});
+  const RuntimeVerdict v = DecideOn({{10, 10}, {10, 10}}, {{9.95, 9.95}, {9.95, 9.95}});
   EXPECT_EQ(v.decision, "input");
-  EXPECT_EQ(v.rounds_faster, 1);
+  EXPECT_EQ(v.rounds_faster, 2);
   EXPECT_NE(v.reason.find("is not measurably faster in ort 1.30.0 (1.005x; at least 1.01x"),
             std::string::npos)
       << v.reason;
 }
 
 TEST(JudgeDecision, TheTestSlowdownScalesTheResultInEveryRound) {
-  const RuntimeVerdict v = DecideOn({{10, 10}, {10}}, {{4, 4}, {4}}, 2.0);
-  EXPECT_EQ(v.decision, "optimised");
+  const RuntimeVerdict v = DecideOn({{10, 10}, {10, 10.5}}, {{4, 4}, {4, 4.1}}, 2.0);
+  EXPECT_EQ(v.decision, "optimised") << v.reason;
   EXPECT_DOUBLE_EQ(v.after_ms, 8);
-  const RuntimeVerdict w = DecideOn({{10, 10}, {10}}, {{4, 4}, {4}}, 3.0);
+  const RuntimeVerdict w = DecideOn({{10, 10}, {10, 10.5}}, {{4, 4}, {4, 4.1}}, 3.0);
   EXPECT_EQ(w.decision, "input");
   EXPECT_EQ(w.rounds_faster, 0);
+}
+
+TEST(PairedSpeedup, IsTheGeometricMeanOfTheRoundsRatiosWithStudentsInterval) {
+  // log ratios ln 2, ln 2, ln 2: no spread, a point interval.
+  PairedSpeedup p = PairRounds({2, 4, 6}, {1, 2, 3});
+  EXPECT_EQ(p.rounds, 3);
+  EXPECT_NEAR(p.speedup, 2, 1e-12);
+  EXPECT_NEAR(p.lo, 2, 1e-12);
+  EXPECT_NEAR(p.hi, 2, 1e-12);
+  EXPECT_TRUE(p.Faster());
+  EXPECT_EQ(p.Text(), "2.000x [2.000, 2.000]");
+  // Ratios 1.1 and 1/1.1: mean log 0, sd ln(1.1) * sqrt 2, se ln 1.1, t(1) = 12.706.
+  p = PairRounds({11, 10}, {10, 11});
+  EXPECT_NEAR(p.speedup, 1, 1e-12);
+  EXPECT_NEAR(std::log(p.hi), 12.706 * std::log(1.1), 1e-9);
+  EXPECT_NEAR(std::log(p.lo), -12.706 * std::log(1.1), 1e-9);
+  EXPECT_FALSE(p.Faster());
+  EXPECT_FALSE(p.Slower());
+  // The same spread over more rounds narrows the interval.
+  const PairedSpeedup wide = PairRounds({11, 10, 11, 10}, {10, 11, 10, 11});
+  const PairedSpeedup narrow =
+      PairRounds({11, 10, 11, 10, 11, 10, 11, 10}, {10, 11, 10, 11, 10, 11, 10, 11});
+  EXPECT_LT(narrow.hi, wide.hi);
+  EXPECT_LT(wide.hi, p.hi);
+  // A slower graph, a skipped round, and one round without an interval.
+  EXPECT_TRUE(PairRounds({1, 1, 1}, {2, 2.1, 1.9}).Slower());
+  EXPECT_EQ(PairRounds({1, 0, 1}, {2, 2, 2}).rounds, 2);
+  const PairedSpeedup one = PairRounds({3}, {2});
+  EXPECT_DOUBLE_EQ(one.speedup, 1.5);
+  EXPECT_FALSE(one.Faster());
+  EXPECT_TRUE(std::isinf(one.hi));
+}
+
+TEST(PairedSpeedup, StudentsQuantilesAreTheTablesAndNarrowToTheNormal) {
+  EXPECT_DOUBLE_EQ(StudentT(1, 0.95), 12.706);
+  EXPECT_DOUBLE_EQ(StudentT(9, 0.95), 2.262);
+  EXPECT_DOUBLE_EQ(StudentT(4, 0.99), 4.604);
+  EXPECT_NEAR(StudentT(40, 0.95), 2.021, 1e-9);
+  EXPECT_GT(StudentT(35, 0.95), 2.021);
+  EXPECT_LT(StudentT(35, 0.95), 2.042);
+  EXPECT_NEAR(StudentT(1000000, 0.9), 1.645, 1e-3);
+  EXPECT_THROW(StudentT(3, 0.5), std::invalid_argument);
+  EXPECT_THROW(StudentT(0, 0.95), std::invalid_argument);
 }
 
 /// Sets an environment variable for one scope.
@@ -99,11 +173,60 @@ TEST(CompareInRuntime, TimesEveryCandidateAgainstTheInputInTheSameRounds) {
   EXPECT_EQ(c->candidates[1].label, "same");
   EXPECT_EQ(c->candidates[0].rounds_faster, 0);
   EXPECT_LT(c->candidates[0].speedup, 0.01);
-  EXPECT_NEAR(c->candidates[0].speedup, c->input_ms / c->candidates[0].ms, 1e-12);
+  // The speedup pairs the rounds: each round's input median over the candidate's.
+  ASSERT_EQ(c->candidates[0].round_ms.size(), 3u);
+  EXPECT_NEAR(c->candidates[0].speedup,
+              PairRounds(c->input_round_ms, c->candidates[0].round_ms).speedup, 1e-12);
+  EXPECT_LT(c->candidates[0].speedup_hi, 0.01);
   // The unslowed copy runs the input's graph: within a factor of 10 of it on any machine.
   EXPECT_GT(c->candidates[1].speedup, 0.1);
   EXPECT_LT(c->candidates[1].speedup, 10);
   EXPECT_EQ(c->candidates[0].max_rel, 0);
+}
+
+bool OrtInstalled() {
+  return std::filesystem::exists(std::string(REWIRE_SOURCE_DIR) +
+                                 "/tools/ort/node_modules/onnxruntime-node/package.json");
+}
+
+TEST(PairedInOrt, ASlowedCopyIsRankedSlowerWithItsRatioInsideTheInterval) {
+  if (!OrtInstalled())
+    GTEST_SKIP() << "ONNX Runtime is not installed in tools/ort (run scripts/install-deps.sh)";
+  const Graph input = *BuildModel("squeezenet");
+  const std::string bytes = *ExportOnnxBytes(input);
+  // The input, its copy slowed by the test hook (every time x 1.25), and a plain copy, timed
+  // in ONNX Runtime in the same 8 rounds.
+  const ScopedEnv slow("REWIRE_TEST_RUNTIME_SLOWDOWN", "1.25,1");
+  const std::vector<RuntimeCandidate> candidates = {{"slowed", &input, bytes},
+                                                    {"copy", &input, bytes}};
+  RuntimeJudgeOptions o;
+  o.runtime = "ort";
+  o.threads = 1;
+  o.rounds = 8;
+  o.warmups = 2;
+  o.repeats = 5;
+  o.min_round_ms = 40;
+  auto ort = StartRuntime(o);
+  ASSERT_TRUE(ort.ok()) << ort.status().message();
+  auto c = CompareInRuntime(input, bytes, candidates, ort->get(), o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->candidates.size(), 2u);
+  EXPECT_EQ(c->input_round_ms.size(), 8u);
+  const CandidateTiming& slowed = c->candidates[0];
+  const CandidateTiming& copy = c->candidates[1];
+  ASSERT_EQ(slowed.round_ms.size(), 8u);
+  // Ranked slower: the whole interval below 1, the estimate inside it, and near 1 / 1.25 = 0.8
+  // (the copy runs the same graph, so only the machine's noise separates them).
+  EXPECT_LT(slowed.speedup_hi, 1) << slowed.speedup << " [" << slowed.speedup_lo << ", "
+                                  << slowed.speedup_hi << "]";
+  EXPECT_LE(slowed.speedup_lo, slowed.speedup);
+  EXPECT_GE(slowed.speedup_hi, slowed.speedup);
+  EXPECT_NEAR(slowed.speedup, 0.8, 0.1);
+  EXPECT_NEAR(copy.speedup, 1, 0.12);
+  // The two candidates paired with each other in the same rounds: the copy over the slowed one.
+  const PairedSpeedup h2h = PairRounds(slowed.round_ms, copy.round_ms);
+  EXPECT_TRUE(h2h.Faster()) << h2h.Text();
+  EXPECT_NEAR(h2h.speedup, 1.25, 0.15) << h2h.Text();
 }
 
 TEST(CompareInRuntime, RefusesACandidateThatDiffersFromTheModel) {

@@ -4,15 +4,18 @@
 // Protocol: one JSON request per line on stdin, one JSON reply per line on stdout, in order.
 // Tensors travel as .npy files (float32, float64, int64, int32, bool) in a folder the client owns.
 //   {"op":"hello"}                                   -> {"ok":true,"ort":"1.30.0"}
-//   {"op":"load","id":"a","path":"m.onnx","threads":2[,"profile":"dir/prefix"]}
+//   {"op":"load","id":"a","path":"m.onnx","threads":2[,"profile":"dir/prefix"][,"optimized":"o.onnx"]}
 //                                                    -> {"ok":true,"inputs":[..],"outputs":[..]}
+//     "optimized": ONNX Runtime writes the graph it runs (after its own fusions) to that file.
 //   {"op":"run","id":"a","inputs":{"x":"x.npy"},"out_dir":"d"}
 //                                                    -> {"ok":true,"outputs":{"y":"d/0.npy"}}
 //   {"op":"time","id":"a","inputs":{..},"warmups":2,"repeats":10}
 //                                                    -> {"ok":true,"times_ms":[..],"median_ms":m}
 //     A session loaded with "profile" (ONNX Runtime's profiler writing to that file prefix) also
 //     replies "kernel_ms": per timed run, the summed time of the kernels ONNX Runtime ran, from
-//     its profile (no JavaScript, no tensor transfer); its profiling ends with that request.
+//     its profile (no JavaScript, no tensor transfer), and "kernels": per node ONNX Runtime ran,
+//     {"node","op","provider","inputs":[[dims]..],"outputs":[[dims]..],"types":[..],"us":[..]}
+//     with its duration in each timed run; its profiling ends with that request.
 //   {"op":"unload","id":"a"}                          -> {"ok":true}
 //   {"op":"quit"}                                     -> {"ok":true}, then exit 0
 // A failed request replies {"ok":false,"error":"..."} and the runner goes on.
@@ -149,18 +152,35 @@ function profileFiles(prefix) {
   return fs.readdirSync(dir).filter(f => f.startsWith(base)).map(f => path.join(dir, f));
 }
 
-// Per profiled run, the summed duration (ms) of the kernels ONNX Runtime ran, from the profile
-// file the session wrote under `prefix` (read, then removed).
-function kernelTimes(prefix) {
+// The profile file the session wrote under `prefix`: per profiled run, the summed duration (ms)
+// of the kernels ONNX Runtime ran, and for the last `last` runs each node's kernel (read, then
+// removed).
+function kernelProfile(prefix, last) {
   const files = profileFiles(prefix).filter(f => f.endsWith('.json'));
   if (files.length !== 1) throw new Error('expected one ONNX Runtime profile ' + prefix + '_*.json, found ' + files.length);
   const events = JSON.parse(fs.readFileSync(files[0], 'utf8'));
   fs.unlinkSync(files[0]);
   const runsOf = events.filter(e => e.cat === 'Session' && e.name === 'model_run').sort((a, b) => a.ts - b.ts);
   const kernels = events.filter(e => e.cat === 'Node' && e.name.endsWith('_kernel_time'));
-  return runsOf.map(r => kernels
-    .filter(k => k.ts >= r.ts && k.ts <= r.ts + r.dur)
-    .reduce((sum, k) => sum + k.dur, 0) / 1000);
+  const inRun = r => kernels.filter(k => k.ts >= r.ts && k.ts <= r.ts + r.dur);
+  const totals = runsOf.map(r => inRun(r).reduce((sum, k) => sum + k.dur, 0) / 1000);
+  const byNode = new Map();
+  const dims = list => (list || []).map(t => Object.values(t)[0]);
+  const types = list => (list || []).map(t => Object.keys(t)[0]);
+  for (const r of runsOf.slice(Math.max(0, runsOf.length - last))) {
+    for (const k of inRun(r)) {
+      const node = k.name.slice(0, k.name.length - '_kernel_time'.length);
+      let n = byNode.get(node);
+      if (!n) {
+        const a = k.args || {};
+        n = { node, op: a.op_name || '', provider: a.provider || '', inputs: dims(a.input_type_shape),
+              outputs: dims(a.output_type_shape), types: types(a.input_type_shape), us: [] };
+        byNode.set(node, n);
+      }
+      n.us.push(k.dur);
+    }
+  }
+  return { totals, kernels: [...byNode.values()] };
 }
 
 async function handle(req) {
@@ -175,6 +195,7 @@ async function handle(req) {
         opts.enableProfiling = true;
         opts.profileFilePrefix = req.profile;
       }
+      if (req.optimized) opts.optimizedModelFilePath = req.optimized;
       const s = await ort.InferenceSession.create(req.path, opts);
       const old = sessions.get(req.id);
       if (old) await old.release();
@@ -212,8 +233,9 @@ async function handle(req) {
         // Every run of this session since its load was profiled: skip all but the timed ones.
         s.endProfiling();
         profiles.delete(req.id);
-        const all = kernelTimes(prefix);
-        reply.kernel_ms = all.slice(all.length - times.length);
+        const p = kernelProfile(prefix, times.length);
+        reply.kernel_ms = p.totals.slice(p.totals.length - times.length);
+        reply.kernels = p.kernels;
       }
       return reply;
     }
