@@ -2,20 +2,35 @@
 // neighbouring graphs. `measure pair` times two graphs in one ONNX Runtime process in
 // alternating rounds and gives the paired speedup with its confidence interval (the same graph
 // twice: the pair's noise floor); `measure kernels` lists the kernels ONNX Runtime runs for a
-// graph after its own fusions, with their signatures and times.
+// graph after its own fusions, with their signatures and times; `measure collect` walks models'
+// rewrites and fills a label store (JSON Lines) with paired measurements of graphs against their
+// neighbours, the kernels each rewrite changed, and what cost models predicted for it.
 
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
-#include <unistd.h>
+
+#include <thread>
+
+#include <chrono>
+#include <random>
+#include <unordered_set>
 
 #include "cli/commands.h"
+#include "cost/cost_registry.h"
+#include "graph/clock.h"
+#include "graph/json.h"
 #include "graph/onnx/onnx_io.h"
+#include "graph/rules/candidates.h"
+#include "graph/rules/matcher.h"
 #include "kernels/executor.h"
+#include "kernels/fold.h"
 #include "pipeline/runtime_judge.h"
+#include "ruleset/rule_verify.h"
 #include "runtimes/ort_kernels.h"
 
 namespace rewire::cli {
@@ -23,9 +38,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool IsOnnxPath(const std::string& m) {
-  return m.size() > 5 && m.substr(m.size() - 5) == ".onnx";
-}
+bool IsOnnxPath(const std::string& m) { return m.size() > 5 && m.substr(m.size() - 5) == ".onnx"; }
 
 /// The bytes ONNX Runtime loads for `model`: an .onnx file as it is, a zoo model exported.
 std::string OnnxBytes(const ModelOptions& model, const Graph& g) {
@@ -54,8 +67,8 @@ void PrintKernelDiff(OrtRunner& ort, const std::string& a_path, const std::strin
   std::printf("kernels          %zu -> %zu; %zu signatures differ%s\n", a.kernels.size(),
               b.kernels.size(), diff.size(), diff.empty() ? "" : " (count, summed median us):");
   for (const KernelChange& c : diff) {
-    std::printf("  %2d -> %2d  %9.1f -> %9.1f us  %s\n", c.before, c.after, c.before_us,
-                c.after_us, c.signature.c_str());
+    std::printf("  %2d -> %2d  %9.1f -> %9.1f us  %s\n", c.before, c.after, c.before_us, c.after_us,
+                c.signature.c_str());
   }
 }
 
@@ -135,12 +148,198 @@ void RunKernels(const KernelsOptions& o) {
   const OrtKernelProfile prof = Take(std::move(p));
   std::printf("model            %s: %d operators in rewire's graph\n", o.model.model.c_str(),
               g.NumOperators());
-  std::printf("runtime          ort %s, %d threads: %zu kernels after its fusions, %.4f ms end to "
-              "end, %.4f ms in kernels (medians of %d runs)\n",
-              ort->version().c_str(), o.threads, prof.kernels.size(), prof.median_ms,
-              prof.kernel_ms, o.repeats);
+  std::printf(
+      "runtime          ort %s, %d threads: %zu kernels after its fusions, %.4f ms end to "
+      "end, %.4f ms in kernels (medians of %d runs)\n",
+      ort->version().c_str(), o.threads, prof.kernels.size(), prof.median_ms, prof.kernel_ms,
+      o.repeats);
   for (const OrtKernel& k : prof.kernels)
     std::printf("%10.1f us  %-28s %s\n", k.median_us, k.node.c_str(), k.Signature().c_str());
+}
+
+// ---------------------------------------------------------------------------- collect
+
+struct CollectOptions {
+  std::vector<std::string> models = {"squeezenet", "xrlflow-bert", "gpt2", "nasrnn"};
+  ModelParams params;
+  std::string rules;
+  std::string out = "labels.jsonl";
+  int steps = 8;       // states per model
+  int neighbours = 3;  // neighbours measured at each state
+  double seconds = 1800;
+  uint64_t seed = 1;
+  bool kernels = true;
+  std::vector<std::string> predict = {"analytic"};
+  RuntimeJudgeOptions timing;
+};
+
+/// The first "model name" line of /proc/cpuinfo, and the host's name: the machine labels are of.
+std::string MachineName() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line, cpu = "unknown CPU";
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) cpu = line.substr(colon + 2);
+      break;
+    }
+  }
+  char host[256] = {0};
+  ::gethostname(host, sizeof host - 1);
+  return cpu + " (" + std::to_string(std::thread::hardware_concurrency()) + " cores, host " + host +
+         ")";
+}
+
+/// The graph as rewire writes it: weight-only subgraphs folded.
+Graph Folded(const Graph& g) {
+  Graph f = g;
+  Take(FoldWeightSubgraphs(f));
+  return f;
+}
+
+Json KernelDiffJson(const std::vector<KernelChange>& diff) {
+  Json out = Json::array();
+  for (const KernelChange& c : diff) {
+    out.push_back(Json{{"signature", c.signature},
+                       {"before", c.before},
+                       {"after", c.after},
+                       {"before_us", JsonDecimal(c.before_us, 6)},
+                       {"after_us", JsonDecimal(c.after_us, 6)}});
+  }
+  return out;
+}
+
+void RunCollect(const CollectOptions& o) {
+  const auto start = Clock::now();
+  const auto rules = Take(LoadVerifiedRules(o.rules.empty() ? DefaultRulesPath() : o.rules));
+  std::vector<std::unique_ptr<CostModel>> predictors;
+  for (const std::string& kind : o.predict) {
+    CostModelOptions co;
+    co.kind = kind;
+    co.devices_dir = DefaultDevicesDir();
+    predictors.push_back(Take(CostModels().Make(co)));
+  }
+  RuntimeJudgeOptions t = o.timing;
+  t.runtime = "ort";
+  auto ort = Take(StartRuntime(t));
+  std::ofstream out(o.out, std::ios::app);
+  if (!out) throw CommandError("cannot open " + o.out + " to append labels");
+  Json header{
+      {"format", "rewire-labels"}, {"version", 1},           {"runtime", "ort " + ort->version()},
+      {"threads", t.threads},      {"rounds", t.rounds},     {"confidence", t.confidence},
+      {"machine", MachineName()},  {"predictors", o.predict}};
+  out << JsonText(header) << "\n" << std::flush;
+  std::mt19937_64 rng(o.seed);
+  int labels = 0, graphs = 0, kernels_seen = 0;
+  std::unordered_set<std::string> signatures;
+  bool out_of_time = false;
+  for (const std::string& name : o.models) {
+    ModelOptions mo{name, o.params};
+    Graph state = Folded(LoadModel(mo));
+    std::vector<std::string> path;  // rules taken from the input graph
+    for (int step = 0; step < o.steps && !out_of_time; ++step) {
+      if (SecondsSince(start) > o.seconds) {
+        out_of_time = true;
+        break;
+      }
+      rules::CandidateOptions copts;
+      const auto set = rules::EnumerateCandidates(state, rules, copts);
+      if (set.candidates.empty()) break;
+      std::vector<size_t> order(set.candidates.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::shuffle(order.begin(), order.end(), rng);
+      std::vector<Graph> next;
+      std::vector<std::string> next_rule;
+      for (size_t i : order) {
+        if (static_cast<int>(next.size()) >= o.neighbours) break;
+        const auto& c = set.candidates[i];
+        Graph g = state;
+        if (!rules::ApplyMatch(g, rules[c.match.rule], c.match).ok() || !g.Validate().ok())
+          continue;
+        next.push_back(Folded(g));
+        next_rule.push_back(rules[c.match.rule].name);
+      }
+      if (next.empty()) break;
+      const std::string state_bytes = Take(ExportOnnxBytes(state));
+      std::vector<std::string> bytes;
+      std::vector<RuntimeCandidate> cands;
+      for (size_t i = 0; i < next.size(); ++i) bytes.push_back(Take(ExportOnnxBytes(next[i])));
+      for (size_t i = 0; i < next.size(); ++i) cands.push_back({next_rule[i], &next[i], bytes[i]});
+      const RuntimeComparison c = Take(CompareInRuntime(state, state_bytes, cands, ort.get(), t));
+      graphs += 1 + static_cast<int>(next.size());
+      OrtKernelProfile state_kernels;
+      std::vector<OrtKernelProfile> next_kernels(next.size());
+      NamedTensors feed;
+      if (o.kernels) {
+        for (const auto& [n, x] : RandomInputs(state, t.seed)) feed.emplace_back(n, *x);
+        std::string dir = (fs::temp_directory_path() / "rewire-collect-XXXXXX").string();
+        if (!mkdtemp(dir.data())) throw CommandError("cannot create a temporary folder");
+        auto profile = [&](const std::string& b) {
+          const std::string p = dir + "/g.onnx";
+          std::ofstream(p, std::ios::binary) << b;
+          return ProfileKernels(*ort, p, feed, 1, 3);
+        };
+        StatusOr<OrtKernelProfile> sk = profile(state_bytes);
+        for (size_t i = 0; i < next.size() && sk.ok(); ++i) {
+          StatusOr<OrtKernelProfile> nk = profile(bytes[i]);
+          if (!nk.ok()) {
+            sk = nk.status();
+            break;
+          }
+          next_kernels[i] = std::move(*nk);
+        }
+        fs::remove_all(dir);
+        state_kernels = Take(std::move(sk));
+        for (const OrtKernel& k : state_kernels.kernels) signatures.insert(k.Signature());
+        kernels_seen += static_cast<int>(state_kernels.kernels.size());
+      }
+      std::vector<double> state_pred;
+      for (auto& m : predictors) state_pred.push_back(Take(GraphCostMs(*m, state)));
+      for (size_t i = 0; i < next.size(); ++i) {
+        const CandidateTiming& r = c.candidates[i];
+        Json predicted = Json::object();
+        for (size_t m = 0; m < predictors.size(); ++m) {
+          const double after = Take(GraphCostMs(*predictors[m], next[i]));
+          predicted[o.predict[m]] = JsonDecimal(after > 0 ? state_pred[m] / after : 0, 6);
+        }
+        Json line{
+            {"model", name},
+            {"step", step},
+            {"path", path},
+            {"rule", next_rule[i]},
+            {"state_hash", std::to_string(state.Hash())},
+            {"neighbour_hash", std::to_string(next[i].Hash())},
+            {"state_ms", JsonDecimal(c.input_ms, 6)},
+            {"neighbour_ms", JsonDecimal(r.ms, 6)},
+            {"speedup", JsonDecimal(r.speedup, 6)},
+            {"interval", Json::array({JsonDecimal(r.speedup_lo, 6), JsonDecimal(r.speedup_hi, 6)})},
+            {"rounds", c.rounds},
+            {"predicted_speedup", std::move(predicted)}};
+        if (o.kernels) {
+          line["state_kernels"] = static_cast<int64_t>(state_kernels.kernels.size());
+          line["neighbour_kernels"] = static_cast<int64_t>(next_kernels[i].kernels.size());
+          line["kernels_changed"] = KernelDiffJson(DiffKernels(state_kernels, next_kernels[i]));
+          for (const OrtKernel& k : next_kernels[i].kernels) signatures.insert(k.Signature());
+          kernels_seen += static_cast<int>(next_kernels[i].kernels.size());
+        }
+        out << JsonText(line) << "\n" << std::flush;
+        ++labels;
+      }
+      // Move to a neighbour drawn at random.
+      const size_t pick = rng() % next.size();
+      path.push_back(next_rule[pick]);
+      state = std::move(next[pick]);
+      std::fprintf(stderr, "[%6.0f s] %s step %d: %zu neighbours measured (%d labels so far)\n",
+                   SecondsSince(start), name.c_str(), step + 1, next.size(), labels);
+    }
+    if (out_of_time) break;
+  }
+  std::printf(
+      "labels           %d in %s (%d graphs timed, %d kernels profiled, %zu distinct "
+      "signatures)\n",
+      labels, o.out.c_str(), graphs, kernels_seen, signatures.size());
+  std::printf("time             %.0f s%s\n", SecondsSince(start),
+              out_of_time ? " (the --seconds budget ran out)" : "");
 }
 
 }  // namespace
@@ -191,6 +390,48 @@ void RegisterMeasure(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   kernels->callback([ko]() { RunKernels(*ko); });
+
+  auto* collect = measure->add_subcommand(
+      "collect",
+      "Walk models' rewrites and append paired measurements of each state against random "
+      "neighbours (speedup, interval, the kernels that changed, predicted speedups) to a label "
+      "store (JSON Lines)");
+  auto co = std::make_shared<CollectOptions>();
+  co->timing.rounds = 6;
+  co->timing.threads = 1;
+  co->timing.min_round_ms = 30;
+  collect->add_option("--models", co->models, "Zoo models or .onnx files to walk")
+      ->capture_default_str()
+      ->delimiter(',');
+  collect->add_option("--rules", co->rules, "Rules file or directory (default: configs/rules)");
+  collect->add_option("-o,--out", co->out, "The label store to append to")->capture_default_str();
+  collect->add_option("--steps", co->steps, "States visited per model")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  collect->add_option("--neighbours", co->neighbours, "Neighbours measured at each state")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  collect->add_option("--seconds", co->seconds, "Stop starting new states after this long")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  collect->add_option("--seed", co->seed, "Seed of the walks")->capture_default_str();
+  collect->add_option("--threads", co->timing.threads, "ONNX Runtime intra-op threads")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  collect->add_option("--rounds", co->timing.rounds, "Alternating rounds per state")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1000));
+  collect
+      ->add_option("--min-round-ms", co->timing.min_round_ms,
+                   "Each graph's runs in a round last about this long")
+      ->capture_default_str();
+  collect
+      ->add_option("--predict", co->predict,
+                   "Cost models whose predicted speedup is recorded beside each label")
+      ->capture_default_str()
+      ->delimiter(',');
+  collect->add_flag("!--no-kernels", co->kernels, "Do not profile the kernels of each graph");
+  collect->callback([co]() { RunCollect(*co); });
 }
 
 }  // namespace rewire::cli

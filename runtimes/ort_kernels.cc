@@ -2,12 +2,12 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 namespace rewire {
 namespace {

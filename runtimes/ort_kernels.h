@@ -34,8 +34,8 @@ struct OrtKernel {
 
 /// A graph as ONNX Runtime runs it.
 struct OrtKernelProfile {
-  double median_ms = 0;         // end to end, the timed runs' median
-  double kernel_ms = 0;         // the kernels' summed median time
+  double median_ms = 0;            // end to end, the timed runs' median
+  double kernel_ms = 0;            // the kernels' summed median time
   std::vector<OrtKernel> kernels;  // in the order ONNX Runtime first ran them
   /// Kernels per signature (how many of each the graph runs).
   std::map<std::string, int> Counts() const;

@@ -396,7 +396,8 @@ StatusOr<OrtTiming> OrtRunner::Time(const std::string& id, const NamedTensors& i
       };
       if (!shapes("inputs", r.inputs) || !shapes("outputs", r.outputs)) return bad();
       if (const Json* types = JsonMember(n, "types"); types && types->is_array()) {
-        for (const Json& v : *types) r.input_types.push_back(v.is_string() ? v.get<std::string>() : "");
+        for (const Json& v : *types)
+          r.input_types.push_back(v.is_string() ? v.get<std::string>() : "");
       }
       const Json* us = JsonMember(n, "us");
       if (us == nullptr || !us->is_array()) return bad();
