@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "cli/commands.h"
@@ -35,6 +36,36 @@ struct OptimizeOptions {
   std::unique_ptr<Search> search_flags_of;
   OptionSet search_flags;
 };
+
+/// Whether ONNX Runtime is installed beside the runner rewire would start.
+bool OrtInstalled() {
+  std::error_code ec;
+  const std::filesystem::path runner = DefaultOrtRunnerPath();
+  return std::filesystem::exists(
+      runner.parent_path() / "node_modules" / "onnxruntime-node" / "package.json", ec);
+}
+
+/// The judge when --runtime is not given: an ONNX file written back (--out) is judged in ONNX
+/// Runtime, the runtime an ONNX file is run in, when it is installed, so that a file the search's
+/// cost model predicts faster is not written when the runtime runs it slower. --runtime none: no
+/// judge. Returns the line that says what was chosen (empty: nothing to say).
+std::string DefaultJudge(const OptimizeOptions& o, RuntimeJudgeOptions& judge) {
+  if (judge.runtime == "none") {
+    judge.runtime.clear();
+    return "";
+  }
+  const std::string& m = o.model.model;
+  const bool onnx_file = m.size() > 5 && m.substr(m.size() - 5) == ".onnx";
+  if (!judge.runtime.empty() || o.out.empty() || !onnx_file) return "";
+  if (o.request.finish.onnx.custom_ops) return "";  // such a file loads in rewire only
+  if (!OrtInstalled()) {
+    return "ONNX Runtime is not installed (scripts/install-deps.sh installs it): the speedup is "
+           "the cost model's prediction, not measured";
+  }
+  judge.runtime = "ort";
+  return "ONNX Runtime judges the result (the default for an ONNX file written with --out; "
+         "--runtime none: no judge): it is written only if it measures faster there";
+}
 
 /// The other cost models of --also-cost (KIND or KIND:PROFILE), with --cost's profile folder
 /// and cache.
@@ -111,7 +142,8 @@ void PrintReport(const OptimizeReport& r, double rtol, int operators_before) {
   const auto cost = [&](double v) { return CostText(v, r.cost_unit); };
   std::printf("initial cost     %s\n", cost(s.initial_cost_ms).c_str());
   std::printf("final cost       %s\n", cost(done.final_cost_ms).c_str());
-  std::printf("speedup          %.3fx\n", speedup);
+  std::printf("speedup          %.3fx predicted by %s%s\n", speedup, r.cost_model.c_str(),
+              r.verdict.decision.empty() ? ", not measured" : "; measured below");
   std::printf("operators        %d -> %d\n", operators_before, done.graph.NumOperators());
   if (s.path_note.empty() || !s.steps.empty())
     std::printf("rewrites         %zu\n", s.steps.size());
@@ -221,8 +253,9 @@ void AddRuntimeFlags(CLI::App& cmd, OptimizeOptions& o) {
   cmd.add_option("--runtime", q.judge.runtime,
                  "Judge the result in this runtime: ort (ONNX Runtime, tools/ort) or reference; "
                  "both graphs are checked and timed there, and the result is written only if it "
-                 "measures faster (else the input is written unchanged)")
-      ->check(CLI::IsMember({"ort", "reference"}));
+                 "measures faster (else the input is written unchanged). Default: ort for an "
+                 ".onnx model written with --out when ONNX Runtime is installed; none: no judge")
+      ->check(CLI::IsMember({"ort", "reference", "none"}));
   cmd.add_option("--runtime-candidates", q.runtime_candidates,
                  "Graphs along the search's path that --runtime judges, the final one included "
                  "(a search that records no path offers its final graph only): the fastest is "
@@ -264,6 +297,8 @@ void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
   const bool in_ort = o.cost.kind == "ort" || o.cost.kind == "e2e:ort";
   if (in_ort && o.cost.num_threads == 0) o.cost.num_threads = o.request.judge.threads;
   OptimizeRequest q = o.request;
+  const std::string judge_note = DefaultJudge(o, q.judge);
+  if (!judge_note.empty()) std::fprintf(stderr, "%s\n", judge_note.c_str());
   q.label = o.model.model;
   q.finish.export_onnx = !o.out.empty();
   q.finish.also_cost = AlsoCost(o);

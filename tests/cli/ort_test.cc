@@ -105,6 +105,38 @@ TEST(OrtJudge, AFasterGraphAlongThePathIsWrittenWhenTheFinalOneIsSlower) {
   EXPECT_EQ(ReadFile(out), ReadFile(prefix));
 }
 
+TEST(OrtJudge, AnOnnxFileWrittenBackIsJudgedInOrtByDefault) {
+  SKIP_WITHOUT_ORT();
+  TempDir dir;
+  const std::string model = dir / "sq.onnx", out = dir / "opt.onnx", plain = dir / "plain.onnx";
+  auto exp = Rewire("export --model squeezenet --out " + Quote(model));
+  ASSERT_EQ(exp.exit_code, 0) << exp.output;
+  // No --runtime: ONNX Runtime judges; the hook makes the result measure slower, so the input is
+  // written, and the predicted speedup says it is a prediction.
+  const std::string quick =
+      " --search greedy --budget 8 --runtime-rounds 2 --runtime-repeats 2 --runtime-min-round-ms 0"
+      " --runtime-threads 1 --out ";
+  auto opt = RunCommand("REWIRE_TEST_RUNTIME_SLOWDOWN=1000 " + Quote(REWIRE_BINARY) +
+                        " optimize --model " + Quote(model) + quick + Quote(out) + " 2>&1");
+  ASSERT_EQ(opt.exit_code, 0) << opt.output;
+  EXPECT_NE(opt.output.find("ONNX Runtime judges the result (the default"), std::string::npos)
+      << opt.output;
+  EXPECT_NE(opt.output.find("predicted by analytic(h100); measured below"), std::string::npos)
+      << opt.output;
+  EXPECT_NE(opt.output.find("(the input, unchanged)"), std::string::npos) << opt.output;
+  EXPECT_EQ(ReadFile(out), ReadFile(model)) << "the input is written as it was read";
+  // --runtime none: no judge, and the figure says it was not measured.
+  auto none = RunCommand("REWIRE_TEST_RUNTIME_SLOWDOWN=1000 " + Quote(REWIRE_BINARY) +
+                         " optimize --model " + Quote(model) + quick + Quote(plain) +
+                         " --runtime none 2>&1");
+  ASSERT_EQ(none.exit_code, 0) << none.output;
+  EXPECT_EQ(none.output.find("ONNX Runtime judges"), std::string::npos) << none.output;
+  EXPECT_NE(none.output.find("predicted by analytic(h100), not measured"), std::string::npos)
+      << none.output;
+  EXPECT_EQ(none.output.find("decision"), std::string::npos) << none.output;
+  EXPECT_NE(ReadFile(plain), ReadFile(model)) << "greedy's rewrites are written unjudged";
+}
+
 TEST(OrtJudge, ReferenceRuntimeJudgesToo) {
   TempDir dir;
   const std::string report = dir / "report.json";
