@@ -1,0 +1,102 @@
+// `rewire measure` (cli/cmd_measure.cc): a pair of graphs timed in one ONNX Runtime process with
+// the paired interval, the kernels ONNX Runtime runs, and the label store `measure collect`
+// appends to. Skipped only when tools/ort has no onnxruntime-node.
+
+#include <gtest/gtest.h>
+
+#include "graph/json.h"
+#include "tests/cli/ort_util.h"
+#include "tests/cli/run_util.h"
+
+namespace rewire {
+namespace {
+
+using testing::ParseJsonLines;
+using testing::Quote;
+using testing::ReadFile;
+using testing::Rewire;
+using testing::TempDir;
+
+TEST(MeasureCli, PairOfAGraphAndItsRewriteGivesAnIntervalAndTheKernelsThatChanged) {
+  SKIP_WITHOUT_ORT();
+  TempDir dir;
+  const std::string a = dir / "a.onnx", b = dir / "b.onnx";
+  ASSERT_EQ(Rewire("export --model squeezenet --out " + Quote(a)).exit_code, 0);
+  auto opt = Rewire("optimize --model squeezenet --search greedy --budget 6 -q --out " + Quote(b));
+  ASSERT_EQ(opt.exit_code, 0) << opt.output;
+  auto r = Rewire("measure pair --model " + Quote(a) + " --against " + Quote(b) +
+                  " --rounds 3 --min-round-ms 10 --kernels");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("paired speedup   "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" at 95% confidence: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("outputs match"), std::string::npos) << r.output;
+  // Greedy's first rewrites fuse SqueezeNet's convolutions: the kernels differ.
+  EXPECT_NE(r.output.find("signatures differ (count, summed median us):"), std::string::npos)
+      << r.output;
+  // Without --against, the graph against itself: no kernel differs.
+  auto aa = Rewire("measure pair --model " + Quote(a) + " --rounds 2 --min-round-ms 5 --kernels");
+  ASSERT_EQ(aa.exit_code, 0) << aa.output;
+  EXPECT_NE(aa.output.find("A/A"), std::string::npos) << aa.output;
+  EXPECT_NE(aa.output.find("0 signatures differ"), std::string::npos) << aa.output;
+}
+
+TEST(MeasureCli, PairRefusesGraphsThatDoNotComputeTheSame) {
+  SKIP_WITHOUT_ORT();
+  TempDir dir;
+  const std::string a = dir / "a.onnx", b = dir / "b.onnx";
+  ASSERT_EQ(Rewire("export --model squeezenet --out " + Quote(a)).exit_code, 0);
+  ASSERT_EQ(Rewire("export --model squeezenet --seed 9 --out " + Quote(b)).exit_code, 0);
+  auto r = Rewire("measure pair --model " + Quote(a) + " --against " + Quote(b) + " --rounds 2");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("differs from the reference executor"), std::string::npos) << r.output;
+  auto one = Rewire("measure pair --model " + Quote(a) + " --rounds 1");
+  EXPECT_NE(one.exit_code, 0) << one.output;
+}
+
+TEST(MeasureCli, KernelsListsWhatOrtRunsAfterItsFusions) {
+  SKIP_WITHOUT_ORT();
+  auto r = Rewire("measure kernels --model squeezenet --repeats 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // SqueezeNet's Conv + Relu pairs run as single kernels with the activation fused.
+  EXPECT_NE(r.output.find("Conv(activation=Relu"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("kernels after its fusions"), std::string::npos) << r.output;
+}
+
+TEST(MeasureCli, CollectAppendsOneLabelPerNeighbourWithAHeader) {
+  SKIP_WITHOUT_ORT();
+  TempDir dir;
+  const std::string store = dir / "labels.jsonl";
+  const std::string args = "measure collect --models squeezenet --neighbours 2 --rounds 2 "
+                           "--min-round-ms 5 --out " +
+                           Quote(store);
+  auto r = Rewire(args + " --steps 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("labels           4 in"), std::string::npos) << r.output;
+  std::vector<Json> lines = ParseJsonLines(ReadFile(store));
+  ASSERT_EQ(lines.size(), 5u) << ReadFile(store);
+  EXPECT_EQ(JsonStringAt(lines[0], "format"), "rewire-labels");
+  EXPECT_NE(JsonStringAt(lines[0], "machine").value_or("").find("cores"), std::string::npos);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const Json& l = lines[i];
+    EXPECT_EQ(JsonStringAt(l, "model"), "squeezenet");
+    const double s = JsonNumberAt(l, "speedup").value_or(-1);
+    ASSERT_TRUE(l.contains("interval") && l["interval"].size() == 2) << l.dump();
+    EXPECT_LE(l["interval"][0].get<double>(), s) << l.dump();
+    EXPECT_GE(l["interval"][1].get<double>(), s) << l.dump();
+    EXPECT_GT(JsonNumberAt(l["predicted_speedup"], "analytic").value_or(0), 0) << l.dump();
+    EXPECT_FALSE(JsonStringAt(l, "rule").value_or("").empty());
+    EXPECT_NE(JsonStringAt(l, "state_hash"), JsonStringAt(l, "neighbour_hash"));
+    EXPECT_TRUE(l.contains("kernels_changed")) << l.dump();
+  }
+  // The second state is a neighbour of the first: its path names the rewrite taken.
+  EXPECT_EQ(lines[3]["path"].size(), 1u) << lines[3].dump();
+  // Appending: a second run adds a header and its labels after the first's.
+  ASSERT_EQ(Rewire(args + " --steps 1 --no-kernels").exit_code, 0);
+  lines = ParseJsonLines(ReadFile(store));
+  ASSERT_EQ(lines.size(), 8u);
+  EXPECT_EQ(JsonStringAt(lines[5], "format"), "rewire-labels");
+  EXPECT_FALSE(lines[6].contains("kernels_changed"));
+}
+
+}  // namespace
+}  // namespace rewire
