@@ -29,6 +29,7 @@
 #include "graph/rules/matcher.h"
 #include "kernels/executor.h"
 #include "kernels/fold.h"
+#include "learner/config.h"
 #include "pipeline/runtime_judge.h"
 #include "ruleset/rule_verify.h"
 #include "runtimes/ort_kernels.h"
@@ -161,7 +162,6 @@ void RunKernels(const KernelsOptions& o) {
 
 struct CollectOptions {
   std::vector<std::string> models = {"squeezenet", "xrlflow-bert", "gpt2", "nasrnn"};
-  ModelParams params;
   std::string rules;
   std::string out = "labels.jsonl";
   int steps = 8;       // states per model
@@ -217,6 +217,12 @@ void RunCollect(const CollectOptions& o) {
     CostModelOptions co;
     co.kind = kind;
     co.devices_dir = DefaultDevicesDir();
+    // KIND:PROFILE (analytic:cpu_dev), as --also-cost takes it.
+    const size_t colon = kind.find(':');
+    if (!CostModels().Accepts(kind) && colon != std::string::npos) {
+      co.kind = kind.substr(0, colon);
+      co.device = kind.substr(colon + 1);
+    }
     predictors.push_back(Take(CostModels().Make(co)));
   }
   RuntimeJudgeOptions t = o.timing;
@@ -234,7 +240,8 @@ void RunCollect(const CollectOptions& o) {
   std::unordered_set<std::string> signatures;
   bool out_of_time = false;
   for (const std::string& name : o.models) {
-    ModelOptions mo{name, o.params};
+    const ModelSpec spec = Take(ParseModelSpec(name));
+    ModelOptions mo{spec.name, spec.params};
     Graph state = Folded(LoadModel(mo));
     std::vector<std::string> path;  // rules taken from the input graph
     for (int step = 0; step < o.steps && !out_of_time; ++step) {
@@ -400,9 +407,11 @@ void RegisterMeasure(CLI::App& app) {
   co->timing.rounds = 6;
   co->timing.threads = 1;
   co->timing.min_round_ms = 30;
-  collect->add_option("--models", co->models, "Zoo models or .onnx files to walk")
-      ->capture_default_str()
-      ->delimiter(',');
+  collect
+      ->add_option("--models", co->models,
+                   "Models to walk, separated by spaces: zoo names with optional shape "
+                   "parameters (bert:layers=2,seq_len=32), or .onnx files")
+      ->capture_default_str();
   collect->add_option("--rules", co->rules, "Rules file or directory (default: configs/rules)");
   collect->add_option("-o,--out", co->out, "The label store to append to")->capture_default_str();
   collect->add_option("--steps", co->steps, "States visited per model")

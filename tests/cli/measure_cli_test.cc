@@ -66,9 +66,10 @@ TEST(MeasureCli, CollectAppendsOneLabelPerNeighbourWithAHeader) {
   SKIP_WITHOUT_ORT();
   TempDir dir;
   const std::string store = dir / "labels.jsonl";
-  const std::string args = "measure collect --models squeezenet --neighbours 2 --rounds 2 "
-                           "--min-round-ms 5 --out " +
-                           Quote(store);
+  const std::string args =
+      "measure collect --models squeezenet --neighbours 2 --rounds 2 "
+      "--min-round-ms 5 --out " +
+      Quote(store);
   auto r = Rewire(args + " --steps 2");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("labels           4 in"), std::string::npos) << r.output;
