@@ -36,6 +36,7 @@ int RunCli(int argc, char** argv) {
   RegisterCost(app);
   RegisterAdvantage(app);
   RegisterMeasure(app);
+  RegisterConformance(app);
   RegisterReport(app);
   RegisterPlot(app);
 

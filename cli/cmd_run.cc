@@ -59,8 +59,10 @@ void RegisterRun(CLI::App& app) {
                                  "GPU); write each output as .npy");
   auto o = std::make_shared<RunOptions>();
   AddModelOptions(*cmd, o->model);
-  cmd->add_option("-i,--input", o->inputs,
-                  "Graph input as NAME=FILE.npy (repeat for several inputs)");
+  cmd->add_option(
+      "-i,--input", o->inputs,
+      "Graph input as NAME=FILE.npy, or NAME=FILE.pb (a serialised ONNX TensorProto, as "
+      "ONNX's test data has them); repeat for several inputs");
   cmd->add_option("-o,--output-dir", o->output_dir,
                   "Directory for the outputs, one NAME.npy per graph output (/ in names becomes _)")
       ->required();
@@ -83,11 +85,14 @@ void RegisterRun(CLI::App& app) {
     for (const std::string& spec : o->inputs) {
       const size_t eq = spec.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-        throw CommandError("--input expects NAME=FILE.npy, got '" + spec + "'");
+        throw CommandError("--input expects NAME=FILE.npy or NAME=FILE.pb, got '" + spec + "'");
       }
       const std::string name = spec.substr(0, eq);
       if (inputs.count(name)) throw CommandError("input '" + name + "' is given twice");
-      inputs[name] = std::make_shared<const HostTensor>(Take(ReadNpy(spec.substr(eq + 1))));
+      const std::string file = spec.substr(eq + 1);
+      const bool pb = file.size() > 3 && file.substr(file.size() - 3) == ".pb";
+      inputs[name] =
+          std::make_shared<const HostTensor>(Take(pb ? ReadOnnxTensorFile(file) : ReadNpy(file)));
     }
     namespace fs = std::filesystem;
     std::error_code ec;

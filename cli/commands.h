@@ -76,5 +76,7 @@ void RegisterCost(CLI::App& app);
 void RegisterAdvantage(CLI::App& app);
 /// `rewire measure pair|kernels` (cmd_measure.cc).
 void RegisterMeasure(CLI::App& app);
+/// `rewire conformance` (cmd_conformance.cc): ONNX's backend tests.
+void RegisterConformance(CLI::App& app);
 
 }  // namespace rewire::cli

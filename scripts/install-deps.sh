@@ -13,6 +13,8 @@ packages=(
   # libraries
   libtorch-dev libgloo-dev libopenblas0-pthread
   libonnx-dev libprotobuf-dev protobuf-compiler
+  # ONNX's backend test data (the conformance suite, `rewire conformance`)
+  libonnx-testdata
   libpng-dev
   libzmq3-dev cppzmq-dev libcereal-dev libtomlplusplus-dev libsodium-dev
   libsqlite3-dev libcli11-dev libfmt-dev zlib1g-dev nlohmann-json3-dev

@@ -34,4 +34,10 @@ Status ExportOnnxFile(const Graph& graph, const std::string& path,
                       const OnnxExportOptions& options = {});
 StatusOr<std::string> ExportOnnxBytes(const Graph& graph, const OnnxExportOptions& options = {});
 
+/// Reads a serialised ONNX TensorProto (the .pb files of ONNX's backend test data): float32,
+/// the integer types (as int64) and bool. Errors name the file: missing, not a TensorProto, an
+/// element type rewire does not carry, external data. `name`, when given, receives the tensor's
+/// name (empty when the file has none).
+StatusOr<HostTensor> ReadOnnxTensorFile(const std::string& path, std::string* name = nullptr);
+
 }  // namespace rewire

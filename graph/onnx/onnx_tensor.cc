@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <limits>
 
 #include "graph/onnx/onnx_internal.h"
@@ -474,3 +475,24 @@ StatusOr<AttrValue> ConvertAttribute(const AttributeProto& a) {
 }
 
 }  // namespace rewire::onnx_io
+
+namespace rewire {
+
+StatusOr<HostTensor> ReadOnnxTensorFile(const std::string& path, std::string* name) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return NotFound(path + ": cannot open it");
+  onnx::TensorProto t;
+  if (!t.ParseFromIstream(&f)) return InvalidArgument(path + ": not a serialised ONNX TensorProto");
+  const std::string what = path + " (tensor '" + t.name() + "')";
+  if (name) *name = t.name();
+  HostTensorPtr host;
+  if (t.data_type() == onnx::TensorProto::FLOAT) {
+    REWIRE_ASSIGN_OR_RETURN(host, onnx_io::HostFromTensor(t, what));
+  } else {
+    REWIRE_ASSIGN_OR_RETURN(onnx_io::Literal lit, onnx_io::LiteralFromTensor(t, what));
+    REWIRE_ASSIGN_OR_RETURN(host, onnx_io::LiteralToHost(lit, what));
+  }
+  return HostTensor(*host);
+}
+
+}  // namespace rewire

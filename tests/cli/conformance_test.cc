@@ -1,0 +1,83 @@
+// `rewire conformance` over ONNX's backend tests (Debian's libonnx-testdata, installed by
+// scripts/install-deps.sh): every test passes or is refused with its cause, none gives a wrong
+// result, crashes or hangs, and the optimised files of those that pass run right too. The pass
+// count is a floor: a change that makes rewire refuse tests it ran fails here.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "graph/json.h"
+#include "tests/cli/run_util.h"
+
+namespace rewire {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Quote;
+using testing::ReadJson;
+using testing::Rewire;
+using testing::TempDir;
+
+const char* kData = "/usr/share/libonnx-testdata/data";
+
+TEST(Conformance, OnnxBackendTestsPassOrAreRefusedAndNoneIsWrong) {
+  if (!fs::exists(kData)) GTEST_SKIP() << kData << " is missing: run scripts/install-deps.sh";
+  TempDir dir;
+  const std::string json = dir / "conformance.json";
+  auto r = Rewire("conformance --optimize -q --json " + Quote(json));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("wrong 0, refused"), std::string::npos) << r.output;
+  const Json js = ReadJson(json);
+  int pass = 0, refused = 0, optimized_pass = 0;
+  bool resize = false;
+  for (const Json& t : js["tests"]) {
+    const std::string status = JsonStringAt(t, "status").value_or("");
+    const std::string test = JsonStringAt(t, "test").value_or("");
+    EXPECT_TRUE(status == "pass" || status == "refused") << t.dump();
+    if (status == "pass") {
+      ++pass;
+      const std::string opt = JsonStringAt(t, "optimized").value_or("");
+      EXPECT_TRUE(opt == "pass" || opt == "refused") << t.dump();
+      optimized_pass += opt == "pass";
+    } else if (status == "refused") {
+      ++refused;
+      EXPECT_FALSE(JsonStringAt(t, "cause").value_or("").empty()) << t.dump();
+      EXPECT_FALSE(JsonStringAt(t, "message").value_or("").empty()) << t.dump();
+    }
+    // The test that found Resize's align_corners defect.
+    if (test == "test_resize_downsample_scales_linear_align_corners") {
+      resize = true;
+      EXPECT_EQ(status, "pass") << t.dump();
+      EXPECT_LT(JsonNumberAt(t, "mismatch").value_or(99), 0.01) << t.dump();
+    }
+  }
+  EXPECT_TRUE(resize);
+  // 2026-12-01, onnx 1.12's data: 491 of 1072 pass, 460 of their optimised files.
+  EXPECT_GE(pass, 491);
+  EXPECT_GE(optimized_pass, 460);
+  EXPECT_GE(pass + refused, 1000);
+}
+
+TEST(Conformance, AWrongExpectedOutputIsReportedAsWrongWithExitStatus1) {
+  const fs::path relu = fs::path(kData) / "node" / "test_relu";
+  if (!fs::exists(relu)) GTEST_SKIP() << relu << " is missing: run scripts/install-deps.sh";
+  TempDir dir;
+  const fs::path test = fs::path(dir.path()) / "suite" / "test_relu_tampered";
+  fs::create_directories(test);
+  fs::copy(relu, test, fs::copy_options::recursive);
+  // relu(x) is not x where x has negative elements: expect the input back.
+  fs::copy_file(test / "test_data_set_0" / "input_0.pb", test / "test_data_set_0" / "output_0.pb",
+                fs::copy_options::overwrite_existing);
+  auto r = Rewire("conformance --data " + Quote(dir.path()));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("wrong    suite/test_relu_tampered"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("pass 0, wrong 1"), std::string::npos) << r.output;
+  // The untouched test passes.
+  auto ok = Rewire("conformance --data " + Quote(relu.string()));
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("pass 1, wrong 0"), std::string::npos) << ok.output;
+}
+
+}  // namespace
+}  // namespace rewire
