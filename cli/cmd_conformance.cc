@@ -81,7 +81,7 @@ StatusOr<double> Mismatch(const HostTensor& got, const HostTensor& want, double 
                           const std::string& name) {
   if (got.type.shape != want.type.shape || got.type.dtype != want.type.dtype) {
     return DataLoss("output '" + name + "' is " + got.type.ToString() + ", expected " +
-                              want.type.ToString());
+                    want.type.ToString());
   }
   if (want.type.dtype != DType::kFloat32)
     return got.bytes == want.bytes ? 0.0 : std::numeric_limits<double>::infinity();
@@ -147,8 +147,7 @@ std::string Cause(const std::string& m) {
   if (has("computed at run time")) return "operand computed at run time";
   if (has("dimensions must be positive")) return "zero-sized dimension";
   if (has("opset") || has("operator set")) return "operator set";
-  if (has("is not a tensor") || has("SequenceConstruct") || has("SequenceEmpty") ||
-      has("Optional"))
+  if (has("is not a tensor") || has("SequenceConstruct") || has("SequenceEmpty") || has("Optional"))
     return "sequence or optional values";
   if (has("element type") || has("which rewire does not carry")) return "element type";
   if (has("cannot run ONNX op")) return "operator the reference executor does not run";
@@ -206,8 +205,10 @@ void RunConformance(const ConformanceOptions& o) {
   for (const std::string& d : o.dirs) {
     std::error_code ec;
     if (!fs::is_directory(d, ec)) {
-      throw CommandError(d + " is not a folder of ONNX backend tests (Debian's libonnx-testdata "
-                             "installs them in " + std::string(kDefaultData) + ")");
+      throw CommandError(d +
+                         " is not a folder of ONNX backend tests (Debian's libonnx-testdata "
+                         "installs them in " +
+                         std::string(kDefaultData) + ")");
     }
     for (const fs::path& t : TestDirs(d)) {
       if (!o.filter.empty() && TestName(t).find(o.filter) == std::string::npos) continue;
@@ -259,9 +260,9 @@ void RunConformance(const ConformanceOptions& o) {
       out.optimized = oo.status;
       out.optimized_message = oo.message;
     }
-    if (!o.quiet && (out.status == "wrong" || out.status == "crash" || out.status == "hang" ||
-                     out.optimized == "wrong" || out.optimized == "crash" ||
-                     out.optimized == "hang")) {
+    if (!o.quiet &&
+        (out.status == "wrong" || out.status == "crash" || out.status == "hang" ||
+         out.optimized == "wrong" || out.optimized == "crash" || out.optimized == "hang")) {
       std::printf("%-8s %s/%s: %s%s\n", (out.status == "pass" ? out.optimized : out.status).c_str(),
                   suite.c_str(), out.test.c_str(),
                   out.message.empty() ? out.optimized_message.c_str() : out.message.c_str(),
