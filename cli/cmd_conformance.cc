@@ -6,7 +6,8 @@
 // backend runner uses by default; exact for integers and bools), is wrong when one does not, and
 // is refused when rewire says it cannot read or run the model: the first line of that message
 // and its cause are reported. With --optimize, every passing model is also optimised (greedy
-// search under the analytic cost, verified on random inputs as `rewire optimize` does) and the
+// search under the analytic cost, verified on the test's first inputs as `rewire optimize
+// --input` does) and the
 // optimised file run on the test's inputs again. The exit status is 1 when any test (or its
 // optimised file) gave a wrong result, crashed or hung.
 
@@ -98,11 +99,28 @@ StatusOr<double> Mismatch(const HostTensor& got, const HostTensor& want, double 
   return worst;
 }
 
+/// The inputs of data set `set` for `g`: by the name each .pb file carries, else in order.
+StatusOr<TensorMap> DataSetInputs(const Graph& g, const fs::path& set) {
+  std::vector<std::string> input_names;
+  for (NodeId id : g.inputs()) input_names.push_back(g.node(id).name);
+  TensorMap inputs;
+  const std::vector<fs::path> in = Numbered(set, "input");
+  for (size_t k = 0; k < in.size(); ++k) {
+    std::string name;
+    REWIRE_ASSIGN_OR_RETURN(HostTensor t, ReadOnnxTensorFile(in[k].string(), &name));
+    if (std::find(input_names.begin(), input_names.end(), name) == input_names.end()) {
+      if (k >= input_names.size())
+        return InvalidArgument("input file " + in[k].filename().string() + " has no input");
+      name = input_names[k];
+    }
+    inputs[name] = std::make_shared<const HostTensor>(std::move(t));
+  }
+  return inputs;
+}
+
 /// Runs `g` on every data set of `dir`: the worst mismatch over all outputs. An input or
 /// output file rewire cannot read, or a model that does not run, is an error (a refusal).
 StatusOr<double> RunDataSets(const Graph& g, const fs::path& dir, const ConformanceOptions& o) {
-  std::vector<std::string> input_names;
-  for (NodeId id : g.inputs()) input_names.push_back(g.node(id).name);
   double worst = 0;
   int sets = 0;
   std::error_code ec;
@@ -110,18 +128,7 @@ StatusOr<double> RunDataSets(const Graph& g, const fs::path& dir, const Conforma
     const fs::path set = dir / ("test_data_set_" + std::to_string(s));
     if (!fs::is_directory(set, ec)) break;
     ++sets;
-    TensorMap inputs;
-    const std::vector<fs::path> in = Numbered(set, "input");
-    for (size_t k = 0; k < in.size(); ++k) {
-      std::string name;
-      REWIRE_ASSIGN_OR_RETURN(HostTensor t, ReadOnnxTensorFile(in[k].string(), &name));
-      if (std::find(input_names.begin(), input_names.end(), name) == input_names.end()) {
-        if (k >= input_names.size())
-          return InvalidArgument("input file " + in[k].filename().string() + " has no input");
-        name = input_names[k];
-      }
-      inputs[name] = std::make_shared<const HostTensor>(std::move(t));
-    }
+    REWIRE_ASSIGN_OR_RETURN(TensorMap inputs, DataSetInputs(g, set));
     REWIRE_ASSIGN_OR_RETURN(TensorMap outputs, RunGraph(g, inputs));
     const std::vector<fs::path> want = Numbered(set, "output");
     if (want.size() != g.outputs().size()) {
@@ -246,6 +253,9 @@ void RunConformance(const ConformanceOptions& o) {
             q.search = "greedy";
             q.limits.budget = 20;
             q.finish.export_onnx = true;
+            // Verified on the test's own inputs, as `rewire optimize --input` does: shapes,
+            // scales, indices and divisors that random values would not be.
+            REWIRE_ASSIGN_OR_RETURN(q.finish.inputs, DataSetInputs(g, dir / "test_data_set_0"));
             REWIRE_ASSIGN_OR_RETURN(OptimizePipeline p,
                                     OptimizePipeline::Prepare(std::move(q), AllSearches()));
             REWIRE_ASSIGN_OR_RETURN(OptimizeReport rep, p.Run(g, rules, *cost));

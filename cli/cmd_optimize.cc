@@ -29,6 +29,7 @@ struct OptimizeOptions {
   std::string out;
   std::string report;
   bool quiet = false;
+  std::vector<std::string> inputs;     // --input NAME=FILE
   std::vector<std::string> also_cost;  // KIND or KIND:PROFILE
   OptimizeRequest request;
   /// The search the command line names, with its defaults: its flags are declared from it (the
@@ -225,6 +226,9 @@ void AddOutputFlags(CLI::App& cmd, OptimizeOptions& o) {
   cmd.add_option("--rules", o.rules, "Rules file or directory (default: configs/rules)");
   cmd.add_option("--out", o.out, "Write the optimised graph as ONNX");
   cmd.add_option("--report", o.report, "Write a JSON report");
+  cmd.add_option("--input", o.inputs,
+                 "Verify (and judge) on this input as NAME=FILE.npy or NAME=FILE.pb instead of a "
+                 "random one: real shapes, indices, scales or sizes (repeat for several)");
   cmd.add_option("--rtol", q.finish.rtol, "Verification tolerance: max |a-b| / max |b|")
       ->capture_default_str();
   cmd.add_flag("-q,--quiet", o.quiet, "No progress on stderr");
@@ -298,6 +302,8 @@ void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
   if (in_ort && o.cost.num_threads == 0) o.cost.num_threads = o.request.judge.threads;
   OptimizeRequest q = o.request;
   const std::string judge_note = DefaultJudge(o, q.judge);
+  q.finish.inputs = ReadInputFlags(o.inputs);
+  q.judge.inputs = q.finish.inputs;
   if (!judge_note.empty()) std::fprintf(stderr, "%s\n", judge_note.c_str());
   q.label = o.model.model;
   q.finish.export_onnx = !o.out.empty();

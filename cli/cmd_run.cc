@@ -81,19 +81,7 @@ void RegisterRun(CLI::App& app) {
       ->capture_default_str();
   cmd->callback([o]() {
     const Graph g = LoadModel(o->model);
-    TensorMap inputs;
-    for (const std::string& spec : o->inputs) {
-      const size_t eq = spec.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-        throw CommandError("--input expects NAME=FILE.npy or NAME=FILE.pb, got '" + spec + "'");
-      }
-      const std::string name = spec.substr(0, eq);
-      if (inputs.count(name)) throw CommandError("input '" + name + "' is given twice");
-      const std::string file = spec.substr(eq + 1);
-      const bool pb = file.size() > 3 && file.substr(file.size() - 3) == ".pb";
-      inputs[name] =
-          std::make_shared<const HostTensor>(Take(pb ? ReadOnnxTensorFile(file) : ReadNpy(file)));
-    }
+    TensorMap inputs = ReadInputFlags(o->inputs);
     namespace fs = std::filesystem;
     std::error_code ec;
     fs::create_directories(o->output_dir, ec);

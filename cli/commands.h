@@ -36,6 +36,9 @@ std::string DefaultRulesPath();
 std::string DefaultDevicesDir();
 /// Loads a zoo model (with its shape options) or an .onnx file; throws CommandError.
 Graph LoadModel(const ModelOptions& options);
+/// The tensors of repeated --input NAME=FILE flags: FILE.npy, or FILE.pb (a serialised ONNX
+/// TensorProto); throws CommandError on a malformed flag, a name given twice or a bad file.
+TensorMap ReadInputFlags(const std::vector<std::string>& specs);
 
 /// Throws CommandError when `status` is not ok.
 inline void Check(const Status& status) {

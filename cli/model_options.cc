@@ -4,8 +4,27 @@
 
 #include "cli/commands.h"
 #include "graph/models/load.h"
+#include "graph/npy.h"
+#include "graph/onnx/onnx_io.h"
 
 namespace rewire::cli {
+
+TensorMap ReadInputFlags(const std::vector<std::string>& specs) {
+  TensorMap inputs;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      throw CommandError("--input expects NAME=FILE.npy or NAME=FILE.pb, got '" + spec + "'");
+    }
+    const std::string name = spec.substr(0, eq);
+    if (inputs.count(name)) throw CommandError("input '" + name + "' is given twice");
+    const std::string file = spec.substr(eq + 1);
+    const bool pb = file.size() > 3 && file.substr(file.size() - 3) == ".pb";
+    inputs[name] =
+        std::make_shared<const HostTensor>(Take(pb ? ReadOnnxTensorFile(file) : ReadNpy(file)));
+  }
+  return inputs;
+}
 
 void AddModelOptions(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("-m,--model", o.model,

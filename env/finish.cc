@@ -13,7 +13,7 @@ StatusOr<FinishedGraph> FinishSearch(const Graph& input, Graph best, CostModel& 
   REWIRE_ASSIGN_OR_RETURN(const FoldResult folded, FoldWeightSubgraphs(f.graph));
   f.folded_ops = folded.folded_ops;
   REWIRE_ASSIGN_OR_RETURN(f.final_cost_ms, GraphCostMs(cost, f.graph));
-  f.equivalence = CheckEquivalent(input, f.graph, options.rtol);
+  f.equivalence = CheckEquivalent(input, f.graph, options.rtol, options.inputs);
   for (const CostModelOptions& other : options.also_cost) {
     REWIRE_ASSIGN_OR_RETURN(std::unique_ptr<CostModel> model, MakeCostModel(other));
     CostPrediction p;

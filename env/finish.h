@@ -18,6 +18,8 @@ namespace rewire {
 struct FinishOptions {
   /// Verification tolerance: max |a-b| / max |b| over the outputs on random inputs.
   double rtol = 1e-3;
+  /// Inputs verification runs on by name (`rewire optimize --input`); random for the rest.
+  TensorMap inputs;
   /// Export a verified result as ONNX bytes (FinishedGraph::onnx).
   bool export_onnx = false;
   /// When not empty, a verified result's ONNX is also written to this file.

@@ -204,9 +204,29 @@ StatusOr<Difference> Compare(const HostTensor& actual, const HostTensor& expecte
 }
 
 /// Runs both graphs on the same random inputs; equal when max |a-b| / max |b| <= rtol per output.
-Equivalence CheckEquivalent(const Graph& original, const Graph& optimized, double rtol) {
+StatusOr<TensorMap> InputsWith(const Graph& graph, const TensorMap& given, uint64_t seed) {
+  TensorMap inputs = RandomInputs(graph, seed);
+  for (const auto& [name, t] : given) {
+    auto it = inputs.find(name);
+    if (it == inputs.end()) return InvalidArgument("'" + name + "' is not an input of the model");
+    if (!(it->second->type == t->type)) {
+      return InvalidArgument("input '" + name + "' is " + it->second->type.ToString() +
+                             ", the tensor given for it " + t->type.ToString());
+    }
+    it->second = t;
+  }
+  return inputs;
+}
+
+Equivalence CheckEquivalent(const Graph& original, const Graph& optimized, double rtol,
+                            const TensorMap& given) {
   Equivalence v;
-  const TensorMap inputs = RandomInputs(original, 12345);
+  StatusOr<TensorMap> with = InputsWith(original, given, 12345);
+  if (!with.ok()) {
+    v.message = with.status().message();
+    return v;
+  }
+  const TensorMap inputs = std::move(*with);
   auto a = RunGraph(original, inputs);
   auto b = RunGraph(optimized, inputs);
   if (!a.ok() || !b.ok()) {

@@ -42,14 +42,20 @@ struct Difference {
 StatusOr<Difference> Compare(const HostTensor& actual, const HostTensor& expected,
                              double atol_floor = 1e-6);
 
-/// Whether an optimised graph computes what the original does: both run on the same random
-/// inputs (seed 12345) and every output of the original must match, max |a-b| / max |b| <= rtol.
+/// Whether an optimised graph computes what the original does: both run on the same inputs,
+/// `given` ones by name (the user's: real shapes, indices, scales) and random ones (seed 12345)
+/// for the rest, and every output of the original must match, max |a-b| / max |b| <= rtol. A
+/// given name that is no input of the original, or of another type, is not verified (says so).
 struct Equivalence {
   bool verified = false;
   double max_abs = 0;
   double max_rel = 0;
   std::string message;  // why not, when not verified
 };
-Equivalence CheckEquivalent(const Graph& original, const Graph& optimized, double rtol);
+Equivalence CheckEquivalent(const Graph& original, const Graph& optimized, double rtol,
+                            const TensorMap& given = {});
+/// RandomInputs(graph, seed) with the `given` ones in their place. Errors: a given name that is
+/// no input of the graph, or a given tensor of another type than the input's.
+StatusOr<TensorMap> InputsWith(const Graph& graph, const TensorMap& given, uint64_t seed);
 
 }  // namespace rewire

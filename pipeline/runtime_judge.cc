@@ -164,7 +164,7 @@ class ReferenceGraphs : public RuntimeGraphs {
 
   StatusOr<double> Load(size_t id, const std::string& label, const std::string& onnx) override {
     REWIRE_ASSIGN_OR_RETURN(Graph g, ImportOnnxBytes(onnx, label + " as exported"));
-    const Equivalence e = CheckEquivalent(original_, g, o_.rtol);
+    const Equivalence e = CheckEquivalent(original_, g, o_.rtol, o_.inputs);
     if (!e.verified)
       return InvalidArgument(label + " as exported differs from the model: " + e.message);
     if (graphs_.size() <= id) graphs_.resize(id + 1);
@@ -311,7 +311,8 @@ StatusOr<LoadedGraphs> LoadGraphs(const Graph& original, const std::string& befo
   REWIRE_ASSIGN_OR_RETURN(l.slowdown, TestSlowdowns(candidates.size()));
   if (o.runtime == "ort") {
     if (!ort) return Internal("JudgeInRuntime: ONNX Runtime was not started");
-    l.graphs = std::make_unique<OrtGraphs>(*ort, original, RandomInputs(original, o.seed));
+    REWIRE_ASSIGN_OR_RETURN(TensorMap inputs, InputsWith(original, o.inputs, o.seed));
+    l.graphs = std::make_unique<OrtGraphs>(*ort, original, inputs);
   } else if (o.runtime == "reference") {
     l.graphs = std::make_unique<ReferenceGraphs>(original, o);
   } else {

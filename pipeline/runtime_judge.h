@@ -35,6 +35,9 @@ struct RuntimeJudgeOptions {
   double confidence = 0.95;  // its interval at this confidence must lie above 1
   double rtol = 1e-3;        // runtime outputs vs the reference: max |a-b| / max |b|
   uint64_t seed = 7;         // random inputs
+  /// Inputs by name the graphs run on in the runtime (`rewire optimize --input`); random for
+  /// the rest.
+  TensorMap inputs;
 };
 
 /// A graph offered to the judge: the search's final graph or one along its path.
