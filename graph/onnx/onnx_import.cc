@@ -13,6 +13,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <onnx/checker.h>
+#include <onnx/version_converter/convert.h>
+
 #include "graph/onnx/onnx_importer.h"
 #include "graph/onnx/onnx_io.h"
 
@@ -637,6 +640,9 @@ StatusOr<Graph> Importer::Run() {
 
 }  // namespace onnx_io
 
+/// The operator set a model older than kOpsetMin is converted to.
+constexpr int kLiftedOpset = 13;
+
 StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& source) {
   if (bytes.empty()) return InvalidArgument(source + ": the file is empty");
   onnx::ModelProto model;
@@ -644,6 +650,28 @@ StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& sou
     return InvalidArgument(source +
                            ": not a valid ONNX model (the protobuf does not parse: the "
                            "file is truncated, corrupt or not ONNX)");
+  }
+  // A model older than the oldest operator set rewire reads is lifted with ONNX's own version
+  // converter first (to opset 13, in the range rewire's tests cover).
+  int opset = -1;
+  for (const auto& op : model.opset_import()) {
+    if (op.domain().empty() || op.domain() == "ai.onnx") opset = static_cast<int>(op.version());
+  }
+  if (opset >= 1 && opset < onnx_io::kOpsetMin) {
+    try {
+      // The converter trusts its input: ONNX's checker vets it first (it throws on a malformed
+      // model, which the refusal then quotes).
+      onnx::checker::check_model(model);
+      model = onnx::version_conversion::ConvertVersion(model, kLiftedOpset);
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      what = what.substr(0, what.find('\n'));
+      return InvalidArgument(source + ": ONNX opset " + std::to_string(opset) +
+                             " is older than rewire reads (" + std::to_string(onnx_io::kOpsetMin) +
+                             " to " + std::to_string(onnx_io::kOpsetMax) +
+                             "), and ONNX's version converter cannot lift it to " +
+                             std::to_string(kLiftedOpset) + ": " + what);
+    }
   }
   try {
     return onnx_io::Importer(model, source).Run();

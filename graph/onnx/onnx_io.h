@@ -1,5 +1,6 @@
 #pragma once
-// ONNX import and export (float32 models, opsets 11-17). No protobuf types leak from here.
+// ONNX import and export (float32 models; opsets 7-18 read, 11-17 tested; older models lifted to
+// opset 13 by ONNX's version converter first). No protobuf types leak from here.
 
 #include <string>
 
