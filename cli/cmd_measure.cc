@@ -7,17 +7,15 @@
 // neighbours, the kernels each rewrite changed, and what cost models predicted for it.
 
 #include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <memory>
-#include <sstream>
-
-#include <thread>
-
-#include <chrono>
+#include <optional>
 #include <random>
+#include <sstream>
+#include <thread>
 #include <unordered_set>
 
 #include "cli/commands.h"
@@ -37,8 +35,6 @@
 namespace rewire::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 bool IsOnnxPath(const std::string& m) { return m.size() > 5 && m.substr(m.size() - 5) == ".onnx"; }
 
 /// The bytes ONNX Runtime loads for `model`: an .onnx file as it is, a zoo model exported.
@@ -53,6 +49,13 @@ std::string OnnxBytes(const ModelOptions& model, const Graph& g) {
   return Take(ExportOnnxBytes(g));
 }
 
+/// The runner's feed: the graph's seeded random inputs.
+NamedTensors Feed(const Graph& g, uint64_t seed) {
+  NamedTensors feed;
+  for (const auto& [name, x] : RandomInputs(g, seed)) feed.emplace_back(name, *x);
+  return feed;
+}
+
 struct PairOptions {
   ModelOptions model;
   std::string against;
@@ -60,10 +63,10 @@ struct PairOptions {
   bool kernels = false;
 };
 
-void PrintKernelDiff(OrtRunner& ort, const std::string& a_path, const std::string& b_path,
+void PrintKernelDiff(OrtRunner& ort, const std::string& a_bytes, const std::string& b_bytes,
                      const NamedTensors& feed) {
-  const OrtKernelProfile a = Take(ProfileKernels(ort, a_path, feed));
-  const OrtKernelProfile b = Take(ProfileKernels(ort, b_path, feed));
+  const OrtKernelProfile a = Take(ProfileKernels(ort, a_bytes, "the model", feed));
+  const OrtKernelProfile b = Take(ProfileKernels(ort, b_bytes, "the second graph", feed));
   const std::vector<KernelChange> diff = DiffKernels(a, b);
   std::printf("kernels          %zu -> %zu; %zu signatures differ%s\n", a.kernels.size(),
               b.kernels.size(), diff.size(), diff.empty() ? "" : " (count, summed median us):");
@@ -104,22 +107,7 @@ void RunPair(const PairOptions& o) {
   for (size_t i = 0; i < r.round_ms.size(); ++i)
     std::printf("%s%.4f/%.4f", i ? "  " : "", c.input_round_ms[i], r.round_ms[i]);
   std::printf(" ms\n");
-  if (o.kernels) {
-    std::string tmpl = (fs::temp_directory_path() / "rewire-pair-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw CommandError("cannot create a temporary folder");
-    const std::string pa = tmpl + "/a.onnx", pb = tmpl + "/b.onnx";
-    std::ofstream(pa, std::ios::binary) << a_bytes;
-    std::ofstream(pb, std::ios::binary) << b_bytes;
-    NamedTensors feed;
-    for (const auto& [name, x] : RandomInputs(a, t.seed)) feed.emplace_back(name, *x);
-    try {
-      PrintKernelDiff(*ort, pa, pb, feed);
-    } catch (...) {
-      fs::remove_all(tmpl);
-      throw;
-    }
-    fs::remove_all(tmpl);
-  }
+  if (o.kernels) PrintKernelDiff(*ort, a_bytes, b_bytes, Feed(a, t.seed));
 }
 
 struct KernelsOptions {
@@ -134,19 +122,8 @@ void RunKernels(const KernelsOptions& o) {
   OrtRunnerOptions ro;
   ro.threads = o.threads;
   auto ort = Take(OrtRunner::Start(ro));
-  std::string path = o.model.model;
-  std::string tmp;
-  if (!IsOnnxPath(path)) {
-    tmp = (fs::temp_directory_path() / ("rewire-kernels-" + std::to_string(::getpid()) + ".onnx"))
-              .string();
-    Check(ExportOnnxFile(g, tmp));
-    path = tmp;
-  }
-  NamedTensors feed;
-  for (const auto& [name, x] : RandomInputs(g, o.seed)) feed.emplace_back(name, *x);
-  StatusOr<OrtKernelProfile> p = ProfileKernels(*ort, path, feed, 2, o.repeats);
-  if (!tmp.empty()) fs::remove(tmp);
-  const OrtKernelProfile prof = Take(std::move(p));
+  const OrtKernelProfile prof = Take(
+      ProfileKernels(*ort, OnnxBytes(o.model, g), o.model.model, Feed(g, o.seed), 2, o.repeats));
   std::printf("model            %s: %d operators in rewire's graph\n", o.model.model.c_str(),
               g.NumOperators());
   std::printf(
@@ -243,7 +220,14 @@ void RunCollect(const CollectOptions& o) {
     const ModelSpec spec = Take(ParseModelSpec(name));
     ModelOptions mo{spec.name, spec.params};
     Graph state = Folded(LoadModel(mo));
-    std::vector<std::string> path;  // rules taken from the input graph
+    // What is known of the state: its bytes, its cost by each predictor and (once profiled) its
+    // kernels. A step moves to a neighbour measured in it, whose figures carry over.
+    std::string state_bytes = Take(ExportOnnxBytes(state));
+    std::vector<double> state_pred;
+    for (auto& m : predictors) state_pred.push_back(Take(GraphCostMs(*m, state)));
+    std::optional<OrtKernelProfile> state_kernels;
+    const NamedTensors feed = Feed(state, t.seed);  // rewrites keep the graph's inputs
+    std::vector<std::string> path;                  // rules taken from the input graph
     for (int step = 0; step < o.steps && !out_of_time; ++step) {
       if (SecondsSince(start) > o.seconds) {
         out_of_time = true;
@@ -267,46 +251,31 @@ void RunCollect(const CollectOptions& o) {
         next_rule.push_back(rules[c.match.rule].name);
       }
       if (next.empty()) break;
-      const std::string state_bytes = Take(ExportOnnxBytes(state));
       std::vector<std::string> bytes;
       std::vector<RuntimeCandidate> cands;
       for (size_t i = 0; i < next.size(); ++i) bytes.push_back(Take(ExportOnnxBytes(next[i])));
       for (size_t i = 0; i < next.size(); ++i) cands.push_back({next_rule[i], &next[i], bytes[i]});
       const RuntimeComparison c = Take(CompareInRuntime(state, state_bytes, cands, ort.get(), t));
       graphs += 1 + static_cast<int>(next.size());
-      OrtKernelProfile state_kernels;
       std::vector<OrtKernelProfile> next_kernels(next.size());
-      NamedTensors feed;
       if (o.kernels) {
-        for (const auto& [n, x] : RandomInputs(state, t.seed)) feed.emplace_back(n, *x);
-        std::string dir = (fs::temp_directory_path() / "rewire-collect-XXXXXX").string();
-        if (!mkdtemp(dir.data())) throw CommandError("cannot create a temporary folder");
-        auto profile = [&](const std::string& b) {
-          const std::string p = dir + "/g.onnx";
-          std::ofstream(p, std::ios::binary) << b;
-          return ProfileKernels(*ort, p, feed, 1, 3);
+        const auto profile = [&](const std::string& b, const std::string& what) {
+          OrtKernelProfile p = Take(ProfileKernels(*ort, b, what, feed, 1, 3));
+          for (const OrtKernel& k : p.kernels) signatures.insert(k.Signature());
+          kernels_seen += static_cast<int>(p.kernels.size());
+          return p;
         };
-        StatusOr<OrtKernelProfile> sk = profile(state_bytes);
-        for (size_t i = 0; i < next.size() && sk.ok(); ++i) {
-          StatusOr<OrtKernelProfile> nk = profile(bytes[i]);
-          if (!nk.ok()) {
-            sk = nk.status();
-            break;
-          }
-          next_kernels[i] = std::move(*nk);
-        }
-        fs::remove_all(dir);
-        state_kernels = Take(std::move(sk));
-        for (const OrtKernel& k : state_kernels.kernels) signatures.insert(k.Signature());
-        kernels_seen += static_cast<int>(state_kernels.kernels.size());
+        if (!state_kernels) state_kernels = profile(state_bytes, name);
+        for (size_t i = 0; i < next.size(); ++i)
+          next_kernels[i] = profile(bytes[i], name + " after " + next_rule[i]);
       }
-      std::vector<double> state_pred;
-      for (auto& m : predictors) state_pred.push_back(Take(GraphCostMs(*m, state)));
+      std::vector<std::vector<double>> next_pred(next.size());
       for (size_t i = 0; i < next.size(); ++i) {
         const CandidateTiming& r = c.candidates[i];
         Json predicted = Json::object();
         for (size_t m = 0; m < predictors.size(); ++m) {
           const double after = Take(GraphCostMs(*predictors[m], next[i]));
+          next_pred[i].push_back(after);
           predicted[o.predict[m]] = JsonDecimal(after > 0 ? state_pred[m] / after : 0, 6);
         }
         Json line{
@@ -323,19 +292,20 @@ void RunCollect(const CollectOptions& o) {
             {"rounds", c.rounds},
             {"predicted_speedup", std::move(predicted)}};
         if (o.kernels) {
-          line["state_kernels"] = static_cast<int64_t>(state_kernels.kernels.size());
+          line["state_kernels"] = static_cast<int64_t>(state_kernels->kernels.size());
           line["neighbour_kernels"] = static_cast<int64_t>(next_kernels[i].kernels.size());
-          line["kernels_changed"] = KernelDiffJson(DiffKernels(state_kernels, next_kernels[i]));
-          for (const OrtKernel& k : next_kernels[i].kernels) signatures.insert(k.Signature());
-          kernels_seen += static_cast<int>(next_kernels[i].kernels.size());
+          line["kernels_changed"] = KernelDiffJson(DiffKernels(*state_kernels, next_kernels[i]));
         }
         out << JsonText(line) << "\n" << std::flush;
         ++labels;
       }
-      // Move to a neighbour drawn at random.
+      // Move to a neighbour drawn at random, with what was measured of it.
       const size_t pick = rng() % next.size();
       path.push_back(next_rule[pick]);
       state = std::move(next[pick]);
+      state_bytes = std::move(bytes[pick]);
+      state_pred = std::move(next_pred[pick]);
+      if (o.kernels) state_kernels = std::move(next_kernels[pick]);
       std::fprintf(stderr, "[%6.0f s] %s step %d: %zu neighbours measured (%d labels so far)\n",
                    SecondsSince(start), name.c_str(), step + 1, next.size(), labels);
     }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 namespace rewire {
 
@@ -39,6 +40,26 @@ Status WriteFileAtomic(const std::string& path, const std::string& text, bool du
     }
   }
   return Status::Ok();
+}
+
+TempFolder::TempFolder(const std::string& prefix) {
+  std::error_code ec;
+  std::string tmpl = (std::filesystem::temp_directory_path(ec) / (prefix + "-XXXXXX")).string();
+  if (::mkdtemp(tmpl.data())) dir_ = tmpl;
+}
+
+TempFolder::~TempFolder() {
+  std::error_code ec;
+  if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+}
+
+StatusOr<std::string> TempFolder::Write(const std::string& name, const std::string& bytes) const {
+  if (dir_.empty()) return Internal("cannot create a temporary folder");
+  const std::string path = dir_ + "/" + name;
+  std::ofstream f(path, std::ios::binary);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!f.flush()) return DataLoss(path + ": write failed");
+  return path;
 }
 
 }  // namespace rewire

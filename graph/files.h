@@ -13,4 +13,22 @@ namespace rewire {
 /// also leaves one of the two. Errors name the file; the temporary file is removed on error.
 Status WriteFileAtomic(const std::string& path, const std::string& text, bool durable = false);
 
+/// A fresh folder under the system's temporary directory ("<prefix>-XXXXXX"), removed with
+/// everything in it when this object goes. Not copyable.
+class TempFolder {
+ public:
+  explicit TempFolder(const std::string& prefix);
+  ~TempFolder();
+  TempFolder(const TempFolder&) = delete;
+  TempFolder& operator=(const TempFolder&) = delete;
+  /// The folder; empty when it could not be created (Write then says so).
+  const std::string& path() const { return dir_; }
+  /// Writes `bytes` to the file `name` in the folder and returns its path. Errors: no folder
+  /// (Internal), a failed write (DataLoss).
+  StatusOr<std::string> Write(const std::string& name, const std::string& bytes) const;
+
+ private:
+  std::string dir_;
+};
+
 }  // namespace rewire

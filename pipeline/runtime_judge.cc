@@ -3,20 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <sstream>
 
 #include "cost/cpu_cost.h"
 #include "cost/measured_cost.h"
+#include "graph/files.h"
 #include "graph/onnx/onnx_io.h"
 #include "kernels/executor.h"
 
 namespace rewire {
 namespace {
-
-namespace fs = std::filesystem;
 
 /// `v` with `digits` significant digits, for messages.
 std::string Digits(double v, int digits) {
@@ -64,31 +61,6 @@ StatusOr<double> Mismatch(const HostTensor& got, const HostTensor& want, const s
   REWIRE_ASSIGN_OR_RETURN(Difference d, Compare(got, want));
   return d.relative_to_peak();
 }
-
-/// A file in a fresh temporary folder that is removed with this object.
-class TempFiles {
- public:
-  TempFiles() {
-    std::error_code ec;
-    std::string tmpl = (fs::temp_directory_path(ec) / "rewire-judge-XXXXXX").string();
-    if (mkdtemp(tmpl.data())) dir_ = tmpl;
-  }
-  ~TempFiles() {
-    std::error_code ec;
-    if (!dir_.empty()) fs::remove_all(dir_, ec);
-  }
-  StatusOr<std::string> Write(const std::string& name, const std::string& bytes) {
-    if (dir_.empty()) return Internal("cannot create a temporary folder");
-    const std::string path = dir_ + "/" + name;
-    std::ofstream f(path, std::ios::binary);
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!f.flush()) return DataLoss(path + ": write failed");
-    return path;
-  }
-
- private:
-  std::string dir_;
-};
 
 /// The graphs a judge compares, loaded in one runtime: graph 0 is the input, 1.. the candidates.
 class RuntimeGraphs {
@@ -151,7 +123,7 @@ class OrtGraphs : public RuntimeGraphs {
   const Graph& original_;
   TensorMap inputs_, want_;
   NamedTensors feed_;
-  TempFiles tmp_;
+  TempFolder tmp_{"rewire-judge"};
   size_t loaded_ = 0;
 };
 

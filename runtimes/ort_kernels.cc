@@ -2,17 +2,14 @@
 
 #include <onnx/onnx_pb.h>
 
-#include <unistd.h>
 #include <algorithm>
-#include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "graph/files.h"
+
 namespace rewire {
 namespace {
-
-namespace fs = std::filesystem;
 
 std::string Dims(const std::vector<int64_t>& d) {
   std::string s;
@@ -78,21 +75,14 @@ std::map<std::string, int> OrtKernelProfile::Counts() const {
   return c;
 }
 
-StatusOr<OrtKernelProfile> ProfileKernels(OrtRunner& ort, const std::string& onnx_path,
-                                          const NamedTensors& inputs, int warmups, int repeats) {
-  std::error_code ec;
-  std::string tmpl = (fs::temp_directory_path(ec) / "rewire-kernels-XXXXXX").string();
-  if (!mkdtemp(tmpl.data())) return Internal("cannot create a temporary folder");
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() {
-      std::error_code e;
-      fs::remove_all(dir, e);
-    }
-  } cleanup{tmpl};
-  const std::string optimized = tmpl + "/optimized.onnx";
+StatusOr<OrtKernelProfile> ProfileKernels(OrtRunner& ort, const std::string& onnx,
+                                          const std::string& label, const NamedTensors& inputs,
+                                          int warmups, int repeats) {
+  const TempFolder tmp("rewire-kernels");
+  REWIRE_ASSIGN_OR_RETURN(const std::string model_path, tmp.Write("model.onnx", onnx));
+  const std::string optimized = tmp.path() + "/optimized.onnx";
   const std::string id = "kernels";
-  REWIRE_RETURN_IF_ERROR(ort.Load(id, onnx_path, /*profile=*/true, optimized));
+  REWIRE_RETURN_IF_ERROR(ort.Load(id, model_path, /*profile=*/true, optimized).WithContext(label));
   StatusOr<OrtTiming> timed = ort.Time(id, inputs, warmups, repeats);
   (void)ort.Unload(id);
   REWIRE_RETURN_IF_ERROR(timed.status());
@@ -101,8 +91,7 @@ StatusOr<OrtKernelProfile> ProfileKernels(OrtRunner& ort, const std::string& onn
   {
     std::ifstream f(optimized, std::ios::binary);
     if (!f || !model.ParseFromIstream(&f)) {
-      return Internal(onnx_path + ": ONNX Runtime's optimised graph (" + optimized +
-                      ") cannot be read");
+      return Internal(label + ": ONNX Runtime's optimised graph cannot be read");
     }
   }
   std::map<std::string, const onnx::NodeProto*> by_name;

@@ -41,13 +41,13 @@ struct OrtKernelProfile {
   std::map<std::string, int> Counts() const;
 };
 
-/// Loads `onnx_path` in `ort` with profiling and the optimised graph written, runs it `warmups`
-/// times untimed and `repeats` times timed on `inputs`, and joins the profiler's nodes with the
-/// optimised graph's (domain, attributes). Errors: ONNX Runtime's (load, run), an optimised
-/// graph that cannot be read.
-StatusOr<OrtKernelProfile> ProfileKernels(OrtRunner& ort, const std::string& onnx_path,
-                                          const NamedTensors& inputs, int warmups = 2,
-                                          int repeats = 5);
+/// Loads the model `onnx` (its bytes; `label` names it in errors) in `ort` with profiling and
+/// the optimised graph written, runs it `warmups` times untimed and `repeats` times timed on
+/// `inputs`, and joins the profiler's nodes with the optimised graph's (domain, attributes).
+/// Errors: ONNX Runtime's (load, run), an optimised graph that cannot be read.
+StatusOr<OrtKernelProfile> ProfileKernels(OrtRunner& ort, const std::string& onnx,
+                                          const std::string& label, const NamedTensors& inputs,
+                                          int warmups = 2, int repeats = 5);
 
 /// What changed between two graphs' kernels: signatures with their count in each, where the
 /// counts differ (before, after); the same kernels in both give nothing.

@@ -5,7 +5,6 @@
 #include "runtimes/ort_kernels.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 
@@ -49,20 +48,15 @@ class OrtKernels : public ::testing::Test {
     ort_ = std::move(*ort);
   }
   OrtKernelProfile Profile(const Graph& g) {
-    const std::string path = (std::filesystem::temp_directory_path() /
-                              ("rewire-kernels-test-" + std::to_string(::getpid()) + "-" +
-                               std::to_string(files_++) + ".onnx"))
-                                 .string();
-    EXPECT_TRUE(ExportOnnxFile(g, path).ok());
+    auto bytes = ExportOnnxBytes(g);
+    EXPECT_TRUE(bytes.ok()) << bytes.status().message();
     NamedTensors feed;
     for (const auto& [name, t] : RandomInputs(g, 1)) feed.emplace_back(name, *t);
-    auto p = ProfileKernels(*ort_, path, feed, 1, 3);
-    std::filesystem::remove(path);
+    auto p = ProfileKernels(*ort_, *bytes, "the test graph", feed, 1, 3);
     EXPECT_TRUE(p.ok()) << p.status().message();
     return p.ok() ? *p : OrtKernelProfile{};
   }
   std::unique_ptr<OrtRunner> ort_;
-  int files_ = 0;
 };
 
 TEST_F(OrtKernels, AFusedGraphRunsFewerKernelsThanItsOnnxNodesWithTheirSignatures) {
