@@ -179,7 +179,7 @@ struct Outcome {
   std::string optimized_message;
 };
 
-Outcome Classify(const StatusOr<double>& r, const ConformanceOptions& o) {
+Outcome Classify(const StatusOr<double>& r) {
   Outcome out;
   if (r.ok()) {
     out.mismatch = *r;
@@ -197,7 +197,6 @@ Outcome Classify(const StatusOr<double>& r, const ConformanceOptions& o) {
     out.status = "refused";
     out.cause = Cause(s.message());
   }
-  (void)o;
   // Without the model's path, which the test's name already says.
   std::string m = FirstLine(s.message());
   const size_t at = m.find("model.onnx: ");
@@ -241,7 +240,7 @@ void RunConformance(const ConformanceOptions& o) {
           return RunDataSets(g, dir, o);
         },
         o.timeout_s);
-    Outcome out = Classify(r, o);
+    Outcome out = Classify(r);
     out.test = TestName(dir);
     out.suite = suite;
     if (o.optimize && out.status == "pass") {
@@ -266,7 +265,7 @@ void RunConformance(const ConformanceOptions& o) {
             return RunDataSets(back, dir, o);
           },
           o.timeout_s);
-      const Outcome oo = Classify(opt, o);
+      const Outcome oo = Classify(opt);
       out.optimized = oo.status;
       out.optimized_message = oo.message;
     }

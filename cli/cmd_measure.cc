@@ -25,6 +25,7 @@
 #include "graph/onnx/onnx_io.h"
 #include "graph/rules/candidates.h"
 #include "graph/rules/matcher.h"
+#include "graph/text.h"
 #include "kernels/executor.h"
 #include "kernels/fold.h"
 #include "learner/config.h"
@@ -35,11 +36,9 @@
 namespace rewire::cli {
 namespace {
 
-bool IsOnnxPath(const std::string& m) { return m.size() > 5 && m.substr(m.size() - 5) == ".onnx"; }
-
 /// The bytes ONNX Runtime loads for `model`: an .onnx file as it is, a zoo model exported.
 std::string OnnxBytes(const ModelOptions& model, const Graph& g) {
-  if (IsOnnxPath(model.model)) {
+  if (EndsWith(model.model, ".onnx")) {
     std::ifstream f(model.model, std::ios::binary);
     std::ostringstream s;
     s << f.rdbuf();
@@ -191,15 +190,8 @@ void RunCollect(const CollectOptions& o) {
   const auto rules = Take(LoadVerifiedRules(o.rules.empty() ? DefaultRulesPath() : o.rules));
   std::vector<std::unique_ptr<CostModel>> predictors;
   for (const std::string& kind : o.predict) {
-    CostModelOptions co;
-    co.kind = kind;
+    CostModelOptions co = ParseCostSpec(kind);
     co.devices_dir = DefaultDevicesDir();
-    // KIND:PROFILE (analytic:cpu_dev), as --also-cost takes it.
-    const size_t colon = kind.find(':');
-    if (!CostModels().Accepts(kind) && colon != std::string::npos) {
-      co.kind = kind.substr(0, colon);
-      co.device = kind.substr(colon + 1);
-    }
     predictors.push_back(Take(CostModels().Make(co)));
   }
   RuntimeJudgeOptions t = o.timing;

@@ -4,7 +4,6 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 
 #include "cli/commands.h"
@@ -13,6 +12,7 @@
 #include "cost/cost_text.h"
 #include "graph/clock.h"
 #include "graph/files.h"
+#include "graph/text.h"
 #include "learner/agent_searches.h"
 #include "pipeline/optimize.h"
 #include "pipeline/report.h"
@@ -38,14 +38,6 @@ struct OptimizeOptions {
   OptionSet search_flags;
 };
 
-/// Whether ONNX Runtime is installed beside the runner rewire would start.
-bool OrtInstalled() {
-  std::error_code ec;
-  const std::filesystem::path runner = DefaultOrtRunnerPath();
-  return std::filesystem::exists(
-      runner.parent_path() / "node_modules" / "onnxruntime-node" / "package.json", ec);
-}
-
 /// The judge when --runtime is not given: an ONNX file written back (--out) is judged in ONNX
 /// Runtime, the runtime an ONNX file is run in, when it is installed, so that a file the search's
 /// cost model predicts faster is not written when the runtime runs it slower. --runtime none: no
@@ -55,9 +47,7 @@ std::string DefaultJudge(const OptimizeOptions& o, RuntimeJudgeOptions& judge) {
     judge.runtime.clear();
     return "";
   }
-  const std::string& m = o.model.model;
-  const bool onnx_file = m.size() > 5 && m.substr(m.size() - 5) == ".onnx";
-  if (!judge.runtime.empty() || o.out.empty() || !onnx_file) return "";
+  if (!judge.runtime.empty() || o.out.empty() || !EndsWith(o.model.model, ".onnx")) return "";
   if (o.request.finish.onnx.custom_ops) return "";  // such a file loads in rewire only
   if (!OrtInstalled()) {
     return "ONNX Runtime is not installed (scripts/install-deps.sh installs it): the speedup is "
@@ -73,11 +63,7 @@ std::string DefaultJudge(const OptimizeOptions& o, RuntimeJudgeOptions& judge) {
 std::vector<CostModelOptions> AlsoCost(const OptimizeOptions& o) {
   std::vector<CostModelOptions> out;
   for (const std::string& spec : o.also_cost) {
-    CostModelOptions other;
-    // A registered name (e2e:ort) as it is, else KIND:PROFILE.
-    const size_t colon = CostModels().Accepts(spec) ? std::string::npos : spec.find(':');
-    other.kind = spec.substr(0, colon);
-    if (colon != std::string::npos) other.device = spec.substr(colon + 1);
+    CostModelOptions other = ParseCostSpec(spec);
     other.devices_dir = o.cost.devices_dir;
     other.cache_path = o.cost.cache_path;
     out.push_back(other);

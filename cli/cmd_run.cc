@@ -10,6 +10,7 @@
 #include "graph/clock.h"
 #include "graph/npy.h"
 #include "graph/onnx/onnx_io.h"
+#include "graph/text.h"
 #include "kernels/device_executor.h"
 #include "kernels/executor.h"
 #include "runtimes/ort_runner.h"
@@ -35,7 +36,7 @@ TensorMap RunInOrt(const RunOptions& o, const Graph& g, const TensorMap& inputs)
   ro.threads = o.threads;
   auto ort = Take(OrtRunner::Start(ro));
   std::string path = o.model.model;
-  const bool is_file = path.size() > 5 && path.substr(path.size() - 5) == ".onnx";
+  const bool is_file = EndsWith(path, ".onnx");
   if (!is_file) {
     path = (std::filesystem::path(o.output_dir) / ".model.onnx").string();
     Check(ExportOnnxFile(g, path));

@@ -13,6 +13,10 @@ namespace CLI {
 class App;
 }
 
+namespace rewire {
+struct CostModelOptions;
+}
+
 namespace rewire::cli {
 
 /// A failure to report to the user: one line on stderr, exit code 1.
@@ -39,6 +43,9 @@ Graph LoadModel(const ModelOptions& options);
 /// The tensors of repeated --input NAME=FILE flags: FILE.npy, or FILE.pb (a serialised ONNX
 /// TensorProto); throws CommandError on a malformed flag, a name given twice or a bad file.
 TensorMap ReadInputFlags(const std::vector<std::string>& specs);
+/// A cost model as --also-cost and `measure collect --predict` name it: a registered kind as it
+/// is (analytic, e2e:ort, learned:PATH), else KIND:PROFILE (analytic:cpu_dev).
+CostModelOptions ParseCostSpec(const std::string& spec);
 
 /// Throws CommandError when `status` is not ok.
 inline void Check(const Status& status) {

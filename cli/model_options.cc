@@ -3,9 +3,11 @@
 #include <filesystem>
 
 #include "cli/commands.h"
+#include "cost/cost_registry.h"
 #include "graph/models/load.h"
 #include "graph/npy.h"
 #include "graph/onnx/onnx_io.h"
+#include "graph/text.h"
 
 namespace rewire::cli {
 
@@ -19,11 +21,19 @@ TensorMap ReadInputFlags(const std::vector<std::string>& specs) {
     const std::string name = spec.substr(0, eq);
     if (inputs.count(name)) throw CommandError("input '" + name + "' is given twice");
     const std::string file = spec.substr(eq + 1);
-    const bool pb = file.size() > 3 && file.substr(file.size() - 3) == ".pb";
-    inputs[name] =
-        std::make_shared<const HostTensor>(Take(pb ? ReadOnnxTensorFile(file) : ReadNpy(file)));
+    inputs[name] = std::make_shared<const HostTensor>(
+        Take(EndsWith(file, ".pb") ? ReadOnnxTensorFile(file) : ReadNpy(file)));
   }
   return inputs;
+}
+
+CostModelOptions ParseCostSpec(const std::string& spec) {
+  CostModelOptions o;
+  // A registered name (e2e:ort, learned:PATH) as it is, else KIND:PROFILE.
+  const size_t colon = CostModels().Accepts(spec) ? std::string::npos : spec.find(':');
+  o.kind = spec.substr(0, colon);
+  if (colon != std::string::npos) o.device = spec.substr(colon + 1);
+  return o;
 }
 
 void AddModelOptions(CLI::App& cmd, ModelOptions& o) {

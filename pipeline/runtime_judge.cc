@@ -276,7 +276,7 @@ StatusOr<LoadedGraphs> LoadGraphs(const Graph& original, const std::string& befo
     return InvalidArgument(
         "runtime timing needs rounds >= 1, repeats >= 1, warmups >= 0 and min_round_ms >= 0");
   }
-  if (o.confidence != 0.8 && o.confidence != 0.9 && o.confidence != 0.95 && o.confidence != 0.99)
+  if (!IsKnownConfidence(o.confidence))
     return InvalidArgument("runtime timing's confidence must be 0.8, 0.9, 0.95 or 0.99");
   if (candidates.empty()) return InvalidArgument("the runtime judge needs a result to judge");
   LoadedGraphs l;

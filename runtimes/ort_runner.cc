@@ -83,6 +83,15 @@ StatusOr<Json> InputsJson(const NamedTensors& inputs, const std::string& dir, in
   return js;
 }
 
+/// Appends the numbers of the JSON array `list` to `out`; false when an element is no number.
+bool AppendNumbers(const Json& list, std::vector<double>& out) {
+  for (const Json& v : list) {
+    if (!v.is_number()) return false;
+    out.push_back(v.get<double>());
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string DefaultOrtRunnerPath() {
@@ -94,6 +103,13 @@ std::string DefaultOrtRunnerPath() {
 #else
   return "tools/ort/runner.js";
 #endif
+}
+
+bool OrtInstalled() {
+  std::error_code ec;
+  const fs::path runner = DefaultOrtRunnerPath();
+  return fs::exists(runner.parent_path() / "node_modules" / "onnxruntime-node" / "package.json",
+                    ec);
 }
 
 StatusOr<std::unique_ptr<OrtRunner>> OrtRunner::Start(const OrtRunnerOptions& options) {
@@ -353,21 +369,15 @@ StatusOr<OrtTiming> OrtRunner::Time(const std::string& id, const NamedTensors& i
   }
   OrtTiming t;
   t.median_ms = *median;
-  for (const Json& v : *times) {
-    if (!v.is_number())
-      return Internal("reply of the ONNX Runtime runner with a non-number time: " + reply);
-    t.times_ms.push_back(v.get<double>());
-  }
+  if (!AppendNumbers(*times, t.times_ms))
+    return Internal("reply of the ONNX Runtime runner with a non-number time: " + reply);
   if (const Json* kernels = JsonMember(d, "kernel_ms")) {
     if (!kernels->is_array() || kernels->size() != t.times_ms.size()) {
       return Internal("reply of the ONNX Runtime runner with kernel times not one per run: " +
                       reply);
     }
-    for (const Json& v : *kernels) {
-      if (!v.is_number())
-        return Internal("reply of the ONNX Runtime runner with a non-number kernel time: " + reply);
-      t.kernel_ms.push_back(v.get<double>());
-    }
+    if (!AppendNumbers(*kernels, t.kernel_ms))
+      return Internal("reply of the ONNX Runtime runner with a non-number kernel time: " + reply);
   }
   if (const Json* nodes = JsonMember(d, "kernels")) {
     const auto bad = [&] {
@@ -400,11 +410,7 @@ StatusOr<OrtTiming> OrtRunner::Time(const std::string& id, const NamedTensors& i
           r.input_types.push_back(v.is_string() ? v.get<std::string>() : "");
       }
       const Json* us = JsonMember(n, "us");
-      if (us == nullptr || !us->is_array()) return bad();
-      for (const Json& v : *us) {
-        if (!v.is_number()) return bad();
-        r.us.push_back(v.get<double>());
-      }
+      if (us == nullptr || !us->is_array() || !AppendNumbers(*us, r.us)) return bad();
       t.nodes.push_back(std::move(r));
     }
   }

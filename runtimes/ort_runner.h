@@ -53,6 +53,9 @@ struct OrtTiming {
 
 /// The runner path that OrtRunnerOptions{} resolves to (for messages and tests).
 std::string DefaultOrtRunnerPath();
+/// Whether the onnxruntime-node package is installed beside that runner (scripts/install-deps.sh
+/// puts it there); Node.js itself is not looked for.
+bool OrtInstalled();
 
 /// A running tools/ort/runner.js. Not thread-safe; one request at a time.
 ///

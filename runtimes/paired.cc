@@ -8,6 +8,13 @@
 
 namespace rewire {
 
+bool IsKnownConfidence(double confidence) {
+  for (double c : {0.8, 0.9, 0.95, 0.99}) {
+    if (std::fabs(confidence - c) < 1e-9) return true;
+  }
+  return false;
+}
+
 double StudentT(int df, double confidence) {
   // Two-sided quantiles t_{(1+c)/2, df} for df = 1..30, then 40, 60, 120 and the normal's.
   static const double k80[] = {3.078, 1.886, 1.638, 1.533, 1.476, 1.440, 1.415, 1.397,
@@ -63,7 +70,8 @@ PairedSpeedup PairRounds(const std::vector<double>& base_round_ms,
                          const std::vector<double>& other_round_ms, double confidence) {
   PairedSpeedup p;
   p.confidence = confidence;
-  (void)StudentT(1, confidence);  // checks the confidence
+  if (!IsKnownConfidence(confidence))
+    throw std::invalid_argument("confidence must be 0.8, 0.9, 0.95 or 0.99");
   std::vector<double> logs;
   const size_t n = std::min(base_round_ms.size(), other_round_ms.size());
   for (size_t r = 0; r < n; ++r) {

@@ -30,8 +30,11 @@ struct PairedSpeedup {
 PairedSpeedup PairRounds(const std::vector<double>& base_round_ms,
                          const std::vector<double>& other_round_ms, double confidence = 0.95);
 
+/// The confidence levels StudentT knows: 0.8, 0.9, 0.95 and 0.99.
+bool IsKnownConfidence(double confidence);
+
 /// The two-sided Student's t quantile for `df` degrees of freedom (df >= 1) at `confidence`
-/// (0.8, 0.9, 0.95 or 0.99; another value is an error thrown as std::invalid_argument).
+/// (IsKnownConfidence; another value is an error thrown as std::invalid_argument).
 double StudentT(int df, double confidence);
 
 }  // namespace rewire

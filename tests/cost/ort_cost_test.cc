@@ -22,11 +22,6 @@ namespace {
 
 using namespace rewire::testing;  // NOLINT: Op, Must, V, F32
 
-bool OrtInstalled() {
-  return std::filesystem::exists(std::string(REWIRE_SOURCE_DIR) +
-                                 "/tools/ort/node_modules/onnxruntime-node/package.json");
-}
-
 Graph ConvNet() {
   Graph g;
   const NodeId x = Must(g.AddInput("x", F32({1, 16, 28, 28})));

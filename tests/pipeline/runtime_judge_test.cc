@@ -7,7 +7,6 @@
 #include <stdlib.h>
 
 #include <cmath>
-#include <filesystem>
 #include <stdexcept>
 
 #include "graph/models/zoo.h"
@@ -182,11 +181,6 @@ TEST(CompareInRuntime, TimesEveryCandidateAgainstTheInputInTheSameRounds) {
   EXPECT_GT(c->candidates[1].speedup, 0.1);
   EXPECT_LT(c->candidates[1].speedup, 10);
   EXPECT_EQ(c->candidates[0].max_rel, 0);
-}
-
-bool OrtInstalled() {
-  return std::filesystem::exists(std::string(REWIRE_SOURCE_DIR) +
-                                 "/tools/ort/node_modules/onnxruntime-node/package.json");
 }
 
 TEST(PairedInOrt, ASlowedCopyIsRankedSlowerWithItsRatioInsideTheInterval) {

@@ -6,8 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "graph/onnx/onnx_io.h"
 #include "kernels/executor.h"
 #include "tests/graph/onnx_test_graphs.h"
@@ -17,11 +15,6 @@ namespace rewire {
 namespace {
 
 using namespace rewire::testing;  // NOLINT: Op, Must, V, F32
-
-bool OrtInstalled() {
-  return std::filesystem::exists(std::string(REWIRE_SOURCE_DIR) +
-                                 "/tools/ort/node_modules/onnxruntime-node/package.json");
-}
 
 /// Conv+ReLU, Conv, Gelu; `gelu` false leaves the Gelu out.
 Graph ConvNet(bool gelu) {
