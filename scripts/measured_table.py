@@ -24,6 +24,7 @@ import statistics
 import time
 
 from logged_run import run, train_once
+from rank_stats import spearman
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -78,31 +79,6 @@ def evaluate(args, graph, seed, threads, log):
              os.path.join(policy_run, "checkpoints", "latest.pt")], log)
     with open(result) as f:
         return json.load(f)["results"][0]
-
-
-def ranks(values):
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    r = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            r[order[k]] = (i + j) / 2 + 1
-        i = j + 1
-    return r
-
-
-def spearman(x, y):
-    if len(x) < 3:
-        return float("nan")
-    rx, ry = ranks(x), ranks(y)
-    mx, my = statistics.mean(rx), statistics.mean(ry)
-    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    vx = sum((a - mx) ** 2 for a in rx)
-    vy = sum((b - my) ** 2 for b in ry)
-    return cov / (vx * vy) ** 0.5 if vx > 0 and vy > 0 else float("nan")
 
 
 def main():

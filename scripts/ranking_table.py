@@ -18,32 +18,7 @@ import math
 import sys
 from collections import OrderedDict
 
-
-def ranks(xs):
-    order = sorted(range(len(xs)), key=lambda i: xs[i])
-    r = [0.0] * len(xs)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            r[order[k]] = (i + j) / 2.0 + 1
-        i = j + 1
-    return r
-
-
-def spearman(a, b):
-    if len(a) < 3:
-        return None
-    ra, rb = ranks(a), ranks(b)
-    ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
-    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
-    va = sum((x - ma) ** 2 for x in ra)
-    vb = sum((y - mb) ** 2 for y in rb)
-    if va == 0 or vb == 0:
-        return None
-    return cov / math.sqrt(va * vb)
+from rank_stats import spearman
 
 
 def read(paths):
@@ -100,7 +75,7 @@ def main():
             right = sum(1 for l in outside if l["predicted_speedup"].get(p)
                         and (l["predicted_speedup"][p] > 1) == (l["speedup"] > 1))
             err = sum(abs(q / m - 1) for m, q in ok) / len(ok) if ok else float("nan")
-            row += ["-" if s is None else f"{s:.3f}",
+            row += ["-" if math.isnan(s) else f"{s:.3f}",
                     f"{right}/{len(outside)}" + (f" ({100 * right / len(outside):.0f}%)"
                                                  if outside else ""),
                     f"{100 * err:.1f}%"]
