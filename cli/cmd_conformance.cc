@@ -169,7 +169,7 @@ std::string FirstLine(const std::string& m) {
   return line.size() > 300 ? line.substr(0, 300) + "..." : line;
 }
 
-/// The first operator type in `dir`/model.onnx's name: tests are named test_<op>_<variant>.
+/// A test's name: its folder's (test_<op>_<variant>).
 std::string TestName(const fs::path& dir) { return dir.filename().string(); }
 
 struct Outcome {

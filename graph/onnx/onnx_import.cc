@@ -24,15 +24,18 @@ namespace onnx_io {
 
 // ---------------------------------------------------------------------------- setup
 
-Status Importer::ReadOpset() {
-  bool found = false;
-  for (const auto& op : model_.opset_import()) {
-    if (op.domain().empty() || op.domain() == "ai.onnx") {
-      opset_ = static_cast<int>(op.version());
-      found = true;
-    }
+std::optional<int> StandardOpset(const onnx::ModelProto& model) {
+  std::optional<int> opset;
+  for (const auto& op : model.opset_import()) {
+    if (op.domain().empty() || op.domain() == "ai.onnx") opset = static_cast<int>(op.version());
   }
-  if (!found) return Fail("the model imports no version of the standard ONNX operator set");
+  return opset;
+}
+
+Status Importer::ReadOpset() {
+  const std::optional<int> opset = StandardOpset(model_);
+  if (!opset) return Fail("the model imports no version of the standard ONNX operator set");
+  opset_ = *opset;
   if (opset_ < kOpsetMin || opset_ > kOpsetMax) {
     return Fail("ONNX opset " + std::to_string(opset_) + " is not supported (rewire reads " +
                 std::to_string(kOpsetMin) + " to " + std::to_string(kOpsetMax) +
@@ -653,10 +656,7 @@ StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& sou
   }
   // A model older than the oldest operator set rewire reads is lifted with ONNX's own version
   // converter first (to opset 13, in the range rewire's tests cover).
-  int opset = -1;
-  for (const auto& op : model.opset_import()) {
-    if (op.domain().empty() || op.domain() == "ai.onnx") opset = static_cast<int>(op.version());
-  }
+  const int opset = onnx_io::StandardOpset(model).value_or(-1);
   if (opset >= 1 && opset < onnx_io::kOpsetMin) {
     try {
       // The converter trusts its input: ONNX's checker vets it first (it throws on a malformed

@@ -33,6 +33,10 @@ struct Value {
 inline constexpr int kOpsetMin = 7;   // oldest standard opset read
 inline constexpr int kOpsetMax = 18;  // newest; 11 to 17 are tested
 
+/// The version of the standard operator set (domain "" or "ai.onnx") `model` imports; nullopt
+/// when it imports none.
+std::optional<int> StandardOpset(const onnx::ModelProto& model);
+
 class Importer {
  public:
   Importer(const onnx::ModelProto& model, std::string source)
