@@ -100,11 +100,7 @@ StatusOr<OrtKernelProfile> ProfileKernels(OrtRunner& ort, const std::string& onn
   p.median_ms = timed->median_ms;
   for (const OrtNodeRun& run : timed->nodes) {
     OrtKernel k;
-    k.node = run.node;
-    k.op = run.op;
-    k.inputs = run.inputs;
-    k.outputs = run.outputs;
-    k.input_types = run.input_types;
+    static_cast<OrtNodeRun&>(k) = run;
     k.median_us = MedianOf(run.us);
     if (auto it = by_name.find(run.node); it != by_name.end()) {
       const onnx::NodeProto& n = *it->second;

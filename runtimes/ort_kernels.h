@@ -16,16 +16,13 @@
 
 namespace rewire {
 
-/// One kernel of the graph ONNX Runtime runs.
-struct OrtKernel {
-  std::string node;    // its node in ONNX Runtime's optimised graph
+/// One kernel of the graph ONNX Runtime runs: what its profiler said of the node (node, op,
+/// provider, shapes, input types, each timed run's duration), and what its optimised graph says.
+struct OrtKernel : OrtNodeRun {
   std::string domain;  // "" (ONNX), "com.microsoft", "com.microsoft.nchwc", ...
-  std::string op;      // op type as ONNX Runtime runs it
   /// The attributes of the optimised node, "name=value" sorted by name, joined by ","; lists
   /// as "1x1x2x2"; tensor and graph attributes left out.
   std::string attrs;
-  std::vector<std::vector<int64_t>> inputs, outputs;  // shapes
-  std::vector<std::string> input_types;
   double median_us = 0;  // median over the timed runs
   /// "domain:op(attrs) float[1x3x224x224],float[64x3x3x3] -> [1x64x111x111]": what decides the
   /// kernel's time, without its name.
