@@ -171,7 +171,8 @@ void Fit(const FitOptions& o) {
 }  // namespace
 
 void RegisterCost(CLI::App& app) {
-  auto* cost = app.add_subcommand("cost", "Cost models: fit a learned performance model");
+  auto* cost = app.add_subcommand(
+      "cost", "Cost models: fit the kernel model of this machine's ONNX Runtime, or a linear one");
   cost->require_subcommand(1);
   auto* fit = cost->add_subcommand(
       "fit",
@@ -198,6 +199,7 @@ void RegisterCost(CLI::App& app) {
       ->capture_default_str();
   fit->add_option("--devices-dir", o->devices_dir, "Where device profiles are looked up");
   fit->callback([o]() { Fit(*o); });
+  RegisterCostProfile(*cost);
 }
 
 }  // namespace rewire::cli

@@ -145,6 +145,9 @@ struct CollectOptions {
   double seconds = 1800;
   uint64_t seed = 1;
   bool kernels = true;
+  /// Each neighbour timed against the model's input instead of the state it was reached from:
+  /// labels that rank the graphs a walk reaches (their speedups grow along the walk).
+  bool against_input = false;
   std::vector<std::string> predict = {"analytic"};
   RuntimeJudgeOptions timing;
 };
@@ -199,10 +202,15 @@ void RunCollect(const CollectOptions& o) {
   auto ort = Take(StartRuntime(t));
   std::ofstream out(o.out, std::ios::app);
   if (!out) throw CommandError("cannot open " + o.out + " to append labels");
-  Json header{
-      {"format", "rewire-labels"}, {"version", 1},           {"runtime", "ort " + ort->version()},
-      {"threads", t.threads},      {"rounds", t.rounds},     {"confidence", t.confidence},
-      {"machine", MachineName()},  {"predictors", o.predict}};
+  Json header{{"format", "rewire-labels"},
+              {"version", 1},
+              {"runtime", "ort " + ort->version()},
+              {"threads", t.threads},
+              {"rounds", t.rounds},
+              {"confidence", t.confidence},
+              {"machine", MachineName()},
+              {"against", o.against_input ? "input" : "state"},
+              {"predictors", o.predict}};
   out << JsonText(header) << "\n" << std::flush;
   std::mt19937_64 rng(o.seed);
   int labels = 0, graphs = 0, kernels_seen = 0;
@@ -219,7 +227,12 @@ void RunCollect(const CollectOptions& o) {
     for (auto& m : predictors) state_pred.push_back(Take(GraphCostMs(*m, state)));
     std::optional<OrtKernelProfile> state_kernels;
     const NamedTensors feed = Feed(state, t.seed);  // rewrites keep the graph's inputs
-    std::vector<std::string> path;                  // rules taken from the input graph
+    // With --against-input every neighbour is timed against the input: its figures stay.
+    const Graph input = state;
+    const std::string input_bytes = state_bytes;
+    const std::vector<double> input_pred = state_pred;
+    std::optional<OrtKernelProfile> input_kernels;
+    std::vector<std::string> path;  // rules taken from the input graph
     for (int step = 0; step < o.steps && !out_of_time; ++step) {
       if (SecondsSince(start) > o.seconds) {
         out_of_time = true;
@@ -247,7 +260,9 @@ void RunCollect(const CollectOptions& o) {
       std::vector<RuntimeCandidate> cands;
       for (size_t i = 0; i < next.size(); ++i) bytes.push_back(Take(ExportOnnxBytes(next[i])));
       for (size_t i = 0; i < next.size(); ++i) cands.push_back({next_rule[i], &next[i], bytes[i]});
-      const RuntimeComparison c = Take(CompareInRuntime(state, state_bytes, cands, ort.get(), t));
+      const Graph& base = o.against_input ? input : state;
+      const RuntimeComparison c = Take(
+          CompareInRuntime(base, o.against_input ? input_bytes : state_bytes, cands, ort.get(), t));
       graphs += 1 + static_cast<int>(next.size());
       std::vector<OrtKernelProfile> next_kernels(next.size());
       if (o.kernels) {
@@ -258,6 +273,7 @@ void RunCollect(const CollectOptions& o) {
           return p;
         };
         if (!state_kernels) state_kernels = profile(state_bytes, name);
+        if (!input_kernels) input_kernels = state_kernels;
         for (size_t i = 0; i < next.size(); ++i)
           next_kernels[i] = profile(bytes[i], name + " after " + next_rule[i]);
       }
@@ -268,7 +284,8 @@ void RunCollect(const CollectOptions& o) {
         for (size_t m = 0; m < predictors.size(); ++m) {
           const double after = Take(GraphCostMs(*predictors[m], next[i]));
           next_pred[i].push_back(after);
-          predicted[o.predict[m]] = JsonDecimal(after > 0 ? state_pred[m] / after : 0, 6);
+          const double before = o.against_input ? input_pred[m] : state_pred[m];
+          predicted[o.predict[m]] = JsonDecimal(after > 0 ? before / after : 0, 6);
         }
         Json line{
             {"model", name},
@@ -276,17 +293,19 @@ void RunCollect(const CollectOptions& o) {
             {"path", path},
             {"rule", next_rule[i]},
             {"state_hash", std::to_string(state.Hash())},
+            {"base_hash", std::to_string(base.Hash())},
             {"neighbour_hash", std::to_string(next[i].Hash())},
-            {"state_ms", JsonDecimal(c.input_ms, 6)},
+            {"state_ms", JsonDecimal(c.input_ms, 6)},  // of the base (the input: --against-input)
             {"neighbour_ms", JsonDecimal(r.ms, 6)},
             {"speedup", JsonDecimal(r.speedup, 6)},
             {"interval", Json::array({JsonDecimal(r.speedup_lo, 6), JsonDecimal(r.speedup_hi, 6)})},
             {"rounds", c.rounds},
             {"predicted_speedup", std::move(predicted)}};
         if (o.kernels) {
-          line["state_kernels"] = static_cast<int64_t>(state_kernels->kernels.size());
+          const OrtKernelProfile& before = o.against_input ? *input_kernels : *state_kernels;
+          line["state_kernels"] = static_cast<int64_t>(before.kernels.size());
           line["neighbour_kernels"] = static_cast<int64_t>(next_kernels[i].kernels.size());
-          line["kernels_changed"] = KernelDiffJson(DiffKernels(*state_kernels, next_kernels[i]));
+          line["kernels_changed"] = KernelDiffJson(DiffKernels(before, next_kernels[i]));
         }
         out << JsonText(line) << "\n" << std::flush;
         ++labels;
@@ -386,6 +405,9 @@ void RegisterMeasure(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   collect->add_option("--seed", co->seed, "Seed of the walks")->capture_default_str();
+  collect->add_flag("--against-input", co->against_input,
+                    "Time each neighbour against the model's input instead of the state it was "
+                    "reached from (labels that rank the graphs the walks reach)");
   collect->add_option("--threads", co->timing.threads, "ONNX Runtime intra-op threads")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);

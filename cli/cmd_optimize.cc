@@ -283,11 +283,14 @@ void AddRuntimeFlags(CLI::App& cmd, OptimizeOptions& o) {
 void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
   const auto wall = Clock::now();
   if (o.cost.devices_dir.empty()) o.cost.devices_dir = DefaultDevicesDir();
-  // The ort cost models time with the threads the ort judge uses.
-  const bool in_ort = o.cost.kind == "ort" || o.cost.kind == "e2e:ort";
-  if (in_ort && o.cost.num_threads == 0) o.cost.num_threads = o.request.judge.threads;
   OptimizeRequest q = o.request;
   const std::string judge_note = DefaultJudge(o, q.judge);
+  // The ort cost models time with the threads the ort judge uses; a learned model must predict
+  // the runtime that judges (a model of another runtime or thread count is refused).
+  const bool in_ort = o.cost.kind == "ort" || o.cost.kind == "e2e:ort";
+  const bool learned = o.cost.kind == "learned" || o.cost.kind.rfind("learned:", 0) == 0;
+  if ((in_ort || learned) && o.cost.num_threads == 0) o.cost.num_threads = q.judge.threads;
+  if (learned && q.judge.runtime == "ort") o.cost.target_runtime = "ort-cpu";
   q.finish.inputs = ReadInputFlags(o.inputs);
   q.judge.inputs = q.finish.inputs;
   if (!judge_note.empty()) std::fprintf(stderr, "%s\n", judge_note.c_str());
@@ -370,6 +373,9 @@ void RegisterOptimize(CLI::App& app, const std::vector<std::string>& args) {
   const SearchRegistry& searches = AllSearches();
   const std::string search = SearchNamed(args);
   AddModelOptions(*cmd, o->model);
+  // The default: the kernel model of ONNX Runtime CPU that rewire ships (configs/cost), the
+  // runtime an ONNX file written here runs in, not a roofline of another machine.
+  o->cost.kind = "learned";
   cmd->add_option(
          "--cost", o->cost.kind,
          "The cost model: " +

@@ -82,6 +82,8 @@ void RegisterTrain(CLI::App& app);  // train and eval
 void RegisterLaunch(CLI::App& app);
 /// `rewire cost fit` (cli/cmd_cost.cc).
 void RegisterCost(CLI::App& app);
+/// `rewire cost profile` (cli/cmd_cost_kernels.cc), under `rewire cost`.
+void RegisterCostProfile(CLI::App& cost);
 /// `rewire advantage collect|stats` (cli/cmd_advantage.cc).
 void RegisterAdvantage(CLI::App& app);
 /// `rewire measure pair|kernels` (cmd_measure.cc).

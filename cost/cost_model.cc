@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -148,6 +149,7 @@ StatusOr<CostTable> CostTable::Build(CostModel& model, const Graph& graph) {
     table.state_[id] = weight_only ? kWeightOnly : kPresent;
     table.total_ms_ += cost;
     ++table.size_;
+    if (model.context_dependent()) table.RecordProducers(graph, id);
   }
   if (!additive) {
     REWIRE_ASSIGN_OR_RETURN(table.total_ms_, WholeGraphCostMs(model, graph));
@@ -241,7 +243,61 @@ StatusOr<CostTable::Change> CostTable::ComputeChange(const Graph& after, const G
     REWIRE_ASSIGN_OR_RETURN(const double whole, WholeGraphCostMs(*model_, after));
     change.delta = whole - total_ms_;
   }
+  if (additive && model_->context_dependent()) {
+    REWIRE_RETURN_IF_ERROR(RecostContext(after, diff, change, updated));
+  }
   return change;
+}
+
+void CostTable::RecordProducers(const Graph& graph, NodeId id) {
+  if (producers_.size() < graph.id_bound()) producers_.resize(graph.id_bound());
+  std::vector<NodeId>& p = producers_[id];
+  p.clear();
+  for (const ValueRef& in : graph.node(id).inputs) p.push_back(in.node);
+}
+
+Status CostTable::RecostContext(const Graph& after, const GraphDiff& diff, Change& change,
+                                std::unordered_map<NodeId, size_t>& updated) const {
+  // Breadth-first from the diff, undirected; a step onto a view costs no hop (bounded), so that
+  // MatMul -> Reshape -> Add counts as neighbours, as a fusion sees them.
+  std::unordered_map<NodeId, int> hops_left;
+  std::vector<std::pair<NodeId, int>> queue;
+  auto visit = [&](NodeId id, int hops) {
+    if (!after.Contains(id)) return;
+    auto it = hops_left.find(id);
+    if (it != hops_left.end() && it->second >= hops) return;
+    hops_left[id] = hops;
+    queue.emplace_back(id, hops);
+  };
+  for (NodeId id : diff.added) visit(id, 2);
+  for (NodeId id : diff.removed) {
+    if (id < producers_.size())
+      for (NodeId p : producers_[id]) visit(p, 1);
+  }
+  for (size_t q = 0; q < queue.size(); ++q) {
+    const auto [id, hops] = queue[q];
+    if (hops_left[id] != hops) continue;  // reached again with more hops left
+    const Node& node = after.node(id);
+    auto step = [&](NodeId next) {
+      const int left = IsViewOp(after.node(next).op) ? hops : hops - 1;
+      if (left >= 0) visit(next, left);
+    };
+    for (const ValueRef& in : node.inputs) step(in.node);
+    for (const auto& users : node.users)
+      for (const Use& u : users) step(u.node);
+  }
+  for (const auto& [id, hops] : hops_left) {
+    (void)hops;
+    if (updated.count(id)) continue;  // added, or re-costed for its weight-only flag
+    if (!Holds(id)) continue;
+    const bool wo = weight_only(id);
+    REWIRE_ASSIGN_OR_RETURN(const double node_ms, model_->NodeCostMs(after, id, wo));
+    if (node_ms == cost_[id]) continue;
+    change.delta += node_ms - cost_[id];
+    change.updates.push_back(Update{id, node_ms, wo});
+    updated[id] = change.updates.size() - 1;
+  }
+  return Status::Ok();
 }
 
 StatusOr<double> CostTable::DiffCostMs(const Graph& after, const GraphDiff& diff) const {
@@ -284,6 +340,18 @@ Status CostTable::Apply(const Graph& after, const GraphDiff& diff) {
     state_[u.id] = u.weight_only ? kWeightOnly : kPresent;
   }
   total_ms_ += change.delta;
+  if (model_->context_dependent()) {
+    // Producers as they are now: of added nodes, and of every live node near the diff (a
+    // re-pointed consumer's changed); cheap next to the re-costing above.
+    for (NodeId id : diff.removed)
+      if (id < producers_.size()) producers_[id].clear();
+    std::unordered_set<NodeId> near(diff.added.begin(), diff.added.end());
+    for (NodeId id : diff.added)
+      for (const auto& users : after.node(id).users)
+        for (const Use& u : users) near.insert(u.node);
+    for (NodeId id : near)
+      if (after.Contains(id)) RecordProducers(after, id);
+  }
   return Status::Ok();
 }
 

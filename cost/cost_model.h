@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "graph/graph.h"
@@ -107,6 +108,12 @@ class CostModel {
   /// model's measurement budget is spent (searches stop there: StopReason::kMeasureBudget).
   virtual StatusOr<double> GraphCostMs(const Graph& graph);
 
+  /// True when an operator's cost depends on its neighbours as well (which operators feed it and
+  /// use it: what a runtime's fusions depend on), not on the operator alone. CostTable then
+  /// re-costs, besides what a diff adds, every operator within two hops of it (views looked
+  /// through), so that its totals stay those of Build.
+  virtual bool context_dependent() const { return false; }
+
   /// The real measurements made so far (all zero for a model that measures nothing).
   virtual MeasurementCounts measurements() const { return {}; }
 
@@ -144,7 +151,9 @@ StatusOr<double> GraphCostMs(CostModel& model, const Graph& graph);
 /// case for a semantics-preserving rule on real inputs) is not seen: Build afresh after such edits.
 ///
 /// With a model that is not additive, node entries hold 0 ms (and the weight-only flags) and the
-/// total is the model's GraphCostMs: a candidate is costed whole.
+/// total is the model's GraphCostMs: a candidate is costed whole. With a context-dependent model
+/// (CostModel::context_dependent), the operators near the diff are re-costed as well: the table
+/// keeps each node's producers to find the neighbours of what a diff removes.
 class CostTable {
  public:
   /// Costs every node of `graph`. `model` must outlive the table.
@@ -202,10 +211,17 @@ class CostTable {
   explicit CostTable(CostModel& model) : model_(&model) {}
   /// With `cost` false, nothing is costed: the updates carry their flags and cost 0.
   StatusOr<Change> ComputeChange(const Graph& after, const GraphDiff& diff, bool cost = true) const;
+  /// A context-dependent model's re-costing of the held operators near `diff` (see the class
+  /// comment) into `change`; `updated` indexes change.updates by node.
+  Status RecostContext(const Graph& after, const GraphDiff& diff, Change& change,
+                       std::unordered_map<NodeId, size_t>& updated) const;
+  void RecordProducers(const Graph& graph, NodeId id);
 
   CostModel* model_;
   std::vector<double> cost_;    // by NodeId
   std::vector<uint8_t> state_;  // State by NodeId
+  /// A context-dependent model's: each held node's producers, by NodeId.
+  std::vector<std::vector<NodeId>> producers_;
   size_t size_ = 0;
   double total_ms_ = 0;
 };

@@ -1,11 +1,14 @@
 #include "cost/cost_registry.h"
 
+#include <filesystem>
+
 #include "cost/analytic_cost.h"
 #include "cost/cost_cache.h"
 #include "cost/cpu_cost.h"
 #include "cost/cuda/cuda_cost.h"
 #include "cost/device_profile.h"
 #include "cost/e2e_cost.h"
+#include "cost/kernel_cost.h"
 #include "cost/learned_cost.h"
 #include "cost/operator_cost.h"
 #include "cost/ort_cost.h"
@@ -69,10 +72,42 @@ StatusOr<std::unique_ptr<CostModel>> MakeOrt(const CostModelOptions& options) {
   return std::unique_ptr<CostModel>(std::move(model));
 }
 
+/// `learned` (the shipped kernel model) or `learned:PATH`: a kernel model (cost/kernel_cost.h)
+/// or the per-type linear one (cost/learned_cost.h), told apart by the file's format.
 StatusOr<std::unique_ptr<CostModel>> MakeLearned(const CostModelOptions& options) {
-  const std::string path = options.kind.substr(options.kind.find(':') + 1);
-  if (path.empty()) return InvalidArgument("learned: name the model file, learned:PATH");
+  const size_t colon = options.kind.find(':');
+  std::string path = colon == std::string::npos ? "" : options.kind.substr(colon + 1);
+  if (colon != std::string::npos && path.empty())
+    return InvalidArgument(
+        "learned: name the model file, learned:PATH (or `learned` alone for "
+        "the kernel model rewire ships)");
+  const bool shipped = path.empty();
+  if (shipped) {
+    path = ShippedKernelModelPath(options.devices_dir,
+                                  options.num_threads > 0 ? options.num_threads : 1);
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      return NotFound("rewire ships no kernel model for ONNX Runtime CPU at " +
+                      std::to_string(options.num_threads > 0 ? options.num_threads : 1) +
+                      " threads (" + path +
+                      "): fit one on this machine with `rewire cost profile --threads N --out "
+                      "FILE` and use --cost learned:FILE");
+    }
+  }
+  if (IsKernelCostFile(path)) {
+    REWIRE_ASSIGN_OR_RETURN(KernelCostParams params, LoadKernelCost(path));
+    if (!options.target_runtime.empty()) {
+      REWIRE_RETURN_IF_ERROR(
+          CheckKernelCostRuntime(params, options.target_runtime, options.num_threads));
+    }
+    return std::unique_ptr<CostModel>(new KernelCostModel(std::move(params), path));
+  }
   REWIRE_ASSIGN_OR_RETURN(LearnedCostParams params, LoadLearnedCost(path));
+  if (!options.target_runtime.empty() &&
+      params.runtime.rfind("e2e:" + options.target_runtime.substr(0, 3), 0) != 0) {
+    return InvalidArgument("the learned cost model " + path + " predicts " + params.runtime +
+                           ", not the runtime this run targets (" + options.target_runtime + ")");
+  }
   return std::unique_ptr<CostModel>(new LearnedCostModel(std::move(params), path));
 }
 
@@ -92,6 +127,17 @@ CostModelRegistry::Factory MakeE2e(const std::string& runtime) {
 }
 
 }  // namespace
+
+std::string ShippedKernelModelPath(const std::string& devices_dir, int threads) {
+  const std::string file = "cost/ort-cpu-" + std::to_string(threads) + "t.json";
+  std::error_code ec;
+  if (!devices_dir.empty()) {
+    const std::filesystem::path configs = std::filesystem::path(devices_dir).parent_path();
+    if (std::filesystem::exists(configs / file, ec)) return (configs / file).string();
+  }
+  if (std::filesystem::exists("configs/" + file, ec)) return "configs/" + file;
+  return std::string(REWIRE_SOURCE_DIR) + "/configs/" + file;
+}
 
 void CostModelRegistry::Add(const std::string& name, const std::string& summary, Factory make) {
   entries_.Add(Entry{name, summary, std::move(make)});
@@ -128,9 +174,14 @@ void AddCostBackends(CostModelRegistry& registry) {
   registry.Add("e2e:reference", "the whole graph timed on the reference executor",
                MakeE2e("reference"));
   registry.Add("e2e:cuda", "the whole graph timed on the GPU's device executor", MakeE2e("cuda"));
-  registry.Add(
-      "learned:", "learned:PATH, a performance model fitted on measurements by `rewire cost fit`",
-      MakeLearned);
+  registry.Add("learned",
+               "the kernel model rewire ships for ONNX Runtime CPU (configs/cost; refit it on "
+               "this machine with `rewire cost profile`)",
+               MakeLearned);
+  registry.Add("learned:",
+               "learned:PATH, a kernel model from `rewire cost profile` or a linear one from "
+               "`rewire cost fit`",
+               MakeLearned);
   registry.Add("operators", "operators that run, one each (the metric of pass ordering)",
                [](const CostModelOptions&) -> StatusOr<std::unique_ptr<CostModel>> {
                  return std::unique_ptr<CostModel>(new OperatorCountModel());

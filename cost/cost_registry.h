@@ -38,7 +38,15 @@ struct CostModelOptions {
   /// The e2e models: seconds one graph's measurement may take before it is killed and the graph
   /// is unmeasurable (E2eCostOptions::timeout_s).
   double measure_timeout_s = 600;
+  /// The runtime the result is for, as a kernel model names it ("ort-cpu"; empty: not said),
+  /// with num_threads: a learned model of another runtime or thread count is refused.
+  std::string target_runtime;
 };
+
+/// The kernel model rewire ships for ONNX Runtime CPU at `threads` (configs/cost/
+/// ort-cpu-<threads>t.json beside `devices_dir`'s configs/devices, else under the working
+/// directory's or the source tree's configs/): what `--cost learned` without a path loads.
+std::string ShippedKernelModelPath(const std::string& devices_dir, int threads);
 
 class CostModelRegistry {
  public:

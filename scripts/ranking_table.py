@@ -9,6 +9,7 @@ Per model and predictor:
   - mean error: mean |predicted / measured - 1| of the speedups.
 
     python3 scripts/ranking_table.py labels.jsonl [more.jsonl ...] [--markdown]
+        [--label SPEC=NAME ...]
 
 Only the standard library: it runs with any python3.
 """
@@ -44,7 +45,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("stores", nargs="+")
     ap.add_argument("--markdown", action="store_true", help="a Markdown table")
+    ap.add_argument("--label", action="append", default=[],
+                    help="SPEC=NAME: call predictor SPEC (as --predict named it) NAME")
     args = ap.parse_args()
+    names = dict(l.split("=", 1) for l in args.label if "=" in l)
     headers, labels = read(args.stores)
     if not labels:
         sys.exit("no labels in " + ", ".join(args.stores))
@@ -61,7 +65,8 @@ def main():
     print(f"labels: {len(labels)} from {', '.join(runtime)} on {'; '.join(machines)}")
     cols = ["model", "labels", "outside noise", "measured range"]
     for p in predictors:
-        cols += [f"{p}: Spearman", f"{p}: ordered right", f"{p}: mean error"]
+        n = names.get(p, p)
+        cols += [f"{n}: Spearman", f"{n}: ordered right", f"{n}: mean error"]
     rows = []
     for model, ls in by_model.items():
         meas = [l["speedup"] for l in ls]

@@ -152,7 +152,7 @@ HostTensor Scalar(DType dtype, double v) {
 class Exporter {
  public:
   Exporter(const Graph& graph, const OnnxExportOptions& options)
-      : g_(graph), custom_(options.custom_ops) {}
+      : g_(graph), custom_(options.custom_ops), by_id_(options.node_names_by_id) {}
   StatusOr<onnx::ModelProto> Run();
 
  private:
@@ -193,6 +193,7 @@ class Exporter {
 
   const Graph& g_;
   const bool custom_;
+  const bool by_id_;
   onnx::ModelProto model_;
   onnx::GraphProto* graph_ = nullptr;
   std::unordered_set<std::string> used_;
@@ -298,7 +299,9 @@ Status Exporter::EmitLeaf(const Node& node) {
 
 Status Exporter::EmitOp(const Node& node) {
   const OpInfo& info = GetOpInfo(node.op);
-  const std::string base = node.name.empty() ? node.TypeName() : node.name;
+  const std::string base = by_id_              ? "n" + std::to_string(node.id)
+                           : node.name.empty() ? node.TypeName()
+                                               : node.name;
   // Output names first: constant inputs emitted below are named after them.
   std::vector<std::string> outputs;
   for (uint32_t i = 0; i < node.outputs.size(); ++i) {

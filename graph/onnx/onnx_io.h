@@ -26,6 +26,10 @@ struct OnnxExportOptions {
   /// true: ops without an exact ONNX twin go to the "ai.rewire" domain with their attributes,
   /// so that re-importing the file gives a graph with the same Hash().
   bool custom_ops = false;
+  /// true: every operator's ONNX nodes are named "n<id>" (its NodeId), followed by "_<k>" for the
+  /// further nodes it became, so that what a runtime's profiler reports of a node can be joined
+  /// back to the operator (cost/kernel_profile.h). Leaves and values keep their names.
+  bool node_names_by_id = false;
 };
 
 /// Writes the graph as an ONNX model (opset 17; weights as initialisers), in the form chosen by

@@ -376,12 +376,13 @@ TEST(ConfigValidation, OutOfRangeValuesNameKeyLineAndValue) {
        "\"rewrites\""},
       {"[env]\ncost = \"gpu\"\n",
        "cfg.toml:2: env.cost must be one of "
-       "analytic|cpu|cuda|ort|e2e:ort|e2e:reference|e2e:cuda|learned:PATH|operators, got 'gpu' "
+       "analytic|cpu|cuda|ort|e2e:ort|e2e:reference|e2e:cuda|learned|learned:PATH|operators, got "
+       "'gpu' "
        "(did you "
        "mean 'cpu'?)"},
       {"[env]\ncost = \"learned:\"\n",
        "cfg.toml:2: env.cost must be one of "
-       "analytic|cpu|cuda|ort|e2e:ort|e2e:reference|e2e:cuda|learned:PATH|operators, got "
+       "analytic|cpu|cuda|ort|e2e:ort|e2e:reference|e2e:cuda|learned|learned:PATH|operators, got "
        "'learned:'"},
       {"[gnn]\nhidden = 4\nheads = 1\n", "cfg.toml:2: gnn.hidden must be >= 8, got 4"},
       {"[gnn]\nlayers = 0\n", "cfg.toml:2: gnn.layers must be >= 1, got 0"},
