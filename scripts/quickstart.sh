@@ -4,7 +4,7 @@
 # a supervisor, 2 data-parallel learner ranks and 4 env actors on loopback, about 2 minutes on
 # 2 cores), then `rewire eval` optimises the model with the trained policy and puts it beside
 # greedy, backtracking and equality saturation, each result verified against the input,
-# predicted by the analytic cost and measured end to end in ONNX Runtime; then the run's plots
+# predicted by the kernel model (configs/cost) and measured end to end in ONNX Runtime; then the run's plots
 # and summary. Prints the time the job took, install and build aside.
 set -euo pipefail
 cd "$(dirname "$0")/.."
