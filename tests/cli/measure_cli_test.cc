@@ -99,5 +99,70 @@ TEST(MeasureCli, CollectAppendsOneLabelPerNeighbourWithAHeader) {
   EXPECT_FALSE(lines[6].contains("kernels_changed"));
 }
 
+TEST(MeasureCli, CollectAgainstTheInputTimesEveryNeighbourAgainstTheSameGraph) {
+  SKIP_WITHOUT_ORT();
+  TempDir dir;
+  const std::string store = dir / "labels.jsonl";
+  auto r = Rewire(
+      "measure collect --models squeezenet --neighbours 2 --rounds 2 --min-round-ms 5 --steps 3 "
+      "--against-input --no-kernels --predict analytic learned --out " +
+      Quote(store));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<Json> lines = ParseJsonLines(ReadFile(store));
+  ASSERT_EQ(lines.size(), 7u) << ReadFile(store);
+  EXPECT_EQ(JsonStringAt(lines[0], "against"), "input");
+  const auto base = JsonStringAt(lines[1], "base_hash");
+  ASSERT_TRUE(base.has_value());
+  EXPECT_EQ(JsonStringAt(lines[1], "state_hash"), base);  // the walk starts at the input
+  for (size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_EQ(JsonStringAt(lines[i], "base_hash"), base) << lines[i].dump();
+    EXPECT_GT(JsonNumberAt(lines[i]["predicted_speedup"], "learned").value_or(0), 0);
+  }
+  // By the third step the state is no longer the input, but the base still is.
+  EXPECT_NE(JsonStringAt(lines[5], "state_hash"), base);
+}
+
+TEST(CostProfileCli, ProfilesFitsScoresTheHeldOutModelAndRefitsFromTheSamples) {
+  SKIP_WITHOUT_ORT();
+  TempDir dir;
+  const std::string samples = dir / "samples.jsonl", model = dir / "model.json",
+                    refit = dir / "refit.json";
+  auto r = Rewire(
+      "cost profile --models xrlflow-bert:layers=1 bert:layers=1 --held-out "
+      "gpt2:layers=1 --graphs 3 --repeats 2 --samples " +
+      Quote(samples) + " --out " + Quote(model));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("samples          9 graphs"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("unseen"), std::string::npos) << r.output;
+  std::vector<Json> lines = ParseJsonLines(ReadFile(samples));
+  ASSERT_EQ(lines.size(), 10u);
+  EXPECT_EQ(JsonStringAt(lines[0], "format"), "rewire-kernel-samples");
+  // Most of a transformer's kernel time is joined to rewire's operators.
+  const Json& g = lines[1];
+  double joined = 0;
+  for (const Json& n : g["nodes"]) joined += std::max(0.0, n[8].get<double>());
+  EXPECT_GT(joined / 1000, 0.8 * JsonNumberAt(g, "kernel_ms").value_or(1e9)) << g.dump();
+  const Json m = *ParseJsonObject(ReadFile(model));
+  EXPECT_EQ(JsonStringAt(m, "format"), "rewire-kernel-cost");
+  EXPECT_NE(JsonStringAt(m, "machine").value_or("").find("cores"), std::string::npos);
+  // It optimises with it; a judge at another thread count refuses it.
+  auto opt =
+      Rewire("optimize --model bert --layers 1 --search greedy -q --cost learned:" + Quote(model));
+  ASSERT_EQ(opt.exit_code, 0) << opt.output;
+  auto other = Rewire(
+      "optimize --model bert --layers 1 --search greedy -q --runtime ort "
+      "--runtime-threads 2 --cost learned:" +
+      Quote(model));
+  EXPECT_NE(other.exit_code, 0);
+  EXPECT_NE(other.output.find("not the runtime this run targets (ort-cpu, 2 threads)"),
+            std::string::npos)
+      << other.output;
+  // --from refits on the samples without measuring: the same model.
+  auto again = Rewire("cost profile --from " + Quote(samples) + " --held-out gpt2:layers=1 --out " +
+                      Quote(refit));
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(ReadFile(refit), ReadFile(model));
+}
+
 }  // namespace
 }  // namespace rewire

@@ -348,13 +348,34 @@ TEST(KernelCostFile, RoundTripsAndModelsOfAnotherRuntimeAreRefused) {
   EXPECT_EQ(LoadKernelCost(path + ".none").status().code(), StatusCode::kNotFound);
 }
 
-TEST(KernelCostFile, TheShippedModelLoadsAndNamesItsMachine) {
-  const std::string path = ShippedKernelModelPath(kSourceDir + "/configs/devices", 1);
-  auto p = LoadKernelCost(path);
-  ASSERT_TRUE(p.ok()) << p.status().message();
-  EXPECT_EQ(p->runtime, "ort-cpu");
-  EXPECT_EQ(p->threads, 1);
-  EXPECT_FALSE(p->machine.empty());
+TEST(KernelCostFile, TheShippedModelsLoadAndNameTheirMachine) {
+  for (int threads : {1, 2}) {
+    const std::string path = ShippedKernelModelPath(kSourceDir + "/configs/devices", threads);
+    auto p = LoadKernelCost(path);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_EQ(p->runtime, "ort-cpu");
+    EXPECT_EQ(p->threads, threads);
+    EXPECT_FALSE(p->machine.empty());
+    // `learned` at that thread count is that model.
+    CostModelOptions o;
+    o.kind = "learned";
+    o.devices_dir = kSourceDir + "/configs/devices";
+    o.num_threads = threads;
+    o.target_runtime = "ort-cpu";
+    auto m = MakeCostModel(o);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    EXPECT_NE((*m)->Name().find(std::to_string(threads) + (threads == 1 ? " thread" : " threads")),
+              std::string::npos)
+        << (*m)->Name();
+  }
+  // There is none for 3 threads: the error says how to fit one.
+  CostModelOptions three;
+  three.kind = "learned";
+  three.devices_dir = kSourceDir + "/configs/devices";
+  three.num_threads = 3;
+  auto none = MakeCostModel(three);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("rewire cost profile --threads N"), std::string::npos);
   CostModelOptions o;
   o.kind = "learned";
   o.devices_dir = kSourceDir + "/configs/devices";
