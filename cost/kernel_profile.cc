@@ -57,7 +57,7 @@ std::vector<OpType> AnchorTypes(const std::string& op) {
   return {};
 }
 
-/// The producer of `id`'s first input, `hops` up a chain of operators with one user each.
+/// The producer of `id`'s first operator input, when `id` is its only user; kNoNode otherwise.
 NodeId ChainProducer(const Graph& g, NodeId id) {
   const Node& n = g.node(id);
   for (const ValueRef& in : n.inputs) {
@@ -137,7 +137,7 @@ KernelGraphSample KernelSamplesOf(const Graph& graph, const OrtKernelProfile& pr
     if (joined[i]) continue;
     const Shape& shape = graph.node(ids[i]).outputs[0].shape;
     for (const OrtKernel* k : unplaced) {
-      if (std::vector<int64_t>(shape.begin(), shape.end()) == k->outputs[0]) {
+      if (shape == k->outputs[0]) {
         out.nodes[i].us = -1;
         break;
       }
