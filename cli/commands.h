@@ -30,6 +30,7 @@ class CommandError : public std::runtime_error {
 struct ModelOptions {
   std::string model;
   ModelParams params;
+  std::vector<std::string> input_shapes;  // --input-shape NAME=DIMS (ONNX files)
 };
 void AddModelOptions(CLI::App& cmd, ModelOptions& options);
 

@@ -1,4 +1,5 @@
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -53,6 +54,10 @@ void AddModelOptions(CLI::App& cmd, ModelOptions& o) {
       ->check(CLI::NonNegativeNumber);
   g->add_option("--heads", o.params.heads, "Attention heads")->check(CLI::NonNegativeNumber);
   g->add_option("--seed", o.params.seed, "Seed of the generated weights");
+  cmd.add_option("--input-shape", o.input_shapes,
+                 "Fix an ONNX file's dynamic axes: NAME=DIMS, a graph input and its shape "
+                 "(x=1x3x224x224) or a symbolic dimension and its value (batch=1); repeatable. "
+                 "The search and the written file use these static shapes");
 }
 
 std::string DefaultRulesPath() {
@@ -68,6 +73,23 @@ std::string DefaultDevicesDir() {
   return std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
 }
 
-Graph LoadModel(const ModelOptions& o) { return Take(LoadZooOrOnnx(o.model, o.params)); }
+Graph LoadModel(const ModelOptions& o) {
+  OnnxImportOptions onnx;
+  for (const std::string& spec : o.input_shapes) Check(ParseInputShape(spec, onnx));
+  Graph g = Take(LoadZooOrOnnx(o.model, o.params, onnx));
+  if (!onnx.input_shapes.empty()) {
+    std::string fixed;
+    for (const auto& [name, shape] : onnx.input_shapes) {
+      std::string dims;
+      for (int64_t d : shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+      fixed += (fixed.empty() ? "" : ", ") + name + "=" + dims;
+    }
+    std::fprintf(stderr,
+                 "%s: dynamic axes fixed (%s): rewire specialises the model to these shapes, and "
+                 "a file it writes has them, static\n",
+                 o.model.c_str(), fixed.c_str());
+  }
+  return g;
+}
 
 }  // namespace rewire::cli

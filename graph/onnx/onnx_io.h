@@ -2,6 +2,7 @@
 // ONNX import and export (float32 models; opsets 7-18 read, 11-17 tested; older models lifted to
 // opset 13 by ONNX's version converter first). No protobuf types leak from here.
 
+#include <map>
 #include <string>
 
 #include "graph/graph.h"
@@ -13,8 +14,22 @@ namespace rewire {
 /// output types from ONNX shape inference. Any problem with the file (missing, truncated,
 /// corrupt, unsupported dtype, dynamic shapes that cannot be resolved) is an InvalidArgument or
 /// NotFound naming the file and, where there is one, the node.
-StatusOr<Graph> ImportOnnxFile(const std::string& path);
-StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& source = "<memory>");
+/// How a model with dynamic axes is read: rewire searches static shapes, so what the user fixes
+/// them at (the conventions of ONNX Runtime's make_dynamic_shape_fixed and onnx-simplifier's
+/// --overwrite-input-shape). Each key is either a graph input's name, with the input's whole
+/// shape, or a symbolic dimension's name (a dim_param such as "batch"), with a shape of one
+/// value. Every use of a fixed symbol (in any input, output or value_info) takes its value.
+struct OnnxImportOptions {
+  std::map<std::string, Shape> input_shapes;
+};
+
+/// Parses "NAME=DIMS" (DIMS as 1x3x224x224 or 1,3,224,224) into `options`. Errors:
+/// InvalidArgument saying what the text should look like, or that NAME is given twice.
+Status ParseInputShape(const std::string& text, OnnxImportOptions& options);
+
+StatusOr<Graph> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options = {});
+StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& source = "<memory>",
+                                const OnnxImportOptions& options = {});
 
 /// How ExportOnnxFile writes rewire's own op forms.
 struct OnnxExportOptions {

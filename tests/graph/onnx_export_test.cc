@@ -122,5 +122,81 @@ TEST(OnnxCustomExport, KeepsTheRewireDomainAndTheGraph) {
   EXPECT_EQ(back->Hash(), g.Hash());
 }
 
+// ---------------------------------------------------------------------------- dynamic axes
+
+/// A model whose input 'x' (8x16) has its first axis dynamic, named `symbol`, as
+/// torch.onnx.export writes with dynamic_axes; its output's first axis too.
+std::string DynamicModel(const std::string& symbol) {
+  Graph g;
+  const NodeId x = Must(g.AddInput("x", F32({8, 16})));
+  const NodeId w = Must(g.AddWeight("w", {16, 4}, WeightInit{}));
+  const NodeId mm = Must(g.AddOp(OpType::kMatMul, {V(x), V(w)}));
+  const NodeId relu = Must(g.AddOp(OpType::kRelu, {V(mm)}));
+  EXPECT_TRUE(g.AddOutput("y", V(relu)).ok());
+  onnx::ModelProto m = Parse(Must(ExportOnnxBytes(g)));
+  m.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param(symbol);
+  m.mutable_graph()
+      ->mutable_output(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param(symbol);
+  return m.SerializeAsString();
+}
+
+TEST(OnnxDynamicAxes, AreRefusedWithTheFlagThatFixesThem) {
+  auto g = ImportOnnxBytes(DynamicModel("batch"), "dyn.onnx");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("dimension 0 is dynamic ('batch')"), std::string::npos)
+      << g.status().message();
+  EXPECT_NE(g.status().message().find("--input-shape batch=1"), std::string::npos)
+      << g.status().message();
+}
+
+TEST(OnnxDynamicAxes, AreFixedByInputNameOrBySymbol) {
+  for (const std::string& spec : {"x=3x16", "x=3,16", "batch=3"}) {
+    OnnxImportOptions o;
+    ASSERT_TRUE(ParseInputShape(spec, o).ok()) << spec;
+    auto g = ImportOnnxBytes(DynamicModel("batch"), "dyn.onnx", o);
+    ASSERT_TRUE(g.ok()) << spec << ": " << g.status().message();
+    const NodeId x = g->FindNode("x");
+    ASSERT_NE(x, kNoNode);
+    EXPECT_EQ(g->node(x).outputs[0].shape, (Shape{3, 16})) << spec;
+    EXPECT_EQ(g->type(g->outputs()[0].value).shape, (Shape{3, 4})) << spec;
+    // What rewire writes back has the fixed, static shape.
+    onnx::ModelProto back = Parse(Must(ExportOnnxBytes(*g)));
+    EXPECT_EQ(back.graph().input(0).type().tensor_type().shape().dim(0).dim_value(), 3);
+  }
+}
+
+TEST(OnnxDynamicAxes, BadShapesSayWhatIsWrong) {
+  auto error = [](const std::string& spec) {
+    OnnxImportOptions o;
+    const Status parsed = ParseInputShape(spec, o);
+    if (!parsed.ok()) return parsed.message();
+    auto g = ImportOnnxBytes(DynamicModel("batch"), "dyn.onnx", o);
+    return g.ok() ? std::string("imported") : g.status().message();
+  };
+  EXPECT_NE(error("x").find("--input-shape expects NAME=DIMS"), std::string::npos);
+  EXPECT_NE(error("x=3xk").find("--input-shape expects NAME=DIMS"), std::string::npos);
+  EXPECT_NE(error("x=0x16").find("--input-shape expects NAME=DIMS"), std::string::npos);
+  EXPECT_NE(error("x=3x16x1").find("has 3 dimensions; input 'x' has 2"), std::string::npos);
+  EXPECT_NE(error("x=3x17").find("dimension 1 of input 'x' is fixed at 16"), std::string::npos);
+  const std::string unknown = error("z=3x16");
+  EXPECT_NE(unknown.find("no graph input 'z' (its inputs: x)"), std::string::npos) << unknown;
+  const std::string symbol = error("seq=3");
+  EXPECT_NE(symbol.find("symbols: 'batch'"), std::string::npos) << symbol;
+  OnnxImportOptions twice;
+  ASSERT_TRUE(ParseInputShape("x=3x16", twice).ok());
+  EXPECT_FALSE(ParseInputShape("x=4x16", twice).ok());
+}
+
 }  // namespace
 }  // namespace rewire
