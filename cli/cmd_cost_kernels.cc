@@ -6,7 +6,6 @@
 // With --from, it refits on sample files already collected, measuring nothing.
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -24,10 +23,7 @@
 #include "graph/clock.h"
 #include "graph/json.h"
 #include "graph/models/load.h"
-#include "graph/rules/candidates.h"
-#include "graph/rules/matcher.h"
 #include "kernels/executor.h"
-#include "kernels/fold.h"
 #include "learner/config.h"
 #include "ruleset/rule_verify.h"
 #include "runtimes/ort_runner.h"
@@ -73,24 +69,6 @@ struct ProfileOptions {
   double seconds = 1500;
   uint64_t seed = 1;
 };
-
-Graph Folded(const Graph& g) {
-  Graph f = g;
-  Take(FoldWeightSubgraphs(f));
-  return f;
-}
-
-std::string CpuName() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  }
-  return "unknown CPU";
-}
 
 /// The base of a model spec, "bert" of "bert:layers=2".
 std::string ModelOf(const std::string& spec) { return spec.substr(0, spec.find(':')); }
@@ -199,21 +177,9 @@ void RunProfile(const ProfileOptions& o) {
                      specs[m].c_str(), step + 1, o.graphs, s.kernels, s.e2e_ms);
         all.push_back(std::move(s));
         // On to a random neighbour (weight-only subgraphs folded, as rewire writes it).
-        const auto set = rules::EnumerateCandidates(state, rules, rules::CandidateOptions{});
-        std::vector<size_t> order(set.candidates.size());
-        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-        std::shuffle(order.begin(), order.end(), rng);
-        bool moved = false;
-        for (size_t i : order) {
-          const auto& c = set.candidates[i];
-          Graph g = state;
-          if (!rules::ApplyMatch(g, rules[c.match.rule], c.match).ok() || !g.Validate().ok())
-            continue;
-          state = Folded(g);
-          moved = true;
-          break;
-        }
-        if (!moved) break;
+        std::vector<Neighbour> next = RandomNeighbours(state, rules, 1, rng);
+        if (next.empty()) break;
+        state = std::move(next[0].graph);
       }
     }
     std::printf("samples          %zu graphs, %d kernels profiled in %.0f s; appended to %s%s\n",

@@ -23,11 +23,8 @@
 #include "graph/clock.h"
 #include "graph/json.h"
 #include "graph/onnx/onnx_io.h"
-#include "graph/rules/candidates.h"
-#include "graph/rules/matcher.h"
 #include "graph/text.h"
 #include "kernels/executor.h"
-#include "kernels/fold.h"
 #include "learner/config.h"
 #include "pipeline/runtime_judge.h"
 #include "ruleset/rule_verify.h"
@@ -152,28 +149,12 @@ struct CollectOptions {
   RuntimeJudgeOptions timing;
 };
 
-/// The first "model name" line of /proc/cpuinfo, and the host's name: the machine labels are of.
+/// The CPU and the host's name: the machine labels are of.
 std::string MachineName() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line, cpu = "unknown CPU";
-  while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) cpu = line.substr(colon + 2);
-      break;
-    }
-  }
   char host[256] = {0};
   ::gethostname(host, sizeof host - 1);
-  return cpu + " (" + std::to_string(std::thread::hardware_concurrency()) + " cores, host " + host +
-         ")";
-}
-
-/// The graph as rewire writes it: weight-only subgraphs folded.
-Graph Folded(const Graph& g) {
-  Graph f = g;
-  Take(FoldWeightSubgraphs(f));
-  return f;
+  return CpuName() + " (" + std::to_string(std::thread::hardware_concurrency()) + " cores, host " +
+         host + ")";
 }
 
 Json KernelDiffJson(const std::vector<KernelChange>& diff) {
@@ -238,22 +219,11 @@ void RunCollect(const CollectOptions& o) {
         out_of_time = true;
         break;
       }
-      rules::CandidateOptions copts;
-      const auto set = rules::EnumerateCandidates(state, rules, copts);
-      if (set.candidates.empty()) break;
-      std::vector<size_t> order(set.candidates.size());
-      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::shuffle(order.begin(), order.end(), rng);
       std::vector<Graph> next;
       std::vector<std::string> next_rule;
-      for (size_t i : order) {
-        if (static_cast<int>(next.size()) >= o.neighbours) break;
-        const auto& c = set.candidates[i];
-        Graph g = state;
-        if (!rules::ApplyMatch(g, rules[c.match.rule], c.match).ok() || !g.Validate().ok())
-          continue;
-        next.push_back(Folded(g));
-        next_rule.push_back(rules[c.match.rule].name);
+      for (Neighbour& n : RandomNeighbours(state, rules, o.neighbours, rng)) {
+        next.push_back(std::move(n.graph));
+        next_rule.push_back(std::move(n.rule));
       }
       if (next.empty()) break;
       std::vector<std::string> bytes;

@@ -2,6 +2,7 @@
 // The `rewire` subcommands. Each Register* adds one subcommand to the CLI11 app; the callbacks
 // throw CommandError for failures, which main() prints as one line with a non-zero exit.
 
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,7 +16,10 @@ class App;
 
 namespace rewire {
 struct CostModelOptions;
+namespace rules {
+struct Rule;
 }
+}  // namespace rewire
 
 namespace rewire::cli {
 
@@ -47,6 +51,21 @@ TensorMap ReadInputFlags(const std::vector<std::string>& specs);
 /// A cost model as --also-cost and `measure collect --predict` name it: a registered kind as it
 /// is (analytic, e2e:ort, learned:PATH), else KIND:PROFILE (analytic:cpu_dev).
 CostModelOptions ParseCostSpec(const std::string& spec);
+
+/// `g` as rewire writes it: weight-only subgraphs folded.
+Graph Folded(const Graph& g);
+/// A neighbour of a walk over rewrites: the graph (folded) and the rule that made it.
+struct Neighbour {
+  Graph graph;
+  std::string rule;
+};
+/// Up to `n` neighbours of `state`, drawn at random (`rng`) from its candidate rewrites; a
+/// rewrite that fails to apply or gives an invalid graph is skipped. Empty: none applies.
+std::vector<Neighbour> RandomNeighbours(const Graph& state, const std::vector<rules::Rule>& rules,
+                                        int n, std::mt19937_64& rng);
+/// The first "model name" line of /proc/cpuinfo ("unknown CPU" without one): the machine that
+/// measured, as label stores and fitted models name it.
+std::string CpuName();
 
 /// Throws CommandError when `status` is not ok.
 inline void Check(const Status& status) {

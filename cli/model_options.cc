@@ -1,14 +1,19 @@
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "cli/commands.h"
 #include "cost/cost_registry.h"
 #include "graph/models/load.h"
 #include "graph/npy.h"
 #include "graph/onnx/onnx_io.h"
+#include "graph/rules/candidates.h"
+#include "graph/rules/matcher.h"
 #include "graph/text.h"
+#include "kernels/fold.h"
 
 namespace rewire::cli {
 
@@ -79,17 +84,51 @@ Graph LoadModel(const ModelOptions& o) {
   Graph g = Take(LoadZooOrOnnx(o.model, o.params, onnx));
   if (!onnx.input_shapes.empty()) {
     std::string fixed;
-    for (const auto& [name, shape] : onnx.input_shapes) {
-      std::string dims;
-      for (int64_t d : shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
-      fixed += (fixed.empty() ? "" : ", ") + name + "=" + dims;
-    }
+    for (const auto& [name, shape] : onnx.input_shapes)
+      fixed += (fixed.empty() ? "" : ", ") + name + "=" + ShapeToString(shape);
     std::fprintf(stderr,
                  "%s: dynamic axes fixed (%s): rewire specialises the model to these shapes, and "
                  "a file it writes has them, static\n",
                  o.model.c_str(), fixed.c_str());
   }
   return g;
+}
+
+Graph Folded(const Graph& g) {
+  Graph f = g;
+  Take(FoldWeightSubgraphs(f));
+  return f;
+}
+
+std::vector<Neighbour> RandomNeighbours(const Graph& state, const std::vector<rules::Rule>& rules,
+                                        int n, std::mt19937_64& rng) {
+  std::vector<Neighbour> next;
+  const auto set = rules::EnumerateCandidates(state, rules, rules::CandidateOptions{});
+  if (set.candidates.empty()) return next;
+  std::vector<size_t> order(set.candidates.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  for (size_t i : order) {
+    if (static_cast<int>(next.size()) >= n) break;
+    const auto& c = set.candidates[i];
+    Graph g = state;
+    if (!rules::ApplyMatch(g, rules[c.match.rule], c.match).ok() || !g.Validate().ok()) continue;
+    next.push_back(Neighbour{Folded(g), rules[c.match.rule].name});
+  }
+  return next;
+}
+
+std::string CpuName() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+      break;
+    }
+  }
+  return "unknown CPU";
 }
 
 }  // namespace rewire::cli

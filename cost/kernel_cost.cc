@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "cost/analytic_cost.h"
+#include "cost/nnls.h"
 #include "graph/files.h"
 #include "graph/json.h"
 
@@ -72,12 +73,6 @@ NodeId ProducerThroughViews(const Graph& g, ValueRef v) {
   return p;
 }
 
-double Elements(const Shape& s) {
-  double n = 1;
-  for (int64_t d : s) n *= static_cast<double>(d);
-  return n;
-}
-
 double SmallestDim(const Graph& g, const Node& n) {
   if (n.op == OpType::kMatMul || n.op == OpType::kGemm) {
     if (n.inputs.size() < 2) return 0;
@@ -96,20 +91,21 @@ double SmallestDim(const Graph& g, const Node& n) {
     if (w.size() != 4 || out.size() != 4) return 0;
     const double reduce = static_cast<double>(w[1] * w[2] * w[3]);
     return std::min(
-        {static_cast<double>(w[0]), reduce, Elements(out) / static_cast<double>(out[1])});
+        {static_cast<double>(w[0]), reduce, static_cast<double>(NumElements(out) / out[1])});
   }
   return 0;
 }
 
 std::string TypeOf(const Graph& g, NodeId id) { return g.node(id).TypeName(); }
 
-/// Projected coordinate descent on the normal equations of min sum w_i (x_i . c - y_i)^2 over
-/// c >= 0, columns scaled to unit norm, with a ridge of `ridge` times each diagonal.
+/// Non-negative least squares of sum w_i (x_i . c - y_i)^2 over c >= 0 (NonNegativeSolve), the
+/// columns scaled to unit norm, with a ridge of `ridge` times each diagonal.
 KernelCoefficients Nnls(const std::vector<std::array<double, kKernelFeatureCount>>& x,
                         const std::vector<double>& y, const std::vector<double>& weight,
                         double ridge, int sweeps) {
   constexpr int F = kKernelFeatureCount;
-  double h[F][F] = {}, g[F] = {}, norm[F] = {};
+  std::vector<std::vector<double>> h(F, std::vector<double>(F, 0.0));
+  std::vector<double> g(F, 0.0), norm(F, 0.0);
   for (size_t i = 0; i < x.size(); ++i)
     for (int j = 0; j < F; ++j) norm[j] += weight[i] * x[i][j] * x[i][j];
   for (int j = 0; j < F; ++j) norm[j] = norm[j] > 0 ? std::sqrt(norm[j]) : 0;
@@ -122,20 +118,7 @@ KernelCoefficients Nnls(const std::vector<std::array<double, kKernelFeatureCount
     }
   }
   for (int j = 0; j < F; ++j) h[j][j] *= 1 + ridge;
-  double c[F] = {};
-  for (int s = 0; s < sweeps; ++s) {
-    double change = 0;
-    for (int j = 0; j < F; ++j) {
-      if (!(h[j][j] > 0)) continue;
-      double r = g[j];
-      for (int k = 0; k < F; ++k)
-        if (k != j) r -= h[j][k] * c[k];
-      const double next = std::max(0.0, r / h[j][j]);
-      change = std::max(change, std::abs(next - c[j]));
-      c[j] = next;
-    }
-    if (change < 1e-12) break;
-  }
+  const std::vector<double> c = NonNegativeSolve(h, g, sweeps);
   KernelCoefficients out{};
   for (int j = 0; j < F; ++j) out[j] = norm[j] > 0 ? c[j] / norm[j] : 0;
   return out;

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "cost/analytic_cost.h"
+#include "cost/nnls.h"
 #include "graph/files.h"
 #include "graph/json.h"
 
@@ -85,8 +86,7 @@ StatusOr<LearnedCostParams> FitLearnedCost(const std::vector<WorkSample>& sample
     if (norm[j] > 0)
       for (size_t i = 0; i < rows; ++i) a[i][j] /= norm[j];
   }
-  // Normal equations H w = g with the ridge on the per-type columns; minimise over w >= 0 by
-  // coordinate descent (projected Gauss-Seidel, which converges for a positive definite H).
+  // Normal equations H w = g with the ridge on the per-type columns, solved over w >= 0.
   std::vector<std::vector<double>> h(cols, std::vector<double>(cols, 0.0));
   std::vector<double> g(cols, 0.0);
   for (size_t i = 0; i < rows; ++i) {
@@ -97,20 +97,7 @@ StatusOr<LearnedCostParams> FitLearnedCost(const std::vector<WorkSample>& sample
     }
   }
   for (size_t j = 3; j < cols; ++j) h[j][j] += options.ridge * static_cast<double>(rows);
-  std::vector<double> w(cols, 0.0);
-  for (int sweep = 0; sweep < options.sweeps; ++sweep) {
-    double change = 0;
-    for (size_t j = 0; j < cols; ++j) {
-      if (!(h[j][j] > 0)) continue;
-      double r = g[j];
-      for (size_t k = 0; k < cols; ++k)
-        if (k != j) r -= h[j][k] * w[k];
-      const double next = std::max(0.0, r / h[j][j]);
-      change = std::max(change, std::abs(next - w[j]));
-      w[j] = next;
-    }
-    if (change < 1e-12) break;
-  }
+  const std::vector<double> w = NonNegativeSolve(h, g, options.sweeps);
   LearnedCostParams p;
   auto coefficients = [&](size_t base) {
     double c[3];

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/onnx/onnx_io.h"
 
 namespace rewire::onnx_io {
 
@@ -99,5 +100,12 @@ Status CheckBeforeOnnxInference(const onnx::NodeProto& node, const std::vector<S
 /// rewire has no rule for the op or cannot work them out.
 std::optional<std::vector<Shape>> OwnOutputShapes(const onnx::NodeProto& node,
                                                   const std::vector<Shape>& inputs);
+
+// ---------------------------------------------------------------------------- input shapes
+
+/// Fixes the dynamic axes `options` names in `model`'s inputs, outputs and value_info
+/// (onnx_input_shapes.cc). Errors name `source` and what does not fit.
+Status FixInputShapes(onnx::ModelProto& model, const OnnxImportOptions& options,
+                      const std::string& source);
 
 }  // namespace rewire::onnx_io

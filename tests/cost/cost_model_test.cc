@@ -21,6 +21,7 @@
 #include "graph/rules/candidates.h"
 #include "graph/rules/matcher.h"
 #include "graph/rules/rule.h"
+#include "tests/cost/shipped_rules.h"
 
 namespace rewire {
 namespace {
@@ -189,14 +190,7 @@ TEST(GraphCost, IsTheSumOfNodeCosts) {
 
 // ---------------------------------------------------------------------------- O(diff) costs
 
-const std::vector<rules::Rule>& ShippedRules() {
-  static const auto* rules = [] {
-    auto r = rules::LoadRules(kSourceDir + "/configs/rules");
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    return new std::vector<rules::Rule>(r.ok() ? std::move(r).value() : std::vector<rules::Rule>{});
-  }();
-  return *rules;
-}
+using testing::ShippedRules;
 
 class DiffCost : public ::testing::TestWithParam<std::string> {};
 

@@ -21,20 +21,14 @@
 #include "graph/rules/matcher.h"
 #include "graph/rules/rule.h"
 #include "kernels/fold.h"
+#include "tests/cost/shipped_rules.h"
 
 namespace rewire {
 namespace {
 
 const std::string kSourceDir = REWIRE_SOURCE_DIR;
 
-const std::vector<rules::Rule>& ShippedRules() {
-  static const auto* rules = [] {
-    auto r = rules::LoadRules(kSourceDir + "/configs/rules");
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    return new std::vector<rules::Rule>(r.ok() ? std::move(r).value() : std::vector<rules::Rule>{});
-  }();
-  return *rules;
-}
+using testing::ShippedRules;
 
 Graph Zoo(const std::string& name, int layers) {
   ModelParams p;
