@@ -191,9 +191,11 @@ TEST(PairedInOrt, ASlowedCopyIsRankedSlowerWithItsRatioInsideTheInterval) {
     GTEST_SKIP() << "ONNX Runtime is not installed in tools/ort (run scripts/install-deps.sh)";
   const Graph input = *BuildModel("squeezenet");
   const std::string bytes = *ExportOnnxBytes(input);
-  // The input, its copy slowed by the test hook (every time x 1.25), and a plain copy, timed
-  // in ONNX Runtime in the same 8 rounds.
-  const ScopedEnv slow("REWIRE_TEST_RUNTIME_SLOWDOWN", "1.25,1");
+  // The input, its copy slowed by the test hook (every time x 2), and a plain copy, timed in
+  // ONNX Runtime in the same 8 rounds. The factor is far outside what a loaded machine's noise
+  // does to one round (a CI machine's rounds of one graph spread by up to 30%), so the test
+  // checks the pairing and its interval, not the machine.
+  const ScopedEnv slow("REWIRE_TEST_RUNTIME_SLOWDOWN", "2,1");
   const std::vector<RuntimeCandidate> candidates = {{"slowed", &input, bytes},
                                                     {"copy", &input, bytes}};
   RuntimeJudgeOptions o;
@@ -212,18 +214,19 @@ TEST(PairedInOrt, ASlowedCopyIsRankedSlowerWithItsRatioInsideTheInterval) {
   const CandidateTiming& slowed = c->candidates[0];
   const CandidateTiming& copy = c->candidates[1];
   ASSERT_EQ(slowed.round_ms.size(), 8u);
-  // Ranked slower: the whole interval below 1, the estimate inside it, and near 1 / 1.25 = 0.8
-  // (the copy runs the same graph, so only the machine's noise separates them).
+  // Ranked slower: the whole interval below 1, the estimate inside it, and near 1 / 2 (the copy
+  // runs the same graph, so only the machine's noise separates them).
   EXPECT_LT(slowed.speedup_hi, 1) << slowed.speedup << " [" << slowed.speedup_lo << ", "
                                   << slowed.speedup_hi << "]";
   EXPECT_LE(slowed.speedup_lo, slowed.speedup);
   EXPECT_GE(slowed.speedup_hi, slowed.speedup);
-  EXPECT_NEAR(slowed.speedup, 0.8, 0.1);
-  EXPECT_NEAR(copy.speedup, 1, 0.12);
+  EXPECT_NEAR(slowed.speedup, 0.5, 0.15);
+  EXPECT_GT(copy.speedup, 0.75);
+  EXPECT_LT(copy.speedup, 1.33);
   // The two candidates paired with each other in the same rounds: the copy over the slowed one.
   const PairedSpeedup h2h = PairRounds(slowed.round_ms, copy.round_ms);
   EXPECT_TRUE(h2h.Faster()) << h2h.Text();
-  EXPECT_NEAR(h2h.speedup, 1.25, 0.15) << h2h.Text();
+  EXPECT_NEAR(h2h.speedup, 2, 0.6) << h2h.Text();
 }
 
 TEST(CompareInRuntime, RefusesACandidateThatDiffersFromTheModel) {
