@@ -122,6 +122,13 @@ Status Finish(const Graph& graph, RewriteState& state, CostModel& cost, const Eq
   st.Set("ilp_seconds", x.ilp_seconds);
   count("ilp_variables", x.ilp_variables);
   count("ilp_constraints", x.ilp_constraints);
+  if (x.reranked > 0) {
+    // A context-dependent model: the extractions costed whole, and what the additive optimum
+    // costs whole beside what was taken.
+    count("reranked", x.reranked);
+    st.Set("whole_cost_ms", x.whole_cost_ms);
+    st.Set("additive_pick_whole_cost_ms", x.additive_pick_whole_cost_ms);
+  }
   if (growth.mcts) count("mcts_simulations", growth.simulations);
   result.summary.emplace_back(
       "e-graph",

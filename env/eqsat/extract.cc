@@ -293,6 +293,34 @@ Choice InputChoice(const EGraph& eg, const ExtractionBasis& basis, const Choice&
   return choice;
 }
 
+namespace {
+
+/// An extraction of the e-graph and where it came from.
+struct Candidate {
+  std::string from;  // greedy | local search | ilp
+  Choice choice;
+  double additive_ms = 0;  // the basis's cost of the graph it builds
+};
+
+/// Builds every candidate's graph and costs it whole with the (context-dependent) model: the
+/// cheapest, or an error when no candidate builds. Candidates whose additive cost is equal are
+/// usually the same graph, but are costed anyway (they are few).
+StatusOr<size_t> RerankWhole(const EGraph& eg, CostModel& cost, std::vector<Candidate>& candidates,
+                             std::vector<double>* whole_ms) {
+  size_t best = candidates.size();
+  whole_ms->assign(candidates.size(), 0);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    StatusOr<Graph> g = BuildGraph(eg, candidates[i].choice);
+    if (!g.ok()) continue;
+    REWIRE_ASSIGN_OR_RETURN((*whole_ms)[i], GraphCostMs(cost, *g));
+    if (best == candidates.size() || (*whole_ms)[i] < (*whole_ms)[best]) best = i;
+  }
+  if (best == candidates.size()) return Internal("no extraction of the e-graph builds a graph");
+  return best;
+}
+
+}  // namespace
+
 StatusOr<Extraction> Extract(EGraph& eg, CostModel& cost, const ExtractOptions& o) {
   if (o.kind != "greedy" && o.kind != "ilp") {
     return InvalidArgument("unknown extraction '" + o.kind + "' (known: greedy, ilp)");
@@ -305,8 +333,23 @@ StatusOr<Extraction> Extract(EGraph& eg, CostModel& cost, const ExtractOptions& 
   REWIRE_ASSIGN_OR_RETURN(const double tree_cost, ChoiceCost(eg, basis, tree));
   REWIRE_ASSIGN_OR_RETURN(const double shared_cost, ChoiceCost(eg, basis, shared));
   Extraction out;
+  // With a context-dependent model the e-nodes were costed alone (CostENodes), so the additive
+  // optimum is only near the model's: every distinct extraction made on the way is kept and the
+  // one the whole model prices cheapest is taken.
+  const bool rerank = o.rerank_whole && cost.context_dependent();
+  std::vector<Candidate> candidates;
   Choice best = shared_cost < tree_cost ? shared : tree;
   double best_cost = std::min(shared_cost, tree_cost);
+  if (rerank) {
+    candidates.push_back({"greedy", tree, tree_cost});
+    candidates.push_back({"greedy", shared, shared_cost});
+    // The input's own e-nodes as they are: what local search moves away from when the additive
+    // part misprices them.
+    Choice input = InputChoice(eg, basis, best);
+    StatusOr<double> input_cost = ChoiceCost(eg, basis, input);
+    if (input_cost.ok())
+      candidates.push_back({"the input's e-nodes", std::move(input), *input_cost});
+  }
   out.greedy_cost_ms = best_cost;
   out.kind = "greedy";
   if (o.kind == "ilp") {
@@ -317,6 +360,7 @@ StatusOr<Extraction> Extract(EGraph& eg, CostModel& cost, const ExtractOptions& 
     for (Choice& seed : seeds) {
       if (!ChoiceCost(eg, basis, seed).ok()) continue;  // the input's e-nodes may close a cycle
       const double cost = ImproveChoice(eg, basis, &seed, deadline);
+      if (rerank) candidates.push_back({"local search", seed, cost});
       if (cost < best_cost) {
         best_cost = cost;
         best = std::move(seed);
@@ -343,6 +387,28 @@ StatusOr<Extraction> Extract(EGraph& eg, CostModel& cost, const ExtractOptions& 
       best = ilp.choice;
       best_cost = *ilp_cost;
     }
+    if (rerank && ilp.solved && ilp_cost.ok()) candidates.push_back({"ilp", ilp.choice, *ilp_cost});
+  }
+  if (rerank) {
+    std::vector<double> whole;
+    REWIRE_ASSIGN_OR_RETURN(const size_t pick, RerankWhole(eg, cost, candidates, &whole));
+    out.reranked = candidates.size();
+    out.whole_cost_ms = whole[pick];
+    // The additive optimum's whole cost: the first candidate at the additive best.
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (candidates[i].additive_ms <= best_cost * (1 + 1e-12)) {
+        out.additive_pick_whole_cost_ms = whole[i];
+        break;
+      }
+    }
+    if (candidates[pick].additive_ms > best_cost * (1 + 1e-12)) {
+      out.note += std::string(out.note.empty() ? "" : "; ") +
+                  "re-ranked by the whole model: taken from " + candidates[pick].from + " (" +
+                  std::to_string(candidates.size()) + " extractions costed whole)";
+      out.kind = candidates[pick].from == "ilp" ? "ilp" : "greedy";
+    }
+    best = candidates[pick].choice;
+    best_cost = candidates[pick].additive_ms;
   }
   REWIRE_ASSIGN_OR_RETURN(out.graph, BuildGraph(eg, best));
   out.cost_ms = best_cost;

@@ -112,6 +112,12 @@ IlpOutcome IlpChoice(const EGraph& egraph, const ExtractionBasis& basis, const C
 struct ExtractOptions {
   std::string kind = "ilp";  // greedy | ilp
   IlpOptions ilp;
+  /// With a context-dependent cost model (CostModel::context_dependent: its operators cost
+  /// what their neighbours make them, which e-nodes costed alone cannot say), every distinct
+  /// extraction made on the way (both greedy ones, the input's own e-nodes, local search from
+  /// each seed, the ILP's) is built and costed whole, and the cheapest is taken: the additive part
+  /// picks the candidates, the whole model picks among them.
+  bool rerank_whole = true;
 };
 
 struct Extraction {
@@ -124,6 +130,11 @@ struct Extraction {
   double seconds = 0;
   double ilp_seconds = 0;
   size_t ilp_variables = 0, ilp_constraints = 0;
+  /// Re-ranking (ExtractOptions::rerank_whole): the extractions costed whole (0: none), the
+  /// whole cost of the one taken and of the additive optimum.
+  size_t reranked = 0;
+  double whole_cost_ms = 0;
+  double additive_pick_whole_cost_ms = 0;
 };
 
 /// Costs the e-nodes, extracts by `options.kind`, builds the graph. Errors: an unknown kind,

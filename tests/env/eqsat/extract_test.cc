@@ -133,6 +133,72 @@ TEST(Extract, AnIlpOutOfTimeFallsBackToGreedyWithANote) {
   EXPECT_TRUE(x.graph.Validate().ok());
 }
 
+/// Every operator costs 1 ms, but Tanh is free where a Relu reads it (a runtime fusing the
+/// pair) and Sigmoid costs 0.8 ms: costed alone, as an e-node is, Sigmoid is the cheaper.
+class FusingCost : public CostModel {
+ public:
+  std::string Name() const override { return "fusing"; }
+  bool context_dependent() const override { return true; }
+
+ protected:
+  StatusOr<double> OpCostMs(const Graph& g, const Node& n) override {
+    if (n.op == OpType::kSigmoid) return 0.8;
+    if (n.op == OpType::kTanh) {
+      for (const Use& u : n.users[0]) {
+        if (g.node(u.node).op == OpType::kRelu) return 0.0;
+      }
+    }
+    return 1.0;
+  }
+};
+
+/// y = Relu(Tanh(x)), Tanh(x)'s class also holding Sigmoid(x) (extraction does not care what
+/// the class means).
+EGraph TanhOrSigmoid(Graph* g) {
+  const NodeId x = Must(g->AddInput("x", F32({8, 8})));
+  const NodeId t = Must(g->AddOp(OpType::kTanh, {V(x)}));
+  const NodeId r = Must(g->AddOp(OpType::kRelu, {V(t)}));
+  EXPECT_TRUE(g->AddOutput("y", V(r)).ok());
+  EGraph eg = Must(EGraph::FromGraph(*g));
+  const ClassId sigmoid = Must(eg.AddOp(OpType::kSigmoid, {}, {ClassOfOrigin(eg, x)}));
+  EXPECT_TRUE(eg.Union(ClassOfOrigin(eg, t), sigmoid));
+  eg.Rebuild();
+  return eg;
+}
+
+TEST(Extract, AContextDependentCostReranksTheExtractionsWhole) {
+  for (const std::string kind : {"greedy", "ilp"}) {
+    Graph g;
+    EGraph eg = TanhOrSigmoid(&g);
+    FusingCost cost;
+    ExtractOptions o;
+    o.kind = kind;
+    const Extraction x = Must(Extract(eg, cost, o));
+    // The additive part takes Sigmoid (0.8 + 1); costed whole the input's Tanh, fused into the
+    // Relu, is cheaper (0 + 1), and is taken.
+    EXPECT_GE(x.reranked, 3u) << kind;
+    EXPECT_NEAR(x.additive_pick_whole_cost_ms, 1.8, 1e-12) << kind;
+    EXPECT_NEAR(x.whole_cost_ms, 1.0, 1e-12) << kind;
+    EXPECT_NEAR(Must(GraphCostMs(cost, x.graph)), 1.0, 1e-12) << kind;
+    EXPECT_EQ(x.graph.OpCounts()[OpType::kTanh], 1) << kind;
+    EXPECT_EQ(x.graph.OpCounts()[OpType::kSigmoid], 0) << kind;
+    EXPECT_NE(x.note.find("re-ranked by the whole model: taken from the input's e-nodes"),
+              std::string::npos)
+        << x.note;
+    // Without re-ranking the additive optimum is taken.
+    o.rerank_whole = false;
+    const Extraction plain = Must(Extract(eg, cost, o));
+    EXPECT_EQ(plain.reranked, 0u);
+    EXPECT_EQ(plain.graph.OpCounts()[OpType::kSigmoid], 1) << kind;
+    EXPECT_NEAR(plain.cost_ms, 1.8, 1e-12) << kind;
+  }
+  // A context-free model is never re-ranked: its additive optimum is its optimum.
+  Graph g;
+  EGraph eg = TanhOrSigmoid(&g);
+  auto analytic = rewire::testing::AnalyticCost();
+  EXPECT_EQ(Must(Extract(eg, *analytic, {})).reranked, 0u);
+}
+
 TEST(Extract, RejectsAnUnknownKind) {
   Graph g;
   EGraph eg = TemptingEGraph(&g);
