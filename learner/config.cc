@@ -149,6 +149,7 @@ void ForEachField(Config& c, Visit&& visit) {
   visit("eval", "budget", c.eval.budget);
   visit("eval", "guided_budget", c.eval.guided_budget);
   visit("eval", "beam_width", c.eval.beam_width);
+  visit("eval", "policy_searches", c.eval.policy_searches);
   visit("eval", "expand", c.eval.expand);
   visit("eval", "runtime", c.eval.runtime);
   visit("eval", "runtime_threads", c.eval.runtime_threads);

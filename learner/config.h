@@ -8,7 +8,7 @@
 //   [ppo]  learning_rate, adam_eps, anneal_lr, gamma, gae_lambda, update_epochs, minibatch_size,
 //          clip_coef, clip_vloss, norm_adv, ent_coef, vf_coef, max_grad_norm, target_kl,
 //          episodes_per_update
-//   [eval] models, samples, baselines, budget
+//   [eval] models, samples, baselines, budget, policy_searches
 //   [distributed] learners, actors, bind, advertise, master_port, max_policy_lag, max_message_mb,
 //          heartbeat_interval_s, heartbeat_timeout_s, max_restarts, backoff_initial_s,
 //          backoff_max_s, stop_grace_s, actor_device, compact_rollouts, envs_per_actor,
@@ -155,6 +155,10 @@ struct EvalSection {
   int guided_budget = 400;
   int beam_width = 8;  // the guided search's beam (>= 1)
   int expand = 4;      // the policy's most likely rewrites tried per beam graph (>= 1)
+  /// Further searches that take the trained policy (--policy), besides the rollouts and the
+  /// guided search, e.g. "rl-eqsat" (equality saturation seeded with the policy's rollout):
+  /// each run with `budget` and compared with the baselines head to head as a learned search.
+  std::vector<std::string> policy_searches;
   /// Measures every search's result end to end against the input in this runtime, in one set of
   /// alternating rounds (pipeline/runtime_judge.h CompareInRuntime): "ort" (ONNX Runtime),
   /// "reference" (rewire's executor) or "" (predicted costs only).

@@ -189,6 +189,18 @@ Status Validate(const TrainConfig& c, const Locations& at) {
                       c.eval.baselines.begin() + i,
                   path, "eval.baselines lists '" + name + "' twice");
   }
+  for (size_t i = 0; i < c.eval.policy_searches.size(); ++i) {
+    const std::string path = "eval.policy_searches[" + std::to_string(i) + "]";
+    const std::string& name = c.eval.policy_searches[i];
+    check.OneOf(path, name, names.searches);
+    check.Require(name != "rl" && name != "guided", path,
+                  path +
+                      ": the rollouts (rl) and the guided search always run: list other "
+                      "searches");
+    check.Require(std::find(c.eval.policy_searches.begin(), c.eval.policy_searches.begin() + i,
+                            name) == c.eval.policy_searches.begin() + i,
+                  path, "eval.policy_searches lists '" + name + "' twice");
+  }
   check.AtLeast("eval.budget", c.eval.budget, 1);
   check.AtLeast("eval.guided_budget", c.eval.guided_budget, 0);
   check.AtLeast("eval.beam_width", c.eval.beam_width, 1);

@@ -138,10 +138,15 @@ Status MeasureResults(const Evaluation& e, const Graph& graph,
     m.rounds_faster = t.rounds_faster;
     r.measured.push_back(std::move(m));
   }
+  const auto learned = [&c](const std::string& search) {
+    return search == "rl" || search == "guided" ||
+           std::find(c.eval.policy_searches.begin(), c.eval.policy_searches.end(), search) !=
+               c.eval.policy_searches.end();
+  };
   for (const MeasuredResult& a : r.measured) {
-    if (a.search != "rl" && a.search != "guided") continue;
+    if (!learned(a.search)) continue;
     for (const MeasuredResult& b : r.measured) {
-      if (b.search == "rl" || b.search == "guided") continue;
+      if (learned(b.search)) continue;
       const PairedSpeedup p = PairRounds(b.round_ms, a.round_ms, cmp.confidence);
       r.head_to_head.push_back({a.search, b.search, p.speedup, p.lo, p.hi});
     }
@@ -180,6 +185,22 @@ StatusOr<EvalResult> EvaluateModel(const Evaluation& e, const std::string& label
     r.guided_expansions = g.iterations;
     if (g.final_cost_ms < found.final_cost_ms) best = &guided_report;
     reports.emplace_back("guided", &guided_report);
+  }
+  std::vector<OptimizeReport> policy_reports;
+  policy_reports.reserve(c.eval.policy_searches.size());
+  for (const std::string& name : c.eval.policy_searches) {
+    OptimizeRequest q = PolicyRequest(e, label, name);
+    q.limits.budget = c.eval.budget;
+    if (c.eval.samples > 0)
+      q.search_options.emplace_back("samples", std::to_string(c.eval.samples));
+    REWIRE_ASSIGN_OR_RETURN(OptimizeReport pr, RunThroughPipeline(q, e, graph));
+    r.policy_searches.push_back({name, pr.search_result.final_cost_ms, pr.search_result.seconds});
+    policy_reports.push_back(std::move(pr));
+  }
+  for (size_t i = 0; i < policy_reports.size(); ++i) {
+    if (policy_reports[i].search_result.final_cost_ms < best->search_result.final_cost_ms)
+      best = &policy_reports[i];
+    reports.emplace_back(c.eval.policy_searches[i], &policy_reports[i]);
   }
   const Equivalence& eq = best->result.equivalence;
   r.verified = eq.verified;
@@ -221,6 +242,10 @@ std::string EvalLine(const EvalResult& r) {
     guided =
         fmt::format("  guided {:.3f}x ({} graphs, {:.1f}s)", r.initial_cost_ms / r.guided_cost_ms,
                     r.guided_expansions, r.guided_seconds);
+  }
+  for (const EvalResult::PolicySearch& ps : r.policy_searches) {
+    guided += fmt::format("  {} {:.3f}x ({:.1f}s)", ps.search, r.initial_cost_ms / ps.cost_ms,
+                          ps.seconds);
   }
   std::string line = fmt::format(
       "{:<28} rl {:.3f}x (greedy policy {:.3f}x, best of {} samples, {:.1f}s){}{}  verified {}",
@@ -266,6 +291,12 @@ Json EvalJson(const std::string& checkpoint, int64_t policy_version, const std::
     row["guided_cost_ms"] = r.guided_cost_ms > 0 ? JsonDecimal(r.guided_cost_ms, 8) : Json(nullptr);
     row["guided_seconds"] = JsonDecimal(r.guided_seconds, 8);
     row["guided_expansions"] = r.guided_expansions;
+    Json policy_searches = Json::object();
+    for (const EvalResult::PolicySearch& ps : r.policy_searches) {
+      policy_searches[ps.search] =
+          Json{{"cost_ms", JsonDecimal(ps.cost_ms, 8)}, {"seconds", JsonDecimal(ps.seconds, 8)}};
+    }
+    row["policy_searches"] = std::move(policy_searches);
     row["verified"] = r.verified;
     row["max_rel_error"] = JsonDecimal(r.max_rel_error, 8);
     row["onnx"] = r.onnx_path;

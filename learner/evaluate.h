@@ -40,6 +40,12 @@ struct EvalResult {
   std::vector<std::pair<std::string, double>> baseline_seconds;
   double rl_seconds = 0;
   double guided_cost_ms = 0;  // the policy-guided beam search (0: not run)
+  /// eval.policy_searches: each one's final cost and seconds.
+  struct PolicySearch {
+    std::string search;
+    double cost_ms = 0, seconds = 0;
+  };
+  std::vector<PolicySearch> policy_searches;
   double guided_seconds = 0;
   int guided_expansions = 0;
   bool verified = false;
@@ -47,13 +53,15 @@ struct EvalResult {
   std::string verify_message;  // why it did not verify
   std::string onnx_path;       // the best graph of the policy's searches, written when verified
   /// With eval.runtime: the runtime ("ort 1.30.0", "reference"), the input's median, the
-  /// rounds, and every verified result in the order rl, guided, the baselines; else empty.
+  /// rounds, and every verified result in the order rl, guided, eval.policy_searches, the
+  /// baselines; else empty.
   std::string runtime;
   double input_measured_ms = 0;
   int runtime_rounds = 0;
   std::vector<MeasuredResult> measured;
-  /// Each of the policy's searches (rl, guided) against each baseline, timed in the same rounds:
-  /// (learned, baseline, the learned graph's paired speedup over the baseline's).
+  /// Each of the policy's searches (rl, guided, eval.policy_searches) against each baseline, timed
+  /// in the same rounds: (learned, baseline, the learned graph's paired speedup over the
+  /// baseline's).
   struct HeadToHead {
     std::string learned, baseline;
     double speedup = 0, lo = 0, hi = 0;

@@ -64,6 +64,59 @@ Status EGraph::AddGraphNode(const Graph& graph, const Node& node,
   return Status::Ok();
 }
 
+Status EGraph::AddSeed(const Graph& seed) {
+  REWIRE_RETURN_IF_ERROR(seed.Validate().WithContext("seeding the e-graph"));
+  std::unordered_map<uint64_t, ClassId> values;
+  for (NodeId id : seed.TopologicalOrder()) {
+    const Node& node = seed.node(id);
+    std::vector<ClassId> children;
+    for (const ValueRef& in : node.inputs) children.push_back(Find(values.at(ValueKey(in))));
+    ClassId cls = kNone;
+    if (node.IsLeaf() || node.op == OpType::kOpaque) {
+      const bool same = input_.Contains(id) && input_.node(id).op == node.op &&
+                        input_.node(id).name == node.name &&
+                        input_.node(id).outputs == node.outputs;
+      ENode n;
+      n.op = node.op;
+      n.kind = node.IsLeaf() ? ENodeKind::kLeaf : ENodeKind::kOpaque;
+      n.aux = id;
+      n.children = std::move(children);
+      const ENodeId e = same ? Lookup(n) : kNone;
+      if (e == kNone) {
+        return InvalidArgument("seeding the e-graph: the seed's " + node.TypeName() + " '" +
+                               node.name + "' (node " + std::to_string(id) +
+                               ") is not the input graph's");
+      }
+      cls = ClassOf(e);
+    } else {
+      REWIRE_ASSIGN_OR_RETURN(cls, AddOp(node.op, node.attrs, children));
+    }
+    if (node.outputs.size() == 1) {
+      values[ValueKey({id, 0})] = cls;
+      continue;
+    }
+    for (uint32_t k = 0; k < node.outputs.size(); ++k) {
+      REWIRE_ASSIGN_OR_RETURN(values[ValueKey({id, k})], AddProject(cls, k));
+    }
+  }
+  for (const GraphOutput& out : seed.outputs()) {
+    const ClassId c = values.at(ValueKey(out.value));
+    auto root = std::find_if(roots_.begin(), roots_.end(),
+                             [&](const Root& r) { return r.name == out.name; });
+    if (root == roots_.end()) {
+      return InvalidArgument("seeding the e-graph: the seed has an output '" + out.name +
+                             "' the input graph does not have");
+    }
+    if (Types(c) != Types(root->cls)) {
+      return InvalidArgument("seeding the e-graph: the seed's output '" + out.name +
+                             "' has another type than the input's");
+    }
+    Union(root->cls, c);
+  }
+  Rebuild();
+  return Status::Ok();
+}
+
 uint32_t EGraph::InternAttrs(Attrs attrs) {
   const uint64_t h = attrs.Hash();
   auto range = attrs_index_.equal_range(h);

@@ -49,6 +49,14 @@ class EGraph {
   /// are the roots. Errors: a graph that does not validate.
   static StatusOr<EGraph> FromGraph(const Graph& graph);
 
+  /// Adds `seed`, a graph another search reached from the input (it computes the same outputs):
+  /// its operators join the e-graph (identical ones share e-nodes with the input's) and each of
+  /// its outputs' classes is merged with the input's root of that name, so that the e-graph
+  /// starts where that search went as well as from the input. Rebuilds. Errors: a seed that does
+  /// not validate, has a leaf or opaque operator that is not the input's (same node id, op, name
+  /// and types: rewrites keep them), an output the input does not have, or a type that differs.
+  Status AddSeed(const Graph& seed);
+
   // ---------------------------------------------------------------- adding and merging
   /// Adds op(children; attrs): attributes are canonicalised and the output types inferred from
   /// the children's types. Returns the class of the value (one output) or of the tuple (several).

@@ -63,10 +63,11 @@ struct Start {
   RoundOptions round;
 };
 
-StatusOr<Start> StartEgraph(const Graph& graph, const std::vector<rules::Rule>& rules,
-                            const EqsatOptions& eo, const SearchLimits& limits,
-                            Clock::time_point start) {
+StatusOr<Start> StartEgraph(const Graph& graph, const std::vector<Graph>& seeds,
+                            const std::vector<rules::Rule>& rules, const EqsatOptions& eo,
+                            const SearchLimits& limits, Clock::time_point start) {
   REWIRE_ASSIGN_OR_RETURN(EGraph egraph, EGraph::FromGraph(graph));
+  for (const Graph& seed : seeds) REWIRE_RETURN_IF_ERROR(egraph.AddSeed(seed));
   Start s{RewriteState{std::move(egraph), {}}, {}, {}};
   s.erules.reserve(rules.size());
   for (size_t i = 0; i < rules.size(); ++i) s.erules.emplace_back(rules[i], static_cast<int>(i));
@@ -78,8 +79,9 @@ StatusOr<Start> StartEgraph(const Graph& graph, const std::vector<rules::Rule>& 
 }
 
 /// Extracts the cheapest graph of the grown e-graph and fills the result and its stats.
-Status Finish(const Graph& graph, RewriteState& state, CostModel& cost, const EqsatOptions& eo,
-              const Growth& growth, const SearchLimits& limits, int rounds, Clock::time_point start,
+Status Finish(const Graph& graph, const std::vector<Graph>& seeds, RewriteState& state,
+              CostModel& cost, const EqsatOptions& eo, const Growth& growth,
+              const SearchLimits& limits, int rounds, Clock::time_point start,
               SearchResult& result) {
   result.reason = growth.reason;
   result.iterations = growth.iterations;
@@ -104,6 +106,18 @@ Status Finish(const Graph& graph, RewriteState& state, CostModel& cost, const Eq
   REWIRE_ASSIGN_OR_RETURN(Extraction x, Extract(state.egraph, cost, xo));
   REWIRE_ASSIGN_OR_RETURN(result.final_cost_ms, GraphCostMs(cost, x.graph));
   std::string note = x.note;
+  // A seed the extraction did not improve on (the e-graph holds it, but the additive part, the
+  // ILP's time limit or the node limit can miss it) is kept instead.
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    REWIRE_ASSIGN_OR_RETURN(const double seed_ms, GraphCostMs(cost, seeds[i]));
+    if (seed_ms < result.final_cost_ms && seed_ms <= result.initial_cost_ms) {
+      note += std::string(note.empty() ? "" : "; ") + "seed " + std::to_string(i + 1) +
+              " costs less than the extraction: it is kept";
+      x.graph = seeds[i];
+      result.final_cost_ms = seed_ms;
+    }
+  }
+  if (!seeds.empty()) count("seeds", seeds.size());
   if (result.final_cost_ms > result.initial_cost_ms) {
     note += std::string(note.empty() ? "" : "; ") + "the extracted graph costs more than " +
             "the input: the input is kept";
@@ -155,16 +169,25 @@ std::function<void(int, const EGraph&)> RoundProgress(const SearchLimits& limits
 /// The e-graph of `graph` grown by `grow` (saturation or tree search, given the start and the
 /// per-round progress), then the cheapest graph extracted: both searches' Run.
 template <typename Grow>
-StatusOr<SearchResult> GrowAndExtract(const Graph& graph, const std::vector<rules::Rule>& rules,
-                                      CostModel& cost, const EqsatOptions& eo,
-                                      const SearchLimits& limits, int rounds, Grow&& grow) {
+StatusOr<SearchResult> GrowAndExtract(const Graph& graph, const std::vector<Graph>& seeds,
+                                      bool seeds_after_growth,
+                                      const std::vector<rules::Rule>& rules, CostModel& cost,
+                                      const EqsatOptions& eo, const SearchLimits& limits,
+                                      int rounds, Grow&& grow) {
   const auto start = Clock::now();
   SearchResult result;
   REWIRE_ASSIGN_OR_RETURN(result.initial_cost_ms, GraphCostMs(cost, graph));
-  REWIRE_ASSIGN_OR_RETURN(Start s, StartEgraph(graph, rules, eo, limits, start));
+  static const std::vector<Graph> kNone;
+  REWIRE_ASSIGN_OR_RETURN(
+      Start s, StartEgraph(graph, seeds_after_growth ? kNone : seeds, rules, eo, limits, start));
   REWIRE_ASSIGN_OR_RETURN(const Growth growth,
                           grow(s, RoundProgress(limits, rounds, result.initial_cost_ms)));
-  REWIRE_RETURN_IF_ERROR(Finish(graph, s.state, cost, eo, growth, limits, rounds, start, result));
+  if (seeds_after_growth && !seeds.empty()) {
+    for (const Graph& seed : seeds) REWIRE_RETURN_IF_ERROR(s.state.egraph.AddSeed(seed));
+    if (eo.filter_cycles) FilterCycles(s.state.egraph);
+  }
+  REWIRE_RETURN_IF_ERROR(
+      Finish(graph, seeds, s.state, cost, eo, growth, limits, rounds, start, result));
   return result;
 }
 
@@ -206,7 +229,7 @@ StatusOr<SearchResult> EqsatSearch::Run(const Graph& graph, const std::vector<ru
   REWIRE_RETURN_IF_ERROR(Check(limits));
   const int rounds = options.iteration_limit;
   return GrowAndExtract(
-      graph, rules, cost, options, limits, rounds,
+      graph, seeds, seeds_after_growth, rules, cost, options, limits, rounds,
       [&](Start& s, std::function<void(int, const EGraph&)> progress) -> StatusOr<Growth> {
         SaturationOptions so;
         so.round = s.round;
@@ -242,7 +265,7 @@ StatusOr<SearchResult> MctsEqsatSearch::Run(const Graph& graph,
   REWIRE_RETURN_IF_ERROR(Check(limits));
   const int rounds = options.mcts_max_steps;
   return GrowAndExtract(
-      graph, rules, cost, options, limits, rounds,
+      graph, seeds, seeds_after_growth, rules, cost, options, limits, rounds,
       [&](Start& s, std::function<void(int, const EGraph&)> progress) -> StatusOr<Growth> {
         MctsOptions mo;
         mo.round = s.round;

@@ -11,8 +11,9 @@
 // egraph_nodes, egraph_classes, blacklisted, memory_bytes (the e-graph when extraction began),
 // matches, cycle_skips, extraction (greedy | ilp), note (the ILP's status, a fallback's reason,
 // or the input kept), extracted_cost_ms, greedy_cost_ms, incumbent_cost_ms, build_seconds,
-// extract_seconds, ilp_seconds, ilp_variables, ilp_constraints, and mcts_simulations
-// (mcts-eqsat). The result's `iterations` are saturation rounds (eqsat) or committed rule
+// extract_seconds, ilp_seconds, ilp_variables, ilp_constraints, mcts_simulations (mcts-eqsat),
+// seeds (with seeds), and reranked, whole_cost_ms, additive_pick_whole_cost_ms (under a
+// context-dependent cost: env/eqsat/extract.h ExtractOptions::rerank_whole). The result's `iterations` are saturation rounds (eqsat) or committed rule
 // applications (mcts-eqsat), `candidates_evaluated` the matches applied. When the extracted
 // graph costs more than the input (greedy extraction can), the input is returned with a note.
 
@@ -29,6 +30,14 @@ Status ValidateEqsatOptions(const EqsatOptions& options);
 class EqsatSearch : public Search {
  public:
   EqsatOptions options;
+  /// Graphs other searches reached from the input, added to the e-graph before it grows
+  /// (EGraph::AddSeed); a seed cheaper than the extraction is returned instead. Set by a search
+  /// that runs eqsat after its own (rl-eqsat), not an option.
+  std::vector<Graph> seeds;
+  /// The seeds are added once the e-graph has grown, just before extraction (the growth is
+  /// then the unseeded one's, and the node limit may be passed by the seeds' e-nodes), instead
+  /// of before it grows.
+  bool seeds_after_growth = false;
 
   void DeclareOptions(OptionSet& set) override;
   Status Check(const SearchLimits& limits) const override;
@@ -39,6 +48,8 @@ class EqsatSearch : public Search {
 class MctsEqsatSearch : public Search {
  public:
   EqsatOptions options;
+  std::vector<Graph> seeds;  // as EqsatSearch's
+  bool seeds_after_growth = false;
 
   void DeclareOptions(OptionSet& set) override;
   Status Check(const SearchLimits& limits) const override;

@@ -68,12 +68,40 @@ TEST(AgentSearches, ThePolicySearchesLoadTheCheckpoint) {
   }
 }
 
+TEST(AgentSearches, RlEqsatSeedsTheEGraphWithTheRolloutAndEndsNoDearerThanIt) {
+  Checkpoint ckpt;
+  auto cost = testing::AnalyticCost();
+  ASSERT_TRUE(cost);
+  const Graph input = *BuildModel("squeezenet");
+  OptimizeRequest request;
+  request.search = "rl-eqsat";
+  request.search_options = {{"policy", ckpt.path},     {"horizon", "6"},
+                            {"samples", "1"},          {"egraph-nodes", "4000"},
+                            {"eqsat-iterations", "2"}, {"ilp-time-limit", "1"}};
+  auto out = Optimize(request, input, *cost);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_TRUE(out->result.equivalence.verified) << out->result.equivalence.message;
+  const SearchResult& r = out->search_result;
+  ASSERT_NE(r.stats.Find("rl_cost_ms"), nullptr);
+  // The rollout is in the e-graph (a seed) and kept where the extraction misses it.
+  EXPECT_LE(r.final_cost_ms, r.stats.Number("rl_cost_ms") * (1 + 1e-9));
+  EXPECT_GT(r.stats.Number("egraph_nodes"), 0u);
+  if (r.stats.Number("rl_cost_ms") < r.initial_cost_ms) {
+    EXPECT_EQ(r.stats.Number("seeds"), 1u);
+  } else {
+    EXPECT_EQ(r.stats.Find("seeds"), nullptr);
+  }
+  ASSERT_FALSE(r.summary.empty());
+  EXPECT_EQ(r.summary.front().first, "policy");
+}
+
 TEST(AgentSearches, APolicyIsNeededExactlyByThePolicySearches) {
   Checkpoint ckpt;
   const SearchRegistry& searches = AllSearches();
   ASSERT_TRUE(searches.Has("rl"));
   ASSERT_TRUE(searches.Has("guided"));
-  for (const char* search : {"rl", "guided"}) {
+  ASSERT_TRUE(searches.Has("rl-eqsat"));
+  for (const char* search : {"rl", "guided", "rl-eqsat"}) {
     OptimizeRequest q;
     q.search = search;
     const auto missing = CheckRequest(q, searches);

@@ -113,6 +113,7 @@ TEST(ConfigRoundTrip, EveryFieldSurvivesToTomlThenParse) {
   c.eval.runtime_threads = 2;
   c.eval.runtime_rounds = 9;
   c.eval.also_cost = {"analytic", "learned:model.json"};
+  c.eval.policy_searches = {"rl-eqsat"};
 
   const std::string text = ToToml(c);
   const TrainConfig back = ParseOrDie(text);
@@ -157,6 +158,7 @@ TEST(ConfigRoundTrip, EveryFieldSurvivesToTomlThenParse) {
   EXPECT_EQ(back.eval.runtime_threads, 2);
   EXPECT_EQ(back.eval.runtime_rounds, 9);
   EXPECT_EQ(back.eval.also_cost, (std::vector<std::string>{"analytic", "learned:model.json"}));
+  EXPECT_EQ(back.eval.policy_searches, std::vector<std::string>{"rl-eqsat"});
   EXPECT_EQ(ToToml(back), text);
 }
 
@@ -175,8 +177,8 @@ TEST(ConfigRoundTrip, TextIsReadableAndWritesEveryKey) {
   for (size_t pos = text.find(" = "); pos != std::string::npos; pos = text.find(" = ", pos + 1)) {
     ++keys;
   }
-  // 8 run + 11 env + 3 gnn + 15 ppo + 9 world_model + 11 eval + 21 distributed
-  EXPECT_EQ(keys, 81u);
+  // 8 run + 11 env + 3 gnn + 15 ppo + 9 world_model + 12 eval + 21 distributed
+  EXPECT_EQ(keys, 82u);
   EXPECT_NE(text.find("[world_model]\nreplay_episodes = 512\n"), std::string::npos) << text;
   // The eval's measurement keys, with their defaults (nothing measured).
   EXPECT_NE(text.find("runtime = \"\"\nruntime_threads = 1\nruntime_rounds = 5\nalso_cost = []\n"),
@@ -486,10 +488,20 @@ TEST(ConfigValidation, BaselinesMustBeKnownAndDistinct) {
   EXPECT_EQ(ErrorOf("[eval]\nbaselines = [\"greedy\", \"beam\"]\n"),
             "cfg.toml:2: eval.baselines[1] must be one of "
             "greedy|backtrack|random|eqsat|mcts-eqsat|advantage|passes|pass-beam|pass-random|rl|"
-            "guided, got 'beam'");
+            "guided|rl-eqsat, got 'beam'");
   EXPECT_EQ(ErrorOf("[eval]\nbaselines = [\"greedy\",\n \"greedy\"]\n"),
             "cfg.toml:3: eval.baselines lists 'greedy' twice");
   EXPECT_TRUE(ParseOrDie("[eval]\nbaselines = []\n").eval.baselines.empty());
+}
+
+TEST(ConfigValidation, PolicySearchesMustBeKnownDistinctAndNotTheOnesThatAlwaysRun) {
+  EXPECT_EQ(ParseOrDie("[eval]\npolicy_searches = [\"rl-eqsat\"]\n").eval.policy_searches,
+            std::vector<std::string>{"rl-eqsat"});
+  EXPECT_EQ(ErrorOf("[eval]\npolicy_searches = [\"rl\"]\n"),
+            "cfg.toml:2: eval.policy_searches[0]: the rollouts (rl) and the guided search always "
+            "run: list other searches");
+  EXPECT_EQ(ErrorOf("[eval]\npolicy_searches = [\"rl-eqsat\", \"rl-eqsat\"]\n"),
+            "cfg.toml:2: eval.policy_searches lists 'rl-eqsat' twice");
 }
 
 TEST(ConfigValidation, ValidateTrainConfigChecksConfigsBuiltInCode) {

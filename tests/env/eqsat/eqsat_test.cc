@@ -170,6 +170,37 @@ TEST(Eqsat, MctsRespectsItsNodeBudgetAndRepeatsForASeed) {
   EXPECT_TRUE(CheckEquivalent(g, a.best, 1e-3).verified);
 }
 
+TEST(Eqsat, ASeedOfTheInputItselfChangesNothingAndAGreedyResultIsNoWorseThanItself) {
+  auto cost = testing::AnalyticCost();
+  const Graph g = Model("nasrnn");
+  const SearchLimits limits;
+  eqsat::EqsatSearch plain;
+  plain.options.node_limit = 8000;
+  plain.options.extraction = "greedy";
+  const SearchResult a = Must(plain.Run(g, Rules(), *cost, limits));
+  eqsat::EqsatSearch self = plain;
+  self.seeds = {g};
+  const SearchResult b = Must(self.Run(g, Rules(), *cost, limits));
+  EXPECT_EQ(b.stats.Number("egraph_nodes"), a.stats.Number("egraph_nodes"));
+  EXPECT_EQ(b.iterations, a.iterations);
+  EXPECT_DOUBLE_EQ(b.final_cost_ms, a.final_cost_ms);
+  // Seeded with greedy search's result: never dearer than that result, and it verifies.
+  const SearchResult gr = Must(RunSearch("greedy", g, Rules(), *cost, limits));
+  eqsat::EqsatSearch seeded = plain;
+  seeded.seeds = {gr.best};
+  const SearchResult c = Must(seeded.Run(g, Rules(), *cost, limits));
+  EXPECT_EQ(c.stats.Number("seeds"), 1u);
+  EXPECT_LE(c.final_cost_ms, gr.final_cost_ms * (1 + 1e-12));
+  const FinishedGraph f = Must(FinishSearch(g, c.best, *cost, {}));
+  EXPECT_TRUE(f.equivalence.verified) << f.equivalence.message;
+  std::printf(
+      "nasrnn eqsat: plain %zu e-nodes %d rounds %.4f ms; seeded with greedy's %.4f ms: "
+      "%zu e-nodes %d rounds %.4f ms\n",
+      static_cast<size_t>(a.stats.Number("egraph_nodes")), a.iterations, a.final_cost_ms,
+      gr.final_cost_ms, static_cast<size_t>(c.stats.Number("egraph_nodes")), c.iterations,
+      c.final_cost_ms);
+}
+
 TEST(Eqsat, RejectsOptionsOutOfRange) {
   auto cost = testing::AnalyticCost();
   const Graph g = Model("nasrnn");

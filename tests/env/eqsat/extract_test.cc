@@ -199,6 +199,57 @@ TEST(Extract, AContextDependentCostReranksTheExtractionsWhole) {
   EXPECT_EQ(Must(Extract(eg, *analytic, {})).reranked, 0u);
 }
 
+/// y = Transpose(Relu(Transpose(x))) and the same function as Relu(x), on the same input node.
+struct TwoForms {
+  TwoForms() {
+    const NodeId x = Must(input.AddInput("x", F32({16, 32})));
+    const NodeId t1 = Must(input.AddOp(OpType::kTranspose, {V(x)}, {{"perm", Ints{1, 0}}}));
+    const NodeId r = Must(input.AddOp(OpType::kRelu, {V(t1)}));
+    const NodeId t2 = Must(input.AddOp(OpType::kTranspose, {V(r)}, {{"perm", Ints{1, 0}}}));
+    EXPECT_TRUE(input.AddOutput("y", V(t2)).ok());
+    // The seed as a search would leave it: the input's leaf (node 0), new operators.
+    const NodeId sx = Must(seed.AddInput("x", F32({16, 32})));
+    EXPECT_EQ(sx, x);
+    EXPECT_TRUE(seed.AddOutput("y", V(Must(seed.AddOp(OpType::kRelu, {V(sx)})))).ok());
+  }
+  Graph input, seed;
+};
+
+TEST(EGraphSeed, ASeedJoinsTheInputsRootsAndIsExtracted) {
+  TwoForms f;
+  EGraph eg = Must(EGraph::FromGraph(f.input));
+  const size_t before = eg.num_nodes();
+  ASSERT_TRUE(eg.AddSeed(f.seed).ok());
+  EXPECT_EQ(eg.num_nodes(), before + 1);  // Relu(x): the input's leaf is shared
+  ASSERT_EQ(eg.roots().size(), 1u);
+  auto cost = rewire::testing::AnalyticCost();
+  for (const char* kind : {"greedy", "ilp"}) {
+    EGraph copy = eg;
+    ExtractOptions o;
+    o.kind = kind;
+    const Extraction x = Must(Extract(copy, *cost, o));
+    EXPECT_EQ(x.graph.NumOperators(), 1) << kind;
+    EXPECT_EQ(x.graph.OpCounts()[OpType::kRelu], 1) << kind;
+    EXPECT_NEAR(x.cost_ms, Must(GraphCostMs(*cost, f.seed)), 1e-12) << kind;
+  }
+}
+
+TEST(EGraphSeed, RefusesASeedThatIsNotOfTheInput) {
+  TwoForms f;
+  EGraph eg = Must(EGraph::FromGraph(f.input));
+  // A leaf the input does not have.
+  Graph other;
+  const NodeId z = Must(other.AddInput("z", F32({16, 32})));
+  ASSERT_TRUE(other.AddOutput("y", V(Must(other.AddOp(OpType::kRelu, {V(z)})))).ok());
+  EXPECT_EQ(eg.AddSeed(other).message(),
+            "seeding the e-graph: the seed's Input 'z' (node 0) is not the input graph's");
+  // An output the input does not have.
+  Graph renamed = f.seed;
+  ASSERT_TRUE(renamed.AddOutput("w", renamed.outputs()[0].value).ok());
+  EXPECT_EQ(eg.AddSeed(renamed).message(),
+            "seeding the e-graph: the seed has an output 'w' the input graph does not have");
+}
+
 TEST(Extract, RejectsAnUnknownKind) {
   Graph g;
   EGraph eg = TemptingEGraph(&g);
