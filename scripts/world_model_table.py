@@ -6,6 +6,8 @@ policy (`rewire train`, cached), on one graph alone:
   - the measured reward: `env.reward = "sparse"` measured end to end in ONNX Runtime at one
     thread (`env.reward_device = "ort"`), `env.cost = "analytic"`;
   - the analytic reward: `env.reward = "dense"`, `env.cost = "analytic"`;
+  - the learned reward: `env.reward = "dense"`, `env.cost = "learned"` (the kernel model rewire
+    ships for ONNX Runtime CPU at one thread);
 with a GNN of 32x2x4, horizon 48 and 200 candidates, --updates updates of --episodes real
 episodes (--wm-episodes for the world model, which imagines the rest; `[world_model]` keys go
 through --world-model-set KEY=VALUE). From each run's metrics.jsonl it makes a learning curve:
@@ -354,7 +356,8 @@ def config_text(args, graph, agent, reward, seed, run_dir):
     text = (f'[run]\ndir = "{run_dir}"\nseed = {seed}\nmax_updates = {args.updates}\n'
             f'threads = 1\nagent = "{agent}"\n\n'
             f'[env]\nmodels = ["{graph}"]\nhorizon = 48\nmax_candidates = 200\n'
-            f'cost = "analytic"\n{rules}reward = "{"sparse" if sparse else "dense"}"\n'
+            f'cost = "{"learned" if reward == "learned" else "analytic"}"\n{rules}'
+            f'reward = "{"sparse" if sparse else "dense"}"\n'
             f'reward_device = "{"ort" if sparse else "cpu"}"\nreward_repeats = 5\n\n'
             '[gnn]\nhidden = 32\nlayers = 2\nheads = 4\n\n'
             f'[ppo]\nclip_vloss = false\nepisodes_per_update = {episodes}\n'
@@ -523,7 +526,7 @@ def main():
                    "targets")
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--rewards", nargs="+", default=["measured", "analytic"],
-                   choices=["measured", "analytic"])
+                   choices=["measured", "analytic", "learned"])
     p.add_argument("--updates", type=int, default=30, help="updates per policy")
     p.add_argument("--episodes", type=int, default=4, help="real episodes per update (ppo-gnn)")
     p.add_argument("--wm-episodes", type=int, default=2,
