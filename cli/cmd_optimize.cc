@@ -12,6 +12,7 @@
 #include "cost/cost_text.h"
 #include "graph/clock.h"
 #include "graph/files.h"
+#include "graph/onnx/onnx_io.h"
 #include "graph/text.h"
 #include "learner/agent_searches.h"
 #include "pipeline/optimize.h"
@@ -27,6 +28,7 @@ struct OptimizeOptions {
   CostModelOptions cost;
   std::string rules;
   std::string out;
+  bool external_data = false;  // --external-data: the weights beside --out, in OUT.data
   std::string report;
   bool quiet = false;
   std::vector<std::string> inputs;     // --input NAME=FILE
@@ -211,6 +213,10 @@ void AddOutputFlags(CLI::App& cmd, OptimizeOptions& o) {
   OptimizeRequest& q = o.request;
   cmd.add_option("--rules", o.rules, "Rules file or directory (default: configs/rules)");
   cmd.add_option("--out", o.out, "Write the optimised graph as ONNX");
+  cmd.add_flag("--external-data", o.external_data,
+               "Write the weights (initializers of 1 KiB or more) in ONNX's external data, to "
+               "OUT.data beside --out (what models over 2 GB need; a model read with external "
+               "data finds it beside itself)");
   cmd.add_option("--report", o.report, "Write a JSON report");
   cmd.add_option("--input", o.inputs,
                  "Verify (and judge) on this input as NAME=FILE.npy or NAME=FILE.pb instead of a "
@@ -338,14 +344,20 @@ void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
   }
   if (!o.report.empty()) Check(WriteFileAtomic(o.report, JsonText(ReportJson(report), 2) + "\n"));
   if (o.out.empty()) return;
-  Check(WriteFileAtomic(o.out, report.written));
   std::string what;
+  if (o.external_data) {
+    const std::string data = o.out + ".data";
+    Check(WriteFileAtomic(o.out, Take(WithExternalData(report.written, data))));
+    what = ", its weights in " + data;
+  } else {
+    Check(WriteFileAtomic(o.out, report.written));
+  }
   const size_t total = report.search_result.steps.size();
   if (report.verdict.decision == "input") {
-    what = " (the input, unchanged)";
+    what = " (the input, unchanged)" + what;
   } else if (report.written_rewrites != total) {
     what = " (the graph after " + std::to_string(report.written_rewrites) + " of " +
-           std::to_string(total) + " rewrites)";
+           std::to_string(total) + " rewrites)" + what;
   }
   std::printf("wrote            %s%s\n", o.out.c_str(), what.c_str());
 }

@@ -13,9 +13,10 @@
 // or the input kept), extracted_cost_ms, greedy_cost_ms, incumbent_cost_ms, build_seconds,
 // extract_seconds, ilp_seconds, ilp_variables, ilp_constraints, mcts_simulations (mcts-eqsat),
 // seeds (with seeds), and reranked, whole_cost_ms, additive_pick_whole_cost_ms (under a
-// context-dependent cost: env/eqsat/extract.h ExtractOptions::rerank_whole). The result's `iterations` are saturation rounds (eqsat) or committed rule
-// applications (mcts-eqsat), `candidates_evaluated` the matches applied. When the extracted
-// graph costs more than the input (greedy extraction can), the input is returned with a note.
+// context-dependent cost: env/eqsat/extract.h ExtractOptions::rerank_whole). The result's
+// `iterations` are saturation rounds (eqsat) or committed rule applications (mcts-eqsat),
+// `candidates_evaluated` the matches applied. When the extracted graph costs more than the input
+// (greedy extraction can), the input is returned with a note.
 
 #include <vector>
 

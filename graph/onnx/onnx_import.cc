@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -659,6 +660,7 @@ StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& sou
                            ": not a valid ONNX model (the protobuf does not parse: the "
                            "file is truncated, corrupt or not ONNX)");
   }
+  REWIRE_RETURN_IF_ERROR(onnx_io::LoadExternalData(model, options.external_data_dir, source));
   REWIRE_RETURN_IF_ERROR(onnx_io::FixInputShapes(model, options, source));
   // A model older than the oldest operator set rewire reads is lifted with ONNX's own version
   // converter first (to opset 13, in the range rewire's tests cover).
@@ -695,7 +697,12 @@ StatusOr<Graph> ImportOnnxFile(const std::string& path, const OnnxImportOptions&
   std::ostringstream buf;
   buf << in.rdbuf();
   if (in.bad()) return DataLoss(path + ": read error");
-  return ImportOnnxBytes(buf.str(), path, options);
+  OnnxImportOptions with_dir = options;
+  if (with_dir.external_data_dir.empty()) {
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    with_dir.external_data_dir = dir.empty() ? "." : dir.string();
+  }
+  return ImportOnnxBytes(buf.str(), path, with_dir);
 }
 
 }  // namespace rewire

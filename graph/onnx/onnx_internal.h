@@ -108,4 +108,10 @@ std::optional<std::vector<Shape>> OwnOutputShapes(const onnx::NodeProto& node,
 Status FixInputShapes(onnx::ModelProto& model, const OnnxImportOptions& options,
                       const std::string& source);
 
+/// Reads every tensor of `model` that keeps its data in an external file (ONNX's external data:
+/// a location relative to `dir`, an offset and a length) into the tensor (onnx_external.cc).
+/// Errors name `source`, the tensor and the file: no `dir` (the model came as bytes), a location
+/// outside the directory, a missing file, a range past its end.
+Status LoadExternalData(onnx::ModelProto& model, const std::string& dir, const std::string& source);
+
 }  // namespace rewire::onnx_io

@@ -187,7 +187,8 @@ Status CheckTensorHeader(const TensorProto& t, const std::string& what, Shape* s
                          int64_t* numel) {
   if (t.data_location() == TensorProto::EXTERNAL || t.external_data_size() > 0) {
     return InvalidArgument(what +
-                           " keeps its data in an external file, which rewire does not read");
+                           " keeps its data in an external file that was not read (rewire reads "
+                           "external data when it loads a model from its path)");
   }
   if (t.has_segment())
     return InvalidArgument(what + " is a segmented tensor, which is not supported");

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "graph/npy.h"
 #include "tests/cli/run_util.h"
@@ -63,6 +64,50 @@ TEST_P(OptimizedOnnx, PassesCheckerAndRunsToTheSameOutputs) {
     max_ref = std::max(max_ref, double(std::fabs(want->data<float>()[i])));
   }
   EXPECT_LE(max_abs / (max_ref + 1e-6), kTolerance) << "max abs " << max_abs;
+}
+
+// --external-data: the weights go to OUT.data beside OUT, which onnx's checker (given the path)
+// and `rewire run` read back to the same outputs; rewire optimises the written file again.
+TEST(OptimizedOnnxExternalData, TheWeightsBesideTheFileReadBackToTheSameOutputs) {
+  TempDir dir;
+  const std::string opt = dir / "opt.onnx";
+  auto optimized =
+      Rewire("optimize --model squeezenet --search greedy -q --external-data --out " + Quote(opt));
+  ASSERT_EQ(optimized.exit_code, 0) << optimized.output;
+  EXPECT_NE(optimized.output.find("its weights in " + opt + ".data"), std::string::npos)
+      << optimized.output;
+  ASSERT_TRUE(std::filesystem::exists(opt + ".data"));
+  // The model itself holds no weight of 1 KiB or more: SqueezeNet's 4.9 MB are in the data file.
+  EXPECT_LT(std::filesystem::file_size(opt), 100000u);
+  EXPECT_GT(std::filesystem::file_size(opt + ".data"), 4000000u);
+  auto checked =
+      RunCommand(Quote(REWIRE_PYTHON) +
+                 " -c 'import sys, onnx; onnx.checker.check_model(sys.argv[1])' " + Quote(opt));
+  ASSERT_EQ(checked.exit_code, 0) << checked.output;
+  auto original = Rewire("run --model squeezenet --random-inputs --input-seed 4 --output-dir " +
+                         Quote(dir / "a"));
+  ASSERT_EQ(original.exit_code, 0) << original.output;
+  auto rerun =
+      Rewire("run --model " + Quote(opt) + " --input input=" + Quote(dir / "a/input.input.npy") +
+             " --output-dir " + Quote(dir / "b"));
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
+  auto want = ReadNpy(dir / "a/output.npy");
+  auto got = ReadNpy(dir / "b/output.npy");
+  ASSERT_TRUE(want.ok() && got.ok());
+  double max_abs = 0, max_ref = 0;
+  for (int64_t i = 0; i < want->numel(); ++i) {
+    max_abs = std::max(max_abs, double(std::fabs(want->data<float>()[i] - got->data<float>()[i])));
+    max_ref = std::max(max_ref, double(std::fabs(want->data<float>()[i])));
+  }
+  EXPECT_LE(max_abs / (max_ref + 1e-6), kTolerance) << "max abs " << max_abs;
+  // Moved away from its data file, the model says what it misses.
+  std::filesystem::create_directories(dir / "moved");
+  std::filesystem::copy_file(opt, dir / "moved/opt.onnx");
+  auto moved =
+      Rewire("run --model " + Quote(dir / "moved/opt.onnx") + " --output-dir " + Quote(dir / "c"));
+  EXPECT_NE(moved.exit_code, 0);
+  EXPECT_NE(moved.output.find("is missing (it must be beside the model)"), std::string::npos)
+      << moved.output;
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, OptimizedOnnx,

@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "graph/onnx/onnx_io.h"
@@ -196,6 +200,83 @@ TEST(OnnxDynamicAxes, BadShapesSayWhatIsWrong) {
   OnnxImportOptions twice;
   ASSERT_TRUE(ParseInputShape("x=3x16", twice).ok());
   EXPECT_FALSE(ParseInputShape("x=4x16", twice).ok());
+}
+
+/// y = MatMul(x, W) + b with a 64x64 weight (16 KiB) and a small bias.
+Graph WeightedGraph() {
+  Graph g;
+  const NodeId x = Must(g.AddInput("x", F32({4, 64})));
+  const NodeId w = Must(g.AddWeight("W", {64, 64}, WeightInit{}));
+  const NodeId b = Must(g.AddWeight("b", {64}, WeightInit{}));
+  const NodeId m = Must(g.AddOp(OpType::kMatMul, {V(x), V(w)}));
+  EXPECT_TRUE(g.AddOutput("y", V(Must(g.AddOp(OpType::kAdd, {V(m), V(b)})))).ok());
+  return g;
+}
+
+/// A fresh directory under the test temp dir; removed at scope exit.
+struct TempDir {
+  TempDir() { std::filesystem::create_directories(path); }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("rewire_external_" + std::to_string(::getpid()));
+};
+
+TEST(OnnxExternalData, WeightsBesideTheModelImportAsTheSameGraph) {
+  TempDir dir;
+  const std::string bytes = Must(ExportOnnxBytes(WeightedGraph()));
+  const std::string data = (dir.path / "net.onnx.data").string();
+  const std::string small = Must(WithExternalData(bytes, data));
+  // The 16 KiB weight moved out; the 256-byte bias stays inline.
+  EXPECT_LT(small.size(), bytes.size() - 16000);
+  const onnx::ModelProto m = Parse(small);
+  int external = 0;
+  for (const auto& t : m.graph().initializer()) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
+    ++external;
+    EXPECT_EQ(t.name(), "W");
+    ASSERT_GE(t.external_data_size(), 3);
+    EXPECT_EQ(t.external_data(0).value(), "net.onnx.data");  // relative: beside the model
+  }
+  EXPECT_EQ(external, 1);
+  const std::string model = (dir.path / "net.onnx").string();
+  { std::ofstream(model, std::ios::binary) << small; }
+  const Graph back = Must(ImportOnnxFile(model));
+  EXPECT_EQ(back.Hash(), Must(ImportOnnxBytes(bytes)).Hash());
+  // The same bytes without a directory to look in are refused with what to do.
+  auto as_bytes = ImportOnnxBytes(small, "net.onnx");
+  ASSERT_FALSE(as_bytes.ok());
+  EXPECT_EQ(as_bytes.status().message(),
+            "net.onnx: initializer 'W' keeps its data in an external file: load the model from "
+            "its path, with its data file beside it");
+}
+
+TEST(OnnxExternalData, AMissingFileALocationOutsideTheDirectoryOrAShortFileAreRefused) {
+  TempDir dir;
+  const std::string bytes = Must(ExportOnnxBytes(WeightedGraph()));
+  const std::string data = (dir.path / "net.onnx.data").string();
+  onnx::ModelProto m = Parse(Must(WithExternalData(bytes, data)));
+  auto import_with = [&](const std::string& location, const std::string& length) {
+    onnx::ModelProto copy = m;
+    for (auto& t : *copy.mutable_graph()->mutable_initializer()) {
+      for (auto& kv : *t.mutable_external_data()) {
+        if (kv.key() == "location") kv.set_value(location);
+        if (kv.key() == "length" && !length.empty()) kv.set_value(length);
+      }
+    }
+    const std::string model = (dir.path / "net.onnx").string();
+    std::ofstream(model, std::ios::binary) << copy.SerializeAsString();
+    return ImportOnnxFile(model).status().message();
+  };
+  const std::string model = (dir.path / "net.onnx").string();
+  EXPECT_EQ(import_with("other.data", ""), model + ": initializer 'W': its external data file " +
+                                               (dir.path / "other.data").string() +
+                                               " is missing (it must be beside the model)");
+  EXPECT_EQ(import_with("../net.onnx.data", ""),
+            model +
+                ": initializer 'W': external data location '../net.onnx.data' is not a path "
+                "inside the model's directory");
+  EXPECT_NE(import_with("net.onnx.data", "99999999").find("runs past the end of"),
+            std::string::npos);
 }
 
 }  // namespace
