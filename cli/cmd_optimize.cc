@@ -318,9 +318,39 @@ void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
       *progress_line = true;
     };
   }
-  OptimizePipeline pipeline = Take(OptimizePipeline::Prepare(std::move(q), searches));
+  OptimizePipeline pipeline = Take(OptimizePipeline::Prepare(q, searches));
+  // A half-precision model is searched and verified in float32 and written in its own type: the
+  // pipeline is prepared again to export in it.
+  int32_t float_type = 0;
+  const Graph original = LoadModel(o.model, &float_type);
+  if (float_type != 0) {
+    const char* type = float_type == 10 ? "float16" : "bfloat16";
+    if (!o.quiet) {
+      std::fprintf(stderr,
+                   "%s: a %s model: rewire searches and verifies it in float32 and writes it in "
+                   "%s\n",
+                   o.model.model.c_str(), type, type);
+    }
+    q.finish.onnx.float_type = float_type;
+    // The judge times the file with float32 inputs: a half file is not judged.
+    if (!q.judge.runtime.empty()) {
+      if (judge_note.empty()) {
+        throw CommandError(std::string("--runtime ") + q.judge.runtime +
+                           ": the runtime judge feeds "
+                           "float32 inputs and cannot time a " +
+                           type + " file yet; use --runtime none");
+      }
+      q.judge.runtime.clear();
+      if (!o.quiet) {
+        std::fprintf(stderr,
+                     "%s: the runtime judge feeds float32 inputs and cannot time a %s file: "
+                     "not judged (the speedup is the cost model's prediction)\n",
+                     o.model.model.c_str(), type);
+      }
+    }
+    pipeline = Take(OptimizePipeline::Prepare(std::move(q), searches));
+  }
   const OptimizeRequest& request = pipeline.request();
-  const Graph original = LoadModel(o.model);
   const auto rules = Take(LoadVerifiedRules(o.rules.empty() ? DefaultRulesPath() : o.rules));
   auto cost = Take(MakeCostModel(o.cost));
   if (!o.quiet) {

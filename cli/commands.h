@@ -43,8 +43,10 @@ void AddModelOptions(CLI::App& cmd, ModelOptions& options);
 std::string DefaultRulesPath();
 /// Device profiles used when no directory is given: ./configs/devices, else the source tree's.
 std::string DefaultDevicesDir();
-/// Loads a zoo model (with its shape options) or an .onnx file; throws CommandError.
-Graph LoadModel(const ModelOptions& options);
+/// Loads a zoo model (with its shape options) or an .onnx file; throws CommandError. Where
+/// given, *float_type receives the element type of a half-precision file (10 float16, 16
+/// bfloat16; 0 otherwise), which OnnxExportOptions::float_type writes back.
+Graph LoadModel(const ModelOptions& options, int32_t* float_type = nullptr);
 /// The tensors of repeated --input NAME=FILE flags: FILE.npy, or FILE.pb (a serialised ONNX
 /// TensorProto); throws CommandError on a malformed flag, a name given twice or a bad file.
 TensorMap ReadInputFlags(const std::vector<std::string>& specs);

@@ -78,8 +78,9 @@ std::string DefaultDevicesDir() {
   return std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
 }
 
-Graph LoadModel(const ModelOptions& o) {
+Graph LoadModel(const ModelOptions& o, int32_t* float_type) {
   OnnxImportOptions onnx;
+  onnx.float_type = float_type;
   for (const std::string& spec : o.input_shapes) Check(ParseInputShape(spec, onnx));
   Graph g = Take(LoadZooOrOnnx(o.model, o.params, onnx));
   if (!onnx.input_shapes.empty()) {

@@ -109,6 +109,13 @@ StatusOr<Resources> LoadResources(const TrainConfig& c, const RunPaths& paths,
   co.devices_dir = paths.devices_dir;
   co.cache_path = c.env.cost_cache;
   co.measure_timeout_s = c.env.measure_timeout_s;
+  // A learned model predicts one runtime at one thread count: where the eval measures in ONNX
+  // Runtime, the one it measures in (`learned` takes the shipped model of that thread count;
+  // a model file of another runtime or thread count is refused, naming both).
+  if (c.env.cost.rfind("learned", 0) == 0 && c.eval.runtime == "ort") {
+    co.num_threads = c.eval.runtime_threads;
+    co.target_runtime = "ort-cpu";
+  }
   REWIRE_ASSIGN_OR_RETURN(r.cost, MakeCostModel(co));
   for (const ModelSpec& m : models) {
     auto g = LoadZooOrOnnx(m.name, m.params);

@@ -593,6 +593,9 @@ StatusOr<onnx::ModelProto> Exporter::Run() {
 StatusOr<std::string> ExportOnnxBytes(const Graph& graph, const OnnxExportOptions& options) {
   try {
     REWIRE_ASSIGN_OR_RETURN(onnx::ModelProto model, onnx_io::Exporter(graph, options).Run());
+    if (options.float_type != 0) {
+      REWIRE_RETURN_IF_ERROR(onnx_io::RaiseFloatToHalf(model, options.float_type));
+    }
     std::string bytes;
     if (!model.SerializeToString(&bytes)) {
       return InvalidArgument("the ONNX model could not be serialised (protobuf's 2 GiB limit?)");

@@ -662,6 +662,9 @@ StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& sou
   }
   REWIRE_RETURN_IF_ERROR(onnx_io::LoadExternalData(model, options.external_data_dir, source));
   REWIRE_RETURN_IF_ERROR(onnx_io::FixInputShapes(model, options, source));
+  int32_t half_type = 0;
+  REWIRE_RETURN_IF_ERROR(onnx_io::LowerHalfToFloat(model, &half_type, source));
+  if (options.float_type) *options.float_type = half_type;
   // A model older than the oldest operator set rewire reads is lifted with ONNX's own version
   // converter first (to opset 13, in the range rewire's tests cover).
   const int opset = onnx_io::StandardOpset(model).value_or(-1);

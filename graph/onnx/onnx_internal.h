@@ -114,4 +114,13 @@ Status FixInputShapes(onnx::ModelProto& model, const OnnxImportOptions& options,
 /// outside the directory, a missing file, a range past its end.
 Status LoadExternalData(onnx::ModelProto& model, const std::string& dir, const std::string& source);
 
+/// A model whose floating tensors are all float16 (or all bfloat16) becomes float32 throughout
+/// (values, initializers, tensor attributes, Cast's `to`), and *half_type says which it was
+/// (TensorProto::FLOAT16 or BFLOAT16; 0 when the model was not half). A model that mixes
+/// floating types is refused, naming `source` (onnx_half.cc).
+Status LowerHalfToFloat(onnx::ModelProto& model, int32_t* half_type, const std::string& source);
+/// The inverse on an exported model: every float32 tensor becomes `half_type`, data rounded to
+/// nearest even.
+Status RaiseFloatToHalf(onnx::ModelProto& model, int32_t half_type);
+
 }  // namespace rewire::onnx_io

@@ -24,6 +24,10 @@ struct OnnxImportOptions {
   /// Where tensors kept in ONNX's external data are read from (their locations are relative to
   /// it); ImportOnnxFile sets it to the model's directory. Empty: such a model is refused.
   std::string external_data_dir;
+  /// Where given, receives the element type the model's floating tensors had when it was half
+  /// precision throughout (10: float16, 16: bfloat16), else 0. A half model is imported as
+  /// float32; OnnxExportOptions::float_type writes it back in its own type.
+  int32_t* float_type = nullptr;
 };
 
 /// Parses "NAME=DIMS" (DIMS as 1x3x224x224 or 1,3,224,224) into `options`. Errors:
@@ -48,6 +52,10 @@ struct OnnxExportOptions {
   /// further nodes it became, so that what a runtime's profiler reports of a node can be joined
   /// back to the operator (cost/kernel_profile.h). Leaves and values keep their names.
   bool node_names_by_id = false;
+  /// 0: floating tensors are written as float32. 10 (float16) or 16 (bfloat16): every float32
+  /// tensor, value and initializer is written in that type instead (the element type of the
+  /// model the graph was read from, OnnxImportOptions::float_type).
+  int32_t float_type = 0;
 };
 
 /// Writes the graph as an ONNX model (opset 17; weights as initialisers), in the form chosen by

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "graph/npy.h"
 #include "tests/cli/run_util.h"
@@ -108,6 +109,70 @@ TEST(OptimizedOnnxExternalData, TheWeightsBesideTheFileReadBackToTheSameOutputs)
   EXPECT_NE(moved.exit_code, 0);
   EXPECT_NE(moved.output.find("is missing (it must be beside the model)"), std::string::npos)
       << moved.output;
+}
+
+// A float16 model (SqueezeNet's export with every floating tensor converted by onnx's own
+// helpers) is optimised in float32 and written in float16: the written file has no float32
+// tensor, passes the checker, and `rewire run` gives the input file's outputs.
+TEST(OptimizedOnnxHalf, AFloat16ModelIsWrittenInFloat16) {
+  TempDir dir;
+  const std::string f32 = dir / "sq.onnx", f16 = dir / "sq16.onnx", opt = dir / "opt16.onnx";
+  ASSERT_EQ(Rewire("export --model squeezenet --out " + Quote(f32)).exit_code, 0);
+  const char* to_half =
+      "import sys, onnx, numpy as np\n"
+      "from onnx import numpy_helper, TensorProto\n"
+      "m = onnx.load(sys.argv[1])\n"
+      "for i, t in enumerate(m.graph.initializer):\n"
+      "    if t.data_type == TensorProto.FLOAT:\n"
+      "        a = numpy_helper.to_array(t).astype(np.float16)\n"
+      "        m.graph.initializer[i].CopyFrom(numpy_helper.from_array(a, t.name))\n"
+      "for v in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):\n"
+      "    if v.type.tensor_type.elem_type == TensorProto.FLOAT:\n"
+      "        v.type.tensor_type.elem_type = TensorProto.FLOAT16\n"
+      "onnx.save(m, sys.argv[2])\n";
+  const std::string script = dir / "to_half.py";
+  { std::ofstream(script) << to_half; }
+  auto converted =
+      RunCommand(Quote(REWIRE_PYTHON) + " " + Quote(script) + " " + Quote(f32) + " " + Quote(f16));
+  ASSERT_EQ(converted.exit_code, 0) << converted.output;
+  auto optimized =
+      Rewire("optimize --model " + Quote(f16) + " --search greedy --out " + Quote(opt));
+  ASSERT_EQ(optimized.exit_code, 0) << optimized.output;
+  EXPECT_NE(optimized.output.find("a float16 model: rewire searches and verifies it in float32 "
+                                  "and writes it in float16"),
+            std::string::npos)
+      << optimized.output;
+  const char* check =
+      "import sys, onnx\n"
+      "from onnx import TensorProto\n"
+      "onnx.checker.check_model(sys.argv[1])\n"
+      "m = onnx.load(sys.argv[1])\n"
+      "types = [t.data_type for t in m.graph.initializer]\n"
+      "types += [v.type.tensor_type.elem_type for v in list(m.graph.input) + "
+      "list(m.graph.output) + list(m.graph.value_info)]\n"
+      "assert TensorProto.FLOAT not in types, 'a float32 tensor is left'\n"
+      "assert TensorProto.FLOAT16 in types\n";
+  const std::string checker = dir / "check.py";
+  { std::ofstream(checker) << check; }
+  auto checked = RunCommand(Quote(REWIRE_PYTHON) + " " + Quote(checker) + " " + Quote(opt));
+  ASSERT_EQ(checked.exit_code, 0) << checked.output;
+  auto a = Rewire("run --model " + Quote(f16) + " --random-inputs --input-seed 4 --output-dir " +
+                  Quote(dir / "a"));
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  auto b =
+      Rewire("run --model " + Quote(opt) + " --input input=" + Quote(dir / "a/input.input.npy") +
+             " --output-dir " + Quote(dir / "b"));
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  auto want = ReadNpy(dir / "a/output.npy");
+  auto got = ReadNpy(dir / "b/output.npy");
+  ASSERT_TRUE(want.ok() && got.ok());
+  double max_abs = 0, max_ref = 0;
+  for (int64_t i = 0; i < want->numel(); ++i) {
+    max_abs = std::max(max_abs, double(std::fabs(want->data<float>()[i] - got->data<float>()[i])));
+    max_ref = std::max(max_ref, double(std::fabs(want->data<float>()[i])));
+  }
+  // Weights folded in float32 are rounded to float16 once more: half precision's tolerance.
+  EXPECT_LE(max_abs / (max_ref + 1e-6), 1e-2) << "max abs " << max_abs;
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, OptimizedOnnx,

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -277,6 +278,76 @@ TEST(OnnxExternalData, AMissingFileALocationOutsideTheDirectoryOrAShortFileAreRe
                 "inside the model's directory");
   EXPECT_NE(import_with("net.onnx.data", "99999999").find("runs past the end of"),
             std::string::npos);
+}
+
+/// The initializer `name` of a parsed model.
+const onnx::TensorProto& InitializerOf(const onnx::ModelProto& m, const std::string& name) {
+  for (const auto& t : m.graph().initializer()) {
+    if (t.name() == name) return t;
+  }
+  ADD_FAILURE() << "no initializer " << name;
+  static const onnx::TensorProto none;
+  return none;
+}
+
+TEST(OnnxHalf, AFloat16ModelReadsAsFloat32AndIsWrittenBackInItsOwnType) {
+  const Graph g = WeightedGraph();
+  for (int32_t type : {onnx::TensorProto::FLOAT16, onnx::TensorProto::BFLOAT16}) {
+    SCOPED_TRACE(type);
+    OnnxExportOptions half;
+    half.float_type = type;
+    const std::string bytes = Must(ExportOnnxBytes(g, half));
+    const onnx::ModelProto m = Parse(bytes);
+    EXPECT_EQ(m.graph().input(0).type().tensor_type().elem_type(), type);
+    EXPECT_EQ(m.graph().output(0).type().tensor_type().elem_type(), type);
+    for (const auto& t : m.graph().initializer()) EXPECT_EQ(t.data_type(), type) << t.name();
+    EXPECT_EQ(InitializerOf(m, "W").raw_data().size(), 64u * 64u * 2u);
+    // Read back: float32 inside, the file's type reported.
+    int32_t read_type = 0;
+    OnnxImportOptions o;
+    o.float_type = &read_type;
+    const Graph back = Must(ImportOnnxBytes(bytes, "half.onnx", o));
+    EXPECT_EQ(read_type, type);
+    EXPECT_EQ(back.type(V(back.FindNode("x"))).dtype, DType::kFloat32);
+    // Its weights are the half values, exactly: written again, the same bytes.
+    const std::string again = Must(ExportOnnxBytes(back, half));
+    EXPECT_EQ(InitializerOf(Parse(again), "W").raw_data(), InitializerOf(m, "W").raw_data());
+    // A float32 file reports no half type.
+    read_type = -1;
+    Must(ImportOnnxBytes(Must(ExportOnnxBytes(g)), "f.onnx", o));
+    EXPECT_EQ(read_type, 0);
+  }
+}
+
+TEST(OnnxHalf, Float16RoundsToNearestEvenAndSaturatesToInfinity) {
+  Graph g;
+  const NodeId x = Must(g.AddInput("x", F32({7})));
+  const std::vector<float> values = {
+      1.0f, 65504.0f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, 70000.0f, 6e-8f, -2.5f};
+  const NodeId w = Must(g.AddWeightData(
+      "W", std::make_shared<const HostTensor>(HostTensor::FromFloats({7}, values))));
+  ASSERT_TRUE(g.AddOutput("y", V(Must(g.AddOp(OpType::kAdd, {V(x), V(w)})))).ok());
+  OnnxExportOptions half;
+  half.float_type = onnx::TensorProto::FLOAT16;
+  const std::string raw = InitializerOf(Parse(Must(ExportOnnxBytes(g, half))), "W").raw_data();
+  ASSERT_EQ(raw.size(), 14u);
+  std::vector<uint16_t> bits(7);
+  std::memcpy(bits.data(), raw.data(), 14);
+  // 1; the largest half; a tie below (to even: 1); a tie above (to even: 1 + 2^-9); past the
+  // largest (infinity); the smallest subnormal (2^-24 = 5.96e-8); a negative.
+  EXPECT_EQ(bits, (std::vector<uint16_t>{0x3C00, 0x7BFF, 0x3C00, 0x3C02, 0x7C00, 0x0001, 0xC100}));
+}
+
+TEST(OnnxHalf, AMixedPrecisionModelIsRefused) {
+  onnx::ModelProto m = Parse(Must(ExportOnnxBytes(WeightedGraph())));
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::FLOAT16);
+  auto g = ImportOnnxBytes(m.SerializeAsString(), "mixed.onnx");
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().message(),
+            "mixed.onnx: the model mixes float16 and float32 tensors (a mixed-precision export); "
+            "rewire reads models whose floating tensors are all float32, all float16 or all "
+            "bfloat16");
 }
 
 }  // namespace

@@ -71,5 +71,37 @@ TEST(ShippedConfigs, EveryHorizonFitsWhatGreedySearchNeedsOnTheConfigsModels) {
   }
 }
 
+TEST(LoadResources, ALearnedCostIsTheOneOfTheRuntimeAndThreadsTheEvalMeasuresIn) {
+  const RunPaths paths{std::string(REWIRE_SOURCE_DIR) + "/configs/rules",
+                       std::string(REWIRE_SOURCE_DIR) + "/configs/devices"};
+  TrainConfig c;
+  c.env.cost = "learned";
+  c.eval.runtime = "ort";
+  c.eval.runtime_threads = 2;
+  auto two = LoadResources(c, paths, {});
+  ASSERT_TRUE(two.ok()) << two.status().message();
+  EXPECT_NE(two->cost->Name().find("2 threads"), std::string::npos) << two->cost->Name();
+  c.eval.runtime_threads = 3;
+  auto three = LoadResources(c, paths, {});
+  ASSERT_FALSE(three.ok());
+  EXPECT_NE(three.status().message().find("rewire ships no kernel model for ONNX Runtime CPU at 3 "
+                                          "threads"),
+            std::string::npos)
+      << three.status().message();
+  c.env.cost = "learned:" + std::string(REWIRE_SOURCE_DIR) + "/configs/cost/ort-cpu-1t.json";
+  c.eval.runtime_threads = 2;
+  auto other = LoadResources(c, paths, {});
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("not the runtime this run targets (ort-cpu, 2 threads)"),
+            std::string::npos)
+      << other.status().message();
+  // Without a measuring eval the shipped model is the 1-thread one.
+  c.env.cost = "learned";
+  c.eval.runtime = "";
+  auto plain = LoadResources(c, paths, {});
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_NE(plain->cost->Name().find("1 thread"), std::string::npos) << plain->cost->Name();
+}
+
 }  // namespace
 }  // namespace rewire
