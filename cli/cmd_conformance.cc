@@ -156,6 +156,7 @@ std::string Cause(const std::string& m) {
   if (has("opset") || has("operator set")) return "operator set";
   if (has("is not a tensor") || has("SequenceConstruct") || has("SequenceEmpty") || has("Optional"))
     return "sequence or optional values";
+  if (has("mixes") && has("tensors")) return "mixed precision";
   if (has("element type") || has("which rewire does not carry")) return "element type";
   if (has("cannot run ONNX op")) return "operator the reference executor does not run";
   if (has("not supported") || has("unsupported") || has("does not model"))
