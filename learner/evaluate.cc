@@ -195,12 +195,10 @@ StatusOr<EvalResult> EvaluateModel(const Evaluation& e, const std::string& label
       q.search_options.emplace_back("samples", std::to_string(c.eval.samples));
     REWIRE_ASSIGN_OR_RETURN(OptimizeReport pr, RunThroughPipeline(q, e, graph));
     r.policy_searches.push_back({name, pr.search_result.final_cost_ms, pr.search_result.seconds});
-    policy_reports.push_back(std::move(pr));
-  }
-  for (size_t i = 0; i < policy_reports.size(); ++i) {
-    if (policy_reports[i].search_result.final_cost_ms < best->search_result.final_cost_ms)
-      best = &policy_reports[i];
-    reports.emplace_back(c.eval.policy_searches[i], &policy_reports[i]);
+    policy_reports.push_back(std::move(pr));  // reserved: the pointers below stay valid
+    const OptimizeReport* added = &policy_reports.back();
+    if (added->search_result.final_cost_ms < best->search_result.final_cost_ms) best = added;
+    reports.emplace_back(name, added);
   }
   const Equivalence& eq = best->result.equivalence;
   r.verified = eq.verified;

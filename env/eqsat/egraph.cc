@@ -54,6 +54,11 @@ Status EGraph::AddGraphNode(const Graph& graph, const Node& node,
     const ENodeId existing = Lookup(n);
     cls = existing != kNone ? ClassOf(existing) : Insert(std::move(n), node.outputs, node.id);
   }
+  return BindOutputs(node, cls, values);
+}
+
+Status EGraph::BindOutputs(const Node& node, ClassId cls,
+                           std::unordered_map<uint64_t, ClassId>* values) {
   if (node.outputs.size() == 1) {
     (*values)[ValueKey({node.id, 0})] = cls;
     return Status::Ok();
@@ -91,13 +96,7 @@ Status EGraph::AddSeed(const Graph& seed) {
     } else {
       REWIRE_ASSIGN_OR_RETURN(cls, AddOp(node.op, node.attrs, children));
     }
-    if (node.outputs.size() == 1) {
-      values[ValueKey({id, 0})] = cls;
-      continue;
-    }
-    for (uint32_t k = 0; k < node.outputs.size(); ++k) {
-      REWIRE_ASSIGN_OR_RETURN(values[ValueKey({id, k})], AddProject(cls, k));
-    }
+    REWIRE_RETURN_IF_ERROR(BindOutputs(node, cls, &values));
   }
   for (const GraphOutput& out : seed.outputs()) {
     const ClassId c = values.at(ValueKey(out.value));

@@ -151,6 +151,9 @@ class EGraph {
   void Repair(ClassId c, std::vector<ClassId>* touched);
   Status AddGraphNode(const Graph& graph, const Node& node,
                       std::unordered_map<uint64_t, ClassId>* values);
+  /// Records the class of each output of graph node `node` (its own for one output, a Project
+  /// of it for each of several) in `values`, by ValueKey.
+  Status BindOutputs(const Node& node, ClassId cls, std::unordered_map<uint64_t, ClassId>* values);
 
   Graph input_;
   std::vector<Root> roots_;

@@ -297,23 +297,28 @@ namespace {
 
 /// An extraction of the e-graph and where it came from.
 struct Candidate {
-  std::string from;  // greedy | local search | ilp
+  std::string from;  // greedy | the input's e-nodes | local search | ilp
   Choice choice;
   double additive_ms = 0;  // the basis's cost of the graph it builds
 };
 
 /// Builds every candidate's graph and costs it whole with the (context-dependent) model: the
-/// cheapest, or an error when no candidate builds. Candidates whose additive cost is equal are
-/// usually the same graph, but are costed anyway (they are few).
-StatusOr<size_t> RerankWhole(const EGraph& eg, CostModel& cost, std::vector<Candidate>& candidates,
-                             std::vector<double>* whole_ms) {
+/// cheapest's index (its graph in *best_graph), or an error when no candidate builds.
+/// Candidates whose additive cost is equal are usually the same graph, but are costed anyway
+/// (they are few).
+StatusOr<size_t> RerankWhole(const EGraph& eg, CostModel& cost,
+                             const std::vector<Candidate>& candidates,
+                             std::vector<double>* whole_ms, Graph* best_graph) {
   size_t best = candidates.size();
   whole_ms->assign(candidates.size(), 0);
   for (size_t i = 0; i < candidates.size(); ++i) {
     StatusOr<Graph> g = BuildGraph(eg, candidates[i].choice);
     if (!g.ok()) continue;
     REWIRE_ASSIGN_OR_RETURN((*whole_ms)[i], GraphCostMs(cost, *g));
-    if (best == candidates.size() || (*whole_ms)[i] < (*whole_ms)[best]) best = i;
+    if (best == candidates.size() || (*whole_ms)[i] < (*whole_ms)[best]) {
+      best = i;
+      *best_graph = std::move(g).value();
+    }
   }
   if (best == candidates.size()) return Internal("no extraction of the e-graph builds a graph");
   return best;
@@ -340,15 +345,14 @@ StatusOr<Extraction> Extract(EGraph& eg, CostModel& cost, const ExtractOptions& 
   std::vector<Candidate> candidates;
   Choice best = shared_cost < tree_cost ? shared : tree;
   double best_cost = std::min(shared_cost, tree_cost);
+  const Choice input = InputChoice(eg, basis, best);
   if (rerank) {
     candidates.push_back({"greedy", tree, tree_cost});
     candidates.push_back({"greedy", shared, shared_cost});
     // The input's own e-nodes as they are: what local search moves away from when the additive
     // part misprices them.
-    Choice input = InputChoice(eg, basis, best);
     StatusOr<double> input_cost = ChoiceCost(eg, basis, input);
-    if (input_cost.ok())
-      candidates.push_back({"the input's e-nodes", std::move(input), *input_cost});
+    if (input_cost.ok()) candidates.push_back({"the input's e-nodes", input, *input_cost});
   }
   out.greedy_cost_ms = best_cost;
   out.kind = "greedy";
@@ -356,7 +360,7 @@ StatusOr<Extraction> Extract(EGraph& eg, CostModel& cost, const ExtractOptions& 
     // The solver starts from, and falls back to, the best of local search from each greedy
     // choice and from the input graph's own e-nodes (a few passes, bounded by their count).
     const auto deadline = Clock::time_point::max();
-    std::vector<Choice> seeds = {std::move(tree), std::move(shared), InputChoice(eg, basis, best)};
+    std::vector<Choice> seeds = {std::move(tree), std::move(shared), input};
     for (Choice& seed : seeds) {
       if (!ChoiceCost(eg, basis, seed).ok()) continue;  // the input's e-nodes may close a cycle
       const double cost = ImproveChoice(eg, basis, &seed, deadline);
@@ -391,7 +395,8 @@ StatusOr<Extraction> Extract(EGraph& eg, CostModel& cost, const ExtractOptions& 
   }
   if (rerank) {
     std::vector<double> whole;
-    REWIRE_ASSIGN_OR_RETURN(const size_t pick, RerankWhole(eg, cost, candidates, &whole));
+    REWIRE_ASSIGN_OR_RETURN(const size_t pick,
+                            RerankWhole(eg, cost, candidates, &whole, &out.graph));
     out.reranked = candidates.size();
     out.whole_cost_ms = whole[pick];
     // The additive optimum's whole cost: the first candidate at the additive best.
@@ -407,10 +412,10 @@ StatusOr<Extraction> Extract(EGraph& eg, CostModel& cost, const ExtractOptions& 
                   std::to_string(candidates.size()) + " extractions costed whole)";
       out.kind = candidates[pick].from == "ilp" ? "ilp" : "greedy";
     }
-    best = candidates[pick].choice;
     best_cost = candidates[pick].additive_ms;
+  } else {
+    REWIRE_ASSIGN_OR_RETURN(out.graph, BuildGraph(eg, best));
   }
-  REWIRE_ASSIGN_OR_RETURN(out.graph, BuildGraph(eg, best));
   out.cost_ms = best_cost;
   out.seconds = SecondsSince(start);
   return out;

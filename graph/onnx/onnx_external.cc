@@ -18,10 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 using onnx::TensorProto;
 
-bool IsExternal(const TensorProto& t) {
-  return t.data_location() == TensorProto::EXTERNAL || t.external_data_size() > 0;
-}
-
 /// Reads `t`'s external bytes into raw_data. `what` names the tensor in errors.
 Status Resolve(TensorProto& t, const fs::path& dir, const std::string& what) {
   std::string location;
@@ -100,7 +96,7 @@ Status ForEachTensor(onnx::GraphProto& g, Fn&& fn) {
 Status LoadExternalData(onnx::ModelProto& model, const std::string& dir,
                         const std::string& source) {
   return ForEachTensor(*model.mutable_graph(), [&](TensorProto& t, const std::string& what) {
-    if (!IsExternal(t)) return Status::Ok();
+    if (!IsExternalData(t)) return Status::Ok();
     if (dir.empty()) {
       return InvalidArgument(source + ": " + what +
                              " keeps its data in an external file: load the model from its "

@@ -87,7 +87,7 @@ void CollectTypes(const onnx::GraphProto& g, std::set<int32_t>* types) {
 /// Rewrites tensor `t` of element type `from` into `to` (one of them FLOAT, the other half).
 Status ConvertTensor(TensorProto& t, int32_t from, int32_t to, const std::string& what) {
   if (t.data_type() != from) return Status::Ok();
-  if (t.data_location() == TensorProto::EXTERNAL || t.external_data_size() > 0) {
+  if (IsExternalData(t)) {
     return InvalidArgument(what + ": external data is read before precision is converted");
   }
   int64_t n = 1;

@@ -108,6 +108,11 @@ std::optional<std::vector<Shape>> OwnOutputShapes(const onnx::NodeProto& node,
 Status FixInputShapes(onnx::ModelProto& model, const OnnxImportOptions& options,
                       const std::string& source);
 
+/// True when `t` keeps its data in ONNX's external data (a file beside the model).
+inline bool IsExternalData(const onnx::TensorProto& t) {
+  return t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0;
+}
+
 /// Reads every tensor of `model` that keeps its data in an external file (ONNX's external data:
 /// a location relative to `dir`, an offset and a length) into the tensor (onnx_external.cc).
 /// Errors name `source`, the tensor and the file: no `dir` (the model came as bytes), a location

@@ -185,7 +185,7 @@ int64_t RawInt(const std::string& raw, int32_t t, size_t i) {
 
 Status CheckTensorHeader(const TensorProto& t, const std::string& what, Shape* shape,
                          int64_t* numel) {
-  if (t.data_location() == TensorProto::EXTERNAL || t.external_data_size() > 0) {
+  if (IsExternalData(t)) {
     return InvalidArgument(what +
                            " keeps its data in an external file that was not read (rewire reads "
                            "external data when it loads a model from its path)");

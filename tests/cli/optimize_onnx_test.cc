@@ -29,6 +29,32 @@ struct Case {
 
 class OptimizedOnnx : public ::testing::TestWithParam<Case> {};
 
+/// Runs `model` (a zoo name, or an ONNX path as Quote gives it) on seeded random inputs written
+/// under DIR/a, then the optimised file `opt` on those same inputs (its input `input`) under DIR/b,
+/// and expects the outputs within `tolerance`: max |a - b| / max |b|.
+void ExpectSameOutputs(const TempDir& dir, const std::string& model, const std::string& opt,
+                       const std::string& input, double tolerance) {
+  auto original = Rewire("run --model " + model + " --random-inputs --input-seed 4 --output-dir " +
+                         Quote(dir / "a"));
+  ASSERT_EQ(original.exit_code, 0) << original.output;
+  const std::string inputs = dir / ("a/input." + input + ".npy");
+  auto rerun = Rewire("run --model " + Quote(opt) + " --input " + input + "=" + Quote(inputs) +
+                      " --output-dir " + Quote(dir / "b"));
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
+
+  auto want = ReadNpy(dir / "a/output.npy");
+  auto got = ReadNpy(dir / "b/output.npy");
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_EQ(want->type, got->type);
+  double max_abs = 0, max_ref = 0;
+  for (int64_t i = 0; i < want->numel(); ++i) {
+    max_abs = std::max(max_abs, double(std::fabs(want->data<float>()[i] - got->data<float>()[i])));
+    max_ref = std::max(max_ref, double(std::fabs(want->data<float>()[i])));
+  }
+  EXPECT_LE(max_abs / (max_ref + 1e-6), tolerance) << "max abs " << max_abs;
+}
+
 TEST_P(OptimizedOnnx, PassesCheckerAndRunsToTheSameOutputs) {
   const Case c = GetParam();
   TempDir dir;
@@ -46,25 +72,7 @@ TEST_P(OptimizedOnnx, PassesCheckerAndRunsToTheSameOutputs) {
 
   // The original with seeded random inputs (written next to its outputs), then the optimised
   // file on those same inputs.
-  auto original = Rewire(std::string("run --model ") + c.model +
-                         " --random-inputs --input-seed 4 --output-dir " + Quote(dir / "a"));
-  ASSERT_EQ(original.exit_code, 0) << original.output;
-  const std::string input = dir / (std::string("a/input.") + c.input + ".npy");
-  auto rerun = Rewire("run --model " + Quote(opt) + " --input " + c.input + "=" + Quote(input) +
-                      " --output-dir " + Quote(dir / "b"));
-  ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
-
-  auto want = ReadNpy(dir / "a/output.npy");
-  auto got = ReadNpy(dir / "b/output.npy");
-  ASSERT_TRUE(want.ok()) << want.status().message();
-  ASSERT_TRUE(got.ok()) << got.status().message();
-  ASSERT_EQ(want->type, got->type);
-  double max_abs = 0, max_ref = 0;
-  for (int64_t i = 0; i < want->numel(); ++i) {
-    max_abs = std::max(max_abs, double(std::fabs(want->data<float>()[i] - got->data<float>()[i])));
-    max_ref = std::max(max_ref, double(std::fabs(want->data<float>()[i])));
-  }
-  EXPECT_LE(max_abs / (max_ref + 1e-6), kTolerance) << "max abs " << max_abs;
+  ExpectSameOutputs(dir, c.model, opt, c.input, kTolerance);
 }
 
 // --external-data: the weights go to OUT.data beside OUT, which onnx's checker (given the path)
@@ -85,22 +93,7 @@ TEST(OptimizedOnnxExternalData, TheWeightsBesideTheFileReadBackToTheSameOutputs)
       RunCommand(Quote(REWIRE_PYTHON) +
                  " -c 'import sys, onnx; onnx.checker.check_model(sys.argv[1])' " + Quote(opt));
   ASSERT_EQ(checked.exit_code, 0) << checked.output;
-  auto original = Rewire("run --model squeezenet --random-inputs --input-seed 4 --output-dir " +
-                         Quote(dir / "a"));
-  ASSERT_EQ(original.exit_code, 0) << original.output;
-  auto rerun =
-      Rewire("run --model " + Quote(opt) + " --input input=" + Quote(dir / "a/input.input.npy") +
-             " --output-dir " + Quote(dir / "b"));
-  ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
-  auto want = ReadNpy(dir / "a/output.npy");
-  auto got = ReadNpy(dir / "b/output.npy");
-  ASSERT_TRUE(want.ok() && got.ok());
-  double max_abs = 0, max_ref = 0;
-  for (int64_t i = 0; i < want->numel(); ++i) {
-    max_abs = std::max(max_abs, double(std::fabs(want->data<float>()[i] - got->data<float>()[i])));
-    max_ref = std::max(max_ref, double(std::fabs(want->data<float>()[i])));
-  }
-  EXPECT_LE(max_abs / (max_ref + 1e-6), kTolerance) << "max abs " << max_abs;
+  ASSERT_NO_FATAL_FAILURE(ExpectSameOutputs(dir, "squeezenet", opt, "input", kTolerance));
   // Moved away from its data file, the model says what it misses.
   std::filesystem::create_directories(dir / "moved");
   std::filesystem::copy_file(opt, dir / "moved/opt.onnx");
@@ -156,23 +149,8 @@ TEST(OptimizedOnnxHalf, AFloat16ModelIsWrittenInFloat16) {
   { std::ofstream(checker) << check; }
   auto checked = RunCommand(Quote(REWIRE_PYTHON) + " " + Quote(checker) + " " + Quote(opt));
   ASSERT_EQ(checked.exit_code, 0) << checked.output;
-  auto a = Rewire("run --model " + Quote(f16) + " --random-inputs --input-seed 4 --output-dir " +
-                  Quote(dir / "a"));
-  ASSERT_EQ(a.exit_code, 0) << a.output;
-  auto b =
-      Rewire("run --model " + Quote(opt) + " --input input=" + Quote(dir / "a/input.input.npy") +
-             " --output-dir " + Quote(dir / "b"));
-  ASSERT_EQ(b.exit_code, 0) << b.output;
-  auto want = ReadNpy(dir / "a/output.npy");
-  auto got = ReadNpy(dir / "b/output.npy");
-  ASSERT_TRUE(want.ok() && got.ok());
-  double max_abs = 0, max_ref = 0;
-  for (int64_t i = 0; i < want->numel(); ++i) {
-    max_abs = std::max(max_abs, double(std::fabs(want->data<float>()[i] - got->data<float>()[i])));
-    max_ref = std::max(max_ref, double(std::fabs(want->data<float>()[i])));
-  }
   // Weights folded in float32 are rounded to float16 once more: half precision's tolerance.
-  EXPECT_LE(max_abs / (max_ref + 1e-6), 1e-2) << "max abs " << max_abs;
+  ExpectSameOutputs(dir, Quote(f16), opt, "input", 1e-2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, OptimizedOnnx,

@@ -23,15 +23,25 @@ ClassId ClassOfOrigin(const EGraph& eg, NodeId origin) {
   return kNone;
 }
 
+/// y = Relu(Tanh(x)) on an x of `shape`, built into `g`; its nodes.
+struct TanhRelu {
+  NodeId x, tanh, relu;
+};
+TanhRelu BuildTanhRelu(Graph* g, Shape shape) {
+  TanhRelu n;
+  n.x = Must(g->AddInput("x", F32(std::move(shape))));
+  n.tanh = Must(g->AddOp(OpType::kTanh, {V(n.x)}));
+  n.relu = Must(g->AddOp(OpType::kRelu, {V(n.tanh)}));
+  EXPECT_TRUE(g->AddOutput("y", V(n.relu)).ok());
+  return n;
+}
+
 /// y = Relu(Tanh(x)), and then Tanh(x)'s class also holds Identity(y): choosing the Identity
 /// costs nothing and drops the Tanh, but reads the output from which it is read, a cycle.
 EGraph TemptingEGraph(Graph* g) {
-  const NodeId x = Must(g->AddInput("x", F32({64, 64})));
-  const NodeId t = Must(g->AddOp(OpType::kTanh, {V(x)}));
-  const NodeId r = Must(g->AddOp(OpType::kRelu, {V(t)}));
-  EXPECT_TRUE(g->AddOutput("y", V(r)).ok());
+  const TanhRelu n = BuildTanhRelu(g, {64, 64});
   EGraph eg = Must(EGraph::FromGraph(*g));
-  const ClassId ct = ClassOfOrigin(eg, t), cr = ClassOfOrigin(eg, r);
+  const ClassId ct = ClassOfOrigin(eg, n.tanh), cr = ClassOfOrigin(eg, n.relu);
   const ClassId id = Must(eg.AddOp(OpType::kIdentity, {}, {cr}));
   EXPECT_TRUE(eg.Union(ct, id));
   eg.Rebuild();
@@ -155,13 +165,10 @@ class FusingCost : public CostModel {
 /// y = Relu(Tanh(x)), Tanh(x)'s class also holding Sigmoid(x) (extraction does not care what
 /// the class means).
 EGraph TanhOrSigmoid(Graph* g) {
-  const NodeId x = Must(g->AddInput("x", F32({8, 8})));
-  const NodeId t = Must(g->AddOp(OpType::kTanh, {V(x)}));
-  const NodeId r = Must(g->AddOp(OpType::kRelu, {V(t)}));
-  EXPECT_TRUE(g->AddOutput("y", V(r)).ok());
+  const TanhRelu n = BuildTanhRelu(g, {8, 8});
   EGraph eg = Must(EGraph::FromGraph(*g));
-  const ClassId sigmoid = Must(eg.AddOp(OpType::kSigmoid, {}, {ClassOfOrigin(eg, x)}));
-  EXPECT_TRUE(eg.Union(ClassOfOrigin(eg, t), sigmoid));
+  const ClassId sigmoid = Must(eg.AddOp(OpType::kSigmoid, {}, {ClassOfOrigin(eg, n.x)}));
+  EXPECT_TRUE(eg.Union(ClassOfOrigin(eg, n.tanh), sigmoid));
   eg.Rebuild();
   return eg;
 }
