@@ -44,6 +44,11 @@ StatusOr<DType> DTypeFromOnnx(int32_t code) {
 }
 
 int64_t NumElements(const Shape& shape) {
+  // A zero-sized dimension anywhere makes the product 0; multiplying the others first could
+  // overflow (undefined behaviour) before the 0 is reached.
+  for (int64_t d : shape) {
+    if (d == 0) return 0;
+  }
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;

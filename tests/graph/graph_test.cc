@@ -24,6 +24,19 @@ Graph SmallConvNet() {
   return g;
 }
 
+// Found by the onnx fuzzer (UBSan: signed overflow in NumElements): an initializer of
+// dimensions [4, 2, ..., 5018397476422262507, ..., 0, ...] multiplied past int64 before
+// reaching its 0. The overflow is only visible under UBSan; the test pins the result and the
+// weight that carries it.
+TEST(Graph, AZeroSizedDimensionAfterHugeOnesHasNoElements) {
+  const Shape shape = {int64_t{1} << 40, int64_t{3} << 40, 0, int64_t{1} << 50};
+  EXPECT_EQ(NumElements(shape), 0);
+  Graph g;
+  auto w =
+      g.AddWeightData("w", std::make_shared<const HostTensor>(HostTensor(DType::kFloat32, shape)));
+  EXPECT_TRUE(w.ok()) << w.status().message();
+}
+
 TEST(Graph, BuildsAndInfersTypes) {
   Graph g = SmallConvNet();
   EXPECT_EQ(g.num_nodes(), 4u);
