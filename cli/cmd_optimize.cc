@@ -15,6 +15,7 @@
 #include "graph/onnx/onnx_io.h"
 #include "graph/text.h"
 #include "learner/agent_searches.h"
+#include "pipeline/dynamic_axes.h"
 #include "pipeline/optimize.h"
 #include "pipeline/report.h"
 #include "ruleset/rule_verify.h"
@@ -29,6 +30,7 @@ struct OptimizeOptions {
   std::string rules;
   std::string out;
   bool external_data = false;  // --external-data: the weights beside --out, in OUT.data
+  bool static_axes = false;    // --static-axes: write the sizes --input-shape fixed
   std::string report;
   bool quiet = false;
   std::vector<std::string> inputs;     // --input NAME=FILE
@@ -44,6 +46,20 @@ struct OptimizeOptions {
 /// Runtime, the runtime an ONNX file is run in, when it is installed, so that a file the search's
 /// cost model predicts faster is not written when the runtime runs it slower. --runtime none: no
 /// judge. Returns the line that says what was chosen (empty: nothing to say).
+/// Protobuf's limit on one message: a model whose weights reach it is written with external data.
+constexpr uint64_t kProtobufLimit = uint64_t{2} << 30;
+
+/// The bytes of `g`'s weights and constants.
+uint64_t WeightBytes(const Graph& g) {
+  uint64_t total = 0;
+  for (NodeId id : g.TopologicalOrder()) {
+    const Node& n = g.node(id);
+    if (n.op != OpType::kWeight && n.op != OpType::kConstant) continue;
+    total += static_cast<uint64_t>(NumElements(n.outputs[0].shape)) * DTypeSize(n.outputs[0].dtype);
+  }
+  return total;
+}
+
 std::string DefaultJudge(const OptimizeOptions& o, RuntimeJudgeOptions& judge) {
   if (judge.runtime == "none") {
     judge.runtime.clear();
@@ -217,6 +233,9 @@ void AddOutputFlags(CLI::App& cmd, OptimizeOptions& o) {
                "Write the weights (initializers of 1 KiB or more) in ONNX's external data, to "
                "OUT.data beside --out (what models over 2 GB need; a model read with external "
                "data finds it beside itself)");
+  cmd.add_flag("--static-axes", o.static_axes,
+               "Write the shapes --input-shape fixed, static, instead of keeping the input's "
+               "dynamic axes where the result holds at two other sizes");
   cmd.add_option("--report", o.report, "Write a JSON report");
   cmd.add_option("--input", o.inputs,
                  "Verify (and judge) on this input as NAME=FILE.npy or NAME=FILE.pb instead of a "
@@ -285,7 +304,7 @@ void AddRuntimeFlags(CLI::App& cmd, OptimizeOptions& o) {
       ->capture_default_str();
 }
 
-/// The command: prepare the pipeline (errors before any work), load, run, print, write.
+/// The command: check the request (errors before any work), load, prepare, run, print, write.
 void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
   const auto wall = Clock::now();
   if (o.cost.devices_dir.empty()) o.cost.devices_dir = DefaultDevicesDir();
@@ -301,7 +320,9 @@ void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
   q.judge.inputs = q.finish.inputs;
   if (!judge_note.empty()) std::fprintf(stderr, "%s\n", judge_note.c_str());
   q.label = o.model.model;
-  q.finish.export_onnx = !o.out.empty();
+  // With --external-data the file is written from the graph at the end (a model past 2 GB has
+  // no bytes in memory).
+  q.finish.export_onnx = !o.out.empty() && !o.external_data;
   q.finish.also_cost = AlsoCost(o);
   q.latency.num_threads = o.cost.num_threads;
   // The search's progress rewrites one line; other lines end it first.
@@ -318,11 +339,11 @@ void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
       *progress_line = true;
     };
   }
-  OptimizePipeline pipeline = Take(OptimizePipeline::Prepare(q, searches));
-  // A half-precision model is searched and verified in float32 and written in its own type: the
-  // pipeline is prepared again to export in it.
+  Take(CheckRequest(q, searches));  // a bad option fails before the model loads
+  // A half-precision model is searched and verified in float32 and written in its own type.
   int32_t float_type = 0;
-  const Graph original = LoadModel(o.model, &float_type);
+  OnnxDynamicAxes axes;
+  const Graph original = LoadModel(o.model, &float_type, &axes);
   if (float_type != 0) {
     const char* type = float_type == 10 ? "float16" : "bfloat16";
     if (!o.quiet) {
@@ -332,24 +353,50 @@ void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
                    o.model.model.c_str(), type, type);
     }
     q.finish.onnx.float_type = float_type;
-    // The judge times the file with float32 inputs: a half file is not judged.
-    if (!q.judge.runtime.empty()) {
+    if (float_type == 10 && q.judge.runtime == "ort") {
+      // ONNX Runtime computes in float16: its outputs are compared with the float32 reference
+      // at float16's precision.
+      constexpr double kHalfRuntimeRtol = 2e-2;
+      if (q.judge.rtol < kHalfRuntimeRtol) q.judge.rtol = kHalfRuntimeRtol;
+    } else if (!q.judge.runtime.empty()) {
+      // ONNX Runtime's CPU kernels do not take bfloat16, and the reference runtime would time
+      // float32: a bfloat16 file is not judged.
       if (judge_note.empty()) {
-        throw CommandError(std::string("--runtime ") + q.judge.runtime +
-                           ": the runtime judge feeds "
-                           "float32 inputs and cannot time a " +
-                           type + " file yet; use --runtime none");
+        throw CommandError(std::string("--runtime ") + q.judge.runtime + " cannot time a " + type +
+                           " file; use --runtime none");
       }
       q.judge.runtime.clear();
       if (!o.quiet) {
         std::fprintf(stderr,
-                     "%s: the runtime judge feeds float32 inputs and cannot time a %s file: "
-                     "not judged (the speedup is the cost model's prediction)\n",
+                     "%s: ONNX Runtime cannot time a %s file on the CPU: not judged (the speedup "
+                     "is the cost model's prediction)\n",
                      o.model.model.c_str(), type);
       }
     }
-    pipeline = Take(OptimizePipeline::Prepare(std::move(q), searches));
   }
+  const uint64_t weight_bytes = WeightBytes(original);
+  if (weight_bytes >= kProtobufLimit && !q.judge.runtime.empty()) {
+    // The judge hands the runtime each graph as one model in memory.
+    const std::string size = std::to_string(weight_bytes >> 20) + " MiB";
+    if (judge_note.empty()) {
+      throw CommandError("--runtime " + q.judge.runtime + ": the model's weights are " + size +
+                         ", past the 2 GiB the runtime judge can hand a runtime; use --runtime "
+                         "none");
+    }
+    q.judge.runtime.clear();
+    if (!o.quiet) {
+      std::fprintf(stderr,
+                   "%s: the model's weights are %s, past the 2 GiB the runtime judge can hand a "
+                   "runtime: not judged (the speedup is the cost model's prediction)\n",
+                   o.model.model.c_str(), size.c_str());
+    }
+  }
+  if (weight_bytes >= kProtobufLimit && !o.out.empty() && !o.external_data) {
+    throw CommandError("the model's weights are " + std::to_string(weight_bytes >> 20) +
+                       " MiB, past protobuf's 2 GiB for one file: add --external-data to write "
+                       "them beside --out");
+  }
+  OptimizePipeline pipeline = Take(OptimizePipeline::Prepare(std::move(q), searches));
   const OptimizeRequest& request = pipeline.request();
   const auto rules = Take(LoadVerifiedRules(o.rules.empty() ? DefaultRulesPath() : o.rules));
   auto cost = Take(MakeCostModel(o.cost));
@@ -372,13 +419,45 @@ void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
                        " outputs differ from the CPU reference (" + report.latency.check_message +
                        "); nothing written");
   }
-  if (!o.report.empty()) Check(WriteFileAtomic(o.report, JsonText(ReportJson(report), 2) + "\n"));
+  Json dynamic;
+  DynamicAxesResult kept_axes;
+  if (!axes.empty() && !o.out.empty() && !o.static_axes) {
+    if (weight_bytes >= kProtobufLimit) {
+      kept_axes.note = "written at the fixed sizes (" + SizesText(axes.symbols) +
+                       "): a model past 2 GiB is not checked at other sizes";
+    } else {
+      // The file keeps the input's dynamic axes where the written graph holds at other sizes.
+      const LoadAtSizes load = [&o](const std::map<std::string, int64_t>& symbols) {
+        OnnxImportOptions io;
+        for (const auto& [name, v] : symbols) io.input_shapes[name] = {v};
+        return ImportOnnxFile(o.model.model, io);
+      };
+      kept_axes = Take(KeepDynamicAxes(report.written_graph, axes, request.finish.onnx, load,
+                                       request.finish.rtol));
+      if (kept_axes.kept) report.written = kept_axes.bytes;
+    }
+    std::printf("dynamic axes     %s\n", kept_axes.note.c_str());
+    dynamic["kept"] = kept_axes.kept;
+    dynamic["fixed_at"] = axes.symbols;
+    Json at = Json::array();
+    for (const auto& sizes : kept_axes.verified_at) at.push_back(sizes);
+    dynamic["checked_at"] = at;
+    dynamic["note"] = kept_axes.note;
+  }
+  if (!o.report.empty()) {
+    Json js = ReportJson(report);
+    if (!dynamic.is_null()) js["dynamic_axes"] = dynamic;
+    Check(WriteFileAtomic(o.report, JsonText(js, 2) + "\n"));
+  }
   if (o.out.empty()) return;
   std::string what;
   if (o.external_data) {
-    const std::string data = o.out + ".data";
-    Check(WriteFileAtomic(o.out, Take(WithExternalData(report.written, data))));
-    what = ", its weights in " + data;
+    // Written from the graph, its weights streamed to OUT.data: no copy of them in memory.
+    OnnxExportOptions eo = request.finish.onnx;
+    if (kept_axes.kept) eo.dynamic_axes = &kept_axes.axes;
+    eo.external_data_path = o.out + ".data";
+    Check(WriteFileAtomic(o.out, Take(ExportOnnxBytes(report.written_graph, eo))));
+    what = ", its weights in " + eo.external_data_path;
   } else {
     Check(WriteFileAtomic(o.out, report.written));
   }

@@ -9,6 +9,7 @@
 
 #include "graph/graph.h"
 #include "graph/models/zoo.h"
+#include "graph/onnx/onnx_io.h"
 
 namespace CLI {
 class App;
@@ -45,8 +46,10 @@ std::string DefaultRulesPath();
 std::string DefaultDevicesDir();
 /// Loads a zoo model (with its shape options) or an .onnx file; throws CommandError. Where
 /// given, *float_type receives the element type of a half-precision file (10 float16, 16
-/// bfloat16; 0 otherwise), which OnnxExportOptions::float_type writes back.
-Graph LoadModel(const ModelOptions& options, int32_t* float_type = nullptr);
+/// bfloat16; 0 otherwise), which OnnxExportOptions::float_type writes back, and *dynamic_axes
+/// the dynamic axes --input-shape fixed (OnnxExportOptions::dynamic_axes).
+Graph LoadModel(const ModelOptions& options, int32_t* float_type = nullptr,
+                OnnxDynamicAxes* dynamic_axes = nullptr);
 /// The tensors of repeated --input NAME=FILE flags: FILE.npy, or FILE.pb (a serialised ONNX
 /// TensorProto); throws CommandError on a malformed flag, a name given twice or a bad file.
 TensorMap ReadInputFlags(const std::vector<std::string>& specs);

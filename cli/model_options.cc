@@ -62,7 +62,8 @@ void AddModelOptions(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("--input-shape", o.input_shapes,
                  "Fix an ONNX file's dynamic axes: NAME=DIMS, a graph input and its shape "
                  "(x=1x3x224x224) or a symbolic dimension and its value (batch=1); repeatable. "
-                 "The search and the written file use these static shapes");
+                 "The search runs at these static shapes; `rewire optimize` writes the file with "
+                 "the input's dynamic axes where its result holds at two other sizes");
 }
 
 std::string DefaultRulesPath() {
@@ -78,18 +79,17 @@ std::string DefaultDevicesDir() {
   return std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
 }
 
-Graph LoadModel(const ModelOptions& o, int32_t* float_type) {
+Graph LoadModel(const ModelOptions& o, int32_t* float_type, OnnxDynamicAxes* dynamic_axes) {
   OnnxImportOptions onnx;
   onnx.float_type = float_type;
+  onnx.dynamic_axes = dynamic_axes;
   for (const std::string& spec : o.input_shapes) Check(ParseInputShape(spec, onnx));
   Graph g = Take(LoadZooOrOnnx(o.model, o.params, onnx));
   if (!onnx.input_shapes.empty()) {
     std::string fixed;
     for (const auto& [name, shape] : onnx.input_shapes)
       fixed += (fixed.empty() ? "" : ", ") + name + "=" + ShapeToString(shape);
-    std::fprintf(stderr,
-                 "%s: dynamic axes fixed (%s): rewire specialises the model to these shapes, and "
-                 "a file it writes has them, static\n",
+    std::fprintf(stderr, "%s: dynamic axes fixed (%s): rewire searches the model at these shapes\n",
                  o.model.c_str(), fixed.c_str());
   }
   return g;

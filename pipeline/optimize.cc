@@ -37,10 +37,12 @@ Status Judge(const Graph& input, const std::vector<rules::Rule>& rules, CostMode
   if (report.verdict.decision == "input") {
     report.written = input_bytes;
     report.written_rewrites = 0;
+    report.written_graph = input;
   } else if (report.verdict.chosen > 0) {
     const auto& [k, g] = path[report.verdict.chosen - 1];
     report.written = g.onnx;
     report.written_rewrites = k;
+    report.written_graph = g.graph;
   }
   return Status::Ok();
 }
@@ -112,6 +114,7 @@ StatusOr<OptimizeReport> OptimizePipeline::Run(const Graph& input,
   report.measurements.memo_hits -= before.memo_hits;
   report.written = report.result.onnx;
   report.written_rewrites = report.search_result.steps.size();
+  if (report.result.equivalence.verified) report.written_graph = report.result.graph;
   if (report.result.equivalence.verified) {
     if (q.latency.repeats > 0) {
       REWIRE_ASSIGN_OR_RETURN(report.latency,

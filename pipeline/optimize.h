@@ -93,6 +93,9 @@ struct OptimizeReport {
   std::string written;
   /// Rewrites of the graph in `written` (of search_result.steps).
   size_t written_rewrites = 0;
+  /// The graph `written` holds (the result's, one along the path, or the input), when there is
+  /// one: what a file in another form (dynamic axes, pipeline/dynamic_axes.h) is written from.
+  Graph written_graph;
   bool onnx_custom_ops = false;
   /// The real measurements the cost model made in this run (search and finish), their seconds
   /// and the costs it answered from its memo or cache; all zero for a model that measures nothing.

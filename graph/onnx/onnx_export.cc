@@ -13,10 +13,15 @@
 
 #include <onnx/defs/schema.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <unordered_set>
 
@@ -102,6 +107,18 @@ void SetType(onnx::ValueInfoProto* vi, const std::string& name, const TensorType
   for (int64_t d : t.shape) shape->add_dim()->set_dim_value(d);
 }
 
+/// The dimensions of `vi` that `dims` (per value name: each dimension's symbol, or empty) names
+/// become those symbols.
+void SetDimParams(onnx::ValueInfoProto* vi,
+                  const std::map<std::string, std::vector<std::string>>& dims) {
+  auto it = dims.find(vi->name());
+  if (it == dims.end()) return;
+  auto* shape = vi->mutable_type()->mutable_tensor_type()->mutable_shape();
+  for (int i = 0; i < shape->dim_size() && i < static_cast<int>(it->second.size()); ++i) {
+    if (!it->second[i].empty()) shape->mutable_dim(i)->set_dim_param(it->second[i]);
+  }
+}
+
 /// Enlarge's result on a known weight: zero-padded kernel, centred as the executor does.
 StatusOr<HostTensor> EnlargeWeight(const HostTensor& w, const Ints& ks) {
   if (w.type.shape.size() != 4 || ks.size() != 2)
@@ -149,10 +166,128 @@ HostTensor Scalar(DType dtype, double v) {
   return t;
 }
 
+/// The static operands of `node` (in `attrs`) in a form that holds at other sizes of the
+/// dynamic axes where rewire's shapes allow it: a Reshape target copies (0) the leading
+/// dimensions that equal its input's and infers (-1) the first other one; a Slice end at or past
+/// its axis's size runs to the end. Both mean the same at the sizes the graph has.
+void GeneraliseShapes(const Node& node, const Graph& g, Attrs& attrs) {
+  if (node.inputs.empty()) return;
+  const Shape& in = g.type(node.inputs[0]).shape;
+  if (node.op == OpType::kReshape && !node.outputs.empty()) {
+    const Shape& out = node.outputs[0].shape;
+    Ints target(out.begin(), out.end());
+    size_t i = 0;
+    for (; i < target.size() && i < in.size() && target[i] == in[i]; ++i) target[i] = 0;
+    const bool empty = std::find(out.begin(), out.end(), 0) != out.end();
+    if (i < target.size() && !empty) target[i] = -1;
+    attrs.Set("shape", target);
+  } else if (node.op == OpType::kSlice) {
+    Ints ends = attrs.GetInts("ends");
+    Ints axes = attrs.GetInts("axes");
+    const Ints steps = attrs.GetInts("steps");
+    if (axes.empty())
+      for (size_t k = 0; k < ends.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+    for (size_t k = 0; k < ends.size() && k < axes.size(); ++k) {
+      const int64_t axis = axes[k] < 0 ? axes[k] + static_cast<int64_t>(in.size()) : axes[k];
+      const int64_t step = k < steps.size() ? steps[k] : 1;
+      if (axis < 0 || axis >= static_cast<int64_t>(in.size()) || step <= 0) continue;
+      if (ends[k] >= in[axis]) ends[k] = std::numeric_limits<int64_t>::max();
+    }
+    attrs.Set("ends", ends);
+  }
+}
+
+/// Initializers written to ONNX's external data as the model is built, into a temporary file
+/// that Commit renames to its place (so a failed export leaves no half-written data).
+class ExternalData {
+ public:
+  ExternalData(std::string path, size_t min_bytes, int32_t float_type)
+      : path_(std::move(path)),
+        tmp_(path_ + ".tmp"),
+        min_bytes_(min_bytes),
+        float_type_(float_type) {}
+  ~ExternalData() {
+    if (!committed_) std::remove(tmp_.c_str());
+  }
+  Status Open() {
+    out_.open(tmp_, std::ios::binary | std::ios::trunc);
+    if (!out_) return Unavailable("cannot write " + tmp_);
+    location_ = std::filesystem::path(path_).filename().string();
+    return Status::Ok();
+  }
+  /// Writes `t` as `out`'s data where it is large enough; false when it stays in the model.
+  bool Write(const HostTensor& t, const std::string& name, onnx::TensorProto* out) {
+    if (t.bytes.size() < min_bytes_) return false;
+    out->Clear();
+    out->set_name(name);
+    for (int64_t d : t.type.shape) out->add_dims(d);
+    // 4 KiB alignment, as ONNX's own writer offers, so a runtime can map the file.
+    const uint64_t aligned = (offset_ + 4095) / 4096 * 4096;
+    if (aligned > offset_)
+      out_.write(std::string(aligned - offset_, '\0').data(), aligned - offset_);
+    offset_ = aligned;
+    uint64_t length = t.bytes.size();
+    if (float_type_ != 0 && t.type.dtype == DType::kFloat32) {
+      // Written in the model's half type, a chunk at a time.
+      const float* f = t.data<float>();
+      const size_t n = t.bytes.size() / 4;
+      std::vector<uint16_t> chunk;
+      for (size_t i = 0; i < n; i += kChunk) {
+        const size_t m = std::min(kChunk, n - i);
+        chunk.resize(m);
+        FloatsToHalf(f + i, m, float_type_, chunk.data());
+        out_.write(reinterpret_cast<const char*>(chunk.data()),
+                   static_cast<std::streamsize>(2 * m));
+      }
+      length = 2 * n;
+      out->set_data_type(float_type_);
+    } else {
+      out_.write(reinterpret_cast<const char*>(t.bytes.data()),
+                 static_cast<std::streamsize>(t.bytes.size()));
+      out->set_data_type(static_cast<int32_t>(t.type.dtype));
+    }
+    auto add = [out](const std::string& key, const std::string& value) {
+      auto* kv = out->add_external_data();
+      kv->set_key(key);
+      kv->set_value(value);
+    };
+    add("location", location_);
+    add("offset", std::to_string(offset_));
+    add("length", std::to_string(length));
+    out->set_data_location(onnx::TensorProto::EXTERNAL);
+    offset_ += length;
+    return true;
+  }
+  Status Commit() {
+    out_.close();
+    if (!out_) return Unavailable("write error in " + tmp_ + " (is the disk full?)");
+    std::error_code ec;
+    std::filesystem::rename(tmp_, path_, ec);
+    if (ec) return Unavailable("cannot rename " + tmp_ + " to " + path_ + ": " + ec.message());
+    committed_ = true;
+    return Status::Ok();
+  }
+
+ private:
+  static constexpr size_t kChunk = size_t{1} << 20;
+  const std::string path_, tmp_;
+  const size_t min_bytes_;
+  const int32_t float_type_;
+  std::ofstream out_;
+  std::string location_;
+  uint64_t offset_ = 0;
+  bool committed_ = false;
+};
+
 class Exporter {
  public:
-  Exporter(const Graph& graph, const OnnxExportOptions& options)
-      : g_(graph), custom_(options.custom_ops), by_id_(options.node_names_by_id) {}
+  Exporter(const Graph& graph, const OnnxExportOptions& options, ExternalData* external = nullptr)
+      : external_(external),
+        g_(graph),
+        custom_(options.custom_ops),
+        by_id_(options.node_names_by_id),
+        dynamic_(options.dynamic_axes && !options.dynamic_axes->empty() ? options.dynamic_axes
+                                                                        : nullptr) {}
   StatusOr<onnx::ModelProto> Run();
 
  private:
@@ -165,6 +300,14 @@ class Exporter {
                            const std::vector<std::string>& outputs, const std::string& domain = "");
   /// Adds an initializer holding `t`, named after `base`; returns its name.
   std::string Initializer(const HostTensor& t, const std::string& base);
+  /// Adds the initializer `name` holding `t`: in the external data where it goes there.
+  void AddInitializer(const HostTensor& t, const std::string& name) {
+    if (!external_ || !external_->Write(t, name, graph_->add_initializer())) {
+      if (external_) graph_->mutable_initializer()->RemoveLast();
+      HostToTensor(t, name, graph_->add_initializer());
+    }
+  }
+  ExternalData* external_;
   /// Makes `t` the value `name` (already reserved): an initializer, or a Constant node when
   /// `name` is a graph output.
   void ConstantValue(const HostTensor& t, const std::string& name, bool graph_output);
@@ -183,6 +326,11 @@ class Exporter {
   /// Exact GELU, x * (1 + erf(x / sqrt 2)) * 0.5, as standard nodes (the pattern that ONNX
   /// Runtime fuses back into its Gelu kernel).
   void EmitGelu(const std::string& x, const std::string& y, const std::string& base, DType dtype);
+  /// With dynamic axes, a Reshape target that copying (0) and one inferred dimension (-1) do
+  /// not cover: read at run time from the shape of an earlier value whose leading dimensions
+  /// are the target's (Shape(start=0, end=k) then the rest of the target, its first dimension
+  /// inferred). Returns its name, or empty where the 0/-1 form will do or no value fits.
+  std::string DynamicReshapeTarget(const Node& node, const std::string& base);
   /// Emits a Constant node holding `t`; returns the name of its output.
   std::string ConstantInput(const HostTensor& t, const std::string& base);
   /// True when every attribute of `node` has a place in its ONNX twin at opset 17.
@@ -194,6 +342,7 @@ class Exporter {
   const Graph& g_;
   const bool custom_;
   const bool by_id_;
+  const OnnxDynamicAxes* dynamic_;  // null: static shapes throughout
   onnx::ModelProto model_;
   onnx::GraphProto* graph_ = nullptr;
   std::unordered_set<std::string> used_;
@@ -226,13 +375,13 @@ onnx::NodeProto* Exporter::AddNode(const std::string& op_type, const std::string
 
 std::string Exporter::Initializer(const HostTensor& t, const std::string& base) {
   const std::string name = Unique(base);
-  HostToTensor(t, name, graph_->add_initializer());
+  AddInitializer(t, name);
   return name;
 }
 
 void Exporter::ConstantValue(const HostTensor& t, const std::string& name, bool graph_output) {
   if (!graph_output) {
-    HostToTensor(t, name, graph_->add_initializer());
+    AddInitializer(t, name);
     return;
   }
   onnx::NodeProto* c = AddNode("Constant", name, {}, {name});
@@ -281,12 +430,13 @@ Status Exporter::EmitLeaf(const Node& node) {
   names_[v] = node.name;
   if (node.op == OpType::kInput) {
     SetType(graph_->add_input(), node.name, node.outputs[0]);
+    if (dynamic_) SetDimParams(graph_->mutable_input(graph_->input_size() - 1), dynamic_->inputs);
     return Status::Ok();
   }
   HostTensorPtr data = MaterializeData(node);
   if (!data) return InvalidArgument("'" + node.name + "' has no data");
   if (node.op == OpType::kWeight) {
-    HostToTensor(*data, node.name, graph_->add_initializer());
+    AddInitializer(*data, node.name);
     return Status::Ok();
   }
   onnx::NodeProto* c = AddNode("Constant", node.name, {}, {node.name});
@@ -349,7 +499,8 @@ Status Exporter::EmitOp(const Node& node) {
     for (const auto& [name, value] : node.attrs.items())
       REWIRE_RETURN_IF_ERROR(SetAttr(n, name, value));
   }
-  for (uint32_t i = 0; value_info && i < node.outputs.size(); ++i) {
+  // With dynamic axes an intermediate value's shape is the fixed size's: none is written.
+  for (uint32_t i = 0; value_info && !dynamic_ && i < node.outputs.size(); ++i) {
     if (!preferred_.count({node.id, i})) {
       SetType(graph_->add_value_info(), outputs[i], node.outputs[i]);
     }
@@ -360,6 +511,14 @@ Status Exporter::EmitOp(const Node& node) {
 Status Exporter::EmitTwin(const Node& node, Attrs attrs, const std::string& base,
                           std::vector<std::string> inputs, const std::vector<std::string>& outputs,
                           bool all_constant) {
+  std::string computed_shape;
+  if (dynamic_ && node.op == OpType::kReshape) computed_shape = DynamicReshapeTarget(node, base);
+  if (!computed_shape.empty()) {
+    attrs.Erase("shape");
+    inputs.push_back(computed_shape);
+  } else if (dynamic_) {
+    GeneraliseShapes(node, g_, attrs);
+  }
   // Static operands that opset 17 takes as inputs.
   const auto& as_inputs = AttrsAsInputs(node.op);
   std::vector<std::string> extra;
@@ -397,6 +556,51 @@ Status Exporter::EmitTwin(const Node& node, Attrs attrs, const std::string& base
   if (all_constant) n->set_doc_string(kNoFoldDoc);
   for (const auto& [name, value] : attrs.items()) REWIRE_RETURN_IF_ERROR(SetAttr(n, name, value));
   return Status::Ok();
+}
+
+std::string Exporter::DynamicReshapeTarget(const Node& node, const std::string& base) {
+  const Shape& in = g_.type(node.inputs[0]).shape;
+  const Shape& out = node.outputs[0].shape;
+  size_t copied = 0;
+  while (copied < out.size() && copied < in.size() && out[copied] == in[copied]) ++copied;
+  if (copied + 1 >= out.size()) return "";  // 0s and at most one -1
+  // The nearest earlier value (a graph input or an op's output) with the longest such prefix.
+  auto prefix = [&](const Shape& s) {
+    size_t k = 0;
+    while (k < out.size() && k < s.size() && s[k] == out[k]) ++k;
+    return k;
+  };
+  constexpr size_t kMaxVisited = 256;
+  std::vector<ValueRef> frontier(node.inputs.begin(), node.inputs.end());
+  std::set<ValueRef> seen(frontier.begin(), frontier.end());
+  ValueRef best{kNoNode, 0};
+  size_t best_k = copied + 1;
+  for (size_t at = 0; at < frontier.size() && at < kMaxVisited; ++at) {
+    const ValueRef v = frontier[at];
+    const Node& n = g_.node(v.node);
+    if (n.op == OpType::kWeight || n.op == OpType::kConstant) continue;
+    const size_t k = prefix(g_.type(v).shape);
+    if (k > best_k) {
+      best = v;
+      best_k = k;
+    }
+    for (const ValueRef& u : n.inputs)
+      if (seen.insert(u).second) frontier.push_back(u);
+  }
+  if (best.node == kNoNode) return "";
+  const std::string lead = Unique(base + "/shape_lead");
+  onnx::NodeProto* shape = AddNode("Shape", lead, {names_.at(best)}, {lead});
+  (void)SetAttr(shape, "start", int64_t{0});
+  (void)SetAttr(shape, "end", static_cast<int64_t>(best_k));
+  if (best_k == out.size()) return lead;
+  Ints rest(out.begin() + static_cast<std::ptrdiff_t>(best_k), out.end());
+  if (std::find(out.begin(), out.end(), 0) == out.end()) rest[0] = -1;
+  const std::string tail = ConstantInput(
+      HostTensor::FromInt64s({static_cast<int64_t>(rest.size())}, rest), base + "/shape_rest");
+  const std::string target = Unique(base + "/shape");
+  onnx::NodeProto* cat = AddNode("Concat", target, {lead, tail}, {target});
+  (void)SetAttr(cat, "axis", int64_t{0});
+  return target;
 }
 
 void Exporter::EmitGelu(const std::string& x, const std::string& y, const std::string& base,
@@ -516,7 +720,7 @@ Status Exporter::EmitLowered(const Node& node, const std::string& base,
   if (act == "none") return EmitTwin(plain, plain.attrs, base, inputs, outputs, all_constant);
   const std::string linear = Unique(outputs[0] + "/linear");
   REWIRE_RETURN_IF_ERROR(EmitTwin(plain, plain.attrs, base, inputs, {linear}, all_constant));
-  SetType(graph_->add_value_info(), linear, node.outputs[0]);
+  if (!dynamic_) SetType(graph_->add_value_info(), linear, node.outputs[0]);
   return EmitActivation(act, linear, outputs[0], base, dtype);
 }
 
@@ -532,6 +736,8 @@ Status Exporter::EmitOutputs() {
       AddNode("Identity", out.name, {value}, {out.name});
     }
     SetType(graph_->add_output(), out.name, g_.type(out.value));
+    if (dynamic_)
+      SetDimParams(graph_->mutable_output(graph_->output_size() - 1), dynamic_->outputs);
   }
   return Status::Ok();
 }
@@ -592,14 +798,28 @@ StatusOr<onnx::ModelProto> Exporter::Run() {
 
 StatusOr<std::string> ExportOnnxBytes(const Graph& graph, const OnnxExportOptions& options) {
   try {
-    REWIRE_ASSIGN_OR_RETURN(onnx::ModelProto model, onnx_io::Exporter(graph, options).Run());
+    std::unique_ptr<onnx_io::ExternalData> external;
+    if (!options.external_data_path.empty()) {
+      external = std::make_unique<onnx_io::ExternalData>(
+          options.external_data_path, options.external_min_bytes, options.float_type);
+      REWIRE_RETURN_IF_ERROR(external->Open());
+    }
+    REWIRE_ASSIGN_OR_RETURN(onnx::ModelProto model,
+                            onnx_io::Exporter(graph, options, external.get()).Run());
     if (options.float_type != 0) {
       REWIRE_RETURN_IF_ERROR(onnx_io::RaiseFloatToHalf(model, options.float_type));
     }
+    const size_t size = model.ByteSizeLong();
+    if (size > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+      return InvalidArgument("the ONNX model is " + std::to_string(size >> 20) +
+                             " MiB, past protobuf's 2 GiB limit for one message: write its "
+                             "weights as external data (rewire optimize --external-data)");
+    }
     std::string bytes;
     if (!model.SerializeToString(&bytes)) {
-      return InvalidArgument("the ONNX model could not be serialised (protobuf's 2 GiB limit?)");
+      return InvalidArgument("the ONNX model could not be serialised");
     }
+    if (external) REWIRE_RETURN_IF_ERROR(external->Commit());
     return bytes;
   } catch (const std::exception& e) {
     return Internal(std::string("unexpected error while exporting ONNX: ") + e.what());

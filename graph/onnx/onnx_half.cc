@@ -190,6 +190,11 @@ Status LowerHalfToFloat(onnx::ModelProto& model, int32_t* half_type, const std::
   return Status::Ok();
 }
 
+void FloatsToHalf(const float* in, size_t n, int32_t half_type, uint16_t* out) {
+  for (size_t i = 0; i < n; ++i)
+    out[i] = half_type == TensorProto::FLOAT16 ? FloatToHalf(in[i]) : FloatToBfloat(in[i]);
+}
+
 Status RaiseFloatToHalf(onnx::ModelProto& model, int32_t half_type) {
   if (!IsHalf(half_type)) {
     return InvalidArgument("float_type " + std::to_string(half_type) +

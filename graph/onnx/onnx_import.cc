@@ -192,6 +192,12 @@ StatusOr<ValueRef> Importer::Runtime(const std::string& name) {
     auto data = HostFromTensor(*v->init, "initializer '" + name + "'");
     if (!data.ok()) return Fail(data.status().message());
     id = graph_.AddWeightData(v->leaf_name, *data);
+    constexpr size_t kReleaseBytes = size_t{1} << 20;
+    if (id.ok() && owned_ && v->init->raw_data().size() >= kReleaseBytes) {
+      // The graph holds the weight now: the model's copy goes (`init` points into owned_).
+      const_cast<TensorProto*>(v->init)->clear_raw_data();
+      v->released = true;
+    }
   } else {
     REWIRE_ASSIGN_OR_RETURN(const Literal* lit, ConstantOf(name));
     auto data = LiteralToHost(*lit, what);
@@ -208,6 +214,11 @@ StatusOr<const Literal*> Importer::ConstantOf(const std::string& name) {
   if (!v) return Fail("value '" + name + "' is not defined");
   if (!v->unusable.empty()) return Fail("value '" + name + "' is used, but " + v->unusable);
   if (v->lit) return v->lit.get();
+  if (v->released) {
+    return Fail("weight '" + name +
+                "' is used as a constant operand after it was read as a "
+                "weight; rewire reads a weight over 1 MiB once");
+  }
   if (v->init) {
     auto lit = LiteralFromTensor(*v->init, "initializer '" + name + "'");
     if (!lit.ok()) return Fail(lit.status().message());
@@ -685,7 +696,7 @@ StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& sou
     }
   }
   try {
-    return onnx_io::Importer(model, source).Run();
+    return onnx_io::Importer(&model, source).Run();
   } catch (const std::exception& e) {
     return Internal(source + ": unexpected error while importing: " + e.what());
   }

@@ -28,6 +28,7 @@ struct Value {
   bool weight = false;                 // float initializer: a Weight, never folded
   std::string leaf_name;               // name of the leaf created for this constant
   std::string unusable;                // non-empty: why this value cannot be used
+  bool released = false;               // `init`'s data was dropped once the weight was made
 };
 
 inline constexpr int kOpsetMin = 7;   // oldest standard opset read
@@ -41,6 +42,10 @@ class Importer {
  public:
   Importer(const onnx::ModelProto& model, std::string source)
       : model_(model), g_(model.graph()), source_(std::move(source)) {}
+  /// Imports a model the caller hands over: each large weight's data in it is dropped once the
+  /// graph has its own copy, so that a model of several GB is not held twice.
+  Importer(onnx::ModelProto* owned, std::string source)
+      : model_(*owned), owned_(owned), g_(owned->graph()), source_(std::move(source)) {}
 
   StatusOr<Graph> Run();
 
@@ -136,6 +141,7 @@ class Importer {
   }
 
   const onnx::ModelProto& model_;
+  onnx::ModelProto* owned_ = nullptr;  // set: the model is the importer's to change
   const onnx::GraphProto& g_;
   std::string source_;
   int opset_ = 0;

@@ -14,6 +14,7 @@ namespace onnx_io {
 
 Status FixInputShapes(onnx::ModelProto& model, const OnnxImportOptions& options,
                       const std::string& source) {
+  if (options.dynamic_axes) *options.dynamic_axes = OnnxDynamicAxes();
   if (options.input_shapes.empty()) return Status::Ok();
   onnx::GraphProto* g = model.mutable_graph();
   std::map<std::string, int64_t> symbols;  // dim_param -> value
@@ -74,6 +75,22 @@ Status FixInputShapes(onnx::ModelProto& model, const OnnxImportOptions& options,
       }
       d->set_dim_value(shape[i]);
     }
+  }
+  if (options.dynamic_axes) {
+    // What the model declared, before the symbols are replaced by their values.
+    OnnxDynamicAxes& axes = *options.dynamic_axes;
+    auto record = [&](const onnx::ValueInfoProto& vi) {
+      std::vector<std::string> dims;
+      if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) {
+        for (const auto& d : vi.type().tensor_type().shape().dim())
+          dims.push_back(d.has_dim_param() && symbols.count(d.dim_param()) ? d.dim_param() : "");
+      }
+      return dims;
+    };
+    for (const auto& in : g->input())
+      if (!initializers.count(in.name())) axes.inputs[in.name()] = record(in);
+    for (const auto& out : g->output()) axes.outputs[out.name()] = record(out);
+    axes.symbols = symbols;
   }
   // Every other use of a fixed symbol takes its value.
   auto fix = [&](onnx::ValueInfoProto& vi) {

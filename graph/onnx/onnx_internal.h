@@ -127,5 +127,7 @@ Status LowerHalfToFloat(onnx::ModelProto& model, int32_t* half_type, const std::
 /// The inverse on an exported model: every float32 tensor becomes `half_type`, data rounded to
 /// nearest even.
 Status RaiseFloatToHalf(onnx::ModelProto& model, int32_t half_type);
+/// `n` floats as float16 (half_type 10) or bfloat16 (16) bits, rounded to nearest even.
+void FloatsToHalf(const float* in, size_t n, int32_t half_type, uint16_t* out);
 
 }  // namespace rewire::onnx_io

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "graph/graph.h"
 
@@ -19,6 +20,16 @@ namespace rewire {
 /// --overwrite-input-shape). Each key is either a graph input's name, with the input's whole
 /// shape, or a symbolic dimension's name (a dim_param such as "batch"), with a shape of one
 /// value. Every use of a fixed symbol (in any input, output or value_info) takes its value.
+/// The dynamic axes a model declared, as --input-shape fixed them: per graph input and output,
+/// each dimension's symbol (its dim_param; empty for a static dimension or one without a
+/// name), and the value each symbol was fixed at. OnnxExportOptions::dynamic_axes writes them
+/// back.
+struct OnnxDynamicAxes {
+  std::map<std::string, std::vector<std::string>> inputs, outputs;
+  std::map<std::string, int64_t> symbols;
+  bool empty() const { return symbols.empty(); }
+};
+
 struct OnnxImportOptions {
   std::map<std::string, Shape> input_shapes;
   /// Where tensors kept in ONNX's external data are read from (their locations are relative to
@@ -28,6 +39,9 @@ struct OnnxImportOptions {
   /// precision throughout (10: float16, 16: bfloat16), else 0. A half model is imported as
   /// float32; OnnxExportOptions::float_type writes it back in its own type.
   int32_t* float_type = nullptr;
+  /// Where given, receives the model's dynamic axes that `input_shapes` fixed (empty when it
+  /// fixed none).
+  OnnxDynamicAxes* dynamic_axes = nullptr;
 };
 
 /// Parses "NAME=DIMS" (DIMS as 1x3x224x224 or 1,3,224,224) into `options`. Errors:
@@ -56,11 +70,25 @@ struct OnnxExportOptions {
   /// tensor, value and initializer is written in that type instead (the element type of the
   /// model the graph was read from, OnnxImportOptions::float_type).
   int32_t float_type = 0;
+  /// Where given (and not empty), the file keeps these dynamic axes: each input's and output's
+  /// dimensions with a symbol are written as that dim_param, no intermediate value carries a
+  /// shape, Reshape targets copy (0) the leading dimensions equal to their input's and infer
+  /// (-1) the first other one, and Slice ends at or past their axis's size run to its end. Such
+  /// a file is only right at other sizes where every rewrite taken holds for them:
+  /// KeepDynamicAxes (pipeline/dynamic_axes.h) checks that at two sizes.
+  const OnnxDynamicAxes* dynamic_axes = nullptr;
+  /// Where given, every initializer of at least external_min_bytes is written to this file in
+  /// ONNX's external-data form as the model is built (4 KiB aligned, referenced by the file's
+  /// name, so the model must be written beside it), with no copy of it in the model: what a
+  /// model past protobuf's 2 GB needs. The file is written whole or not at all.
+  std::string external_data_path;
+  size_t external_min_bytes = 1024;
 };
 
 /// Writes the graph as an ONNX model (opset 17; weights as initialisers), in the form chosen by
 /// `options`. The result passes onnx's checker. An op with no standard form (only possible
-/// without custom_ops) is an InvalidArgument naming it; nothing is written then.
+/// without custom_ops) is an InvalidArgument naming it; nothing is written then. A model over
+/// protobuf's 2 GB limit is an InvalidArgument that says to write its weights as external data.
 Status ExportOnnxFile(const Graph& graph, const std::string& path,
                       const OnnxExportOptions& options = {});
 StatusOr<std::string> ExportOnnxBytes(const Graph& graph, const OnnxExportOptions& options = {});

@@ -31,15 +31,17 @@ class OptimizedOnnx : public ::testing::TestWithParam<Case> {};
 
 /// Runs `model` (a zoo name, or an ONNX path as Quote gives it) on seeded random inputs written
 /// under DIR/a, then the optimised file `opt` on those same inputs (its input `input`) under DIR/b,
-/// and expects the outputs within `tolerance`: max |a - b| / max |b|.
+/// and expects the outputs within `tolerance`: max |a - b| / max |b|. The optimised file runs in
+/// `runtime` (rewire run --runtime), the original in the reference executor.
 void ExpectSameOutputs(const TempDir& dir, const std::string& model, const std::string& opt,
-                       const std::string& input, double tolerance) {
+                       const std::string& input, double tolerance,
+                       const std::string& runtime = "reference") {
   auto original = Rewire("run --model " + model + " --random-inputs --input-seed 4 --output-dir " +
                          Quote(dir / "a"));
   ASSERT_EQ(original.exit_code, 0) << original.output;
   const std::string inputs = dir / ("a/input." + input + ".npy");
-  auto rerun = Rewire("run --model " + Quote(opt) + " --input " + input + "=" + Quote(inputs) +
-                      " --output-dir " + Quote(dir / "b"));
+  auto rerun = Rewire("run --model " + Quote(opt) + " --runtime " + runtime + " --input " + input +
+                      "=" + Quote(inputs) + " --output-dir " + Quote(dir / "b"));
   ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
 
   auto want = ReadNpy(dir / "a/output.npy");
@@ -105,8 +107,9 @@ TEST(OptimizedOnnxExternalData, TheWeightsBesideTheFileReadBackToTheSameOutputs)
 }
 
 // A float16 model (SqueezeNet's export with every floating tensor converted by onnx's own
-// helpers) is optimised in float32 and written in float16: the written file has no float32
-// tensor, passes the checker, and `rewire run` gives the input file's outputs.
+// helpers) is optimised in float32, judged in ONNX Runtime in float16 and written in float16:
+// the written file has no float32 tensor, passes the checker, and both `rewire run` and ONNX
+// Runtime (fed float32 files, computing in float16) give the input file's outputs.
 TEST(OptimizedOnnxHalf, AFloat16ModelIsWrittenInFloat16) {
   TempDir dir;
   const std::string f32 = dir / "sq.onnx", f16 = dir / "sq16.onnx", opt = dir / "opt16.onnx";
@@ -135,6 +138,8 @@ TEST(OptimizedOnnxHalf, AFloat16ModelIsWrittenInFloat16) {
                                   "and writes it in float16"),
             std::string::npos)
       << optimized.output;
+  EXPECT_NE(optimized.output.find("graph(s) in ort"), std::string::npos) << optimized.output;
+  EXPECT_NE(optimized.output.find("runtime          ort "), std::string::npos) << optimized.output;
   const char* check =
       "import sys, onnx\n"
       "from onnx import TensorProto\n"
@@ -151,6 +156,66 @@ TEST(OptimizedOnnxHalf, AFloat16ModelIsWrittenInFloat16) {
   ASSERT_EQ(checked.exit_code, 0) << checked.output;
   // Weights folded in float32 are rounded to float16 once more: half precision's tolerance.
   ExpectSameOutputs(dir, Quote(f16), opt, "input", 1e-2);
+  // ONNX Runtime computes in float16 throughout.
+  TempDir in_ort;
+  ExpectSameOutputs(in_ort, Quote(f16), opt, "input", 3e-2, "ort");
+}
+
+// A transformer block exported by torch.onnx.export with dynamic batch and sequence axes, and
+// its float16 conversion, optimised at batch=2, seq=16 (--input-shape): the written files keep
+// both axes and, run in ONNX Runtime at sizes neither the search nor rewire's own check used,
+// give the PyTorch module's outputs (scripts/torch_export_check.py checks and tabulates it).
+TEST(OptimizedOnnxDynamicAxes, APyTorchExportKeepsItsAxesAndRunsInOrtAtOtherSizes) {
+  TempDir dir;
+  auto checked =
+      RunCommand(Quote(REWIRE_PYTHON) + " " +
+                 Quote(std::string(REWIRE_SOURCE_DIR) + "/scripts/torch_export_check.py") +
+                 " --rewire " + Quote(REWIRE_BINARY) + " --work-dir " + Quote(dir.path()));
+  ASSERT_EQ(checked.exit_code, 0) << checked.output;
+  EXPECT_NE(checked.output.find("dynamic: dynamic axes kept, checked at batch=3, seq=17 and at "
+                                "batch=4, seq=32"),
+            std::string::npos)
+      << checked.output;
+  EXPECT_NE(checked.output.find("written input x: ['batch', 'seq', 64]"), std::string::npos)
+      << checked.output;
+  EXPECT_NE(checked.output.find("| dynamic | batch=1, seq=40 | [1, 40, 64] |"), std::string::npos)
+      << checked.output;
+  EXPECT_NE(checked.output.find("| half | batch=3, seq=7 | [3, 7, 64] |"), std::string::npos)
+      << checked.output;
+  EXPECT_NE(checked.output.find("result: pass"), std::string::npos) << checked.output;
+}
+
+// Without the dynamic axes kept (--static-axes), the file has the fixed sizes.
+TEST(OptimizedOnnxDynamicAxes, StaticAxesWritesTheFixedSizes) {
+  TempDir dir;
+  const std::string model = dir / "block.onnx", opt = dir / "opt.onnx";
+  const char* export_script =
+      "import sys, torch\n"
+      "m = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()).eval()\n"
+      "torch.onnx.export(m, (torch.randn(2, 8),), sys.argv[1], input_names=['x'],\n"
+      "                  output_names=['y'], dynamic_axes={'x': {0: 'batch'}, 'y': {0: "
+      "'batch'}})\n";
+  const std::string script = dir / "export.py";
+  { std::ofstream(script) << export_script; }
+  ASSERT_EQ(RunCommand(Quote(REWIRE_PYTHON) + " " + Quote(script) + " " + Quote(model)).exit_code,
+            0);
+  for (const bool fixed : {false, true}) {
+    auto optimized = Rewire("optimize --model " + Quote(model) +
+                            " --input-shape batch=2 --search greedy --runtime none --out " +
+                            Quote(opt) + (fixed ? " --static-axes" : ""));
+    ASSERT_EQ(optimized.exit_code, 0) << optimized.output;
+    EXPECT_EQ(optimized.output.find("dynamic axes     dynamic axes kept") != std::string::npos,
+              !fixed)
+        << optimized.output;
+    // The written file without --input-shape: refused at its dynamic axis, read when static.
+    auto shown = Rewire("run --model " + Quote(opt) + " --random-inputs --output-dir " +
+                        Quote(dir / (fixed ? "s" : "d")));
+    EXPECT_EQ(shown.exit_code == 0, fixed) << shown.output;
+    if (!fixed) {
+      EXPECT_NE(shown.output.find("dimension 0 is dynamic ('batch')"), std::string::npos)
+          << shown.output;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, OptimizedOnnx,

@@ -3,6 +3,8 @@
 //
 // Protocol: one JSON request per line on stdin, one JSON reply per line on stdout, in order.
 // Tensors travel as .npy files (float32, float64, int64, int32, bool) in a folder the client owns.
+// A model whose inputs or outputs are float16 takes float32 files for them (rounded to the
+// nearest float16, ties to even) and gives its float16 outputs back as float32, exactly.
 //   {"op":"hello"}                                   -> {"ok":true,"ort":"1.30.0"}
 //   {"op":"load","id":"a","path":"m.onnx","threads":2[,"profile":"dir/prefix"][,"optimized":"o.onnx"]}
 //                                                    -> {"ok":true,"inputs":[..],"outputs":[..]}
@@ -118,15 +120,63 @@ function writeNpy(file, tensor) {
   fs.writeFileSync(file, Buffer.concat([head, Buffer.from(header, 'latin1'), data]));
 }
 
+// float32 -> float16 bits, rounding to nearest even; overflow goes to infinity, NaN stays NaN.
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+function toHalfBits(x) {
+  f32[0] = x;
+  const b = u32[0];
+  const sign = (b >>> 16) & 0x8000;
+  const exp = (b >>> 23) & 0xff;
+  let mant = b & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  const e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    const shift = 14 - e;
+    let h = mant >>> shift;
+    const rem = mant & ((1 << shift) - 1), half = 1 << (shift - 1);
+    if (rem > half || (rem === half && (h & 1))) ++h;
+    return sign | h;
+  }
+  let h = (e << 10) | (mant >>> 13);
+  const rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem === 0x1000 && (h & 1))) ++h;  // a carry into the exponent is right
+  return sign | h;
+}
+function fromHalfBits(h) {
+  const sign = h & 0x8000 ? -1 : 1, exp = (h >>> 10) & 0x1f, mant = h & 0x3ff;
+  if (exp === 0) return sign * mant * Math.pow(2, -24);
+  if (exp === 0x1f) return mant ? NaN : sign * Infinity;
+  return sign * (1 + mant / 1024) * Math.pow(2, exp - 15);
+}
+
+// A float32 tensor for an input the session takes as float16 becomes float16.
+function asInputType(s, name, tensor) {
+  const meta = (s.inputMetadata || []).find(m => m.name === name);
+  if (!meta || meta.type !== 'float16' || tensor.type !== 'float32') return tensor;
+  return new ort.Tensor('float16', Uint16Array.from(tensor.data, toHalfBits), tensor.dims);
+}
+
+// A float16 output as float32 (every float16 is a float32).
+function asFloat32(tensor) {
+  if (tensor.type !== 'float16') return tensor;
+  const d = tensor.data;
+  const data = d instanceof Uint16Array ? Float32Array.from(d, fromHalfBits) : Float32Array.from(d);
+  return new ort.Tensor('float32', data, tensor.dims);
+}
+
 function median(xs) {
   const sorted = [...xs].sort((a, b) => a - b);
   const m = sorted.length;
   return m % 2 ? sorted[(m - 1) / 2] : (sorted[m / 2 - 1] + sorted[m / 2]) / 2;
 }
 
-function feeds(req) {
+function feeds(req, s) {
   const f = {};
-  for (const [name, file] of Object.entries(req.inputs || {})) f[name] = readNpy(file);
+  for (const [name, file] of Object.entries(req.inputs || {})) f[name] = asInputType(s, name, readNpy(file));
   return f;
 }
 
@@ -206,18 +256,18 @@ async function handle(req) {
     }
     case 'run': {
       const s = session(req);
-      const out = await runOnce(s, feeds(req));
+      const out = await runOnce(s, feeds(req, s));
       const files = {};
       s.outputNames.forEach((name, i) => {
         const file = path.join(req.out_dir, i + '.npy');
-        writeNpy(file, out[name]);
+        writeNpy(file, asFloat32(out[name]));
         files[name] = file;
       });
       return { ok: true, outputs: files };
     }
     case 'time': {
       const s = session(req);
-      const f = feeds(req);
+      const f = feeds(req, s);
       ++timeRequests;
       injectFault();
       for (let i = 0; i < (req.warmups || 0); ++i) await runOnce(s, f);
