@@ -197,91 +197,10 @@ void GeneraliseShapes(const Node& node, const Graph& g, Attrs& attrs) {
   }
 }
 
-/// Initializers written to ONNX's external data as the model is built, into a temporary file
-/// that Commit renames to its place (so a failed export leaves no half-written data).
-class ExternalData {
- public:
-  ExternalData(std::string path, size_t min_bytes, int32_t float_type)
-      : path_(std::move(path)),
-        tmp_(path_ + ".tmp"),
-        min_bytes_(min_bytes),
-        float_type_(float_type) {}
-  ~ExternalData() {
-    if (!committed_) std::remove(tmp_.c_str());
-  }
-  Status Open() {
-    out_.open(tmp_, std::ios::binary | std::ios::trunc);
-    if (!out_) return Unavailable("cannot write " + tmp_);
-    location_ = std::filesystem::path(path_).filename().string();
-    return Status::Ok();
-  }
-  /// Writes `t` as `out`'s data where it is large enough; false when it stays in the model.
-  bool Write(const HostTensor& t, const std::string& name, onnx::TensorProto* out) {
-    if (t.bytes.size() < min_bytes_) return false;
-    out->Clear();
-    out->set_name(name);
-    for (int64_t d : t.type.shape) out->add_dims(d);
-    // 4 KiB alignment, as ONNX's own writer offers, so a runtime can map the file.
-    const uint64_t aligned = (offset_ + 4095) / 4096 * 4096;
-    if (aligned > offset_)
-      out_.write(std::string(aligned - offset_, '\0').data(), aligned - offset_);
-    offset_ = aligned;
-    uint64_t length = t.bytes.size();
-    if (float_type_ != 0 && t.type.dtype == DType::kFloat32) {
-      // Written in the model's half type, a chunk at a time.
-      const float* f = t.data<float>();
-      const size_t n = t.bytes.size() / 4;
-      std::vector<uint16_t> chunk;
-      for (size_t i = 0; i < n; i += kChunk) {
-        const size_t m = std::min(kChunk, n - i);
-        chunk.resize(m);
-        FloatsToHalf(f + i, m, float_type_, chunk.data());
-        out_.write(reinterpret_cast<const char*>(chunk.data()),
-                   static_cast<std::streamsize>(2 * m));
-      }
-      length = 2 * n;
-      out->set_data_type(float_type_);
-    } else {
-      out_.write(reinterpret_cast<const char*>(t.bytes.data()),
-                 static_cast<std::streamsize>(t.bytes.size()));
-      out->set_data_type(static_cast<int32_t>(t.type.dtype));
-    }
-    auto add = [out](const std::string& key, const std::string& value) {
-      auto* kv = out->add_external_data();
-      kv->set_key(key);
-      kv->set_value(value);
-    };
-    add("location", location_);
-    add("offset", std::to_string(offset_));
-    add("length", std::to_string(length));
-    out->set_data_location(onnx::TensorProto::EXTERNAL);
-    offset_ += length;
-    return true;
-  }
-  Status Commit() {
-    out_.close();
-    if (!out_) return Unavailable("write error in " + tmp_ + " (is the disk full?)");
-    std::error_code ec;
-    std::filesystem::rename(tmp_, path_, ec);
-    if (ec) return Unavailable("cannot rename " + tmp_ + " to " + path_ + ": " + ec.message());
-    committed_ = true;
-    return Status::Ok();
-  }
-
- private:
-  static constexpr size_t kChunk = size_t{1} << 20;
-  const std::string path_, tmp_;
-  const size_t min_bytes_;
-  const int32_t float_type_;
-  std::ofstream out_;
-  std::string location_;
-  uint64_t offset_ = 0;
-  bool committed_ = false;
-};
-
 class Exporter {
  public:
-  Exporter(const Graph& graph, const OnnxExportOptions& options, ExternalData* external = nullptr)
+  Exporter(const Graph& graph, const OnnxExportOptions& options,
+           ExternalDataWriter* external = nullptr)
       : external_(external),
         g_(graph),
         custom_(options.custom_ops),
@@ -307,7 +226,7 @@ class Exporter {
       HostToTensor(t, name, graph_->add_initializer());
     }
   }
-  ExternalData* external_;
+  ExternalDataWriter* external_;
   /// Makes `t` the value `name` (already reserved): an initializer, or a Constant node when
   /// `name` is a graph output.
   void ConstantValue(const HostTensor& t, const std::string& name, bool graph_output);
@@ -798,9 +717,9 @@ StatusOr<onnx::ModelProto> Exporter::Run() {
 
 StatusOr<std::string> ExportOnnxBytes(const Graph& graph, const OnnxExportOptions& options) {
   try {
-    std::unique_ptr<onnx_io::ExternalData> external;
+    std::unique_ptr<onnx_io::ExternalDataWriter> external;
     if (!options.external_data_path.empty()) {
-      external = std::make_unique<onnx_io::ExternalData>(
+      external = std::make_unique<onnx_io::ExternalDataWriter>(
           options.external_data_path, options.external_min_bytes, options.float_type);
       REWIRE_RETURN_IF_ERROR(external->Open());
     }

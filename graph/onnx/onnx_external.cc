@@ -1,9 +1,11 @@
 // ONNX's external data: tensors whose bytes live in a file beside the model (every model over
 // protobuf's 2 GB, and what exporters write for large ones). Read at import
-// (OnnxImportOptions::external_data_dir), written by WithExternalData.
+// (OnnxImportOptions::external_data_dir), written as a model is exported
+// (OnnxExportOptions::external_data_path, ExternalDataWriter).
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -106,47 +108,80 @@ Status LoadExternalData(onnx::ModelProto& model, const std::string& dir,
   });
 }
 
-}  // namespace onnx_io
+struct ExternalDataWriter::File {
+  std::ofstream out;
+};
 
-StatusOr<std::string> WithExternalData(const std::string& onnx_bytes, const std::string& data_path,
-                                       size_t min_bytes) {
-  onnx::ModelProto model;
-  if (!model.ParseFromString(onnx_bytes))
-    return InvalidArgument("WithExternalData: the bytes are not an ONNX model");
-  const std::string tmp = data_path + ".tmp";
-  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-  if (!out) return Unavailable("cannot write " + tmp);
-  const std::string location = std::filesystem::path(data_path).filename().string();
-  uint64_t offset = 0;
-  for (auto& t : *model.mutable_graph()->mutable_initializer()) {
-    if (!t.has_raw_data() || t.raw_data().size() < min_bytes) continue;
-    // 4 KiB alignment, as ONNX's own writer offers, so a runtime can map the file.
-    const uint64_t aligned = (offset + 4095) / 4096 * 4096;
-    if (aligned > offset) out.write(std::string(aligned - offset, '\0').data(), aligned - offset);
-    offset = aligned;
-    const std::string& raw = t.raw_data();
-    out.write(raw.data(), static_cast<std::streamsize>(raw.size()));
-    auto add = [&t](const std::string& key, const std::string& value) {
-      auto* kv = t.add_external_data();
-      kv->set_key(key);
-      kv->set_value(value);
-    };
-    add("location", location);
-    add("offset", std::to_string(offset));
-    add("length", std::to_string(raw.size()));
-    offset += raw.size();
-    t.clear_raw_data();
-    t.set_data_location(onnx::TensorProto::EXTERNAL);
-  }
-  out.close();
-  if (!out) return Unavailable("write error in " + tmp);
-  std::error_code ec;
-  std::filesystem::rename(tmp, data_path, ec);
-  if (ec) return Unavailable("cannot rename " + tmp + " to " + data_path + ": " + ec.message());
-  std::string small;
-  if (!model.SerializeToString(&small))
-    return Internal("WithExternalData: the model does not serialise without its weights");
-  return small;
+ExternalDataWriter::ExternalDataWriter(std::string path, size_t min_bytes, int32_t float_type)
+    : path_(std::move(path)),
+      tmp_(path_ + ".tmp"),
+      min_bytes_(min_bytes),
+      float_type_(float_type),
+      file_(std::make_unique<File>()) {}
+
+ExternalDataWriter::~ExternalDataWriter() {
+  if (!committed_) std::remove(tmp_.c_str());
 }
+
+Status ExternalDataWriter::Open() {
+  file_->out.open(tmp_, std::ios::binary | std::ios::trunc);
+  if (!file_->out) return Unavailable("cannot write " + tmp_);
+  location_ = fs::path(path_).filename().string();
+  return Status::Ok();
+}
+
+bool ExternalDataWriter::Write(const HostTensor& t, const std::string& name, TensorProto* out) {
+  if (t.bytes.size() < min_bytes_) return false;
+  std::ofstream& f = file_->out;
+  out->Clear();
+  out->set_name(name);
+  for (int64_t d : t.type.shape) out->add_dims(d);
+  const uint64_t aligned = (offset_ + 4095) / 4096 * 4096;
+  if (aligned > offset_) f.write(std::string(aligned - offset_, '\0').data(), aligned - offset_);
+  offset_ = aligned;
+  uint64_t length = t.bytes.size();
+  if (float_type_ != 0 && t.type.dtype == DType::kFloat32) {
+    // Written in the model's half type, a chunk at a time.
+    constexpr size_t kChunk = size_t{1} << 20;
+    const float* data = t.data<float>();
+    const size_t n = t.bytes.size() / 4;
+    std::vector<uint16_t> chunk;
+    for (size_t i = 0; i < n; i += kChunk) {
+      const size_t m = std::min(kChunk, n - i);
+      chunk.resize(m);
+      FloatsToHalf(data + i, m, float_type_, chunk.data());
+      f.write(reinterpret_cast<const char*>(chunk.data()), static_cast<std::streamsize>(2 * m));
+    }
+    length = 2 * n;
+    out->set_data_type(float_type_);
+  } else {
+    f.write(reinterpret_cast<const char*>(t.bytes.data()),
+            static_cast<std::streamsize>(t.bytes.size()));
+    out->set_data_type(static_cast<int32_t>(t.type.dtype));
+  }
+  auto add = [out](const std::string& key, const std::string& value) {
+    auto* kv = out->add_external_data();
+    kv->set_key(key);
+    kv->set_value(value);
+  };
+  add("location", location_);
+  add("offset", std::to_string(offset_));
+  add("length", std::to_string(length));
+  out->set_data_location(TensorProto::EXTERNAL);
+  offset_ += length;
+  return true;
+}
+
+Status ExternalDataWriter::Commit() {
+  file_->out.close();
+  if (!file_->out) return Unavailable("write error in " + tmp_ + " (is the disk full?)");
+  std::error_code ec;
+  fs::rename(tmp_, path_, ec);
+  if (ec) return Unavailable("cannot rename " + tmp_ + " to " + path_ + ": " + ec.message());
+  committed_ = true;
+  return Status::Ok();
+}
+
+}  // namespace onnx_io
 
 }  // namespace rewire

@@ -119,6 +119,32 @@ inline bool IsExternalData(const onnx::TensorProto& t) {
 /// outside the directory, a missing file, a range past its end.
 Status LoadExternalData(onnx::ModelProto& model, const std::string& dir, const std::string& source);
 
+/// Initializers written to ONNX's external data as a model is built (onnx_external.cc): into a
+/// temporary file that Commit renames to `path` (a failed export leaves no half-written data),
+/// each 4 KiB aligned, as ONNX's own writer offers, so a runtime can map the file; referenced by
+/// the file's name, so the model must be written beside it.
+class ExternalDataWriter {
+ public:
+  /// Tensors of at least `min_bytes` go to the file; float32 ones in `float_type` when it is a
+  /// half type (10, 16), 0: as they are.
+  ExternalDataWriter(std::string path, size_t min_bytes, int32_t float_type);
+  ~ExternalDataWriter();
+  Status Open();
+  /// Writes `t` as `out`'s data where it is large enough; false when it stays in the model.
+  bool Write(const HostTensor& t, const std::string& name, onnx::TensorProto* out);
+  Status Commit();
+
+ private:
+  struct File;
+  const std::string path_, tmp_;
+  const size_t min_bytes_;
+  const int32_t float_type_;
+  std::unique_ptr<File> file_;
+  std::string location_;
+  uint64_t offset_ = 0;
+  bool committed_ = false;
+};
+
 /// A model whose floating tensors are all float16 (or all bfloat16) becomes float32 throughout
 /// (values, initializers, tensor attributes, Cast's `to`), and *half_type says which it was
 /// (TensorProto::FLOAT16 or BFLOAT16; 0 when the model was not half). A model that mixes

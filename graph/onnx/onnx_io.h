@@ -93,13 +93,6 @@ Status ExportOnnxFile(const Graph& graph, const std::string& path,
                       const OnnxExportOptions& options = {});
 StatusOr<std::string> ExportOnnxBytes(const Graph& graph, const OnnxExportOptions& options = {});
 
-/// `onnx_bytes` (a model) with every initializer of at least `min_bytes` bytes moved into ONNX's
-/// external data: written to `data_path` (4 KiB aligned), referenced by its file name, so the
-/// model must be written beside it. Returns the model's bytes without those weights. Errors: a
-/// file that cannot be written.
-StatusOr<std::string> WithExternalData(const std::string& onnx_bytes, const std::string& data_path,
-                                       size_t min_bytes = 1024);
-
 /// Reads a serialised ONNX TensorProto (the .pb files of ONNX's backend test data): float32,
 /// the integer types (as int64) and bool. Errors name the file: missing, not a TensorProto, an
 /// element type rewire does not carry, external data. `name`, when given, receives the tensor's

@@ -222,11 +222,18 @@ struct TempDir {
       std::filesystem::temp_directory_path() / ("rewire_external_" + std::to_string(::getpid()));
 };
 
+/// Export options that put initializers of 1 KiB or more in `data`.
+OnnxExportOptions ExternalTo(const std::string& data) {
+  OnnxExportOptions o;
+  o.external_data_path = data;
+  return o;
+}
+
 TEST(OnnxExternalData, WeightsBesideTheModelImportAsTheSameGraph) {
   TempDir dir;
   const std::string bytes = Must(ExportOnnxBytes(WeightedGraph()));
   const std::string data = (dir.path / "net.onnx.data").string();
-  const std::string small = Must(WithExternalData(bytes, data));
+  const std::string small = Must(ExportOnnxBytes(WeightedGraph(), ExternalTo(data)));
   // The 16 KiB weight moved out; the 256-byte bias stays inline.
   EXPECT_LT(small.size(), bytes.size() - 16000);
   const onnx::ModelProto m = Parse(small);
@@ -253,9 +260,8 @@ TEST(OnnxExternalData, WeightsBesideTheModelImportAsTheSameGraph) {
 
 TEST(OnnxExternalData, AMissingFileALocationOutsideTheDirectoryOrAShortFileAreRefused) {
   TempDir dir;
-  const std::string bytes = Must(ExportOnnxBytes(WeightedGraph()));
   const std::string data = (dir.path / "net.onnx.data").string();
-  onnx::ModelProto m = Parse(Must(WithExternalData(bytes, data)));
+  onnx::ModelProto m = Parse(Must(ExportOnnxBytes(WeightedGraph(), ExternalTo(data))));
   auto import_with = [&](const std::string& location, const std::string& length) {
     onnx::ModelProto copy = m;
     for (auto& t : *copy.mutable_graph()->mutable_initializer()) {
