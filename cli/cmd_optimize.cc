@@ -340,6 +340,17 @@ void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
     };
   }
   Take(CheckRequest(q, searches));  // a bad option fails before the model loads
+  // A file the judge cannot time: refused when --runtime asked for the judge, else not judged.
+  const auto drop_judge = [&](const std::string& why) {
+    if (judge_note.empty()) {
+      throw CommandError("--runtime " + q.judge.runtime + ": " + why + "; use --runtime none");
+    }
+    q.judge.runtime.clear();
+    if (!o.quiet) {
+      std::fprintf(stderr, "%s: %s: not judged (the speedup is the cost model's prediction)\n",
+                   o.model.model.c_str(), why.c_str());
+    }
+  };
   // A half-precision model is searched and verified in float32 and written in its own type.
   int32_t float_type = 0;
   OnnxDynamicAxes axes;
@@ -361,35 +372,14 @@ void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
     } else if (!q.judge.runtime.empty()) {
       // ONNX Runtime's CPU kernels do not take bfloat16, and the reference runtime would time
       // float32: a bfloat16 file is not judged.
-      if (judge_note.empty()) {
-        throw CommandError(std::string("--runtime ") + q.judge.runtime + " cannot time a " + type +
-                           " file; use --runtime none");
-      }
-      q.judge.runtime.clear();
-      if (!o.quiet) {
-        std::fprintf(stderr,
-                     "%s: ONNX Runtime cannot time a %s file on the CPU: not judged (the speedup "
-                     "is the cost model's prediction)\n",
-                     o.model.model.c_str(), type);
-      }
+      drop_judge(std::string("ONNX Runtime cannot time a ") + type + " file on the CPU");
     }
   }
   const uint64_t weight_bytes = WeightBytes(original);
   if (weight_bytes >= kProtobufLimit && !q.judge.runtime.empty()) {
     // The judge hands the runtime each graph as one model in memory.
-    const std::string size = std::to_string(weight_bytes >> 20) + " MiB";
-    if (judge_note.empty()) {
-      throw CommandError("--runtime " + q.judge.runtime + ": the model's weights are " + size +
-                         ", past the 2 GiB the runtime judge can hand a runtime; use --runtime "
-                         "none");
-    }
-    q.judge.runtime.clear();
-    if (!o.quiet) {
-      std::fprintf(stderr,
-                   "%s: the model's weights are %s, past the 2 GiB the runtime judge can hand a "
-                   "runtime: not judged (the speedup is the cost model's prediction)\n",
-                   o.model.model.c_str(), size.c_str());
-    }
+    drop_judge("the model's weights are " + std::to_string(weight_bytes >> 20) +
+               " MiB, past the 2 GiB the runtime judge can hand a runtime");
   }
   if (weight_bytes >= kProtobufLimit && !o.out.empty() && !o.external_data) {
     throw CommandError("the model's weights are " + std::to_string(weight_bytes >> 20) +
@@ -428,9 +418,7 @@ void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
     } else {
       // The file keeps the input's dynamic axes where the written graph holds at other sizes.
       const LoadAtSizes load = [&o](const std::map<std::string, int64_t>& symbols) {
-        OnnxImportOptions io;
-        for (const auto& [name, v] : symbols) io.input_shapes[name] = {v};
-        return ImportOnnxFile(o.model.model, io);
+        return ImportOnnxFile(o.model.model, ImportAtSizes(symbols));
       };
       kept_axes = Take(KeepDynamicAxes(report.written_graph, axes, request.finish.onnx, load,
                                        request.finish.rtol));

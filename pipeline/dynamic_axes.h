@@ -37,6 +37,9 @@ StatusOr<DynamicAxesResult> KeepDynamicAxes(const Graph& graph, const OnnxDynami
                                             const OnnxExportOptions& options,
                                             const LoadAtSizes& load, double rtol);
 
+/// Import options that fix each symbol at its value (--input-shape SYMBOL=VALUE for each).
+OnnxImportOptions ImportAtSizes(const std::map<std::string, int64_t>& symbols);
+
 /// "batch=2, seq=16".
 std::string SizesText(const std::map<std::string, int64_t>& symbols);
 

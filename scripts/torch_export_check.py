@@ -115,6 +115,25 @@ def run_in_ort(args, model, x, size, out_dir):
     return np.load(os.path.join(out_dir, "y.npy"))
 
 
+def compare_in_ort(args, module, model, sizes, check, tol, rows, half_input=False):
+    """Runs `model` in ONNX Runtime at each (batch, seq) of `sizes` on a random input (rounded
+    to float16 with `half_input`) against `module`; appends a row per size; True when every
+    error is within `tol`."""
+    ok = True
+    for b, s in sizes:
+        x = torch.randn(b, s, HIDDEN)
+        if half_input:
+            x = x.half().float()
+        with torch.no_grad():
+            want = module(x).numpy()
+        got = run_in_ort(args, model, x.numpy(), (b, s),
+                         os.path.join(args.work_dir, f"ort-{check}-{b}x{s}"))
+        err = rel_error(got, want) if got.shape == want.shape else float("inf")
+        rows.append((check, f"batch={b}, seq={s}", str(list(got.shape)), err, tol))
+        ok = ok and err <= tol
+    return ok
+
+
 def optimise(args, src, dst, report):
     out, secs = run([args.rewire, "optimize", "--model", src, "--input-shape",
                      f"batch={FIXED['batch']}", "--input-shape", f"seq={FIXED['seq']}",
@@ -140,15 +159,7 @@ def check_dynamic(args, module, rows):
     dims = [d.dim_param or d.dim_value for d in m.graph.input[0].type.tensor_type.shape.dim]
     print(f"  written input x: {dims}")
     ok = ok and dims[:2] == ["batch", "seq"]
-    for b, s in OTHER_SIZES:
-        x = torch.randn(b, s, HIDDEN)
-        with torch.no_grad():
-            want = module(x).numpy()
-        got = run_in_ort(args, dst, x.numpy(), (b, s), os.path.join(args.work_dir, f"ort-{b}x{s}"))
-        err = rel_error(got, want) if got.shape == want.shape else float("inf")
-        rows.append(("dynamic", f"batch={b}, seq={s}", str(list(got.shape)), err, 1e-4))
-        ok = ok and err <= 1e-4
-    return ok
+    return compare_in_ort(args, module, dst, OTHER_SIZES, "dynamic", 1e-4, rows) and ok
 
 
 def check_half(args, module, rows):
@@ -171,15 +182,8 @@ def check_half(args, module, rows):
     rounded = Block()
     rounded.load_state_dict({k: v.half().float() for k, v in module.state_dict().items()})
     rounded.eval()
-    for b, s in [(FIXED["batch"], FIXED["seq"])] + OTHER_SIZES:
-        x = torch.randn(b, s, HIDDEN).half().float()
-        with torch.no_grad():
-            want = rounded(x).numpy()
-        got = run_in_ort(args, dst, x.numpy(), (b, s), os.path.join(args.work_dir, f"ort16-{b}x{s}"))
-        err = rel_error(got, want) if got.shape == want.shape else float("inf")
-        rows.append(("half", f"batch={b}, seq={s}", str(list(got.shape)), err, 2e-2))
-        ok = ok and err <= 2e-2
-    return ok
+    sizes = [(FIXED["batch"], FIXED["seq"])] + OTHER_SIZES
+    return compare_in_ort(args, rounded, dst, sizes, "half", 2e-2, rows, half_input=True) and ok
 
 
 def main():

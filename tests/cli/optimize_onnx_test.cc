@@ -21,6 +21,14 @@ using testing::TempDir;
 
 constexpr double kTolerance = 1e-4;
 
+/// Runs the Python program `code`, written to DIR/NAME, with the (quoted) arguments `args`.
+testing::RunResult RunPython(const TempDir& dir, const std::string& name, const char* code,
+                             const std::string& args) {
+  const std::string script = dir / name;
+  { std::ofstream(script) << code; }
+  return RunCommand(Quote(REWIRE_PYTHON) + " " + Quote(script) + " " + args);
+}
+
 struct Case {
   const char* model;
   const char* search;
@@ -126,10 +134,7 @@ TEST(OptimizedOnnxHalf, AFloat16ModelIsWrittenInFloat16) {
       "    if v.type.tensor_type.elem_type == TensorProto.FLOAT:\n"
       "        v.type.tensor_type.elem_type = TensorProto.FLOAT16\n"
       "onnx.save(m, sys.argv[2])\n";
-  const std::string script = dir / "to_half.py";
-  { std::ofstream(script) << to_half; }
-  auto converted =
-      RunCommand(Quote(REWIRE_PYTHON) + " " + Quote(script) + " " + Quote(f32) + " " + Quote(f16));
+  auto converted = RunPython(dir, "to_half.py", to_half, Quote(f32) + " " + Quote(f16));
   ASSERT_EQ(converted.exit_code, 0) << converted.output;
   auto optimized =
       Rewire("optimize --model " + Quote(f16) + " --search greedy --out " + Quote(opt));
@@ -150,9 +155,7 @@ TEST(OptimizedOnnxHalf, AFloat16ModelIsWrittenInFloat16) {
       "list(m.graph.output) + list(m.graph.value_info)]\n"
       "assert TensorProto.FLOAT not in types, 'a float32 tensor is left'\n"
       "assert TensorProto.FLOAT16 in types\n";
-  const std::string checker = dir / "check.py";
-  { std::ofstream(checker) << check; }
-  auto checked = RunCommand(Quote(REWIRE_PYTHON) + " " + Quote(checker) + " " + Quote(opt));
+  auto checked = RunPython(dir, "check.py", check, Quote(opt));
   ASSERT_EQ(checked.exit_code, 0) << checked.output;
   // Weights folded in float32 are rounded to float16 once more: half precision's tolerance.
   ExpectSameOutputs(dir, Quote(f16), opt, "input", 1e-2);
@@ -195,10 +198,7 @@ TEST(OptimizedOnnxDynamicAxes, StaticAxesWritesTheFixedSizes) {
       "torch.onnx.export(m, (torch.randn(2, 8),), sys.argv[1], input_names=['x'],\n"
       "                  output_names=['y'], dynamic_axes={'x': {0: 'batch'}, 'y': {0: "
       "'batch'}})\n";
-  const std::string script = dir / "export.py";
-  { std::ofstream(script) << export_script; }
-  ASSERT_EQ(RunCommand(Quote(REWIRE_PYTHON) + " " + Quote(script) + " " + Quote(model)).exit_code,
-            0);
+  ASSERT_EQ(RunPython(dir, "export.py", export_script, Quote(model)).exit_code, 0);
   for (const bool fixed : {false, true}) {
     auto optimized = Rewire("optimize --model " + Quote(model) +
                             " --input-shape batch=2 --search greedy --runtime none --out " +

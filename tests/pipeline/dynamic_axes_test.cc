@@ -74,8 +74,7 @@ const std::string& UserModel() {
 }
 
 StatusOr<Graph> LoadAt(const std::map<std::string, int64_t>& symbols, OnnxDynamicAxes* axes) {
-  OnnxImportOptions o;
-  for (const auto& [name, v] : symbols) o.input_shapes[name] = {v};
+  OnnxImportOptions o = ImportAtSizes(symbols);
   o.dynamic_axes = axes;
   return ImportOnnxBytes(UserModel(), "user.onnx", o);
 }
@@ -121,9 +120,7 @@ TEST(DynamicAxes, AGraphWithFixedReshapesIsWrittenForEverySize) {
   // At a size it was not checked at, the file still computes what the user's model does.
   for (const auto& at : std::vector<std::map<std::string, int64_t>>{{{"batch", 5}, {"seq", 1}},
                                                                     {{"batch", 1}, {"seq", 7}}}) {
-    OnnxImportOptions o;
-    for (const auto& [name, v] : at) o.input_shapes[name] = {v};
-    const Graph written = Must(ImportOnnxBytes(r.bytes, "written.onnx", o));
+    const Graph written = Must(ImportOnnxBytes(r.bytes, "written.onnx", ImportAtSizes(at)));
     const Equivalence e = CheckEquivalent(Must(LoadAt(at, nullptr)), written, 1e-5);
     EXPECT_TRUE(e.verified) << SizesText(at) << ": " << e.message;
   }
