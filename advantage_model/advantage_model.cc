@@ -349,7 +349,7 @@ StatusOr<AdvantageData> LoadAdvantageData(
       auto it = graphs.find(r.spec);
       if (it == graphs.end()) {
         REWIRE_ASSIGN_OR_RETURN(const ModelSpec spec, ParseModelSpec(r.spec));
-        StatusOr<Graph> g = LoadZooOrOnnx(spec.name, spec.params);
+        StatusOr<Graph> g = LoadModelSpec(spec);
         if (!g.ok()) return InvalidArgument("model " + r.spec + ": " + g.status().message());
         it = graphs.emplace(r.spec, std::move(g).value()).first;
       }

@@ -49,7 +49,7 @@ void Collect(CollectOptions& o) {
   std::vector<Model> models;
   for (const std::string& text : o.models) {
     const ModelSpec spec = Take(ParseModelSpec(text));
-    StatusOr<Graph> g = LoadZooOrOnnx(spec.name, spec.params);
+    StatusOr<Graph> g = LoadModelSpec(spec);
     if (!g.ok()) throw CommandError("--model " + text + ": " + g.status().message());
     models.push_back({text, spec.Label(), std::move(g).value()});
   }

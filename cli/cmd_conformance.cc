@@ -43,6 +43,7 @@ struct ConformanceOptions {
   std::string filter;
   std::string json;
   bool optimize = false;
+  bool verify_random = false;  // --verify-random: the optimisation verified on random inputs
   double timeout_s = 60;
   double rtol = 1e-3, atol = 1e-5;
   bool quiet = false;
@@ -254,8 +255,11 @@ void RunConformance(const ConformanceOptions& o) {
             q.limits.budget = 20;
             q.finish.export_onnx = true;
             // Verified on the test's own inputs, as `rewire optimize --input` does: shapes,
-            // scales, indices and divisors that random values would not be.
-            REWIRE_ASSIGN_OR_RETURN(q.finish.inputs, DataSetInputs(g, dir / "test_data_set_0"));
+            // scales, indices and divisors that random values would not be. With
+            // --verify-random, on random ones, as `rewire optimize` without --input does.
+            if (!o.verify_random) {
+              REWIRE_ASSIGN_OR_RETURN(q.finish.inputs, DataSetInputs(g, dir / "test_data_set_0"));
+            }
             REWIRE_ASSIGN_OR_RETURN(OptimizePipeline p,
                                     OptimizePipeline::Prepare(std::move(q), AllSearches()));
             REWIRE_ASSIGN_OR_RETURN(OptimizeReport rep, p.Run(g, rules, *cost));
@@ -347,6 +351,10 @@ void RegisterConformance(CLI::App& app) {
   cmd->add_flag("--optimize", o->optimize,
                 "Also optimise every passing model (greedy, analytic cost, verified) and run the "
                 "optimised file on the test's inputs");
+  cmd->add_flag("--verify-random", o->verify_random,
+                "With --optimize: verify each optimisation on random inputs (those the model's "
+                "shapes fix where they are shapes, sizes, scales, repeats, k or depth), as `rewire "
+                "optimize` without --input does, instead of on the test's inputs");
   cmd->add_option("--timeout", o->timeout_s, "Seconds a test may take before it counts as a hang")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

@@ -160,7 +160,7 @@ void RunProfile(const ProfileOptions& o) {
     int kernels = 0;
     for (size_t m = 0; m < specs.size() && !out_of_time; ++m) {
       const ModelSpec spec = Take(ParseModelSpec(specs[m]));
-      Graph state = Folded(Take(LoadZooOrOnnx(spec.name, spec.params)));
+      Graph state = Folded(Take(LoadModelSpec(spec)));
       NamedTensors feed;
       for (const auto& [name, x] : RandomInputs(state, 7)) feed.emplace_back(name, *x);
       for (int step = 0; step < o.graphs; ++step) {

@@ -199,7 +199,7 @@ void RunCollect(const CollectOptions& o) {
   bool out_of_time = false;
   for (const std::string& name : o.models) {
     const ModelSpec spec = Take(ParseModelSpec(name));
-    ModelOptions mo{spec.name, spec.params};
+    ModelOptions mo{spec.name, spec.params, spec.input_shapes};
     Graph state = Folded(LoadModel(mo));
     // What is known of the state: its bytes, its cost by each predictor and (once profiled) its
     // kernels. A step moves to a neighbour measured in it, whose figures carry over.

@@ -154,17 +154,27 @@ void RegisterExport(CLI::App& app) {
   auto out = std::make_shared<std::string>();
   AddModelOptions(*cmd, *opts);
   auto custom = std::make_shared<bool>(false);
+  auto external = std::make_shared<bool>(false);
   cmd->add_option("-o,--out", *out, "Output .onnx path")->required();
+  cmd->add_flag("--external-data", *external,
+                "Write the weights (initializers of 1 KiB or more) in ONNX's external data, to "
+                "OUT.data beside --out, streamed as they are made (what models over 2 GB need)");
   cmd->add_flag("--onnx-custom-ops", *custom,
                 "Keep rewire's fused ops in the ai.rewire domain (re-imports to the same graph; "
                 "loads in rewire only) instead of lowering them to standard ONNX");
-  cmd->callback([opts, out, custom]() {
+  cmd->callback([opts, out, custom, external]() {
     const Graph g = LoadModel(*opts);
     OnnxExportOptions eo;
     eo.custom_ops = *custom;
+    std::string where;
+    if (*external) {
+      eo.external_data_path = *out + ".data";
+      where = ", weights in " + eo.external_data_path;
+    }
     Check(ExportOnnxFile(g, *out, eo));
-    std::printf("wrote %s (%d operators, %s parameters, hash %s)\n", out->c_str(), g.NumOperators(),
-                HumanCount(g.NumParameters()).c_str(), HashString(g.Hash()).c_str());
+    std::printf("wrote %s (%d operators, %s parameters, hash %s%s)\n", out->c_str(),
+                g.NumOperators(), HumanCount(g.NumParameters()).c_str(),
+                HashString(g.Hash()).c_str(), where.c_str());
   });
 }
 

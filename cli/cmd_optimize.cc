@@ -14,6 +14,7 @@
 #include "graph/files.h"
 #include "graph/onnx/onnx_io.h"
 #include "graph/text.h"
+#include "kernels/executor.h"
 #include "learner/agent_searches.h"
 #include "pipeline/dynamic_axes.h"
 #include "pipeline/optimize.h"
@@ -373,6 +374,26 @@ void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
       // ONNX Runtime's CPU kernels do not take bfloat16, and the reference runtime would time
       // float32: a bfloat16 file is not judged.
       drop_judge(std::string("ONNX Runtime cannot time a ") + type + " file on the CPU");
+    }
+  }
+  if (!o.quiet) {
+    for (const auto& [name, value] : ShapeInputValues(original)) {
+      if (q.finish.inputs.count(name)) continue;
+      std::string dims;
+      for (int64_t i = 0; i < value->numel(); ++i) {
+        char v[32];
+        if (value->type.dtype == DType::kInt64) {
+          std::snprintf(v, sizeof v, "%lld", static_cast<long long>(value->data<int64_t>()[i]));
+        } else {
+          std::snprintf(v, sizeof v, "%g", value->data<float>()[i]);
+        }
+        dims += (i ? "," : "") + std::string(v);
+      }
+      std::fprintf(
+          stderr,
+          "%s: input '%s' is a shape, sizes, scales, repeats, k or depth: verified at [%s], the "
+          "value the model's static shapes fix\n",
+          o.model.model.c_str(), name.c_str(), dims.c_str());
     }
   }
   const uint64_t weight_bytes = WeightBytes(original);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,64 @@ std::string DescribeInputs(const Graph& graph) {
     s += "'" + n.name + "' " + n.outputs.at(0).ToString();
   }
   return s.empty() ? "none" : s;
+}
+
+/// The value operand `operand` of `node` must have for the node's static output shape, where it
+/// is a shape, sizes, scales, repeats, k or depth (see ShapeInputValues), `n` values long;
+/// nullopt otherwise.
+std::optional<std::vector<double>> ShapeOperand(const Node& node, uint32_t operand, int64_t n,
+                                                const Graph& graph) {
+  if (node.op != OpType::kOpaque || node.outputs.empty() || node.inputs.empty())
+    return std::nullopt;
+  const std::string op = node.attrs.GetString("onnx_op");
+  const Shape& out = node.outputs[0].shape;
+  const Shape& in = graph.type(node.inputs[0]).shape;
+  const auto rank = static_cast<int64_t>(out.size());
+  std::vector<double> v;
+  if ((op == "Expand" && operand == 1) || (op == "ConstantOfShape" && operand == 0) ||
+      (op == "Resize" && operand == 3)) {
+    // Expand's shape may be shorter than its output: broadcasting the input to the output's
+    // last n dims gives the output.
+    if (n > rank || (n < rank && op != "Expand")) return std::nullopt;
+    v.assign(out.end() - n, out.end());
+  } else if (op == "Tile" && operand == 1) {
+    if (in.size() != out.size()) return std::nullopt;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (in[i] <= 0 || out[i] % in[i] != 0) return std::nullopt;
+      v.push_back(static_cast<double>(out[i] / in[i]));
+    }
+  } else if ((op == "Resize" && operand == 2) || (op == "Upsample" && operand == 1)) {
+    // Scales: the output's dims over the input's (exact where they divide, as in every model
+    // that gives its scales at run time).
+    if (in.size() != out.size()) return std::nullopt;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (in[i] <= 0) return std::nullopt;
+      v.push_back(static_cast<double>(out[i]) / static_cast<double>(in[i]));
+    }
+  } else if ((op == "TopK" && operand == 1) || (op == "OneHot" && operand == 1)) {
+    int64_t axis = node.attrs.GetInt("axis", -1);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return std::nullopt;
+    v.push_back(static_cast<double>(out[static_cast<size_t>(axis)]));
+  } else {
+    return std::nullopt;
+  }
+  if (static_cast<int64_t>(v.size()) != n) return std::nullopt;
+  return v;
+}
+
+/// Whether every use of graph input `id` is a divisor (Div's or Mod's second operand).
+bool OnlyADivisor(const Graph& graph, NodeId id) {
+  const Node& input = graph.node(id);
+  if (input.users.empty() || input.users[0].empty()) return false;
+  for (const Use& use : input.users[0]) {
+    const Node& n = graph.node(use.node);
+    const bool div = n.op == OpType::kDiv ||
+                     (n.op == OpType::kOpaque && (n.attrs.GetString("onnx_op") == "Mod" ||
+                                                  n.attrs.GetString("onnx_op") == "Div"));
+    if (!div || use.operand != 1) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -122,9 +181,42 @@ StatusOr<TensorMap> RunGraph(const Graph& graph, const TensorMap& inputs,
   }
 }
 
-TensorMap RandomInputs(const Graph& graph, uint64_t seed) {
+TensorMap ShapeInputValues(const Graph& graph) {
   TensorMap result;
   for (NodeId id : graph.inputs()) {
+    const Node& input = graph.node(id);
+    const TensorType& type = input.outputs.at(0);
+    if ((type.dtype != DType::kInt64 && type.dtype != DType::kFloat32) || type.shape.size() > 1)
+      continue;
+    const int64_t n = NumElements(type.shape);
+    std::optional<std::vector<double>> value;
+    bool fixed = !input.users.empty() && !input.users[0].empty();
+    for (const Use& use : fixed ? input.users[0] : std::vector<Use>{}) {
+      const auto v = ShapeOperand(graph.node(use.node), use.operand, n, graph);
+      if (!v || (value && *value != *v)) {
+        fixed = false;
+        break;
+      }
+      value = v;
+    }
+    if (!fixed || !value) continue;
+    auto t = std::make_shared<HostTensor>(type.dtype, type.shape);
+    for (int64_t i = 0; i < n; ++i) {
+      if (type.dtype == DType::kInt64) {
+        t->data<int64_t>()[i] = static_cast<int64_t>((*value)[static_cast<size_t>(i)]);
+      } else {
+        t->data<float>()[i] = static_cast<float>((*value)[static_cast<size_t>(i)]);
+      }
+    }
+    result[input.name] = std::move(t);
+  }
+  return result;
+}
+
+TensorMap RandomInputs(const Graph& graph, uint64_t seed) {
+  TensorMap result = ShapeInputValues(graph);
+  for (NodeId id : graph.inputs()) {
+    if (result.count(graph.node(id).name)) continue;
     const Node& node = graph.node(id);
     const TensorType& type = node.outputs.at(0);
     SplitMix64 rng{HashCombine(seed, HashBytes(node.name.data(), node.name.size()))};
@@ -142,8 +234,10 @@ TensorMap RandomInputs(const Graph& graph, uint64_t seed) {
         break;
       }
       case DType::kInt64: {
+        // Divisors in [1, 3) (never 0), other integers in [0, 2).
+        const int64_t low = OnlyADivisor(graph, id) ? 1 : 0;
         int64_t* p = t->data<int64_t>();
-        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int64_t>(rng.Next() >> 63);
+        for (int64_t i = 0; i < n; ++i) p[i] = low + static_cast<int64_t>(rng.Next() >> 63);
         break;
       }
       case DType::kBool: {

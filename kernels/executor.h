@@ -25,8 +25,18 @@ StatusOr<TensorMap> RunGraph(const Graph& graph, const TensorMap& inputs,
 /// with the bytes that type needs, and no others. InvalidArgument naming the input otherwise.
 Status ValidateGraphInputs(const Graph& graph, const TensorMap& inputs);
 
-/// Random inputs for every graph input: float32 normal(0, 1); int64 in [0, 2); bool random.
+/// Random inputs for every graph input: float32 normal(0, 1); int64 in [0, 2) (in [1, 3) for an
+/// input used only as a divisor: Div's or Mod's second operand); bool random; except the inputs
+/// ShapeInputValues finds, which get those values.
 TensorMap RandomInputs(const Graph& graph, uint64_t seed);
+
+/// The int64 and float32 graph inputs (scalars or 1-D) whose values the graph's static shapes
+/// fix: an input used only as Expand's or ConstantOfShape's shape or Resize's sizes (the output's
+/// shape), Resize's or Upsample's scales (output / input dims), Tile's repeats
+/// (output / input dims), TopK's k or OneHot's depth (the output's dim on the axis). Random
+/// values there would make a graph that cannot run; these are the only values it runs at. An
+/// input with another use, or whose uses disagree, is left out.
+TensorMap ShapeInputValues(const Graph& graph);
 
 /// Largest absolute and relative differences between two float tensors of equal shape;
 /// relative = |a-b| / (|b| + atol_floor) maximised over elements.

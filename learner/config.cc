@@ -309,7 +309,8 @@ Status ReadScalar(const toml::node& node, const std::string& path, const std::st
   return Status::Ok();
 }
 
-/// A model entry: a spec string (ParseModelSpec) or an inline table { name = ..., seq_len = ... }.
+/// A model entry: a spec string (ParseModelSpec) or an inline table { name = ..., seq_len = ... }
+/// (an ONNX file's table may fix its dynamic axes: input_shape = ["batch=1", "seq=128"]).
 Status ReadModel(const toml::node& node, const std::string& path, const Origin& from,
                  ModelSpec* out) {
   const std::string where = from.At(node.source());
@@ -332,6 +333,24 @@ Status ReadModel(const toml::node& node, const std::string& path, const Origin& 
       has_name = true;
       continue;
     }
+    if (k == "input_shape") {
+      // One NAME=DIMS string or an array of them, as --input-shape takes them.
+      auto read_one = [&](const toml::node& item, const std::string& item_path) -> Status {
+        if (!item.is_string())
+          return TypeError(from.At(item.source()), item_path, "a string NAME=DIMS", item);
+        spec.input_shapes.push_back(item.as_string()->get());
+        return Status::Ok();
+      };
+      if (const toml::array* shapes = value.as_array()) {
+        for (size_t i = 0; i < shapes->size(); ++i) {
+          REWIRE_RETURN_IF_ERROR(
+              read_one(*shapes->get(i), path + ".input_shape[" + std::to_string(i) + "]"));
+        }
+      } else {
+        REWIRE_RETURN_IF_ERROR(read_one(value, path + ".input_shape"));
+      }
+      continue;
+    }
     bool known = false;
     Status status;
     ForEachParam(spec.params, [&](const char* name, auto& field) {
@@ -343,6 +362,7 @@ Status ReadModel(const toml::node& node, const std::string& path, const Origin& 
     if (!known) {
       std::vector<std::string> keys = ParamNames();
       keys.insert(keys.begin(), "name");
+      keys.push_back("input_shape");
       return Error(from.At(key.source()),
                    "unknown key '" + k + "' in " + path + DidYouMean(Closest(k, keys)));
     }
@@ -554,6 +574,11 @@ void PutValue(const ModelSpec& m, Put&& put) {
   ForEachParam(m.params, [&](const char* name, const auto& value) {
     if (value != 0) table.insert(name, static_cast<int64_t>(value));
   });
+  if (!m.input_shapes.empty()) {
+    toml::array shapes;
+    for (const std::string& shape : m.input_shapes) shapes.push_back(shape);
+    table.insert("input_shape", std::move(shapes));
+  }
   put(std::move(table));
 }
 

@@ -31,10 +31,17 @@ namespace rewire {
 struct ModelSpec {
   std::string name;
   ModelParams params;  // all zero = the model's defaults
-  /// Short label for tables and logs, e.g. "bert" or "bert(seq_len=128)" (only non-default
-  /// params listed, in the field order of ModelParams).
+  /// An ONNX file's dynamic axes fixed, as `--input-shape` takes them: "x=1x3x224x224" (a graph
+  /// input and its shape) or "batch=1" (a symbolic dimension and its value).
+  std::vector<std::string> input_shapes;
+  /// Short label for tables and logs, e.g. "bert", "bert(seq_len=128)" or "m.onnx(batch=1)"
+  /// (only non-default params listed, in the field order of ModelParams, then input shapes).
   std::string Label() const;
 };
+
+/// The model a spec names: a zoo model built with its params, or the ONNX file with its input
+/// shapes fixed (LoadZooOrOnnx's errors, and ParseInputShape's for a malformed input shape).
+StatusOr<Graph> LoadModelSpec(const ModelSpec& spec);
 
 /// Same name and same parameters.
 bool operator==(const ModelSpec& a, const ModelSpec& b);
@@ -66,7 +73,7 @@ struct RunSection {
 /// [env]: the environment each episode runs in.
 struct EnvSection {
   /// Models to optimise; one is sampled per episode (non-empty).
-  std::vector<ModelSpec> models = {ModelSpec{"squeezenet", {}}};
+  std::vector<ModelSpec> models = {ModelSpec{"squeezenet", {}, {}}};
   int horizon = 100;              // steps per episode (>= 1)
   int max_candidates = 500;       // candidate rewrites offered per step (>= 1)
   std::string cost = "analytic";  // analytic | cpu | cuda
@@ -254,8 +261,9 @@ struct TrainConfig {
 /// (so run.dir=/tmp/x works); a string key also takes the bare text of a non-string value
 /// (run.dir=2024). A model entry is a string (see ParseModelSpec) or an inline table
 /// { name = "bert", seq_len = 64 } with keys name, batch, image, seq_len, hidden, layers, heads,
-/// seed; a single entry may stand for a one-element list. Errors are InvalidArgument and name
-/// FILE:LINE (or the --set text) and the key.
+/// seed, and for an ONNX file input_shape (a NAME=DIMS string or an array of them, as
+/// `--input-shape` takes them); a single entry may stand for a one-element list. Errors are
+/// InvalidArgument and name FILE:LINE (or the --set text) and the key.
 StatusOr<TrainConfig> ParseTrainConfig(const std::string& text, const std::string& source_name,
                                        const std::vector<std::string>& overrides = {});
 

@@ -89,6 +89,9 @@ class Checker {
       const std::string p = path + "[" + std::to_string(i) + "]";
       const ModelSpec& m = models[i];
       if (IsZooModel(m.name)) {
+        Require(m.input_shapes.empty(), p,
+                p + ": input_shape fixes an ONNX file's dynamic axes; zoo model '" + m.name +
+                    "' takes shape parameters (batch, seq_len, ...)");
         ForEachParam(m.params, [&](const char* name, const auto& value) {
           if constexpr (std::is_signed_v<std::decay_t<decltype(value)>>) {
             Require(
@@ -99,6 +102,11 @@ class Checker {
       } else if (EndsWith(m.name, ".onnx")) {
         Require(DefaultShapeParams(m.params), p,
                 p + ": shape parameters apply to zoo models only, not to '" + m.name + "'");
+        OnnxImportOptions shapes;
+        for (const std::string& shape : m.input_shapes) {
+          const Status parsed = ParseInputShape(shape, shapes);
+          Require(parsed.ok(), p, p + ".input_shape: " + parsed.message());
+        }
       } else {
         std::string list;
         for (const std::string& z : zoo) list += (list.empty() ? "" : ", ") + z;

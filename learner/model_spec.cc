@@ -4,6 +4,8 @@
 #include <string>
 #include <type_traits>
 
+#include "graph/models/load.h"
+#include "graph/onnx/onnx_io.h"
 #include "graph/text.h"
 #include "learner/config.h"
 #include "learner/model_params.h"
@@ -16,11 +18,20 @@ std::string ModelSpec::Label() const {
     if (value != 0)
       args += (args.empty() ? "" : ",") + std::string(key) + "=" + std::to_string(value);
   });
+  for (const std::string& shape : input_shapes) args += (args.empty() ? "" : ",") + shape;
   return args.empty() ? name : name + "(" + args + ")";
 }
 
 bool operator==(const ModelSpec& a, const ModelSpec& b) {
-  return a.name == b.name && ParamValues(a.params) == ParamValues(b.params);
+  return a.name == b.name && ParamValues(a.params) == ParamValues(b.params) &&
+         a.input_shapes == b.input_shapes;
+}
+
+StatusOr<Graph> LoadModelSpec(const ModelSpec& spec) {
+  OnnxImportOptions onnx;
+  for (const std::string& shape : spec.input_shapes)
+    REWIRE_RETURN_IF_ERROR(ParseInputShape(shape, onnx));
+  return LoadZooOrOnnx(spec.name, spec.params, onnx);
 }
 
 StatusOr<ModelSpec> ParseModelSpec(const std::string& text) {

@@ -118,7 +118,7 @@ StatusOr<Resources> LoadResources(const TrainConfig& c, const RunPaths& paths,
   }
   REWIRE_ASSIGN_OR_RETURN(r.cost, MakeCostModel(co));
   for (const ModelSpec& m : models) {
-    auto g = LoadZooOrOnnx(m.name, m.params);
+    auto g = LoadModelSpec(m);
     if (!g.ok())
       return Status(g.status().code(), "model " + m.Label() + ": " + g.status().message());
     r.models.emplace_back(m.Label(), std::move(g).value());

@@ -25,6 +25,8 @@ packages=(
   python3 python3-numpy python3-torch python3-torchvision python3-onnx
   # DOT -> PNG
   graphviz
+  # peak memory of the large-model check (scripts/large_model_check.py: GNU time -v)
+  time
 )
 
 # Node.js runs ONNX Runtime (tools/ort/runner.js); Debian's nodejs/npm unless a node is on PATH.

@@ -194,8 +194,9 @@ StatusOr<ValueRef> Importer::Runtime(const std::string& name) {
     id = graph_.AddWeightData(v->leaf_name, *data);
     constexpr size_t kReleaseBytes = size_t{1} << 20;
     if (id.ok() && owned_ && v->init->raw_data().size() >= kReleaseBytes) {
-      // The graph holds the weight now: the model's copy goes (`init` points into owned_).
-      const_cast<TensorProto*>(v->init)->clear_raw_data();
+      // The graph holds the weight now: the model's copy goes (`init` points into owned_). Its
+      // memory too: clearing a string keeps its capacity, swapping with an empty one frees it.
+      std::string().swap(*const_cast<TensorProto*>(v->init)->mutable_raw_data());
       v->released = true;
     }
   } else {

@@ -114,6 +114,27 @@ TEST(OptimizedOnnxExternalData, TheWeightsBesideTheFileReadBackToTheSameOutputs)
       << moved.output;
 }
 
+// `rewire export --external-data` streams a zoo model's weights to OUT.data (how a model past
+// 2 GB is made from the zoo at large shapes): the file runs to the zoo model's outputs, and
+// `rewire optimize` reads it and writes its result with external data again.
+TEST(OptimizedOnnxExternalData, ExportWritesAZooModelWithItsWeightsBeside) {
+  TempDir dir;
+  const std::string model = dir / "sq.onnx", opt = dir / "opt.onnx";
+  auto exported = Rewire("export --model squeezenet --external-data --out " + Quote(model));
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  EXPECT_NE(exported.output.find("weights in " + model + ".data"), std::string::npos)
+      << exported.output;
+  EXPECT_LT(std::filesystem::file_size(model), 100000u);
+  EXPECT_GT(std::filesystem::file_size(model + ".data"), 4000000u);
+  ASSERT_NO_FATAL_FAILURE(ExpectSameOutputs(dir, "squeezenet", model, "input", kTolerance));
+  auto optimized = Rewire("optimize --model " + Quote(model) +
+                          " --search greedy --runtime none -q --external-data --out " + Quote(opt));
+  ASSERT_EQ(optimized.exit_code, 0) << optimized.output;
+  EXPECT_NE(optimized.output.find("verified         yes"), std::string::npos) << optimized.output;
+  ASSERT_TRUE(std::filesystem::exists(opt + ".data"));
+  ASSERT_NO_FATAL_FAILURE(ExpectSameOutputs(dir, "squeezenet", opt, "input", kTolerance));
+}
+
 // A float16 model (SqueezeNet's export with every floating tensor converted by onnx's own
 // helpers) is optimised in float32, judged in ONNX Runtime in float16 and written in float16:
 // the written file has no float32 tensor, passes the checker, and both `rewire run` and ONNX

@@ -1,12 +1,17 @@
 #include "learner/config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "graph/onnx/onnx_io.h"
+#include "tests/graph/test_util.h"
 
 namespace rewire {
 
@@ -29,7 +34,9 @@ TrainConfig ParseOrDie(const std::string& text, const std::vector<std::string>& 
   return config.ok() ? *config : TrainConfig{};
 }
 
-ModelSpec Spec(const std::string& name, ModelParams params = {}) { return ModelSpec{name, params}; }
+ModelSpec Spec(const std::string& name, ModelParams params = {}) {
+  return ModelSpec{name, params, {}};
+}
 
 // ---------------------------------------------------------------------------------------------
 // Defaults and round trip
@@ -657,6 +664,63 @@ TEST(ConfigModelSpec, LabelListsNonDefaultParamsInFieldOrder) {
   EXPECT_EQ(Spec("nets/a.onnx").Label(), "nets/a.onnx");
 }
 
+TEST(ConfigModelSpec, OnnxInputShapesAreReadWrittenAndLabelled) {
+  const TrainConfig c = ParseOrDie(
+      "[env]\nmodels = [{ name = \"net.onnx\", input_shape = [\"batch=2\", \"seq=3\"] },\n"
+      "  { name = \"b.onnx\", input_shape = \"x=1x8\" }]\n");
+  ASSERT_EQ(c.env.models.size(), 2u);
+  EXPECT_EQ(c.env.models[0].input_shapes, (std::vector<std::string>{"batch=2", "seq=3"}));
+  EXPECT_EQ(c.env.models[0].Label(), "net.onnx(batch=2,seq=3)");
+  EXPECT_EQ(c.env.models[1].input_shapes, std::vector<std::string>{"x=1x8"});
+  // The resolved config records them: it reads back as the same models.
+  EXPECT_EQ(ParseOrDie(ToToml(c)).env.models, c.env.models);
+  EXPECT_NE(c.env.models[0], Spec("net.onnx"));
+}
+
+TEST(ConfigModelSpec, InputShapeErrorsNameTheKey) {
+  EXPECT_EQ(ErrorOf("[env]\nmodels = [{ name = \"bert\", input_shape = \"batch=2\" }]\n"),
+            "cfg.toml:2: env.models[0]: input_shape fixes an ONNX file's dynamic axes; zoo model "
+            "'bert' takes shape parameters (batch, seq_len, ...)");
+  const std::string malformed =
+      ErrorOf("[env]\nmodels = [{ name = \"a.onnx\", input_shape = [\"batch\"] }]\n");
+  EXPECT_EQ(
+      malformed.rfind("cfg.toml:2: env.models[0].input_shape: --input-shape expects NAME=DIMS", 0),
+      0u)
+      << malformed;
+  const std::string typed = ErrorOf("[env]\nmodels = [{ name = \"a.onnx\", input_shape = [2] }]\n");
+  EXPECT_NE(typed.find("env.models[0].input_shape[0]"), std::string::npos) << typed;
+  EXPECT_NE(typed.find("a string NAME=DIMS"), std::string::npos) << typed;
+}
+
+TEST(ConfigModelSpec, LoadModelSpecFixesAnOnnxFilesDynamicAxes) {
+  using rewire::testing::F32;
+  using rewire::testing::Must;
+  using rewire::testing::V;
+  Graph g;
+  const NodeId x = Must(g.AddInput("x", F32({2, 8})));
+  ASSERT_TRUE(g.AddOutput("y", V(Must(g.AddOp(OpType::kRelu, {V(x)})))).ok());
+  OnnxDynamicAxes axes;
+  axes.inputs["x"] = {"batch", ""};
+  axes.outputs["y"] = {"batch", ""};
+  axes.symbols["batch"] = 2;
+  OnnxExportOptions eo;
+  eo.dynamic_axes = &axes;
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("rewire_spec_" + std::to_string(::getpid()) + ".onnx"))
+                               .string();
+  ASSERT_TRUE(ExportOnnxFile(g, path, eo).ok());
+  ModelSpec spec = Spec(path);
+  const StatusOr<Graph> unfixed = LoadModelSpec(spec);
+  ASSERT_FALSE(unfixed.ok());
+  EXPECT_NE(unfixed.status().message().find("'batch'"), std::string::npos)
+      << unfixed.status().message();
+  spec.input_shapes = {"batch=5"};
+  const Graph fixed = Must(LoadModelSpec(spec));
+  ASSERT_EQ(fixed.inputs().size(), 1u);
+  EXPECT_EQ(fixed.node(fixed.inputs()[0]).outputs[0].shape, (Shape{5, 8}));
+  std::remove(path.c_str());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Files
 // ---------------------------------------------------------------------------------------------
@@ -669,7 +733,7 @@ TEST(ConfigLoad, MissingFileIsNotFoundAndNamesThePath) {
 }
 
 TEST(ConfigLoad, ReadsAFileAndNamesItInMessages) {
-  const std::string path = testing::TempDir() + "/config_test_load.toml";
+  const std::string path = ::testing::TempDir() + "/config_test_load.toml";
   {
     std::ofstream out(path);
     out << "[run]\nmax_updates = 3\n\n[gnn]\nheads = 3\n";
