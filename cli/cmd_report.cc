@@ -289,7 +289,9 @@ std::string EvalSection(const Json& eval) {
     }
   }
   md << "Costs in ms; speedup over the initial graph in parentheses.\n\n";
-  md << "| model | initial | RL greedy | RL best of samples | guided search |";
+  md << "| model | initial | policy: likeliest rewrite each step | policy: cheapest sampled "
+        "rollout "
+        "| guided search |";
   for (const std::string& b : baselines) md << " " << Cell(b) << " |";
   md << " RL time (s) | verified |\n|---|---:|---:|---:|---:|";
   for (size_t i = 0; i < baselines.size(); ++i) md << "---:|";

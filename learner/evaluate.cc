@@ -246,8 +246,11 @@ std::string EvalLine(const EvalResult& r) {
                           ps.seconds);
   }
   std::string line = fmt::format(
-      "{:<28} rl {:.3f}x (greedy policy {:.3f}x, best of {} samples, {:.1f}s){}{}  verified {}",
-      r.model, r.initial_cost_ms / rl_best, r.initial_cost_ms / r.greedy_policy_cost_ms, r.samples,
+      "{:<28} rl {:.3f}x (likeliest rewrites {:.3f}x, {}; {:.1f}s){}{}  verified {}", r.model,
+      r.initial_cost_ms / rl_best, r.initial_cost_ms / r.greedy_policy_cost_ms,
+      r.sampled_best_cost_ms > 0 ? fmt::format("cheapest of {} sampled rollouts {:.3f}x", r.samples,
+                                               r.initial_cost_ms / r.sampled_best_cost_ms)
+                                 : std::string("no sampled rollouts"),
       r.rl_seconds, guided, base, r.verified ? "yes" : "NO: " + r.verify_message);
   if (!r.measured.empty()) {
     line += fmt::format("\n{:<28} measured in {} (input {:.3f} ms):", "", r.runtime,

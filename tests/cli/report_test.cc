@@ -524,7 +524,9 @@ TEST(ReportEval, ResultsBecomeATableOfCostsAndSpeedups) {
   const std::string md = ReadFile(run / "report/summary.md");
   EXPECT_NE(md.find("## Evaluation"), std::string::npos) << md;
   EXPECT_NE(md.find("`ckpt/policy_40.pt`"), std::string::npos) << md;
-  EXPECT_NE(md.find("| model | initial | RL greedy | RL best of samples | guided search | greedy | "
+  EXPECT_NE(md.find("| model | initial | policy: likeliest rewrite each step | policy: cheapest "
+                    "sampled rollout "
+                    "| guided search | greedy | "
                     "backtrack | RL "
                     "time (s) | verified |"),
             std::string::npos)
