@@ -141,6 +141,8 @@ class AgentRegistry {
   void Add(Entry entry) { entries_.Add(std::move(entry)); }
   bool Has(const std::string& name) const { return entries_.Has(name); }
   std::vector<std::string> Names() const { return entries_.Names(); }
+  /// The one-line summary of `name` (empty for an unknown name).
+  std::string Summary(const std::string& name) const { return entries_.Summary(name); }
 
   /// A fresh agent `name` for `config`, its weights drawn from `seed`. Errors: an unknown name
   /// (listing the known ones), and the agent's own.

@@ -23,6 +23,8 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   # test-time reference models and checkers (for /usr/bin/python3)
   python3 python3-numpy python3-torch python3-torchvision python3-onnx
+  # the Python package (python/: a pybind11 module) and the .venv that sees Debian's torch and onnx
+  pybind11-dev python3-dev python3-venv
   # DOT -> PNG
   graphviz
   # peak memory of the large-model check (scripts/large_model_check.py: GNU time -v)

@@ -1,0 +1,555 @@
+// rewire's Python module, rewire._core: the library below the CLI (models, the optimise pipeline,
+// rules and the registries) for the package in python/rewire/, which is what users import.
+// Errors are rewire's Status, raised as the package's exceptions (python/rewire/errors.py) by
+// code; a cost model may be a Python callable (PythonCostModel below).
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cost/cost_cache.h"
+#include "cost/cost_registry.h"
+#include "cost/measured_cost.h"
+#include "graph/clock.h"
+#include "graph/json.h"
+#include "graph/models/load.h"
+#include "graph/models/zoo.h"
+#include "graph/onnx/onnx_io.h"
+#include "graph/rules/rule.h"
+#include "graph/text.h"
+#include "kernels/executor.h"
+#include "kernels/fold.h"
+#include "learner/agent.h"
+#include "learner/agent_searches.h"
+#include "learner/model_params.h"
+#include "pipeline/optimize.h"
+#include "pipeline/report.h"
+#include "ruleset/rule_import.h"
+#include "ruleset/rule_verify.h"
+
+namespace py = pybind11;
+
+namespace rewire::python {
+namespace {
+
+// ------------------------------------------------------------------------------------ errors
+
+/// A Status on its way to Python: the translator raises the package's exception for its code.
+struct StatusError : std::exception {
+  StatusError(StatusCode c, std::string m) : code(c), message(std::move(m)) {}
+  const char* what() const noexcept override { return message.c_str(); }
+  StatusCode code;
+  std::string message;
+};
+
+void Check(const Status& s) {
+  if (!s.ok()) throw StatusError(s.code(), s.message());
+}
+template <typename T>
+T Take(StatusOr<T> v) {
+  Check(v.status());
+  return std::move(v).value();
+}
+[[noreturn]] void Invalid(const std::string& message) {
+  throw StatusError(StatusCode::kInvalidArgument, message);
+}
+
+/// The exception class python/rewire/errors.py names for `code`.
+const char* ErrorClass(StatusCode code) {
+  switch (code) {
+    case StatusCode::kInvalidArgument:
+      return "InvalidArgumentError";
+    case StatusCode::kNotFound:
+      return "NotFoundError";
+    case StatusCode::kUnimplemented:
+      return "UnimplementedError";
+    case StatusCode::kResourceExhausted:
+      return "ResourceExhaustedError";
+    case StatusCode::kDeadlineExceeded:
+      return "DeadlineExceededError";
+    case StatusCode::kUnavailable:
+      return "UnavailableError";
+    case StatusCode::kDataLoss:
+      return "DataLossError";
+    default:
+      return "Error";
+  }
+}
+
+std::string SourceDir(const std::string& sub) { return std::string(REWIRE_SOURCE_DIR) + "/" + sub; }
+
+/// A structural hash as `rewire show` prints it.
+std::string HashText(uint64_t h) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+// ------------------------------------------------------------------------------------ tensors
+
+DType DTypeOf(const py::array& a, const std::string& name) {
+  const py::dtype d = a.dtype();
+  if (d.kind() == 'f' && d.itemsize() == 4) return DType::kFloat32;
+  if (d.kind() == 'i' && d.itemsize() == 8) return DType::kInt64;
+  if (d.kind() == 'b') return DType::kBool;
+  Invalid("input '" + name + "' is a numpy array of " + py::str(py::object(d)).cast<std::string>() +
+          "; rewire takes float32, int64 or bool (convert with .astype)");
+}
+
+HostTensorPtr FromNumpy(const py::array& given, const std::string& name) {
+  const DType dtype = DTypeOf(given, name);
+  const py::array a = py::array::ensure(given, py::array::c_style);
+  Shape shape(a.shape(), a.shape() + a.ndim());
+  auto t = std::make_shared<HostTensor>(dtype, shape);
+  if (static_cast<size_t>(a.nbytes()) != t->bytes.size())
+    Invalid("input '" + name + "': unexpected element size");
+  std::memcpy(t->bytes.data(), a.data(), t->bytes.size());
+  return t;
+}
+
+py::array ToNumpy(const HostTensor& t) {
+  std::vector<py::ssize_t> shape(t.type.shape.begin(), t.type.shape.end());
+  py::dtype d = t.type.dtype == DType::kInt64  ? py::dtype::of<int64_t>()
+                : t.type.dtype == DType::kBool ? py::dtype::of<bool>()
+                                               : py::dtype::of<float>();
+  py::array a(d, shape);
+  std::memcpy(a.mutable_data(), t.bytes.data(), t.bytes.size());
+  return a;
+}
+
+TensorMap FromDict(const py::dict& inputs) {
+  TensorMap out;
+  for (const auto& [k, v] : inputs) {
+    const std::string name = py::str(k);
+    out[name] = FromNumpy(py::array::ensure(v), name);
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------------------ models
+
+/// A model: a graph, the name it was loaded under, and the element type its file had (a half
+/// model is searched in float32 and written back in its own type).
+struct Model {
+  std::shared_ptr<const Graph> graph;
+  std::string label;
+  int32_t float_type = 0;
+
+  const Graph& g() const { return *graph; }
+
+  py::bytes ToBytes(bool custom_ops) const {
+    OnnxExportOptions eo;
+    eo.custom_ops = custom_ops;
+    eo.float_type = float_type;
+    return py::bytes(Take(ExportOnnxBytes(g(), eo)));
+  }
+  void Save(const std::string& path, bool external_data, bool custom_ops) const {
+    OnnxExportOptions eo;
+    eo.custom_ops = custom_ops;
+    eo.float_type = float_type;
+    if (external_data) eo.external_data_path = path + ".data";
+    Check(ExportOnnxFile(g(), path, eo));
+  }
+  py::dict Summary() const {
+    py::dict d;
+    d["label"] = label;
+    d["operators"] = g().NumOperators();
+    d["parameters"] = g().NumParameters();
+    d["hash"] = HashText(g().Hash());
+    py::dict ops;
+    for (const auto& [op, n] : g().OpCounts()) ops[py::str(std::string(OpName(op)))] = n;
+    d["op_counts"] = ops;
+    auto values = [&](bool inputs) {
+      py::list out;
+      if (inputs) {
+        for (NodeId id : g().inputs()) {
+          const Node& n = g().node(id);
+          out.append(py::dict(py::arg("name") = n.name,
+                              py::arg("dtype") = DTypeName(n.outputs[0].dtype),
+                              py::arg("shape") = n.outputs[0].shape));
+        }
+      } else {
+        for (const GraphOutput& o : g().outputs()) {
+          const TensorType& t = g().type(o.value);
+          out.append(py::dict(py::arg("name") = o.name, py::arg("dtype") = DTypeName(t.dtype),
+                              py::arg("shape") = t.shape));
+        }
+      }
+      return out;
+    };
+    d["inputs"] = values(true);
+    d["outputs"] = values(false);
+    d["float_type"] = float_type == 10 ? "float16" : float_type == 16 ? "bfloat16" : "float32";
+    return d;
+  }
+  /// The reference executor's outputs on `inputs` (random, seeded, for inputs not given).
+  py::dict Run(const py::dict& inputs, uint64_t seed, int threads) const {
+    TensorMap feed = Take(InputsWith(g(), FromDict(inputs), seed));
+    TensorMap outputs;
+    {
+      py::gil_scoped_release release;
+      ExecutorOptions exec;
+      exec.num_threads = threads;
+      outputs = Take(RunGraph(g(), feed, exec));
+    }
+    py::dict out;
+    for (const GraphOutput& o : g().outputs()) out[py::str(o.name)] = ToNumpy(*outputs.at(o.name));
+    return out;
+  }
+};
+
+Model Loaded(Graph g, std::string label, int32_t float_type) {
+  return Model{std::make_shared<const Graph>(std::move(g)), std::move(label), float_type};
+}
+
+OnnxImportOptions ImportOptions(const std::vector<std::string>& input_shapes, int32_t* float_type) {
+  OnnxImportOptions o;
+  o.float_type = float_type;
+  for (const std::string& s : input_shapes) Check(ParseInputShape(s, o));
+  return o;
+}
+
+Model LoadFile(const std::string& path, const std::vector<std::string>& input_shapes) {
+  int32_t float_type = 0;
+  const OnnxImportOptions o = ImportOptions(input_shapes, &float_type);
+  Graph g;
+  {
+    py::gil_scoped_release release;
+    g = Take(ImportOnnxFile(path, o));
+  }
+  return Loaded(std::move(g), path, float_type);
+}
+
+Model LoadBytes(const py::bytes& data, const std::string& source,
+                const std::vector<std::string>& input_shapes) {
+  int32_t float_type = 0;
+  const OnnxImportOptions o = ImportOptions(input_shapes, &float_type);
+  return Loaded(Take(ImportOnnxBytes(std::string(data), source, o)), source, float_type);
+}
+
+Model Zoo(const std::string& name, const py::dict& shape) {
+  ModelParams params;
+  for (const auto& [k, v] : shape) {
+    const std::string key = py::str(k);
+    bool known = false;
+    ForEachParam(params, [&](const char* field_name, auto& field) {
+      if (key != field_name) return;
+      known = true;
+      const int64_t value = v.cast<int64_t>();
+      if (value < 0)
+        Invalid(key + " must be >= 0 (0 = the model's default), got " + std::to_string(value));
+      field = static_cast<std::decay_t<decltype(field)>>(value);
+    });
+    if (!known) {
+      Invalid("unknown shape parameter '" + key + "'" + DidYouMean(Closest(key, ParamNames())) +
+              "; zoo models take " + [] {
+                std::string names;
+                for (const std::string& n : ParamNames()) names += (names.empty() ? "" : ", ") + n;
+                return names;
+              }());
+    }
+  }
+  Graph g;
+  {
+    py::gil_scoped_release release;
+    g = Take(LoadZooOrOnnx(name, params));
+  }
+  return Loaded(std::move(g), name, 0);
+}
+
+// ------------------------------------------------------------------------------------ costs
+
+/// A whole-graph cost model that calls a Python callable with the graph as it would be written
+/// (weight-only subgraphs folded) as a Model, and takes the milliseconds it returns. Like the
+/// e2e models: each distinct graph is costed once (memoised by its structural hash, and kept in
+/// the persistent cost cache when one is given, under "python:<name>"), every call is counted
+/// with its seconds, and past `budget` calls costing a new graph is ResourceExhausted. An
+/// exception the callable raises stops the search; it is raised again from optimize().
+class PythonCostModel : public CostModel {
+ public:
+  PythonCostModel(py::function fn, std::string name, std::shared_ptr<CostCache> cache,
+                  int64_t budget)
+      : fn_(std::move(fn)),
+        name_(std::move(name)),
+        memo_("python:" + name_, std::move(cache), budget) {}
+
+  std::string Name() const override { return "python:" + name_; }
+  bool additive() const override { return false; }
+  MeasurementCounts measurements() const override { return memo_.counts(); }
+
+  StatusOr<double> GraphCostMs(const Graph& graph) override {
+    Graph folded = graph;
+    REWIRE_RETURN_IF_ERROR(FoldWeightSubgraphs(folded).status());
+    const std::string key = "graph:" + HashText(folded.Hash());
+    return memo_.Get(key, [&]() -> StatusOr<double> {
+      py::gil_scoped_acquire gil;
+      if (raised_) return Internal("the Python cost function raised earlier");
+      try {
+        const py::object ms = fn_(Loaded(std::move(folded), "candidate", 0));
+        const double v = ms.cast<double>();
+        if (!std::isfinite(v) || v < 0) {
+          return InvalidArgument("the Python cost function returned " + FormatNumber(v) +
+                                 "; it must return a cost of 0 or more (milliseconds)");
+        }
+        return v;
+      } catch (py::error_already_set& e) {
+        const std::string what = e.what();
+        raised_ = std::make_unique<py::error_already_set>(std::move(e));
+        return Internal("the Python cost function raised " + what);
+      } catch (const py::cast_error&) {
+        return InvalidArgument("the Python cost function must return a number (milliseconds)");
+      }
+    });
+  }
+
+  /// Raises the callable's exception again, if it raised one (the GIL held).
+  void Reraise() {
+    if (raised_) {
+      py::error_already_set e = std::move(*raised_);
+      raised_.reset();
+      throw e;
+    }
+  }
+
+ private:
+  static std::string FormatNumber(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+  }
+  py::function fn_;
+  std::string name_;
+  MeasurementMemo memo_;
+  std::unique_ptr<py::error_already_set> raised_;
+};
+
+CostModelOptions CostOptions(const std::string& spec, int threads, const std::string& cache) {
+  CostModelOptions o;
+  const size_t colon = CostModels().Accepts(spec) ? std::string::npos : spec.find(':');
+  o.kind = spec.substr(0, colon);
+  if (colon != std::string::npos) o.device = spec.substr(colon + 1);
+  o.devices_dir = SourceDir("configs/devices");
+  o.num_threads = threads;
+  o.cache_path = cache;
+  return o;
+}
+
+// ------------------------------------------------------------------------------------ optimize
+
+struct Optimized {
+  Model model;
+  std::string report;  // ReportJson's text
+  bool verified = false;
+  std::string decision;  // the runtime judge's: "result", "path", "input" or "" (not judged)
+};
+
+Optimized Optimize(const Model& model, const std::string& search, const std::string& cost,
+                   const py::object& cost_fn, const std::string& cost_name,
+                   const std::string& cost_cache, int64_t measure_budget,
+                   const std::string& runtime, int runtime_threads, const std::string& rules_path,
+                   int budget, double time_limit_s, uint64_t seed,
+                   const std::vector<std::pair<std::string, std::string>>& options,
+                   const py::dict& inputs, double rtol) {
+  OptimizeRequest q;
+  q.label = model.label;
+  q.search = search;
+  q.search_options = options;
+  q.limits.budget = budget;
+  q.limits.time_limit_s = time_limit_s;
+  q.limits.seed = seed;
+  q.finish.rtol = rtol;
+  q.finish.export_onnx = true;
+  q.finish.onnx.float_type = model.float_type;
+  q.finish.inputs = FromDict(inputs);
+  if (runtime != "none" && !runtime.empty()) {
+    q.judge.runtime = runtime;
+    q.judge.threads = runtime_threads;
+    q.judge.inputs = q.finish.inputs;
+  }
+  std::unique_ptr<CostModel> cost_model;
+  PythonCostModel* python_cost = nullptr;
+  if (!cost_fn.is_none()) {
+    if (!PyCallable_Check(cost_fn.ptr())) Invalid("cost must be a cost model's name or a callable");
+    std::shared_ptr<CostCache> cache;
+    if (!cost_cache.empty()) cache = Take(CostCache::Open(cost_cache));
+    auto m = std::make_unique<PythonCostModel>(py::reinterpret_borrow<py::function>(cost_fn),
+                                               cost_name, cache, measure_budget);
+    python_cost = m.get();
+    cost_model = std::move(m);
+  } else {
+    CostModelOptions co = CostOptions(cost, runtime_threads, cost_cache);
+    co.measure_budget = measure_budget;
+    const bool learned = co.kind == "learned" || co.kind.rfind("learned:", 0) == 0;
+    if (learned && q.judge.runtime == "ort") co.target_runtime = "ort-cpu";
+    cost_model = Take(MakeCostModel(co));
+  }
+  OptimizePipeline pipeline = Take(OptimizePipeline::Prepare(std::move(q), AllSearches()));
+  const auto rules =
+      Take(LoadVerifiedRules(rules_path.empty() ? SourceDir("configs/rules") : rules_path));
+  StatusOr<OptimizeReport> report = Status(StatusCode::kInternal, "not run");
+  {
+    py::gil_scoped_release release;
+    report = pipeline.Run(model.g(), rules, *cost_model);
+  }
+  if (python_cost) python_cost->Reraise();
+  OptimizeReport r = Take(std::move(report));
+  Optimized out;
+  out.verified = r.result.equivalence.verified;
+  out.decision = r.verdict.decision;
+  out.report = JsonText(ReportJson(r));
+  if (out.verified)
+    out.model = Loaded(std::move(r.written_graph), model.label + " (optimised)", model.float_type);
+  return out;
+}
+
+// ------------------------------------------------------------------------------------ rules
+
+py::list ListRules(const std::string& path) {
+  py::list out;
+  for (const rules::Rule& r :
+       Take(rules::LoadRules(path.empty() ? SourceDir("configs/rules") : path))) {
+    out.append(py::dict(py::arg("name") = r.name, py::arg("rule_class") = r.rule_class,
+                        py::arg("source_size") = r.source.size(),
+                        py::arg("target_size") = r.target.size(), py::arg("doc") = r.doc,
+                        py::arg("file") = r.file));
+  }
+  return out;
+}
+
+py::list VerifyRules(const std::string& path, double rtol, uint64_t seed, int trials) {
+  const auto loaded = Take(rules::LoadRules(path.empty() ? SourceDir("configs/rules") : path));
+  VerifyOptions o;
+  o.rtol = rtol;
+  o.seed = seed;
+  o.trials = trials;
+  py::list out;
+  for (const rules::Rule& r : loaded) {
+    RuleVerification v;
+    {
+      py::gil_scoped_release release;
+      v = VerifyRule(r, o);
+    }
+    double worst = 0;
+    py::list failures;
+    for (const RuleCheckResult& c : v.checks) {
+      worst = std::max(worst, c.max_rel_error);
+      if (!c.passed) failures.append(r.file + ":" + std::to_string(c.line) + ": " + c.message);
+    }
+    out.append(py::dict(py::arg("name") = r.name, py::arg("passed") = v.passed,
+                        py::arg("checks") = v.checks.size(), py::arg("max_rel_error") = worst,
+                        py::arg("failures") = failures));
+  }
+  return out;
+}
+
+py::dict ImportTaso(const std::string& path) {
+  TasoImportResult r;
+  {
+    py::gil_scoped_release release;
+    r = Take(ImportTasoRuleFile(path));
+  }
+  return py::dict(py::arg("total") = r.total, py::arg("converted") = r.converted,
+                  py::arg("verified") = r.verified,
+                  py::arg("refused_by_reason") = r.refused_by_reason,
+                  py::arg("rules_text") = r.rules_text, py::arg("rejected_text") = r.rejected_text);
+}
+
+// ------------------------------------------------------------------------------------ registries
+
+py::list ListSearches() {
+  py::list out;
+  for (const std::string& name : AllSearches().Names()) {
+    std::unique_ptr<Search> s = Take(AllSearches().Make(name));
+    OptionSet set;
+    s->DeclareOptions(set);
+    py::list options;
+    for (const OptionSet::Option& o : set.options()) {
+      options.append(py::dict(py::arg("name") = o.name, py::arg("help") = o.help,
+                              py::arg("default") = o.ValueText(), py::arg("choices") = o.choices,
+                              py::arg("switch") = o.is_switch));
+    }
+    out.append(py::dict(py::arg("name") = name, py::arg("summary") = AllSearches().Summary(name),
+                        py::arg("options") = options));
+  }
+  return out;
+}
+
+py::list ListCostModels() {
+  py::list out;
+  for (const std::string& name : CostModels().Names())
+    out.append(py::dict(py::arg("name") = name, py::arg("summary") = CostModels().Summary(name)));
+  return out;
+}
+
+py::list ListAgents() {
+  py::list out;
+  for (const std::string& name : Agents().Names())
+    out.append(py::dict(py::arg("name") = name, py::arg("summary") = Agents().Summary(name)));
+  return out;
+}
+
+py::list ListZoo() {
+  py::list out;
+  for (const ModelInfo& m : ZooModels())
+    out.append(py::dict(py::arg("name") = m.name, py::arg("description") = m.description));
+  return out;
+}
+
+}  // namespace
+}  // namespace rewire::python
+
+PYBIND11_MODULE(_core, m) {
+  using namespace rewire::python;
+  m.doc() = "rewire's C++ library; import the rewire package, not this module";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const StatusError& e) {
+      const py::object errors = py::module_::import("rewire.errors");
+      const py::object cls = errors.attr(ErrorClass(e.code));
+      PyErr_SetObject(cls.ptr(), py::str(e.message).ptr());
+    }
+  });
+
+  py::class_<Model>(m, "Model")
+      .def_readonly("label", &Model::label)
+      .def("to_bytes", &Model::ToBytes, py::arg("custom_ops") = false)
+      .def("save", &Model::Save, py::arg("path"), py::arg("external_data") = false,
+           py::arg("custom_ops") = false)
+      .def("summary", &Model::Summary)
+      .def("run", &Model::Run, py::arg("inputs"), py::arg("seed") = 1, py::arg("threads") = 0)
+      .def("num_operators", [](const Model& x) { return x.g().NumOperators(); })
+      .def("hash", [](const Model& x) { return HashText(x.g().Hash()); });
+
+  m.def("load_file", &LoadFile, py::arg("path"), py::arg("input_shapes"));
+  m.def("load_bytes", &LoadBytes, py::arg("data"), py::arg("source"), py::arg("input_shapes"));
+  m.def("zoo", &Zoo, py::arg("name"), py::arg("shape"));
+  m.def("zoo_models", &ListZoo);
+
+  py::class_<Optimized>(m, "Optimized")
+      .def_readonly("model", &Optimized::model)
+      .def_readonly("report", &Optimized::report)
+      .def_readonly("verified", &Optimized::verified)
+      .def_readonly("decision", &Optimized::decision);
+  m.def("optimize", &Optimize, py::arg("model"), py::arg("search"), py::arg("cost"),
+        py::arg("cost_fn"), py::arg("cost_name"), py::arg("cost_cache"), py::arg("measure_budget"),
+        py::arg("runtime"), py::arg("runtime_threads"), py::arg("rules"), py::arg("budget"),
+        py::arg("time_limit_s"), py::arg("seed"), py::arg("options"), py::arg("inputs"),
+        py::arg("rtol"));
+
+  m.def("rules", &ListRules, py::arg("path"));
+  m.def("verify_rules", &VerifyRules, py::arg("path"), py::arg("rtol"), py::arg("seed"),
+        py::arg("trials"));
+  m.def("import_taso_rules", &ImportTaso, py::arg("path"));
+  m.def("searches", &ListSearches);
+  m.def("cost_models", &ListCostModels);
+  m.def("agents", &ListAgents);
+  m.def("default_rules_path", [] { return SourceDir("configs/rules"); });
+}

@@ -1,0 +1,268 @@
+"""The Python package's API (python/rewire): every function, its errors as exceptions, and a cost
+model written in Python, counted and cached. ctest runs it (tests/CMakeLists.txt) with Debian's
+/usr/bin/python3 and build/python on PYTHONPATH.
+"""
+import os
+import tempfile
+import unittest
+
+import numpy as np
+
+import rewire
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def tiny_torch_export(path, dynamic=False):
+    """A PyTorch MLP block exported with torch.onnx.export (batch axis dynamic if asked)."""
+    import torch
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Linear(16, 32)
+            self.b = torch.nn.Linear(16, 32)
+
+        def forward(self, x):
+            return torch.relu(self.a(x)) + torch.tanh(self.b(x))
+
+    torch.manual_seed(0)
+    kwargs = {"dynamic_axes": {"x": {0: "batch"}, "y": {0: "batch"}}} if dynamic else {}
+    torch.onnx.export(Block().eval(), torch.randn(4, 16), path, input_names=["x"],
+                      output_names=["y"], opset_version=17, **kwargs)
+
+
+class Models(unittest.TestCase):
+    def test_a_zoo_model_with_shape_parameters(self):
+        m = rewire.load("bert", layers=1, seq_len=16)
+        s = m.summary()
+        self.assertEqual(s["label"], "bert")
+        self.assertGreater(s["operators"], 5)
+        self.assertGreater(s["parameters"], 1000000)
+        self.assertTrue(s["hash"].startswith("0x"))
+        self.assertEqual(s["inputs"][0]["shape"][1], 16)
+        self.assertIn("MatMul", s["op_counts"])
+        self.assertEqual(m.hash(), s["hash"])
+        self.assertIn("bert", [z["name"] for z in rewire.zoo_models()])
+
+    def test_path_bytes_and_model_proto_load_the_same_graph(self):
+        import onnx
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "block.onnx")
+            tiny_torch_export(path)
+            from_path = rewire.load(path)
+            with open(path, "rb") as f:
+                from_bytes = rewire.load(f.read())
+            from_proto = rewire.load(onnx.load(path))
+            self.assertEqual(from_path.hash(), from_bytes.hash())
+            self.assertEqual(from_path.hash(), from_proto.hash())
+            # Written and read back: the same graph, and onnx's checker takes the file.
+            out = os.path.join(d, "again.onnx")
+            from_path.save(out)
+            onnx.checker.check_model(out)
+            self.assertEqual(rewire.load(out).hash(), from_path.hash())
+            self.assertEqual(rewire.load(from_path.to_bytes()).hash(), from_path.hash())
+            self.assertIsInstance(from_path.to_onnx(), onnx.ModelProto)
+            # With external data the weights go beside the file.
+            ext = os.path.join(d, "ext.onnx")
+            from_path.save(ext, external_data=True)
+            self.assertTrue(os.path.exists(ext + ".data"))
+            self.assertEqual(rewire.load(ext).hash(), from_path.hash())
+
+    def test_dynamic_axes_are_fixed_by_input_shape(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "dyn.onnx")
+            tiny_torch_export(path, dynamic=True)
+            with self.assertRaises(rewire.InvalidArgumentError) as e:
+                rewire.load(path)
+            self.assertIn("'batch'", str(e.exception))
+            m = rewire.load(path, input_shape={"batch": 3})
+            self.assertEqual(m.summary()["inputs"][0]["shape"], [3, 16])
+            self.assertEqual(rewire.load(path, input_shape=["x=5x16"]).summary()["inputs"][0]
+                             ["shape"], [5, 16])
+
+    def test_run_gives_numpy_outputs_on_given_or_seeded_inputs(self):
+        m = rewire.load("squeezenet", image=64)
+        x = np.random.default_rng(0).standard_normal((1, 3, 64, 64)).astype(np.float32)
+        a = m.run({"input": x})
+        b = m.run({"input": x})
+        (name,) = a.keys()
+        self.assertEqual(a[name].dtype, np.float32)
+        np.testing.assert_array_equal(a[name], b[name])
+        self.assertEqual(m.run({}, seed=3)[name].shape, a[name].shape)
+        with self.assertRaises(rewire.InvalidArgumentError):
+            m.run({"input": x.astype(np.float64)})
+
+    def test_load_errors_are_exceptions_that_say_what_to_fix(self):
+        with self.assertRaises(rewire.NotFoundError) as e:
+            rewire.load("bertt")
+        self.assertIn("unknown model 'bertt'; the zoo has:", str(e.exception))
+        self.assertIn("squeezenet", str(e.exception))
+        with self.assertRaises(FileNotFoundError):
+            rewire.load("/nonexistent/model.onnx")
+        with self.assertRaises(ValueError) as e:
+            rewire.load("bert", seq_lenn=3)
+        self.assertIn("did you mean 'seq_len'", str(e.exception))
+        with self.assertRaises(rewire.InvalidArgumentError):
+            rewire.load(b"not a model")
+        with self.assertRaises(rewire.InvalidArgumentError):
+            rewire.load(12)
+        with self.assertRaises(rewire.InvalidArgumentError):
+            rewire.load("bert", input_shape={"batch": 1})
+
+
+class Optimize(unittest.TestCase):
+    def test_greedy_verified_with_its_report(self):
+        m = rewire.load("squeezenet", image=64)
+        r = rewire.optimize(m, search="greedy", cost="analytic", runtime=None, budget=20)
+        self.assertTrue(r.verified)
+        self.assertIsNotNone(r.model)
+        self.assertGreaterEqual(r.predicted_speedup, 1.0)
+        self.assertIsNone(r.measured_speedup)
+        self.assertIsNone(r.decision)
+        self.assertEqual(r.report["search"], "greedy")
+        self.assertEqual(len(r.rewrites), len(r.report["steps"]))
+        self.assertGreater(len(r.rewrites), 0)
+        self.assertIn("greedy", repr(r))
+        # The optimised model computes what the input does.
+        x = np.random.default_rng(1).standard_normal((1, 3, 64, 64)).astype(np.float32)
+        (name, want), = m.run({"input": x}).items()
+        got = r.model.run({"input": x})[name]
+        self.assertLess(np.abs(got - want).max() / np.abs(want).max(), 1e-3)
+
+    def test_eqsat_judged_in_onnx_runtime(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "block.onnx")
+            tiny_torch_export(path)
+            r = rewire.optimize(path, search="eqsat", runtime="ort")
+            self.assertTrue(r.verified)
+            self.assertTrue(r.report["runtime"].startswith("ort"), r.report["runtime"])
+            self.assertIn(r.decision, ("result", "path", "input"))
+            self.assertGreater(r.measured_speedup, 0)
+            out = os.path.join(d, "opt.onnx")
+            r.model.save(out)
+            self.assertEqual(rewire.load(out).hash(), r.model.hash())
+
+    def test_search_options_by_keyword(self):
+        r = rewire.optimize("nasrnn", search="backtrack", cost="analytic", runtime=None,
+                            budget=5, alpha=1.05)
+        self.assertTrue(r.verified)
+        self.assertEqual(r.report["search"], "backtrack")
+
+    def test_errors_name_what_to_fix(self):
+        m = rewire.load("nasrnn")
+        with self.assertRaises(rewire.Error) as e:
+            rewire.optimize(m, search="greedyy", cost="analytic", runtime=None)
+        self.assertIn("greedy", str(e.exception))
+        with self.assertRaises(ValueError) as e:
+            rewire.optimize(m, search="greedy", cost="analytic", runtime=None, no_such_option=1)
+        self.assertIn("no-such-option", str(e.exception))
+        with self.assertRaises(rewire.Error):
+            rewire.optimize(m, search="greedy", cost="no-such-cost", runtime=None)
+        with self.assertRaises(rewire.InvalidArgumentError):
+            rewire.optimize(m, search="greedy", cost=3, runtime=None)
+
+
+class PythonCost(unittest.TestCase):
+    def test_a_python_cost_model_is_called_once_per_graph_and_counted(self):
+        calls = []
+
+        def operators(model):
+            calls.append(model.hash())
+            return float(model.num_operators())
+
+        m = rewire.load("squeezenet", image=32)
+        r = rewire.optimize(m, search="greedy", cost=operators, runtime=None, budget=10)
+        self.assertTrue(r.verified)
+        self.assertTrue(r.report["cost_model"].startswith("python:"))
+        self.assertGreater(len(calls), 1)
+        # Each distinct graph once: no hash is costed twice.
+        self.assertEqual(len(calls), len(set(calls)))
+        self.assertEqual(r.report["measurements"]["measured"], len(calls))
+        self.assertLessEqual(r.report["final_cost_ms"], r.report["initial_cost_ms"])
+
+    def test_the_cost_cache_keeps_its_measurements_for_the_next_run(self):
+        calls = []
+
+        def timed(model):
+            calls.append(1)
+            return 1.0 + model.num_operators()
+
+        with tempfile.TemporaryDirectory() as d:
+            cache = os.path.join(d, "costs.sqlite")
+            m = rewire.load("squeezenet", image=32)
+            first = rewire.optimize(m, search="greedy", cost=timed, cost_name="ops+1",
+                                    cost_cache=cache, runtime=None, budget=5)
+            n = len(calls)
+            self.assertGreater(n, 0)
+            second = rewire.optimize(m, search="greedy", cost=timed, cost_name="ops+1",
+                                     cost_cache=cache, runtime=None, budget=5)
+            self.assertEqual(len(calls), n)  # nothing measured again
+            self.assertEqual(second.report["measurements"]["measured"], 0)
+            self.assertEqual(second.report["measurements"]["cache_hits"],
+                             first.report["measurements"]["measured"])
+            self.assertEqual(second.rewrites, first.rewrites)
+
+    def test_the_budget_and_what_the_callable_raises(self):
+        def failing(model):
+            raise KeyError("the user's runtime is down")
+
+        with self.assertRaises(KeyError) as e:
+            rewire.optimize("nasrnn", search="greedy", cost=failing, runtime=None)
+        self.assertIn("the user's runtime is down", str(e.exception))
+        with self.assertRaises(rewire.InvalidArgumentError) as e:
+            rewire.optimize("nasrnn", search="greedy", cost=lambda m: -1.0, runtime=None)
+        self.assertIn("must return a cost of 0 or more", str(e.exception))
+        calls = []
+        r = rewire.optimize("nasrnn", search="greedy",
+                            cost=lambda m: calls.append(1) or float(m.num_operators()),
+                            measure_budget=2, runtime=None, budget=50)
+        self.assertEqual(len(calls), 2)
+        self.assertEqual(r.report["stop_reason"], "measurement budget")
+
+    def test_searches_that_cost_operators_refuse_a_whole_graph_cost(self):
+        with self.assertRaises(rewire.Error) as e:
+            rewire.optimize("nasrnn", search="eqsat", cost=lambda m: 1.0, runtime=None)
+        self.assertIn("python:", str(e.exception))
+
+
+class Registries(unittest.TestCase):
+    def test_searches_cost_models_and_agents_come_from_the_registries(self):
+        names = {s["name"]: s for s in rewire.searches()}
+        for name in ("greedy", "backtrack", "eqsat", "mcts-eqsat", "rl", "guided"):
+            self.assertIn(name, names)
+        self.assertIn("alpha", [o["name"] for o in names["backtrack"]["options"]])
+        self.assertTrue(all(s["summary"] for s in names.values()))
+        costs = [c["name"] for c in rewire.cost_models()]
+        for name in ("analytic", "learned", "e2e"):
+            self.assertTrue(any(c.startswith(name) for c in costs), (name, costs))
+        self.assertIn("ppo-gnn", [a["name"] for a in rewire.agents()])
+
+    def test_rules_listed_and_verified(self):
+        rules = rewire.rules()
+        self.assertGreater(len(rules), 100)
+        self.assertIn("conv_add_same_input", [r["name"] for r in rules])
+        conv = os.path.join(ROOT, "configs", "rules", "conv.rules")
+        checked = rewire.verify_rules(conv)
+        self.assertEqual(len(checked), len(rewire.rules(conv)))
+        self.assertTrue(all(r["passed"] for r in checked))
+        self.assertTrue(all(r["checks"] >= 1 for r in checked))
+        # A rule whose sides differ fails, naming its check line.
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.rules")
+            with open(bad, "w") as f:
+                f.write('rule relu_is_tanh\n  class algebraic\n  doc "wrong"\n  source\n'
+                        '    y = Relu(x)\n  target\n    z = Tanh(x)\n  outputs y -> z\n'
+                        '  check x=[4,4]\n  check x=[2,3,5]\nend\n')
+            (r,) = rewire.verify_rules(bad)
+            self.assertFalse(r["passed"])
+            self.assertIn("bad.rules:", r["failures"][0])
+            with self.assertRaises(rewire.NotFoundError):
+                rewire.rules(os.path.join(d, "missing.rules"))
+            # Not TASO's rule collection: refused, saying what it is not.
+            with self.assertRaises(rewire.Error):
+                rewire.import_taso_rules(bad)
+
+
+if __name__ == "__main__":
+    unittest.main()
