@@ -20,12 +20,13 @@ import json
 import os
 
 from rewire import _core
+from rewire.env import Env, make
 from rewire.errors import (DataLossError, DeadlineExceededError, Error, InvalidArgumentError,
                            NotFoundError, ResourceExhaustedError, UnavailableError,
                            UnimplementedError)
 
 __all__ = [
-    "Model", "Result", "load", "zoo_models", "optimize", "searches", "cost_models", "agents",
+    "Model", "Result", "Env", "make", "load", "zoo_models", "optimize", "searches", "cost_models", "agents",
     "rules", "verify_rules", "import_taso_rules", "Error", "InvalidArgumentError",
     "NotFoundError", "UnimplementedError", "ResourceExhaustedError", "DeadlineExceededError",
     "UnavailableError", "DataLossError",

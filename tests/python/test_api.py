@@ -226,6 +226,85 @@ class PythonCost(unittest.TestCase):
         self.assertIn("python:", str(e.exception))
 
 
+class Environment(unittest.TestCase):
+    def test_an_episode_gives_the_cpp_environments_rewards_and_masks(self):
+        model = rewire.load("xrlflow-bert")
+        env = rewire.Env(model, cost="analytic", horizon=6)
+        obs, info = env.reset(seed=0)
+        self.assertEqual(info["benchmark"], "xrlflow-bert")
+        actions, rewards, masks = [], [], []
+        while True:
+            n = len(obs["candidate_reward"])
+            self.assertEqual(len(obs["action_mask"]), n + 1)
+            self.assertEqual(obs["action_mask"][-1], 1)  # the No-Op, always allowed
+            self.assertEqual(obs["node_features"].shape[1], rewire.env.NODE_FEATURES)
+            self.assertLess(obs["edge_index"].max(), obs["node_features"].shape[0])
+            self.assertEqual(obs["edge_features"].shape, (obs["edge_index"].shape[1],
+                                                          rewire.env.SHAPE_FEATURES))
+            self.assertEqual(len(env.action_names()), n + 1)
+            # The second-best candidate by its immediate reward: not what greedy would take.
+            order = np.argsort(-obs["candidate_reward"], kind="stable")
+            action = int(order[1] if n > 1 else n)
+            masks.append(obs["action_mask"].tolist())
+            obs, reward, terminated, truncated, info = env.step(action)
+            actions.append(action)
+            rewards.append(reward)
+            if terminated or truncated:
+                break
+        self.assertTrue(truncated)  # six rewrites: the horizon
+        self.assertFalse(terminated)
+        self.assertTrue(info["verified"])
+        self.assertEqual(info["steps"], 6)
+        played = rewire._core.play_episode(model, env._core_config, actions)
+        self.assertEqual([p[0] for p in played], rewards)
+        self.assertEqual([list(p[1]) for p in played], masks)
+        self.assertEqual([p[2] for p in played], [False] * 5 + [True])
+        self.assertAlmostEqual(sum(rewards), 100 * (info["initial_cost_ms"] - info["cost_ms"]) /
+                               info["initial_cost_ms"], places=6)
+        with self.assertRaises(rewire.InvalidArgumentError):
+            env.step(0)  # the episode is over
+
+    def test_no_op_terminates_and_bad_actions_are_refused(self):
+        env = rewire.make("rewire-v0", benchmarks=["nasrnn", "squeezenet"], horizon=5)
+        obs, info = env.reset(options={"benchmark": "squeezenet"})
+        self.assertEqual(info["benchmark"], "squeezenet")
+        with self.assertRaises(rewire.InvalidArgumentError):
+            env.step(len(obs["action_mask"]))  # past the last action
+        with self.assertRaises(rewire.InvalidArgumentError):
+            env.step(-1)
+        obs, reward, terminated, truncated, info = env.step(len(obs["action_mask"]) - 1)
+        self.assertEqual((reward, terminated, truncated), (0.0, True, False))
+        self.assertTrue(info["verified"])
+        self.assertEqual(env.current_model().hash(), rewire.load("squeezenet").hash())
+        with self.assertRaises(rewire.InvalidArgumentError):
+            env.reset(options={"benchmark": "vgg19"})
+        with self.assertRaises(rewire.InvalidArgumentError):
+            rewire.make("llvm-v0")
+        with self.assertRaises(rewire.InvalidArgumentError):
+            rewire.Env("nasrnn", reward="sparse")
+        # Random benchmarks, seeded: the same seed draws the same one.
+        drawn = [env.reset(seed=s)[1]["benchmark"] for s in [3] + list(range(3, 20))]
+        self.assertEqual(drawn[0], drawn[1])
+        self.assertEqual(set(drawn), {"nasrnn", "squeezenet"})
+
+    def test_the_measured_reward_comes_at_the_end(self):
+        env = rewire.Env(rewire.load("squeezenet", image=32), reward="measured",
+                         runtime="reference", horizon=3)
+        obs, _ = env.reset(seed=0)
+        rewards = []
+        while True:
+            action = int(np.argmax(obs["candidate_reward"]))
+            obs, reward, terminated, truncated, info = env.step(action)
+            rewards.append(reward)
+            if terminated or truncated:
+                break
+        self.assertEqual(rewards[:-1], [0.0] * (len(rewards) - 1))
+        m0, mt = info["measured_initial_ms"], info["measured_final_ms"]
+        self.assertGreater(m0, 0)
+        self.assertGreater(mt, 0)
+        self.assertAlmostEqual(rewards[-1], 100 * (m0 - mt) / m0, places=6)
+
+
 class Registries(unittest.TestCase):
     def test_searches_cost_models_and_agents_come_from_the_registries(self):
         names = {s["name"]: s for s in rewire.searches()}
