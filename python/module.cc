@@ -28,6 +28,9 @@
 #include "kernels/fold.h"
 #include "learner/agent.h"
 #include "learner/agent_searches.h"
+#include "learner/config.h"
+#include "learner/evaluate.h"
+#include "learner/trainer.h"
 #include "learner/model_params.h"
 #include "pipeline/optimize.h"
 #include "pipeline/report.h"
@@ -290,6 +293,59 @@ py::dict ImportTaso(const std::string& path) {
                   py::arg("rules_text") = r.rules_text, py::arg("rejected_text") = r.rejected_text);
 }
 
+// ------------------------------------------------------------------------------------ training
+
+/// A config from a file (or, with an empty path, the defaults) with "section.key=value"
+/// overrides, as `rewire train --config PATH --set ...` reads it.
+TrainConfig Config(const std::string& path, const std::vector<std::string>& overrides) {
+  if (path.empty()) return Take(ParseTrainConfig("", "<dict>", overrides));
+  return Take(LoadTrainConfig(path, overrides));
+}
+
+/// Log lines to Python's print (the GIL taken for each: training logs from its threads).
+std::function<void(const std::string&)> PythonLog(bool quiet) {
+  if (quiet) return nullptr;
+  return [](const std::string& line) {
+    py::gil_scoped_acquire gil;
+    py::print(line, py::arg("flush") = true);
+  };
+}
+
+std::string TrainRun(const std::string& path, const std::vector<std::string>& overrides,
+                     bool resume, bool quiet) {
+  const TrainConfig config = Config(path, overrides);
+  const RunPaths paths{SourceDir("configs/rules"), SourceDir("configs/devices")};
+  {
+    py::gil_scoped_release release;
+    Check(Train(config, paths, resume, PythonLog(quiet)));
+  }
+  return config.run.dir;
+}
+
+std::string EvaluateRun(const std::string& path, const std::vector<std::string>& overrides,
+                        const std::string& policy, bool quiet) {
+  const TrainConfig config = Config(path, overrides);
+  const RunPaths paths{SourceDir("configs/rules"), SourceDir("configs/devices")};
+  const std::string checkpoint =
+      policy.empty() ? config.run.dir + "/checkpoints/latest.pt" : policy;
+  {
+    py::gil_scoped_release release;
+    Take(Evaluate(config, paths, checkpoint, PythonLog(quiet)));
+  }
+  return config.run.dir;
+}
+
+/// The agent kind that wrote checkpoint `path` (Agents()' registry). Errors: a missing file, a
+/// file no registered agent wrote, one that does not load.
+std::string PolicyAgent(const std::string& path) {
+  std::unique_ptr<Agent> agent;
+  {
+    py::gil_scoped_release release;
+    agent = Take(Agents().Load(path));
+  }
+  return agent->Name();
+}
+
 // ------------------------------------------------------------------------------------ registries
 
 py::list ListSearches() {
@@ -378,6 +434,11 @@ PYBIND11_MODULE(_core, m) {
   m.def("verify_rules", &VerifyRules, py::arg("path"), py::arg("rtol"), py::arg("seed"),
         py::arg("trials"));
   m.def("import_taso_rules", &ImportTaso, py::arg("path"));
+  m.def("train", &TrainRun, py::arg("config"), py::arg("overrides"), py::arg("resume"),
+        py::arg("quiet"));
+  m.def("evaluate", &EvaluateRun, py::arg("config"), py::arg("overrides"), py::arg("policy"),
+        py::arg("quiet"));
+  m.def("policy_agent", &PolicyAgent, py::arg("path"));
   m.def("searches", &ListSearches);
   m.def("cost_models", &ListCostModels);
   m.def("agents", &ListAgents);

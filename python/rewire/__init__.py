@@ -27,7 +27,7 @@ from rewire.errors import (DataLossError, DeadlineExceededError, Error, InvalidA
 
 __all__ = [
     "Model", "Result", "Env", "make", "load", "zoo_models", "optimize", "searches", "cost_models", "agents",
-    "rules", "verify_rules", "import_taso_rules", "Error", "InvalidArgumentError",
+    "rules", "verify_rules", "import_taso_rules", "train", "evaluate", "Policy", "Run", "Error", "InvalidArgumentError",
     "NotFoundError", "UnimplementedError", "ResourceExhaustedError", "DeadlineExceededError",
     "UnavailableError", "DataLossError",
 ]
@@ -197,6 +197,98 @@ def optimize(model, search="greedy", cost="learned", runtime="ort", policy=None,
         runtime=runtime or "none", runtime_threads=runtime_threads,
         rules=os.fspath(rules) if rules else "", budget=budget, time_limit_s=time_limit,
         seed=seed, options=options, inputs=dict(inputs or {}), rtol=rtol))
+
+
+def _toml(value):
+    """A Python value as TOML text (what a --set override takes)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string: JSON's escapes are TOML's
+    if isinstance(value, os.PathLike):
+        return json.dumps(os.fspath(value))
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join("{} = {}".format(k, _toml(v)) for k, v in value.items()) + "}"
+    raise InvalidArgumentError("cannot write {!r} in a config".format(value))
+
+
+def _config(config, overrides):
+    """(path, ["section.key=value", ...]) from a config path or dict and overrides."""
+    sets = []
+    path = ""
+    if isinstance(config, dict):
+        for section, table in config.items():
+            if not isinstance(table, dict):
+                raise InvalidArgumentError(
+                    "a config dict maps sections to tables ({{'run': {{'max_updates': 2}}}}); "
+                    "'{}' is not a table".format(section))
+            sets += ["{}.{}={}".format(section, k, _toml(v)) for k, v in table.items()]
+    elif config is not None:
+        path = os.fspath(config)
+    if isinstance(overrides, dict):
+        sets += ["{}={}".format(k, _toml(v)) for k, v in overrides.items()]
+    elif overrides:
+        sets += [str(o) for o in overrides]
+    return path, sets
+
+
+class Policy(os.PathLike):
+    """A trained policy checkpoint, checked to be one a registered agent wrote; pass it as
+    optimize(..., search="rl" or "guided", policy=it)."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self.agent = _core.policy_agent(self.path)
+
+    def __fspath__(self):
+        return self.path
+
+    def __repr__(self):
+        return "<rewire.Policy {} ({})>".format(self.path, self.agent)
+
+
+class Run:
+    """A training run: its directory, its last checkpoint as a Policy and its metrics (the rows
+    of metrics.jsonl, one per update)."""
+
+    def __init__(self, run_dir):
+        self.dir = run_dir
+        self.checkpoint = os.path.join(run_dir, "checkpoints", "latest.pt")
+        self.metrics = []
+        path = os.path.join(run_dir, "metrics.jsonl")
+        if os.path.exists(path):
+            with open(path) as f:
+                self.metrics = [json.loads(line) for line in f if line.strip()]
+
+    @property
+    def policy(self):
+        return Policy(self.checkpoint)
+
+    def __repr__(self):
+        return "<rewire.Run {} ({} updates)>".format(self.dir, len(self.metrics))
+
+
+def train(config=None, overrides=None, resume=False, quiet=True):
+    """Trains an agent as a config says, in this process (`rewire train`): ``config`` is a TOML
+    file's path or a dict of sections ({"run": {"dir": "runs/x", "max_updates": 5}, "env":
+    {"models": ["xrlflow-bert"]}}), ``overrides`` a dict {"run.max_updates": 2} or a list of
+    "section.key=value". Progress lines are printed unless ``quiet``. Returns a Run."""
+    path, sets = _config(config, overrides)
+    return Run(_core.train(path, sets, resume, quiet))
+
+
+def evaluate(config=None, overrides=None, policy=None, quiet=True):
+    """Evaluates a trained policy as the config's [eval] says (`rewire eval`): the policy's
+    rollouts and guided search against the baselines, predicted and, with eval.runtime,
+    measured. Returns the evaluation (RUN_DIR/eval.json) as a dict."""
+    path, sets = _config(config, overrides)
+    run_dir = _core.evaluate(path, sets, os.fspath(policy) if policy else "", quiet)
+    with open(os.path.join(run_dir, "eval.json")) as f:
+        return json.load(f)
 
 
 def searches():

@@ -305,6 +305,42 @@ class Environment(unittest.TestCase):
         self.assertAlmostEqual(rewards[-1], 100 * (m0 - mt) / m0, places=6)
 
 
+class Training(unittest.TestCase):
+    def test_train_evaluate_and_the_policy_in_optimize(self):
+        quickstart = os.path.join(ROOT, "configs", "quickstart.toml")
+        with tempfile.TemporaryDirectory() as d:
+            small = {"run.dir": d, "run.max_updates": 2, "env.horizon": 6,
+                     "ppo.episodes_per_update": 2}
+            run = rewire.train(quickstart, small)
+            self.assertEqual(run.dir, d)
+            self.assertEqual(len(run.metrics), 2)
+            self.assertIn("update", run.metrics[-1])
+            policy = run.policy
+            self.assertEqual(policy.agent, "ppo-gnn")
+            self.assertEqual(os.fspath(policy), os.path.join(d, "checkpoints", "latest.pt"))
+            r = rewire.optimize("xrlflow-bert", search="rl", policy=policy, cost="analytic",
+                                runtime=None)
+            self.assertTrue(r.verified)
+            self.assertEqual(r.report["search"], "rl")
+            ev = rewire.evaluate(quickstart, dict(small, **{"eval.budget": 5, "eval.samples": 1,
+                                                            "eval.baselines": ["greedy"]}))
+            (row,) = ev["results"]
+            self.assertEqual(row["model"], "xrlflow-bert")
+            self.assertTrue(row["verified"])
+            self.assertIn("greedy", row["baselines"])
+            # Resumed from its checkpoint, the run goes on to its new max_updates.
+            more = rewire.train(quickstart, dict(small, **{"run.max_updates": 3}), resume=True)
+            self.assertEqual(len(more.metrics), 3)
+            # A config as a dict: its errors name the key.
+            with self.assertRaises(rewire.InvalidArgumentError) as e:
+                rewire.train({"run": {"dir": d, "max_updates": 0}})
+            self.assertIn("run.max_updates", str(e.exception))
+            with self.assertRaises(rewire.InvalidArgumentError):
+                rewire.train({"run": 3})
+            with self.assertRaises(rewire.Error):
+                rewire.Policy(quickstart)  # no checkpoint
+
+
 class Registries(unittest.TestCase):
     def test_searches_cost_models_and_agents_come_from_the_registries(self):
         names = {s["name"]: s for s in rewire.searches()}
