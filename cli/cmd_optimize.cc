@@ -2,6 +2,7 @@
 // folds, verifies and judges; this file parses the flags, prints what the pipeline reports and
 // writes the files.
 
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
@@ -333,11 +334,19 @@ void RunOptimize(OptimizeOptions& o, const SearchRegistry& searches) {
       std::fprintf(stderr, "%s%s\n", *progress_line ? "\n" : "", line.c_str());
       *progress_line = false;
     };
-    q.limits.progress = [progress_line](const SearchProgress& p) {
-      std::fprintf(stderr, "\r  %s %d/%d  best %.4f ms (%.3fx)  queue %zu   ", "search",
-                   p.iteration, p.budget, p.best_cost_ms,
-                   p.best_cost_ms > 0 ? p.initial_cost_ms / p.best_cost_ms : 0.0, p.queue_size);
-      *progress_line = true;
+    // On a terminal one line rewritten in place; into a file or a pipe (a log, a Slurm job's
+    // output) a line every few seconds.
+    const bool terminal = ::isatty(::fileno(stderr)) != 0;
+    auto last_line = std::make_shared<Clock::time_point>(Clock::now());
+    q.limits.progress = [progress_line, terminal, last_line](const SearchProgress& p) {
+      constexpr double kLogEverySeconds = 5;
+      if (!terminal && SecondsSince(*last_line) < kLogEverySeconds) return;
+      *last_line = Clock::now();
+      std::fprintf(stderr, "%s  %s %d/%d  best %.4f ms (%.3fx)  queue %zu%s", terminal ? "\r" : "",
+                   "search", p.iteration, p.budget, p.best_cost_ms,
+                   p.best_cost_ms > 0 ? p.initial_cost_ms / p.best_cost_ms : 0.0, p.queue_size,
+                   terminal ? "   " : "\n");
+      *progress_line = terminal;
     };
   }
   Take(CheckRequest(q, searches));  // a bad option fails before the model loads

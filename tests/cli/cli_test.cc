@@ -82,6 +82,15 @@ TEST(Cli, UnknownModelIsOneClearLine) {
   EXPECT_EQ(CountLines(r.output), 1) << r.output;
 }
 
+TEST(Cli, ProgressIntoAFileIsWholeLinesNotCarriageReturns) {
+  // Captured (not a terminal): a search's progress is a line every few seconds, as a log or a
+  // Slurm job's output wants it, not one line rewritten with carriage returns.
+  auto r = Rewire("optimize --model squeezenet --search greedy --runtime none");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find('\r'), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("verified         yes"), std::string::npos) << r.output;
+}
+
 TEST(Cli, MissingOnnxFileIsAClearError) {
   auto r = Rewire("show --model /nonexistent/model.onnx");
   EXPECT_EQ(r.exit_code, 1) << r.output;

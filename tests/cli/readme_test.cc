@@ -1,7 +1,8 @@
-// The README's "Using it" block is a test, so it cannot go stale: every `rewire ...` line of the
-// first ```bash block under "## Using it" runs, in order, with the built binary in one fresh
-// directory (where `configs/` points at the repository's configs), and must exit with 0. A
-// renamed option, a removed command or a file one line expects from an earlier one fails here.
+// The command line's "Using it" block (docs/cli.md, where the README's tour points) is a test, so
+// it cannot go stale: every `rewire ...` line of the first ```bash block under "## Using it" runs,
+// in order, with the built binary in one fresh directory (where `configs/` points at the
+// repository's configs), and must exit with 0. A renamed option, a removed command or a file one
+// line expects from an earlier one fails here.
 
 #include <gtest/gtest.h>
 
@@ -80,22 +81,22 @@ bool OrtInstalled() {
 
 TEST(Readme, EveryCommandOfTheUsingItBlockRuns) {
   const std::vector<ReadmeCommand> commands =
-      UsingItCommands(ReadFile(std::string(REWIRE_SOURCE_DIR) + "/README.md"));
-  ASSERT_GE(commands.size(), 10u) << "README.md has no ```bash block under \"## Using it\"";
+      UsingItCommands(ReadFile(std::string(REWIRE_SOURCE_DIR) + "/docs/cli.md"));
+  ASSERT_GE(commands.size(), 10u) << "docs/cli.md has no ```bash block under \"## Using it\"";
   TempDir dir;
   std::filesystem::create_directory_symlink(std::string(REWIRE_SOURCE_DIR) + "/configs",
                                             dir / "configs");
   for (const ReadmeCommand& c : commands) {
     ASSERT_EQ(c.text.rfind("rewire ", 0), 0u)
-        << "README.md:" << c.line << ": the block should hold rewire commands only: " << c.text;
+        << "docs/cli.md:" << c.line << ": the block should hold rewire commands only: " << c.text;
     if (c.text.find("--runtime ort") != std::string::npos && !OrtInstalled()) {
-      std::printf("[ skipped  ] README.md:%d needs ONNX Runtime in tools/ort: %s\n", c.line,
+      std::printf("[ skipped  ] docs/cli.md:%d needs ONNX Runtime in tools/ort: %s\n", c.line,
                   c.text.c_str());
       continue;
     }
     const RunResult r =
         RunCommand("cd " + Quote(dir.path()) + " && " + Quote(REWIRE_BINARY) + c.text.substr(6));
-    EXPECT_EQ(r.exit_code, 0) << "README.md:" << c.line << ": " << c.text << "\n" << r.output;
+    EXPECT_EQ(r.exit_code, 0) << "docs/cli.md:" << c.line << ": " << c.text << "\n" << r.output;
     if (r.exit_code != 0) break;  // later lines may need this one's files
   }
 }
