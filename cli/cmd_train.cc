@@ -75,7 +75,7 @@ void RegisterTrain(CLI::App& app) {
     const std::string policy =
         e->policy.empty() ? config.run.dir + "/checkpoints/latest.pt" : e->policy;
     const auto results = Take(Evaluate(config, DefaultPaths(), policy, Printer(e->quiet)));
-    std::printf("%-28s %10s %10s %10s %10s", "model", "initial ms", "rl greedy", "rl best",
+    std::printf("%-28s %10s %10s %10s %10s", "model", "initial ms", "likeliest", "rl best",
                 "guided");
     for (const auto& b : config.eval.baselines) std::printf(" %10s", b.c_str());
     std::printf(" %8s %8s %s\n", "rl s", "guided s", "verified");
