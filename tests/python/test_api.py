@@ -378,6 +378,49 @@ class Registries(unittest.TestCase):
             with self.assertRaises(rewire.Error):
                 rewire.import_taso_rules(bad)
 
+    def test_tasos_rules_are_imported_and_verified(self):
+        """TASO's matmul merge (x @ A, x @ B => split(x @ concat(A, B))) written as TASO's
+        graph_subst.pb does (the classes protoc makes of graph/rules/taso_rules.proto)."""
+        import subprocess
+        import sys
+        with tempfile.TemporaryDirectory() as d:
+            proto_dir = os.path.join(ROOT, "graph", "rules")
+            subprocess.run(["protoc", "-I", proto_dir, "--python_out", d,
+                            os.path.join(proto_dir, "taso_rules.proto")], check=True)
+            sys.path.insert(0, d)
+            try:
+                import taso_rules_pb2 as pb
+            finally:
+                sys.path.remove(d)
+            matmul, concat, split = 18, 12, 13  # TASO's OpType numbers
+            acti, num_inputs, num_outputs, num_dim, axis = 9, 1, 2, 10, 11  # its parameters
+            collection = pb.TasoRuleCollection()
+            rule = collection.rule.add()
+
+            def op(ops, kind, inputs, params):
+                o = ops.add(type=kind)
+                for src, out in inputs:
+                    o.input.add(op=src, output=out)
+                for k, v in params:
+                    o.param.add(key=k, value=v)
+
+            op(rule.source, matmul, [(-1, 0), (-4, 0)], [(acti, 0)])
+            op(rule.source, matmul, [(-1, 0), (-5, 0)], [(acti, 0)])
+            op(rule.target, concat, [(-4, 0), (-5, 0)], [(num_inputs, 2), (axis, 1), (num_dim, 2)])
+            op(rule.target, matmul, [(-1, 0), (0, 0)], [(acti, 0)])
+            op(rule.target, split, [(1, 0)], [(num_outputs, 2), (axis, 1)])
+            rule.output.add(source_op=0, source_output=0, target_op=2, target_output=0)
+            rule.output.add(source_op=1, source_output=0, target_op=2, target_output=1)
+            path = os.path.join(d, "graph_subst.pb")
+            with open(path, "wb") as f:
+                f.write(collection.SerializeToString())
+            out = os.path.join(d, "taso.rules")
+            r = rewire.import_taso_rules(path, out=out)
+            self.assertEqual((r["total"], r["converted"], r["verified"]), (1, 1, 1), r)
+            (imported,) = rewire.rules(out)
+            self.assertTrue(rewire.verify_rules(out)[0]["passed"])
+            self.assertEqual(imported["source_size"], 2)
+
 
 if __name__ == "__main__":
     unittest.main()
