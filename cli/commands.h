@@ -53,9 +53,6 @@ Graph LoadModel(const ModelOptions& options, int32_t* float_type = nullptr,
 /// The tensors of repeated --input NAME=FILE flags: FILE.npy, or FILE.pb (a serialised ONNX
 /// TensorProto); throws CommandError on a malformed flag, a name given twice or a bad file.
 TensorMap ReadInputFlags(const std::vector<std::string>& specs);
-/// A cost model as --also-cost and `measure collect --predict` name it: a registered kind as it
-/// is (analytic, e2e:ort, learned:PATH), else KIND:PROFILE (analytic:cpu_dev).
-CostModelOptions ParseCostSpec(const std::string& spec);
 
 /// `g` as rewire writes it: weight-only subgraphs folded.
 Graph Folded(const Graph& g);

@@ -33,15 +33,6 @@ TensorMap ReadInputFlags(const std::vector<std::string>& specs) {
   return inputs;
 }
 
-CostModelOptions ParseCostSpec(const std::string& spec) {
-  CostModelOptions o;
-  // A registered name (e2e:ort, learned:PATH) as it is, else KIND:PROFILE.
-  const size_t colon = CostModels().Accepts(spec) ? std::string::npos : spec.find(':');
-  o.kind = spec.substr(0, colon);
-  if (colon != std::string::npos) o.device = spec.substr(colon + 1);
-  return o;
-}
-
 void AddModelOptions(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("-m,--model", o.model,
                  "Zoo model name (see `rewire models`) or path to an .onnx file")

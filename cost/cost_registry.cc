@@ -199,6 +199,15 @@ CostModelRegistry& CostModels() {
 
 std::vector<std::string> CostModelKinds() { return CostModels().Names(); }
 
+CostModelOptions ParseCostSpec(const std::string& spec) {
+  CostModelOptions o;
+  // A registered name (e2e:ort, learned:PATH) as it is, else KIND:PROFILE.
+  const size_t colon = CostModels().Accepts(spec) ? std::string::npos : spec.find(':');
+  o.kind = spec.substr(0, colon);
+  if (colon != std::string::npos) o.device = spec.substr(colon + 1);
+  return o;
+}
+
 StatusOr<std::unique_ptr<CostModel>> MakeCostModel(const CostModelOptions& options) {
   return CostModels().Make(options);
 }

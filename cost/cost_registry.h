@@ -86,6 +86,11 @@ CostModelRegistry& CostModels();
 /// The backend names of CostModels().
 std::vector<std::string> CostModelKinds();
 
+/// A cost model as a spec names it (--cost, --also-cost, `measure collect --predict`, the Python
+/// package's cost=): a registered kind as it is (analytic, e2e:ort, learned:PATH), else
+/// KIND:PROFILE (analytic:cpu_dev); the other options at their defaults.
+CostModelOptions ParseCostSpec(const std::string& spec);
+
 /// CostModels().Make(options). Errors: an unknown kind (InvalidArgument, listing the known ones),
 /// an unknown or malformed device profile, a corrupt cost cache (DataLoss), a backend this build
 /// or machine cannot run (Unimplemented: "built without CUDA", "no CUDA device").

@@ -188,18 +188,19 @@ TensorMap ShapeInputValues(const Graph& graph) {
     const TensorType& type = input.outputs.at(0);
     if ((type.dtype != DType::kInt64 && type.dtype != DType::kFloat32) || type.shape.size() > 1)
       continue;
+    if (input.users.empty()) continue;
     const int64_t n = NumElements(type.shape);
+    // Every use must fix the same value.
     std::optional<std::vector<double>> value;
-    bool fixed = !input.users.empty() && !input.users[0].empty();
-    for (const Use& use : fixed ? input.users[0] : std::vector<Use>{}) {
+    for (const Use& use : input.users[0]) {
       const auto v = ShapeOperand(graph.node(use.node), use.operand, n, graph);
       if (!v || (value && *value != *v)) {
-        fixed = false;
+        value.reset();
         break;
       }
       value = v;
     }
-    if (!fixed || !value) continue;
+    if (!value) continue;
     auto t = std::make_shared<HostTensor>(type.dtype, type.shape);
     for (int64_t i = 0; i < n; ++i) {
       if (type.dtype == DType::kInt64) {

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "cost/cost_registry.h"
 #include "graph/graph.h"
 #include "graph/onnx/onnx_io.h"
 #include "kernels/executor.h"
@@ -67,6 +68,19 @@ inline const char* ErrorClass(StatusCode code) {
 
 inline std::string SourceDir(const std::string& sub) {
   return std::string(REWIRE_SOURCE_DIR) + "/" + sub;
+}
+
+/// A rules file or folder as given, or (empty) the rules rewire ships.
+inline std::string RulesPath(const std::string& path) {
+  return path.empty() ? SourceDir("configs/rules") : path;
+}
+
+/// A cost model spec (ParseCostSpec) with the shipped device profiles and `threads`.
+inline CostModelOptions CostOptions(const std::string& spec, int threads) {
+  CostModelOptions o = ParseCostSpec(spec);
+  o.devices_dir = SourceDir("configs/devices");
+  o.num_threads = threads;
+  return o;
 }
 
 /// A structural hash as `rewire show` prints it.

@@ -93,16 +93,8 @@ class Env {
           "reward must be \"dense\" (the cost model's, every step) or \"measured\" (the "
           "measured end-to-end speedup at the episode's end), got \"" +
           config.reward + "\"");
-    rules_ =
-        Take(LoadVerifiedRules(config.rules.empty() ? SourceDir("configs/rules") : config.rules));
-    CostModelOptions co;
-    const size_t colon =
-        CostModels().Accepts(config.cost) ? std::string::npos : config.cost.find(':');
-    co.kind = config.cost.substr(0, colon);
-    if (colon != std::string::npos) co.device = config.cost.substr(colon + 1);
-    co.devices_dir = SourceDir("configs/devices");
-    co.num_threads = config.threads;
-    cost_ = Take(MakeCostModel(co));
+    rules_ = Take(LoadVerifiedRules(RulesPath(config.rules)));
+    cost_ = Take(MakeCostModel(CostOptions(config.cost, config.threads)));
     EnvOptions eo(config.horizon, config.max_candidates);
     if (config.reward == "measured") {
       E2eCostOptions e2e;
@@ -215,13 +207,8 @@ class Env {
 /// per step, the reward, the action mask before the step and whether the episode ended.
 py::list PlayEpisode(const Model& model, const EnvConfig& config,
                      const std::vector<int64_t>& actions) {
-  const auto rules =
-      Take(LoadVerifiedRules(config.rules.empty() ? SourceDir("configs/rules") : config.rules));
-  CostModelOptions co;
-  co.kind = config.cost;
-  co.devices_dir = SourceDir("configs/devices");
-  co.num_threads = config.threads;
-  auto cost = Take(MakeCostModel(co));
+  const auto rules = Take(LoadVerifiedRules(RulesPath(config.rules)));
+  auto cost = Take(MakeCostModel(CostOptions(config.cost, config.threads)));
   Environment env(rules, *cost, EnvOptions(config.horizon, config.max_candidates));
   Observation obs = Take(env.Reset(model.g()));
   py::list out;

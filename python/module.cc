@@ -162,17 +162,6 @@ class PythonCostModel : public CostModel {
   std::unique_ptr<py::error_already_set> raised_;
 };
 
-CostModelOptions CostOptions(const std::string& spec, int threads, const std::string& cache) {
-  CostModelOptions o;
-  const size_t colon = CostModels().Accepts(spec) ? std::string::npos : spec.find(':');
-  o.kind = spec.substr(0, colon);
-  if (colon != std::string::npos) o.device = spec.substr(colon + 1);
-  o.devices_dir = SourceDir("configs/devices");
-  o.num_threads = threads;
-  o.cache_path = cache;
-  return o;
-}
-
 // ------------------------------------------------------------------------------------ optimize
 
 struct Optimized {
@@ -216,15 +205,15 @@ Optimized Optimize(const Model& model, const std::string& search, const std::str
     python_cost = m.get();
     cost_model = std::move(m);
   } else {
-    CostModelOptions co = CostOptions(cost, runtime_threads, cost_cache);
+    CostModelOptions co = CostOptions(cost, runtime_threads);
+    co.cache_path = cost_cache;
     co.measure_budget = measure_budget;
     const bool learned = co.kind == "learned" || co.kind.rfind("learned:", 0) == 0;
     if (learned && q.judge.runtime == "ort") co.target_runtime = "ort-cpu";
     cost_model = Take(MakeCostModel(co));
   }
   OptimizePipeline pipeline = Take(OptimizePipeline::Prepare(std::move(q), AllSearches()));
-  const auto rules =
-      Take(LoadVerifiedRules(rules_path.empty() ? SourceDir("configs/rules") : rules_path));
+  const auto rules = Take(LoadVerifiedRules(RulesPath(rules_path)));
   StatusOr<OptimizeReport> report = Status(StatusCode::kInternal, "not run");
   {
     py::gil_scoped_release release;
@@ -245,8 +234,7 @@ Optimized Optimize(const Model& model, const std::string& search, const std::str
 
 py::list ListRules(const std::string& path) {
   py::list out;
-  for (const rules::Rule& r :
-       Take(rules::LoadRules(path.empty() ? SourceDir("configs/rules") : path))) {
+  for (const rules::Rule& r : Take(rules::LoadRules(RulesPath(path)))) {
     out.append(py::dict(py::arg("name") = r.name, py::arg("rule_class") = r.rule_class,
                         py::arg("source_size") = r.source.size(),
                         py::arg("target_size") = r.target.size(), py::arg("doc") = r.doc,
@@ -256,7 +244,7 @@ py::list ListRules(const std::string& path) {
 }
 
 py::list VerifyRules(const std::string& path, double rtol, uint64_t seed, int trials) {
-  const auto loaded = Take(rules::LoadRules(path.empty() ? SourceDir("configs/rules") : path));
+  const auto loaded = Take(rules::LoadRules(RulesPath(path)));
   VerifyOptions o;
   o.rtol = rtol;
   o.seed = seed;
@@ -311,10 +299,13 @@ std::function<void(const std::string&)> PythonLog(bool quiet) {
   };
 }
 
+/// The rules and device profiles rewire ships, for what a config leaves empty.
+RunPaths ShippedPaths() { return RunPaths{RulesPath(""), SourceDir("configs/devices")}; }
+
 std::string TrainRun(const std::string& path, const std::vector<std::string>& overrides,
                      bool resume, bool quiet) {
   const TrainConfig config = Config(path, overrides);
-  const RunPaths paths{SourceDir("configs/rules"), SourceDir("configs/devices")};
+  const RunPaths paths = ShippedPaths();
   {
     py::gil_scoped_release release;
     Check(Train(config, paths, resume, PythonLog(quiet)));
@@ -325,7 +316,7 @@ std::string TrainRun(const std::string& path, const std::vector<std::string>& ov
 std::string EvaluateRun(const std::string& path, const std::vector<std::string>& overrides,
                         const std::string& policy, bool quiet) {
   const TrainConfig config = Config(path, overrides);
-  const RunPaths paths{SourceDir("configs/rules"), SourceDir("configs/devices")};
+  const RunPaths paths = ShippedPaths();
   const std::string checkpoint =
       policy.empty() ? config.run.dir + "/checkpoints/latest.pt" : policy;
   {
@@ -442,5 +433,4 @@ PYBIND11_MODULE(_core, m) {
   m.def("searches", &ListSearches);
   m.def("cost_models", &ListCostModels);
   m.def("agents", &ListAgents);
-  m.def("default_rules_path", [] { return SourceDir("configs/rules"); });
 }

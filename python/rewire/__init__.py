@@ -86,16 +86,13 @@ def load(source, input_shape=None, **shape):
     for a file or shape rewire cannot take).
     """
     shapes = _input_shapes(input_shape)
+    label = "<bytes>"
     if hasattr(source, "SerializeToString") and hasattr(source, "graph"):
-        source = source.SerializeToString()
-        label = "<onnx.ModelProto>"
-        if shape:
-            raise InvalidArgumentError("shape parameters apply to zoo models only")
-        return _core.load_bytes(source, label, shapes)
+        source, label = source.SerializeToString(), "<onnx.ModelProto>"
     if isinstance(source, (bytes, bytearray, memoryview)):
         if shape:
             raise InvalidArgumentError("shape parameters apply to zoo models only")
-        return _core.load_bytes(bytes(source), "<bytes>", shapes)
+        return _core.load_bytes(bytes(source), label, shapes)
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
     if not isinstance(source, str):
