@@ -31,6 +31,7 @@ int RunCli(int argc, char** argv) {
   RegisterRules(app);
   RegisterOptimize(app, std::vector<std::string>(argv, argv + argc));
   RegisterTrain(app);
+  RegisterTrainBuilder(app);
   RegisterLaunch(app);
   RegisterBench(app);
   RegisterCost(app);

@@ -108,6 +108,8 @@ void RegisterCost(CLI::App& app);
 void RegisterCostProfile(CLI::App& cost);
 /// `rewire advantage collect|stats` (cli/cmd_advantage.cc).
 void RegisterAdvantage(CLI::App& app);
+/// `rewire train-builder` (cmd_train_builder.cc).
+void RegisterTrainBuilder(CLI::App& app);
 /// `rewire measure pair|kernels` (cmd_measure.cc).
 void RegisterMeasure(CLI::App& app);
 /// `rewire conformance` (cmd_conformance.cc): ONNX's backend tests.

@@ -38,6 +38,10 @@ void AddEnvSearches(SearchRegistry& registry) {
       "eqsat", "equality saturation: every rule applied in an e-graph, then extraction");
   registry.Add<eqsat::MctsEqsatSearch>(
       "mcts-eqsat", "the e-graph built by Monte Carlo tree search, then extraction");
+  registry.Add<eqsat::LearnedEqsatSearch>(
+      "learned-eqsat",
+      "the e-graph built by a trained policy (rewire train-builder), then "
+      "extraction");
   registry.Add<AdvantageSearch>(
       "advantage",
       "progressive search: cost one of the best-ranked untried candidates (--ranker), keep it if "

@@ -6,6 +6,7 @@
 
 #include "env/eqsat/cycles.h"
 #include "env/eqsat/extract.h"
+#include "env/eqsat/learned_builder.h"
 #include "env/eqsat/mcts.h"
 #include "env/eqsat/saturate.h"
 
@@ -54,6 +55,10 @@ struct Growth {
   size_t applied = 0, matches = 0, cycle_skips = 0;
   bool mcts = false;  // grown by tree search
   size_t simulations = 0;
+  /// The rules applied most ("name xN, ..."; empty where not counted).
+  std::string rules_applied;
+  /// The grower's own figures, reported after the e-graph's.
+  SearchStats extra;
 };
 
 /// The e-graph of `graph`, its rules, and the options of one round of rewriting.
@@ -144,6 +149,8 @@ Status Finish(const Graph& graph, const std::vector<Graph>& seeds, RewriteState&
     st.Set("additive_pick_whole_cost_ms", x.additive_pick_whole_cost_ms);
   }
   if (growth.mcts) count("mcts_simulations", growth.simulations);
+  for (const auto& [name, value] : growth.extra.entries()) st.Set(name, value);
+  if (!growth.rules_applied.empty()) st.Set("rules_applied", growth.rules_applied);
   result.summary.emplace_back(
       "e-graph",
       fmt::format("{} e-nodes in {} e-classes ({} blacklisted, ~{:.1f} MiB) built in {:.2f} s; {} "
@@ -237,7 +244,9 @@ StatusOr<SearchResult> EqsatSearch::Run(const Graph& graph, const std::vector<ru
         so.multi_iterations = options.multi_iterations;
         so.progress = std::move(progress);
         REWIRE_ASSIGN_OR_RETURN(SaturationReport r, Saturate(s.state, s.erules, so));
-        return Growth{ToStopReason(r.stop), r.iterations, r.applied, r.matches, r.cycle_skips};
+        Growth g{ToStopReason(r.stop), r.iterations, r.applied, r.matches, r.cycle_skips};
+        g.rules_applied = AppliedRulesText(s.erules, r.applied_by_rule);
+        return g;
       });
 }
 
@@ -278,6 +287,98 @@ StatusOr<SearchResult> MctsEqsatSearch::Run(const Graph& graph,
         REWIRE_ASSIGN_OR_RETURN(MctsReport m, BuildWithMcts(s.state, s.erules, cost, mo));
         return Growth{ToStopReason(m.stop), m.steps,       m.applied,    m.matches,
                       m.cycle_skips,        /*mcts=*/true, m.simulations};
+      });
+}
+
+// ---------------------------------------------------------------------------- learned-eqsat
+
+void LearnedEqsatSearch::DeclareOptions(OptionSet& set) {
+  DeclareEgraphOptions(set, options);
+  set.Add("builder", &builder_path,
+          "The trained e-graph builder (a checkpoint `rewire train-builder` writes)");
+  set.Add("builder-steps", &max_steps,
+          "Steps at most (each: the rules the policy includes, "
+          "applied as one round)")
+      .Above(0);
+  set.Add("builder-samples", &samples,
+          "E-graphs also built with sampled inclusions beside the deterministic one; the one "
+          "whose greedy extraction is cheapest is extracted")
+      .AtLeast(0);
+  set.Add("builder-stop-margin", &stop_margin,
+          "Stop when the value predicts less than this fraction of the input's cost still to "
+          "save")
+      .AtLeast(0);
+}
+
+Status LearnedEqsatSearch::Check(const SearchLimits&) const {
+  if (builder_path.empty()) {
+    return InvalidArgument(
+        "learned-eqsat needs --builder PATH: a checkpoint written by `rewire train-builder` "
+        "(configs/builders/ holds one trained on the zoo)");
+  }
+  return ValidateEqsatOptions(options);
+}
+
+StatusOr<SearchResult> LearnedEqsatSearch::Run(const Graph& graph,
+                                               const std::vector<rules::Rule>& rules,
+                                               CostModel& cost, const SearchLimits& limits) {
+  REWIRE_RETURN_IF_ERROR(Check(limits));
+  if (builder_path != loaded_path_) {
+    REWIRE_ASSIGN_OR_RETURN(policy_, LoadBuilderPolicy(builder_path));
+    loaded_path_ = builder_path;
+  }
+  return GrowAndExtract(
+      graph, seeds, seeds_after_growth, rules, cost, options, limits, max_steps,
+      [&](Start& s, std::function<void(int, const EGraph&)> progress) -> StatusOr<Growth> {
+        BuildOptions bo;
+        bo.round = s.round;
+        bo.max_steps = max_steps;
+        bo.stop_margin = stop_margin;
+        bo.progress = std::move(progress);
+        const RewriteState initial = samples > 0 ? s.state : RewriteState{};
+        REWIRE_ASSIGN_OR_RETURN(BuildReport best,
+                                BuildWithPolicy(s.state, s.erules, cost, policy_, bo));
+        int picked = 0;
+        for (int k = 1; k <= samples; ++k) {
+          RewriteState state = initial;
+          BuildOptions so = bo;
+          so.sample = true;
+          so.seed = limits.seed + static_cast<uint64_t>(k);
+          so.progress = nullptr;
+          REWIRE_ASSIGN_OR_RETURN(BuildReport r,
+                                  BuildWithPolicy(state, s.erules, cost, policy_, so));
+          if (r.final_score_ms < best.final_score_ms) {
+            best = std::move(r);
+            s.state = std::move(state);
+            picked = k;
+          }
+        }
+        StopReason reason = StopReason::kSaturated;
+        switch (best.stop) {
+          case BuildStop::kNodeLimit:
+            reason = StopReason::kNodeLimit;
+            break;
+          case BuildStop::kStepLimit:
+            reason = StopReason::kIterationLimit;
+            break;
+          case BuildStop::kTimeLimit:
+            reason = StopReason::kTimeLimit;
+            break;
+          default:
+            break;
+        }
+        Growth g{reason, best.steps, best.applied, best.matches, best.cycle_skips};
+        g.rules_applied = AppliedRulesText(s.erules, best.applied_by_rule);
+        g.extra.Set("builder_stop", std::string(BuildStopName(best.stop)));
+        g.extra.Set("builder_steps", static_cast<int64_t>(best.steps));
+        g.extra.Set("builder_score_ms", best.final_score_ms);
+        if (samples > 0) {
+          g.extra.Set("builder_pick", picked == 0 ? std::string("deterministic")
+                                                  : "sample " + std::to_string(picked));
+        }
+        g.extra.Set("builder_trained_on", std::to_string(policy_.models.size()) + " graphs, " +
+                                              std::to_string(policy_.epochs) + " epochs");
+        return g;
       });
 }
 

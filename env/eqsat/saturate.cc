@@ -81,6 +81,7 @@ StatusOr<RoundResult> RewriteRound(RewriteState& state, const std::vector<ERule>
   RoundResult out;
   EGraph& eg = state.egraph;
   std::vector<std::vector<Pending>> per_rule = NewMatches(state, rules, which, o, &out);
+  out.applied_per_rule.assign(which.size(), 0);
   std::unique_ptr<ReachChecker> reach;  // built on the first multi-pattern match
   std::vector<ClassId> replaced, inputs;
   bool stop = out.time_limit;
@@ -113,6 +114,7 @@ StatusOr<RoundResult> RewriteRound(RewriteState& state, const std::vector<ERule>
       state.applied.insert(p.key);
       if (p.class_key) state.applied.insert(p.class_key);
       ++out.applied;
+      ++out.applied_per_rule[k];
     }
     if (!any) break;
   }
@@ -130,6 +132,7 @@ StatusOr<SaturationReport> Saturate(RewriteState& state, const std::vector<ERule
     int times = 0;
   };
   std::vector<Ban> bans(rules.size());
+  report.applied_by_rule.assign(rules.size(), 0);
   for (;;) {
     if (report.iterations >= o.iteration_limit) {
       report.stop = SaturationStop::kIterationLimit;
@@ -154,6 +157,9 @@ StatusOr<SaturationReport> Saturate(RewriteState& state, const std::vector<ERule
     report.matches += round.matches;
     report.applied += round.applied;
     report.cycle_skips += round.cycle_skips;
+    for (size_t k = 0; k < which.size(); ++k) {
+      report.applied_by_rule[which[k]] += round.applied_per_rule[k];
+    }
     if (o.progress) o.progress(report.iterations, state.egraph);
     if (round.node_limit) {
       report.stop = SaturationStop::kNodeLimit;

@@ -53,6 +53,8 @@ struct RoundResult {
   size_t cycle_skips = 0;       // multi-pattern matches skipped because they would close a cycle
   size_t blacklisted = 0;       // e-nodes blacklisted by cycle filtering after the round
   std::vector<int> over_limit;  // rules that found more new matches than their limit
+  /// Matches applied per rule of the round (parallel to `which`).
+  std::vector<size_t> applied_per_rule;
 };
 
 /// One round with the rules `which` (indices into `rules`).
@@ -81,7 +83,8 @@ struct SaturationReport {
   SaturationStop stop = SaturationStop::kSaturated;
   int iterations = 0;  // rounds run
   size_t matches = 0, applied = 0, cycle_skips = 0;
-  size_t bans = 0;  // rules banned by the backoff scheduler
+  size_t bans = 0;                      // rules banned by the backoff scheduler
+  std::vector<size_t> applied_by_rule;  // matches applied, by rule index
   double seconds = 0;
 };
 

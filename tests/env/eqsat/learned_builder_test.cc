@@ -1,0 +1,223 @@
+// The learned e-graph builder (env/eqsat/learned_builder.h) and `--search learned-eqsat`.
+
+#include "env/eqsat/learned_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "env/eqsat/eqsat_search.h"
+#include "env/finish.h"
+#include "env/search_registry.h"
+#include "graph/files.h"
+#include "graph/models/zoo.h"
+#include "tests/graph/test_util.h"
+#include "tests/ruleset/shipped_rules.h"
+
+namespace rewire {
+namespace {
+
+using testing::F32;
+using testing::Must;
+using testing::V;
+
+// Two rewrites that lower the cost only together (Relu commutes with a transpose, then two
+// transposes cancel), beside a rule that gains nothing and has a match on every Add: under a
+// small node limit, a round of every rule spends the limit on commuted Adds and stops before the
+// second rewrite can apply.
+const char* kToyRules = R"(
+rule relu_transpose_swap
+  class layout
+  source
+    t = Transpose(x)
+    r = Relu(t)
+  target
+    q = Relu(x)
+    u = Transpose(q; *t)
+  outputs r -> u
+  check x=[2,3] t.perm=[1,0]
+  check x=[4,1] t.perm=[1,0]
+end
+
+rule transpose_transpose
+  class layout
+  source
+    a = Transpose(x)
+    b = Transpose(a)
+  where
+    a.perm == [1, 0] && b.perm == [1, 0]
+  outputs b -> x
+  check x=[2,3]
+  check x=[4,1]
+end
+
+rule add_commute
+  class algebraic
+  source
+    y = Add(a, b)
+  target
+    z = Add(b, a)
+  outputs y -> z
+  check a=[3,4] b=[3,4]
+  check a=[2,5] b=[2,5]
+end
+)";
+
+const std::vector<rules::Rule>& ToyRules() {
+  static const std::vector<rules::Rule> rules = [] {
+    std::vector<rules::Rule> out;
+    auto parsed = rules::ParseRules(kToyRules, "toy.rules");
+    EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+    if (parsed.ok()) out = std::move(parsed).value();
+    return out;
+  }();
+  return rules;
+}
+
+/// Transpose, Relu, Transpose of an [n, m] input beside a chain of `adds` Adds of [8, 8] inputs.
+Graph Toy(int64_t n, int64_t m, int adds) {
+  Graph g;
+  const NodeId x = Must(g.AddInput("x", F32({n, m})));
+  const NodeId t1 = Must(g.AddOp(OpType::kTranspose, {V(x)}, {{"perm", Ints{1, 0}}}));
+  const NodeId r = Must(g.AddOp(OpType::kRelu, {V(t1)}));
+  const NodeId t2 = Must(g.AddOp(OpType::kTranspose, {V(r)}, {{"perm", Ints{1, 0}}}));
+  EXPECT_TRUE(g.AddOutput("y", V(t2)).ok());
+  NodeId sum = Must(g.AddInput("p0", F32({8, 8})));
+  for (int i = 1; i <= adds; ++i) {
+    const NodeId p = Must(g.AddInput("p" + std::to_string(i), F32({8, 8})));
+    sum = Must(g.AddOp(OpType::kAdd, {V(sum), V(p)}));
+  }
+  EXPECT_TRUE(g.AddOutput("s", V(sum)).ok());
+  return g;
+}
+
+/// E-nodes of the e-graph of `g` before it grows.
+size_t StartNodes(const Graph& g) { return Must(eqsat::EGraph::FromGraph(g)).num_nodes(); }
+
+/// `policy` written to a file of `dir`; returns its path.
+std::string Written(const TempFolder& dir, const eqsat::BuilderPolicy& policy,
+                    const std::string& name) {
+  const std::string path = dir.path() + "/" + name;
+  EXPECT_TRUE(eqsat::SaveBuilderPolicy(policy, path).ok());
+  return path;
+}
+
+SearchResult Learned(const Graph& g, const std::vector<rules::Rule>& rules, CostModel& cost,
+                     const std::string& builder, size_t nodes) {
+  SearchLimits limits;
+  return Must(RunSearch(
+      "learned-eqsat", g, rules, cost, limits,
+      {{"builder", builder}, {"egraph-nodes", std::to_string(nodes)}, {"extract", "greedy"}}));
+}
+
+TEST(LearnedBuilder, ATrainedBuilderReachesTheOptimumThatSaturationMissesUnderTheSameLimit) {
+  auto cost = testing::AnalyticCost();
+  const Graph train = Toy(32, 64, 30), test = Toy(64, 128, 40);
+  const size_t limit = StartNodes(test) + 10;
+  // Relu(x) and the Adds: the optimum.
+  const int optimum_ops = 1 + 40;
+
+  // Saturation under the limit: its first round applies the swap and then commuted Adds until
+  // the limit stops it, before the transposes could cancel.
+  SearchLimits limits;
+  const SearchResult eq =
+      Must(RunSearch("eqsat", test, ToyRules(), *cost, limits,
+                     {{"egraph-nodes", std::to_string(limit)}, {"extract", "greedy"}}));
+  EXPECT_EQ(eq.reason, StopReason::kNodeLimit);
+  EXPECT_GT(eq.best.NumOperators(), optimum_ops);
+
+  TempFolder dir("learned-builder-test");
+  // An untrained builder includes every rule with a new match: it does what saturation does.
+  const SearchResult untrained =
+      Learned(test, ToyRules(), *cost, Written(dir, eqsat::BuilderPolicy{}, "zero.json"), limit);
+  EXPECT_EQ(untrained.stats.Text("builder_stop"), "node limit");
+  EXPECT_GT(untrained.best.NumOperators(), optimum_ops);
+
+  // Trained on a smaller toy (other shapes, fewer Adds, its own limit), used on this one.
+  eqsat::BuilderTrainOptions o;
+  o.node_limit = StartNodes(train) + 10;
+  o.max_steps = 6;
+  o.epochs = 30;
+  o.episodes_per_graph = 4;
+  o.learning_rate = 0.1;
+  o.seed = 7;
+  std::vector<eqsat::BuilderEpoch> history;
+  const eqsat::BuilderPolicy policy =
+      Must(eqsat::TrainBuilder({{"toy", train}}, ToyRules(), *cost, o, {}, &history));
+  ASSERT_EQ(history.size(), 30u);
+  EXPECT_GT(history.back().greedy_return, history.front().mean_return);
+  EXPECT_LT(policy.rule_bias.at("add_commute"), policy.rule_bias.at("relu_transpose_swap"));
+  EXPECT_TRUE(policy.value_fitted);
+  EXPECT_EQ(policy.models, std::vector<std::string>{"toy"});
+
+  const std::string path = Written(dir, policy, "trained.json");
+  const SearchResult trained = Learned(test, ToyRules(), *cost, path, limit);
+  EXPECT_EQ(trained.best.NumOperators(), optimum_ops) << trained.stats.Text("rules_applied");
+  EXPECT_LT(trained.final_cost_ms, eq.final_cost_ms);
+  EXPECT_LE(trained.stats.Number("egraph_nodes"), static_cast<double>(limit));
+  EXPECT_NE(trained.stats.Text("rules_applied").find("transpose_transpose"), std::string::npos);
+  EXPECT_EQ(eq.stats.Text("rules_applied").find("transpose_transpose"), std::string::npos);
+  EXPECT_TRUE(CheckEquivalent(test, trained.best, 1e-6).verified);
+}
+
+TEST(LearnedBuilder, RespectsTheNodeLimitOnARealModel) {
+  auto cost = testing::AnalyticCost();
+  const Graph g = Must(BuildModel("nasrnn"));
+  TempFolder dir("learned-builder-test");
+  eqsat::BuilderPolicy favour_growth;  // every rule in, larger rules first
+  favour_growth.weights[3] = 2.0;
+  for (const eqsat::BuilderPolicy& p : {eqsat::BuilderPolicy{}, favour_growth}) {
+    const std::string path = Written(dir, p, "p.json");
+    for (size_t limit : {size_t{2000}, size_t{5000}}) {
+      SCOPED_TRACE(limit);
+      const SearchResult r = Learned(g, testing::VerifiedShippedRules(), *cost, path, limit);
+      EXPECT_LE(r.stats.Number("egraph_nodes"), static_cast<double>(limit));
+      EXPECT_EQ(r.stats.Text("builder_stop"), "node limit");
+      EXPECT_LE(r.final_cost_ms, r.initial_cost_ms);
+      const FinishedGraph f = Must(FinishSearch(g, r.best, *cost, {}));
+      EXPECT_TRUE(f.equivalence.verified) << f.equivalence.message;
+    }
+  }
+}
+
+TEST(LearnedBuilder, CheckpointsRoundTripAndBadOnesAreRefused) {
+  TempFolder dir("learned-builder-test");
+  eqsat::BuilderPolicy p;
+  p.weights[2] = -1.25;
+  p.rule_bias["alg_add_commute"] = -3.5;
+  p.value = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6};
+  p.value_fitted = true;
+  p.models = {"nasrnn", "bert"};
+  p.epochs = 12;
+  const std::string path = Written(dir, p, "p.json");
+  const eqsat::BuilderPolicy q = Must(eqsat::LoadBuilderPolicy(path));
+  EXPECT_EQ(q.weights, p.weights);
+  EXPECT_EQ(q.rule_bias, p.rule_bias);
+  EXPECT_EQ(q.value, p.value);
+  EXPECT_TRUE(q.value_fitted);
+  EXPECT_EQ(q.models, p.models);
+  EXPECT_EQ(q.epochs, 12);
+
+  auto missing = eqsat::LoadBuilderPolicy(dir.path() + "/none.json");
+  EXPECT_FALSE(missing.ok());
+  const std::string other = Must(dir.Write("other.json", R"({"format": "something else"})"));
+  auto wrong = eqsat::LoadBuilderPolicy(other);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("train-builder"), std::string::npos);
+  const std::string short_weights =
+      Must(dir.Write("short.json", R"({"format": "rewire-egraph-builder-1", "weights": [1, 2],
+                                       "value": [0, 0, 0, 0, 0, 0]})"));
+  auto layout = eqsat::LoadBuilderPolicy(short_weights);
+  ASSERT_FALSE(layout.ok());
+  EXPECT_NE(layout.status().message().find("weights"), std::string::npos);
+
+  // The search names the flag it needs.
+  auto cost = testing::AnalyticCost();
+  SearchLimits limits;
+  auto none = RunSearch("learned-eqsat", Toy(4, 4, 1), ToyRules(), *cost, limits, {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("--builder"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rewire
