@@ -141,6 +141,12 @@ Status Finish(const Graph& graph, const std::vector<Graph>& seeds, RewriteState&
   st.Set("ilp_seconds", x.ilp_seconds);
   count("ilp_variables", x.ilp_variables);
   count("ilp_constraints", x.ilp_constraints);
+  if (x.ilp_bound_ms >= 0) {
+    // The extraction gap: how far the cheapest additive extraction may be above the optimum.
+    st.Set("ilp_bound_ms", x.ilp_bound_ms);
+    st.Set("ilp_gap", x.ilp_gap);
+    st.Set("ilp_optimal", static_cast<int64_t>(x.ilp_optimal ? 1 : 0));
+  }
   if (x.reranked > 0) {
     // A context-dependent model: the extractions costed whole, and what the additive optimum
     // costs whole beside what was taken.

@@ -13,7 +13,8 @@
 // egraph_nodes, egraph_classes, blacklisted, memory_bytes (the e-graph when extraction began),
 // matches, cycle_skips, extraction (greedy | ilp), note (the ILP's status, a fallback's reason,
 // or the input kept), extracted_cost_ms, greedy_cost_ms, incumbent_cost_ms, build_seconds,
-// extract_seconds, ilp_seconds, ilp_variables, ilp_constraints, mcts_simulations (mcts-eqsat),
+// extract_seconds, ilp_seconds, ilp_variables, ilp_constraints, ilp_bound_ms, ilp_gap and
+// ilp_optimal (when the ILP returned a solution), mcts_simulations (mcts-eqsat),
 // seeds (with seeds), rules_applied (eqsat, learned-eqsat: the rules applied most), and reranked,
 // whole_cost_ms, additive_pick_whole_cost_ms (under a context-dependent cost: env/eqsat/extract.h
 // ExtractOptions::rerank_whole). The result's `iterations` are saturation rounds (eqsat) or

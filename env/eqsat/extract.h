@@ -130,6 +130,12 @@ struct Extraction {
   double seconds = 0;
   double ilp_seconds = 0;
   size_t ilp_variables = 0, ilp_constraints = 0;
+  /// ilp: the solver's lower bound on the additive cost (-1: it returned none), the gap of the
+  /// cheapest additive extraction found to it ((cost - bound) / cost), and whether the solver
+  /// proved its solution optimal.
+  double ilp_bound_ms = -1;
+  double ilp_gap = -1;
+  bool ilp_optimal = false;
   /// Re-ranking (ExtractOptions::rerank_whole): the extractions costed whole (0: none), the
   /// whole cost of the one taken and of the additive optimum.
   size_t reranked = 0;

@@ -32,6 +32,13 @@ TEST(CliEqsat, WritesAVerifiedGraphAndReportsTheEGraph) {
   EXPECT_LE(JsonNumberAt(*e, "egraph_nodes").value_or(1e9), 4000);
   EXPECT_EQ(JsonStringAt(*e, "extraction"), "ilp");
   EXPECT_GE(JsonNumberAt(*e, "ilp_variables").value_or(0), 1);
+  // The extraction gap: the bound is at most the additive cost extracted, the gap a fraction.
+  const double bound = JsonNumberAt(*e, "ilp_bound_ms").value_or(-1);
+  const double gap = JsonNumberAt(*e, "ilp_gap").value_or(-1);
+  EXPECT_GT(bound, 0);
+  EXPECT_LE(bound, JsonNumberAt(*e, "extracted_cost_ms").value_or(0) * (1 + 1e-9));
+  EXPECT_GE(gap, 0);
+  EXPECT_LT(gap, 1);
   EXPECT_LT(JsonNumberAt(report, "final_cost_ms").value_or(1e9),
             JsonNumberAt(report, "initial_cost_ms").value_or(0));
 }

@@ -358,6 +358,10 @@ TEST(Extract, TheIlpFindsTheBruteForceOptimumOfASmallEGraph) {
     const Extraction x = Must(Extract(eg, *cost, o));
     EXPECT_NEAR(x.cost_ms, optimum, 1e-9) << name << " (" << combinations << " extractions)";
     EXPECT_NEAR(Must(GraphCostMs(*cost, x.graph)), optimum, 1e-9) << name;
+    // Proved optimal: the bound meets the cost and the gap the report carries is 0.
+    EXPECT_TRUE(x.ilp_optimal) << name;
+    EXPECT_NEAR(x.ilp_bound_ms, optimum, 1e-6) << name;
+    EXPECT_NEAR(x.ilp_gap, 0.0, 1e-6) << name;
     if (std::string(name) == "shared-input") {
       // An e-graph with a choice to make: more than the input's one extraction.
       EXPECT_GT(combinations, 10u) << name;
