@@ -15,11 +15,26 @@ void RlEqsatSearch::DeclareOptions(OptionSet& set) {
           "When the rollout enters the e-graph: start (before it grows) or end (before "
           "extraction)")
       .OneOf({"start", "end"});
+  set.Add("grow", &grow,
+          "What grows the seeded e-graph: saturate (eqsat) or learned (a trained e-graph "
+          "builder, --builder; eqsat's iteration options then do not apply)")
+      .OneOf({"saturate", "learned"});
+  learned.DeclareBuilderOptions(set);
 }
 
 Status RlEqsatSearch::Check(const SearchLimits& limits) const {
   REWIRE_RETURN_IF_ERROR(CheckPolicyOption("rl-eqsat", rl.policy));
-  return eqsat.Check(limits);
+  REWIRE_RETURN_IF_ERROR(eqsat.Check(limits));
+  if (grow == "learned") {
+    if (learned.builder_path.empty()) {
+      return InvalidArgument(
+          "rl-eqsat --grow learned needs --builder PATH: a checkpoint written by `rewire "
+          "train-builder`");
+    }
+  } else if (!learned.builder_path.empty()) {
+    return InvalidArgument("--builder is for rl-eqsat --grow learned (this run saturates)");
+  }
+  return Status::Ok();
 }
 
 StatusOr<SearchResult> RlEqsatSearch::Run(const Graph& graph, const std::vector<rules::Rule>& rules,
@@ -27,17 +42,27 @@ StatusOr<SearchResult> RlEqsatSearch::Run(const Graph& graph, const std::vector<
   REWIRE_RETURN_IF_ERROR(Check(limits));
   const auto start = Clock::now();
   REWIRE_ASSIGN_OR_RETURN(SearchResult rolled, rl.Run(graph, rules, cost, limits));
-  eqsat.seeds.clear();
-  eqsat.seeds_after_growth = seed_at == "end";
   // A rollout that found nothing cheaper than the input adds nothing the e-graph lacks.
   const bool seeded = rolled.final_cost_ms < rolled.initial_cost_ms;
-  if (seeded) eqsat.seeds.push_back(rolled.best);
+  std::vector<Graph> seeds;
+  if (seeded) seeds.push_back(rolled.best);
   SearchLimits rest = limits;
   if (limits.time_limit_s > 0) {
     rest.time_limit_s = std::max(limits.time_limit_s - rolled.seconds, 1e-3);
   }
-  REWIRE_ASSIGN_OR_RETURN(SearchResult result, eqsat.Run(graph, rules, cost, rest));
-  eqsat.seeds.clear();
+  auto grown = [&](auto& search) -> StatusOr<SearchResult> {
+    search.seeds = std::move(seeds);
+    search.seeds_after_growth = seed_at == "end";
+    StatusOr<SearchResult> r = search.Run(graph, rules, cost, rest);
+    search.seeds.clear();
+    return r;
+  };
+  StatusOr<SearchResult> ran = [&] {
+    if (grow != "learned") return grown(eqsat);
+    learned.options = eqsat.options;
+    return grown(learned);
+  }();
+  REWIRE_ASSIGN_OR_RETURN(SearchResult result, std::move(ran));
   result.stats.Set("rl_cost_ms", rolled.final_cost_ms);
   result.stats.Set("rl_seconds", rolled.seconds);
   result.stats.Set("greedy_policy_cost_ms", rolled.stats.Number("greedy_policy_cost_ms"));

@@ -7,8 +7,10 @@
 // `--seed-at start` saturation starts from where the policy went as well as from the input
 // (rewrites that raise the cost before they pay); on xrlflow-bert that made the e-graph
 // saturate smaller (15.9k e-nodes against 38.7k) and lose eqsat's result. Every eqsat option
-// applies. Reports eqsat's stats and rl_cost_ms (the rollouts' best), rl_seconds. No LibTorch
-// in this header.
+// applies. With `--grow learned` the e-graph is grown by a trained e-graph builder (`--builder`,
+// learned-eqsat's options) instead of saturation: the learned builder starts where the policy
+// went. Reports eqsat's (or learned-eqsat's) stats and rl_cost_ms (the rollouts' best),
+// rl_seconds. No LibTorch in this header.
 
 #include <string>
 #include <vector>
@@ -22,6 +24,10 @@ class RlEqsatSearch : public Search {
  public:
   RlSearch rl;               // --policy, --samples, --horizon
   eqsat::EqsatSearch eqsat;  // the e-graph's options
+  /// `--grow learned`: the builder (its --builder options; the e-graph options are eqsat's).
+  eqsat::LearnedEqsatSearch learned;
+  /// "saturate": eqsat grows the e-graph; "learned": the trained builder does.
+  std::string grow = "saturate";
   /// "start": the rollout is added before the e-graph grows; "end": once it has grown, before
   /// extraction (EqsatSearch::seeds_after_growth).
   std::string seed_at = "end";

@@ -157,7 +157,9 @@ def render(args, columns, rows, train_seconds, seconds):
              + ", ".join(f"seed {s} {train_seconds[s]:.0f} s" for s in args.seeds)
              + ". Each cell: predicted speedup / measured in ONNX Runtime (CPU, 1 thread, "
              f"{args.rounds} alternating rounds, the search's own result against the input) / "
-             "e-nodes where an e-graph was built / search seconds. Every result verified.", ""]
+             "e-nodes where an e-graph was built (and the ILP's gap: how far the cheapest "
+             "additive extraction may be above the optimum) / search seconds. Every result "
+             "verified.", ""]
     header = "| graph | " + " | ".join(labels) + " |"
     lines += [header, "|---|" + "---:|" * len(labels)]
     for graph in args.graphs + args.unseen:
@@ -168,6 +170,9 @@ def render(args, columns, rows, train_seconds, seconds):
             cell = f"{r['speedup']:.3f}x / {measured(r):.3f}x"
             if nodes not in (None, ""):
                 cell += f" / {int(nodes):,}"
+                gap = stat(r, "ilp_gap", None)
+                if gap not in (None, ""):
+                    cell += f" (gap {100 * float(gap):.0f}%)"
             cell += f" / {r['search_seconds']:.1f} s"
             cells.append(cell)
         name = graph + (" (unseen)" if graph in args.unseen else "")

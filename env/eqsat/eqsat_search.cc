@@ -300,6 +300,10 @@ StatusOr<SearchResult> MctsEqsatSearch::Run(const Graph& graph,
 
 void LearnedEqsatSearch::DeclareOptions(OptionSet& set) {
   DeclareEgraphOptions(set, options);
+  DeclareBuilderOptions(set);
+}
+
+void LearnedEqsatSearch::DeclareBuilderOptions(OptionSet& set) {
   set.Add("builder", &builder_path,
           "The trained e-graph builder (a checkpoint `rewire train-builder` writes)");
   set.Add("builder-steps", &max_steps,
@@ -320,7 +324,7 @@ Status LearnedEqsatSearch::Check(const SearchLimits&) const {
   if (builder_path.empty()) {
     return InvalidArgument(
         "learned-eqsat needs --builder PATH: a checkpoint written by `rewire train-builder` "
-        "(configs/builders/ holds one trained on the zoo)");
+        "(configs/builders/zoo.json is one trained on the zoo)");
   }
   return ValidateEqsatOptions(options);
 }

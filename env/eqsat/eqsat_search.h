@@ -78,6 +78,9 @@ class LearnedEqsatSearch : public Search {
   bool seeds_after_growth = false;
 
   void DeclareOptions(OptionSet& set) override;
+  /// The builder's own options only (--builder, --builder-*), for a search that holds the
+  /// e-graph options elsewhere (rl-eqsat --grow learned).
+  void DeclareBuilderOptions(OptionSet& set);
   Status Check(const SearchLimits& limits) const override;
   StatusOr<SearchResult> Run(const Graph& graph, const std::vector<rules::Rule>& rules,
                              CostModel& cost, const SearchLimits& limits) override;

@@ -8,6 +8,8 @@
 
 #include <filesystem>
 
+#include "env/eqsat/learned_builder.h"
+#include "graph/files.h"
 #include "graph/models/zoo.h"
 #include "learner/policy.h"
 #include "pipeline/optimize.h"
@@ -93,6 +95,42 @@ TEST(AgentSearches, RlEqsatSeedsTheEGraphWithTheRolloutAndEndsNoDearerThanIt) {
   }
   ASSERT_FALSE(r.summary.empty());
   EXPECT_EQ(r.summary.front().first, "policy");
+}
+
+TEST(AgentSearches, RlEqsatGrowsTheSeededEGraphWithALearnedBuilder) {
+  Checkpoint ckpt;
+  auto cost = testing::AnalyticCost();
+  ASSERT_TRUE(cost);
+  TempFolder dir("rl-eqsat-learned");
+  const std::string builder = dir.path() + "/builder.json";
+  ASSERT_TRUE(eqsat::SaveBuilderPolicy(eqsat::BuilderPolicy{}, builder).ok());
+  const Graph input = *BuildModel("squeezenet");
+  OptimizeRequest request;
+  request.search = "rl-eqsat";
+  request.search_options = {{"policy", ckpt.path},    {"horizon", "6"},       {"samples", "1"},
+                            {"egraph-nodes", "3000"}, {"grow", "learned"},    {"builder", builder},
+                            {"builder-steps", "3"},   {"ilp-time-limit", "1"}};
+  auto out = Optimize(request, input, *cost);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_TRUE(out->result.equivalence.verified) << out->result.equivalence.message;
+  const SearchResult& r = out->search_result;
+  // The builder grew it (its stats), within the node limit, and the rollout is no cheaper.
+  ASSERT_NE(r.stats.Find("builder_stop"), nullptr);
+  EXPECT_LE(r.stats.Number("builder_steps"), 3);
+  EXPECT_LE(r.stats.Number("egraph_nodes"), 3000);
+  EXPECT_LE(r.final_cost_ms, r.stats.Number("rl_cost_ms") * (1 + 1e-9));
+
+  // --grow learned without a builder, and a builder without --grow learned, are refused.
+  for (const auto& [grow, with_builder] : {std::pair{"learned", false}, {"saturate", true}}) {
+    OptimizeRequest q;
+    q.search = "rl-eqsat";
+    q.search_options = {{"policy", ckpt.path}, {"grow", grow}};
+    if (with_builder) q.search_options.emplace_back("builder", builder);
+    const auto refused = CheckRequest(q, AllSearches());
+    ASSERT_FALSE(refused.ok()) << grow;
+    EXPECT_NE(refused.status().message().find("--builder"), std::string::npos)
+        << refused.status().message();
+  }
 }
 
 TEST(AgentSearches, APolicyIsNeededExactlyByThePolicySearches) {
