@@ -19,6 +19,8 @@ const char* StopReasonName(StopReason r) {
       return "iteration limit";
     case StopReason::kMeasureBudget:
       return "measurement budget";
+    case StopReason::kLearnedStop:
+      return "the builder stopped";
   }
   return "?";
 }

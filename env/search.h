@@ -43,6 +43,7 @@ enum class StopReason {
   kNodeLimit,       // eqsat: the e-graph reached its node limit
   kIterationLimit,  // eqsat: the iteration limit ran out
   kMeasureBudget,   // the measured cost model's budget of real measurements ran out
+  kLearnedStop,  // learned-eqsat: the builder's value or policy judged growing further not to pay
 };
 const char* StopReasonName(StopReason r);
 

@@ -374,7 +374,11 @@ StatusOr<SearchResult> LearnedEqsatSearch::Run(const Graph& graph,
           case BuildStop::kTimeLimit:
             reason = StopReason::kTimeLimit;
             break;
-          default:
+          case BuildStop::kValue:
+          case BuildStop::kPolicy:
+            reason = StopReason::kLearnedStop;
+            break;
+          case BuildStop::kSaturated:
             break;
         }
         Growth g{reason, best.steps, best.applied, best.matches, best.cycle_skips};
