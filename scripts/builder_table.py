@@ -59,10 +59,10 @@ def optimize(args, graph, label, flags, log):
 def measured(r):
     """The paired ONNX Runtime speedup of the search's own result (not the judge's decision)."""
     for c in r.get("runtime_candidates", []):
-        if c.get("label") in ("final", "result"):
+        label = c.get("label", "")
+        if label.startswith("final") or label == "result":
             return c["speedup"]
-    cands = r.get("runtime_candidates", [])
-    return cands[-1]["speedup"] if cands else r.get("runtime_speedup", 0)
+    return r.get("runtime_speedup", 0)
 
 
 def stat(r, key, default=""):

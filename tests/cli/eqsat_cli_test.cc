@@ -74,6 +74,45 @@ TEST(CliEqsat, MctsRunsUnderItsBudget) {
   EXPECT_EQ(JsonBoolAt(report, "verified"), true);
 }
 
+TEST(CliEqsat, TrainBuilderWritesACheckpointThatLearnedEqsatUses) {
+  TempDir dir;
+  const std::string builder = Quote(dir / "builder.json");
+  auto train = Rewire(
+      "train-builder --model nasrnn --model squeezenet --egraph-nodes 1500 --epochs 2 "
+      "--episodes 2 --steps 3 --seed 4 --out " +
+      builder);
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  EXPECT_NE(train.output.find("epoch   2"), std::string::npos) << train.output;
+  const Json checkpoint = testing::ReadJson(dir / "builder.json");
+  EXPECT_EQ(JsonStringAt(checkpoint, "format"), "rewire-egraph-builder-1");
+  EXPECT_EQ(JsonNumberAt(checkpoint, "epochs"), 2);
+  auto r = Rewire("optimize --model nasrnn --search learned-eqsat --builder " + builder +
+                  " --egraph-nodes 1500 -q --report " + Quote(dir / "report.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Json report = testing::ReadJson(dir / "report.json");
+  EXPECT_EQ(JsonStringAt(report, "search"), "learned-eqsat");
+  EXPECT_EQ(JsonBoolAt(report, "verified"), true);
+  const Json* e = JsonMember(report, "search_stats");
+  ASSERT_NE(e, nullptr);
+  EXPECT_LE(JsonNumberAt(*e, "egraph_nodes").value_or(1e9), 1500);
+  EXPECT_TRUE(JsonStringAt(*e, "builder_stop").has_value());
+  EXPECT_EQ(JsonStringAt(*e, "builder_trained_on"), "2 graphs, 2 epochs");
+
+  // Without --builder, or with a file that is not a builder, the error says what to give.
+  auto none = Rewire("optimize --model nasrnn --search learned-eqsat -q");
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.output.find("learned-eqsat needs --builder PATH"), std::string::npos)
+      << none.output;
+  auto wrong = Rewire("optimize --model nasrnn --search learned-eqsat -q --builder " +
+                      Quote(dir / "report.json"));
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_NE(wrong.output.find("not an e-graph builder checkpoint"), std::string::npos)
+      << wrong.output;
+  auto bad_model = Rewire("train-builder --model no-such-model --out " + builder);
+  EXPECT_NE(bad_model.exit_code, 0);
+  EXPECT_NE(bad_model.output.find("no-such-model"), std::string::npos) << bad_model.output;
+}
+
 TEST(CliEqsat, BadOptionsAreClearErrors) {
   auto nodes = Rewire("optimize --model squeezenet --search eqsat --egraph-nodes 0 -q");
   EXPECT_NE(nodes.exit_code, 0);

@@ -494,8 +494,8 @@ TEST(ConfigValidation, ModelsMustBeZooModelsOrOnnxFiles) {
 TEST(ConfigValidation, BaselinesMustBeKnownAndDistinct) {
   EXPECT_EQ(ErrorOf("[eval]\nbaselines = [\"greedy\", \"beam\"]\n"),
             "cfg.toml:2: eval.baselines[1] must be one of "
-            "greedy|backtrack|random|eqsat|mcts-eqsat|advantage|passes|pass-beam|pass-random|rl|"
-            "guided|rl-eqsat, got 'beam'");
+            "greedy|backtrack|random|eqsat|mcts-eqsat|learned-eqsat|advantage|passes|pass-beam|"
+            "pass-random|rl|guided|rl-eqsat, got 'beam'");
   EXPECT_EQ(ErrorOf("[eval]\nbaselines = [\"greedy\",\n \"greedy\"]\n"),
             "cfg.toml:3: eval.baselines lists 'greedy' twice");
   EXPECT_TRUE(ParseOrDie("[eval]\nbaselines = []\n").eval.baselines.empty());

@@ -130,7 +130,7 @@ TEST(OptimizePipeline, RequestsAreCheckedBeforeAnyWork) {
   unknown.search = "annealing";
   EXPECT_EQ(message(unknown),
             "unknown search 'annealing' (known: greedy, backtrack, random, eqsat, mcts-eqsat, "
-            "advantage, passes, pass-beam, pass-random, needs-file)");
+            "learned-eqsat, advantage, passes, pass-beam, pass-random, needs-file)");
   OptimizeRequest missing;
   missing.search = "needs-file";
   EXPECT_EQ(message(missing), "search needs-file: the needs-file search needs --file");
