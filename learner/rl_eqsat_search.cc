@@ -17,7 +17,8 @@ void RlEqsatSearch::DeclareOptions(OptionSet& set) {
       .OneOf({"start", "end"});
   set.Add("grow", &grow,
           "What grows the seeded e-graph: saturate (eqsat) or learned (a trained e-graph "
-          "builder, --builder; eqsat's iteration options then do not apply)")
+          "builder, --builder, by default the shipped one; eqsat's iteration options then do "
+          "not apply)")
       .OneOf({"saturate", "learned"});
   learned.DeclareBuilderOptions(set);
 }
@@ -25,13 +26,8 @@ void RlEqsatSearch::DeclareOptions(OptionSet& set) {
 Status RlEqsatSearch::Check(const SearchLimits& limits) const {
   REWIRE_RETURN_IF_ERROR(CheckPolicyOption("rl-eqsat", rl.policy));
   REWIRE_RETURN_IF_ERROR(eqsat.Check(limits));
-  if (grow == "learned") {
-    if (learned.builder_path.empty()) {
-      return InvalidArgument(
-          "rl-eqsat --grow learned needs --builder PATH: a checkpoint written by `rewire "
-          "train-builder`");
-    }
-  } else if (!learned.builder_path.empty()) {
+  if (grow == "learned") REWIRE_RETURN_IF_ERROR(learned.Check(limits));
+  if (grow != "learned" && !learned.builder_path.empty()) {
     return InvalidArgument("--builder is for rl-eqsat --grow learned (this run saturates)");
   }
   return Status::Ok();

@@ -8,9 +8,9 @@
 // (rewrites that raise the cost before they pay); on xrlflow-bert that made the e-graph
 // saturate smaller (15.9k e-nodes against 38.7k) and lose eqsat's result. Every eqsat option
 // applies. With `--grow learned` the e-graph is grown by a trained e-graph builder (`--builder`,
-// learned-eqsat's options) instead of saturation: the learned builder starts where the policy
-// went. Reports eqsat's (or learned-eqsat's) stats and rl_cost_ms (the rollouts' best),
-// rl_seconds. No LibTorch in this header.
+// by default the shipped one; learned-eqsat's options) instead of saturation: the learned builder
+// starts where the policy went. Reports eqsat's (or learned-eqsat's) stats and rl_cost_ms (the
+// rollouts' best), rl_seconds. No LibTorch in this header.
 
 #include <string>
 #include <vector>

@@ -1,6 +1,7 @@
 #include "env/eqsat/eqsat_search.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -305,7 +306,8 @@ void LearnedEqsatSearch::DeclareOptions(OptionSet& set) {
 
 void LearnedEqsatSearch::DeclareBuilderOptions(OptionSet& set) {
   set.Add("builder", &builder_path,
-          "The trained e-graph builder (a checkpoint `rewire train-builder` writes)");
+          "The trained e-graph builder (a checkpoint `rewire train-builder` writes; default: the "
+          "shipped one, configs/builders/zoo.json)");
   set.Add("builder-steps", &max_steps,
           "Steps at most (each: the rules the policy includes, "
           "applied as one round)")
@@ -321,10 +323,10 @@ void LearnedEqsatSearch::DeclareBuilderOptions(OptionSet& set) {
 }
 
 Status LearnedEqsatSearch::Check(const SearchLimits&) const {
-  if (builder_path.empty()) {
-    return InvalidArgument(
-        "learned-eqsat needs --builder PATH: a checkpoint written by `rewire train-builder` "
-        "(configs/builders/zoo.json is one trained on the zoo)");
+  std::error_code ec;
+  if (!builder_path.empty() && !std::filesystem::is_regular_file(builder_path, ec)) {
+    return InvalidArgument("--builder " + builder_path +
+                           ": no such file (a checkpoint `rewire train-builder` writes)");
   }
   return ValidateEqsatOptions(options);
 }
@@ -333,9 +335,10 @@ StatusOr<SearchResult> LearnedEqsatSearch::Run(const Graph& graph,
                                                const std::vector<rules::Rule>& rules,
                                                CostModel& cost, const SearchLimits& limits) {
   REWIRE_RETURN_IF_ERROR(Check(limits));
-  if (builder_path != loaded_path_) {
-    REWIRE_ASSIGN_OR_RETURN(policy_, LoadBuilderPolicy(builder_path));
-    loaded_path_ = builder_path;
+  const std::string path = builder_path.empty() ? ShippedBuilderPath() : builder_path;
+  if (path != loaded_path_) {
+    REWIRE_ASSIGN_OR_RETURN(policy_, LoadBuilderPolicy(path));
+    loaded_path_ = path;
   }
   return GrowAndExtract(
       graph, seeds, seeds_after_growth, rules, cost, options, limits, max_steps,

@@ -70,7 +70,7 @@ class MctsEqsatSearch : public Search {
 class LearnedEqsatSearch : public Search {
  public:
   EqsatOptions options;
-  std::string builder_path;
+  std::string builder_path;  // empty: ShippedBuilderPath()
   int max_steps = 15;
   int samples = 0;
   double stop_margin = 0.002;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <filesystem>
 #include <numeric>
 #include <random>
 
@@ -86,6 +87,13 @@ StatusOr<std::vector<double>> ReadNumbers(const Json& j, const char* key, size_t
 }
 
 }  // namespace
+
+std::string ShippedBuilderPath() {
+  const std::string file = "configs/builders/zoo.json";
+  std::error_code ec;
+  if (std::filesystem::exists(file, ec)) return file;
+  return std::string(REWIRE_SOURCE_DIR) + "/" + file;
+}
 
 const char* BuildStopName(BuildStop s) {
   switch (s) {

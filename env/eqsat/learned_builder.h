@@ -61,6 +61,10 @@ struct BuilderPolicy {
   double final_mean_return = 0;
 };
 
+/// The builder rewire ships (configs/builders/zoo.json: trained on the zoo's and X-RLflow's small
+/// graphs under the shipped ORT CPU kernel model), found under ./configs or the source tree.
+std::string ShippedBuilderPath();
+
 /// The checkpoint as JSON, written whole or not at all. Errors: the file cannot be written.
 Status SaveBuilderPolicy(const BuilderPolicy& policy, const std::string& path);
 /// Errors: a missing or malformed file, or one of another feature layout (it says which).

@@ -98,10 +98,21 @@ TEST(CliEqsat, TrainBuilderWritesACheckpointThatLearnedEqsatUses) {
   EXPECT_TRUE(JsonStringAt(*e, "builder_stop").has_value());
   EXPECT_EQ(JsonStringAt(*e, "builder_trained_on"), "2 graphs, 2 epochs");
 
-  // Without --builder, or with a file that is not a builder, the error says what to give.
-  auto none = Rewire("optimize --model nasrnn --search learned-eqsat -q");
+  // Without --builder the shipped builder grows it; a missing file or one that is not a builder
+  // is an error that says what to give.
+  auto shipped = Rewire(
+      "optimize --model nasrnn --search learned-eqsat --egraph-nodes 1500 -q "
+      "--runtime none --report " +
+      Quote(dir / "shipped.json"));
+  ASSERT_EQ(shipped.exit_code, 0) << shipped.output;
+  EXPECT_EQ(JsonStringAt(*JsonMember(testing::ReadJson(dir / "shipped.json"), "search_stats"),
+                         "builder_trained_on"),
+            "9 graphs, 12 epochs");
+  auto none = Rewire("optimize --model nasrnn --search learned-eqsat -q --builder " +
+                     Quote(dir / "none.json"));
   EXPECT_EQ(none.exit_code, 1);
-  EXPECT_NE(none.output.find("learned-eqsat needs --builder PATH"), std::string::npos)
+  EXPECT_NE(none.output.find("no such file (a checkpoint `rewire train-builder` writes)"),
+            std::string::npos)
       << none.output;
   auto wrong = Rewire("optimize --model nasrnn --search learned-eqsat -q --builder " +
                       Quote(dir / "report.json"));

@@ -120,12 +120,12 @@ TEST(AgentSearches, RlEqsatGrowsTheSeededEGraphWithALearnedBuilder) {
   EXPECT_LE(r.stats.Number("egraph_nodes"), 3000);
   EXPECT_LE(r.final_cost_ms, r.stats.Number("rl_cost_ms") * (1 + 1e-9));
 
-  // --grow learned without a builder, and a builder without --grow learned, are refused.
-  for (const auto& [grow, with_builder] : {std::pair{"learned", false}, {"saturate", true}}) {
+  // A builder without --grow learned, and a builder file that is not there, are refused.
+  for (const auto& [grow, path] :
+       {std::pair<std::string, std::string>{"saturate", builder}, {"learned", builder + ".x"}}) {
     OptimizeRequest q;
     q.search = "rl-eqsat";
-    q.search_options = {{"policy", ckpt.path}, {"grow", grow}};
-    if (with_builder) q.search_options.emplace_back("builder", builder);
+    q.search_options = {{"policy", ckpt.path}, {"grow", grow}, {"builder", path}};
     const auto refused = CheckRequest(q, AllSearches());
     ASSERT_FALSE(refused.ok()) << grow;
     EXPECT_NE(refused.status().message().find("--builder"), std::string::npos)

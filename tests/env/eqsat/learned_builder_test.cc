@@ -238,12 +238,21 @@ TEST(LearnedBuilder, CheckpointsRoundTripAndBadOnesAreRefused) {
   ASSERT_FALSE(layout.ok());
   EXPECT_NE(layout.status().message().find("weights"), std::string::npos);
 
-  // The search names the flag it needs.
+  // A --builder that is not there is refused before any work, naming the flag.
   auto cost = testing::AnalyticCost();
   SearchLimits limits;
-  auto none = RunSearch("learned-eqsat", Toy(4, 4, 1), ToyRules(), *cost, limits, {});
-  ASSERT_FALSE(none.ok());
-  EXPECT_NE(none.status().message().find("--builder"), std::string::npos);
+  auto absent = RunSearch("learned-eqsat", Toy(4, 4, 1), ToyRules(), *cost, limits,
+                          {{"builder", dir.path() + "/none.json"}});
+  ASSERT_FALSE(absent.ok());
+  EXPECT_NE(absent.status().message().find("--builder"), std::string::npos);
+  // Without --builder the search uses the shipped one (configs/builders/zoo.json).
+  EXPECT_NE(eqsat::ShippedBuilderPath().find("configs/builders/zoo.json"), std::string::npos);
+  const SearchResult shipped =
+      Must(RunSearch("learned-eqsat", Toy(4, 4, 1), ToyRules(), *cost, limits, {}));
+  const eqsat::BuilderPolicy zoo = Must(eqsat::LoadBuilderPolicy(eqsat::ShippedBuilderPath()));
+  EXPECT_EQ(
+      shipped.stats.Text("builder_trained_on"),
+      std::to_string(zoo.models.size()) + " graphs, " + std::to_string(zoo.epochs) + " epochs");
 }
 
 }  // namespace
