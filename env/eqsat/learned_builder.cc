@@ -29,7 +29,8 @@ double Dot(const std::vector<double>& a, const std::vector<double>& b) {
   return s;
 }
 
-/// Operators of a rule's source minus its target's: what one application saves in size.
+/// Operators of a rule's target beyond its source's, a quarter each (negative where it removes
+/// operators).
 double NetNodes(const rules::Rule& r) {
   return (static_cast<double>(r.target.size()) - static_cast<double>(r.source.size())) / 4.0;
 }
