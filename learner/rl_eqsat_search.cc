@@ -26,8 +26,8 @@ void RlEqsatSearch::DeclareOptions(OptionSet& set) {
 Status RlEqsatSearch::Check(const SearchLimits& limits) const {
   REWIRE_RETURN_IF_ERROR(CheckPolicyOption("rl-eqsat", rl.policy));
   REWIRE_RETURN_IF_ERROR(eqsat.Check(limits));
-  if (grow == "learned") REWIRE_RETURN_IF_ERROR(learned.Check(limits));
-  if (grow != "learned" && !learned.builder_path.empty()) {
+  if (grow == "learned") return learned.Check(limits);
+  if (!learned.builder_path.empty()) {
     return InvalidArgument("--builder is for rl-eqsat --grow learned (this run saturates)");
   }
   return Status::Ok();

@@ -22,6 +22,13 @@ ERule::ERule(const rules::Rule& rule, int index)
   max_new_nodes_ += rule.outputs.size();  // projections of replaced tuple outputs
 }
 
+std::vector<ERule> MakeERules(const std::vector<rules::Rule>& rules) {
+  std::vector<ERule> out;
+  out.reserve(rules.size());
+  for (size_t i = 0; i < rules.size(); ++i) out.emplace_back(rules[i], static_cast<int>(i));
+  return out;
+}
+
 namespace {
 
 // ---------------------------------------------------------------------------- bindings

@@ -72,6 +72,9 @@ class ERule {
   size_t max_new_nodes_ = 0;
 };
 
+/// Every rule of `rules` prepared, each with its index in `rules` (`rules` must outlive them).
+std::vector<ERule> MakeERules(const std::vector<rules::Rule>& rules);
+
 /// Bounds on the work of one FindEMatches call.
 struct MatchBudget {
   /// E-nodes tried for a statement at most (0: no bound). A multi-pattern rule whose statements

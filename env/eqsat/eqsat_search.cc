@@ -28,6 +28,30 @@ StopReason ToStopReason(SaturationStop s) {
   return StopReason::kSaturated;
 }
 
+StopReason ToStopReason(BuildStop s) {
+  switch (s) {
+    case BuildStop::kSaturated:
+      return StopReason::kSaturated;
+    case BuildStop::kNodeLimit:
+      return StopReason::kNodeLimit;
+    case BuildStop::kStepLimit:
+      return StopReason::kIterationLimit;
+    case BuildStop::kTimeLimit:
+      return StopReason::kTimeLimit;
+    case BuildStop::kValue:
+    case BuildStop::kPolicy:
+      return StopReason::kLearnedStop;
+  }
+  return StopReason::kSaturated;
+}
+
+/// Records rules_applied (the rules applied, most applied first) where any rule was applied.
+void SetRulesApplied(SearchStats& stats, const std::vector<ERule>& rules,
+                     const std::vector<size_t>& applied_by_rule) {
+  std::string text = AppliedRulesText(rules, applied_by_rule);
+  if (!text.empty()) stats.Set("rules_applied", std::move(text));
+}
+
 /// The options both searches take: the e-graph's size, cycle filtering, the extraction.
 void DeclareEgraphOptions(OptionSet& set, EqsatOptions& o) {
   set.Add("egraph-nodes", &o.node_limit,
@@ -56,9 +80,7 @@ struct Growth {
   size_t applied = 0, matches = 0, cycle_skips = 0;
   bool mcts = false;  // grown by tree search
   size_t simulations = 0;
-  /// The rules applied most ("name xN, ..."; empty where not counted).
-  std::string rules_applied;
-  /// The grower's own figures, reported after the e-graph's.
+  /// The grower's own figures (rules_applied, a learned builder's), reported after the e-graph's.
   SearchStats extra;
 };
 
@@ -74,9 +96,7 @@ StatusOr<Start> StartEgraph(const Graph& graph, const std::vector<Graph>& seeds,
                             const SearchLimits& limits, Clock::time_point start) {
   REWIRE_ASSIGN_OR_RETURN(EGraph egraph, EGraph::FromGraph(graph));
   for (const Graph& seed : seeds) REWIRE_RETURN_IF_ERROR(egraph.AddSeed(seed));
-  Start s{RewriteState{std::move(egraph), {}}, {}, {}};
-  s.erules.reserve(rules.size());
-  for (size_t i = 0; i < rules.size(); ++i) s.erules.emplace_back(rules[i], static_cast<int>(i));
+  Start s{RewriteState{std::move(egraph), {}}, MakeERules(rules), {}};
   s.round.node_limit = eo.node_limit;
   s.round.filter_cycles = eo.filter_cycles;
   if (limits.time_limit_s > 0) s.round.deadline = start + ClockSeconds(limits.time_limit_s);
@@ -157,7 +177,6 @@ Status Finish(const Graph& graph, const std::vector<Graph>& seeds, RewriteState&
   }
   if (growth.mcts) count("mcts_simulations", growth.simulations);
   for (const auto& [name, value] : growth.extra.entries()) st.Set(name, value);
-  if (!growth.rules_applied.empty()) st.Set("rules_applied", growth.rules_applied);
   result.summary.emplace_back(
       "e-graph",
       fmt::format("{} e-nodes in {} e-classes ({} blacklisted, ~{:.1f} MiB) built in {:.2f} s; {} "
@@ -252,7 +271,7 @@ StatusOr<SearchResult> EqsatSearch::Run(const Graph& graph, const std::vector<ru
         so.progress = std::move(progress);
         REWIRE_ASSIGN_OR_RETURN(SaturationReport r, Saturate(s.state, s.erules, so));
         Growth g{ToStopReason(r.stop), r.iterations, r.applied, r.matches, r.cycle_skips};
-        g.rules_applied = AppliedRulesText(s.erules, r.applied_by_rule);
+        SetRulesApplied(g.extra, s.erules, r.applied_by_rule);
         return g;
       });
 }
@@ -366,26 +385,8 @@ StatusOr<SearchResult> LearnedEqsatSearch::Run(const Graph& graph,
             picked = k;
           }
         }
-        StopReason reason = StopReason::kSaturated;
-        switch (best.stop) {
-          case BuildStop::kNodeLimit:
-            reason = StopReason::kNodeLimit;
-            break;
-          case BuildStop::kStepLimit:
-            reason = StopReason::kIterationLimit;
-            break;
-          case BuildStop::kTimeLimit:
-            reason = StopReason::kTimeLimit;
-            break;
-          case BuildStop::kValue:
-          case BuildStop::kPolicy:
-            reason = StopReason::kLearnedStop;
-            break;
-          case BuildStop::kSaturated:
-            break;
-        }
-        Growth g{reason, best.steps, best.applied, best.matches, best.cycle_skips};
-        g.rules_applied = AppliedRulesText(s.erules, best.applied_by_rule);
+        Growth g{ToStopReason(best.stop), best.steps, best.applied, best.matches, best.cycle_skips};
+        SetRulesApplied(g.extra, s.erules, best.applied_by_rule);
         g.extra.Set("builder_stop", std::string(BuildStopName(best.stop)));
         g.extra.Set("builder_steps", static_cast<int64_t>(best.steps));
         g.extra.Set("builder_score_ms", best.final_score_ms);

@@ -375,10 +375,6 @@ StatusOr<Extraction> Extract(EGraph& eg, CostModel& cost, const ExtractOptions& 
     out.ilp_seconds = ilp.seconds;
     out.ilp_variables = ilp.variables;
     out.ilp_constraints = ilp.constraints;
-    if (ilp.solved) {
-      out.ilp_bound_ms = ilp.bound;
-      out.ilp_optimal = ilp.optimal;
-    }
     StatusOr<double> ilp_cost =
         ilp.solved ? ChoiceCost(eg, basis, ilp.choice) : StatusOr<double>(0.0);
     if (!ilp.solved) {
@@ -397,6 +393,8 @@ StatusOr<Extraction> Extract(EGraph& eg, CostModel& cost, const ExtractOptions& 
     }
     if (rerank && ilp.solved && ilp_cost.ok()) candidates.push_back({"ilp", ilp.choice, *ilp_cost});
     if (ilp.solved) {
+      out.ilp_bound_ms = ilp.bound;
+      out.ilp_optimal = ilp.optimal;
       out.ilp_gap = best_cost > 0 ? std::max(0.0, (best_cost - ilp.bound) / best_cost) : 0.0;
     }
   }

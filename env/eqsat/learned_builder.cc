@@ -318,9 +318,7 @@ StatusOr<BuilderPolicy> TrainBuilder(const std::vector<BuilderTrainGraph>& graph
   if (o.max_steps < 1) return InvalidArgument("the builder needs at least 1 step");
   if (!(o.learning_rate > 0)) return InvalidArgument("the learning rate must be positive");
   const auto start = Clock::now();
-  std::vector<ERule> erules;
-  erules.reserve(rules.size());
-  for (size_t i = 0; i < rules.size(); ++i) erules.emplace_back(rules[i], static_cast<int>(i));
+  const std::vector<ERule> erules = MakeERules(rules);
   // The start e-graph of every graph, copied for each episode.
   std::vector<RewriteState> starts;
   for (const BuilderTrainGraph& g : graphs) {
