@@ -270,7 +270,12 @@ StatusOr<SearchResult> EqsatSearch::Run(const Graph& graph, const std::vector<ru
         so.multi_iterations = options.multi_iterations;
         so.progress = std::move(progress);
         REWIRE_ASSIGN_OR_RETURN(SaturationReport r, Saturate(s.state, s.erules, so));
-        Growth g{ToStopReason(r.stop), r.iterations, r.applied, r.matches, r.cycle_skips};
+        Growth g;
+        g.reason = ToStopReason(r.stop);
+        g.iterations = r.iterations;
+        g.applied = r.applied;
+        g.matches = r.matches;
+        g.cycle_skips = r.cycle_skips;
         SetRulesApplied(g.extra, s.erules, r.applied_by_rule);
         return g;
       });
@@ -311,8 +316,15 @@ StatusOr<SearchResult> MctsEqsatSearch::Run(const Graph& graph,
         mo.seed = limits.seed;
         mo.progress = std::move(progress);
         REWIRE_ASSIGN_OR_RETURN(MctsReport m, BuildWithMcts(s.state, s.erules, cost, mo));
-        return Growth{ToStopReason(m.stop), m.steps,       m.applied,    m.matches,
-                      m.cycle_skips,        /*mcts=*/true, m.simulations};
+        Growth g;
+        g.reason = ToStopReason(m.stop);
+        g.iterations = m.steps;
+        g.applied = m.applied;
+        g.matches = m.matches;
+        g.cycle_skips = m.cycle_skips;
+        g.mcts = true;
+        g.simulations = m.simulations;
+        return g;
       });
 }
 
@@ -385,7 +397,12 @@ StatusOr<SearchResult> LearnedEqsatSearch::Run(const Graph& graph,
             picked = k;
           }
         }
-        Growth g{ToStopReason(best.stop), best.steps, best.applied, best.matches, best.cycle_skips};
+        Growth g;
+        g.reason = ToStopReason(best.stop);
+        g.iterations = best.steps;
+        g.applied = best.applied;
+        g.matches = best.matches;
+        g.cycle_skips = best.cycle_skips;
         SetRulesApplied(g.extra, s.erules, best.applied_by_rule);
         g.extra.Set("builder_stop", std::string(BuildStopName(best.stop)));
         g.extra.Set("builder_steps", static_cast<int64_t>(best.steps));
