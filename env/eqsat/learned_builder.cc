@@ -130,6 +130,8 @@ Status SaveBuilderPolicy(const BuilderPolicy& p, const std::string& path) {
   j["seed"] = p.seed;
   j["train_seconds"] = JsonDecimal(p.train_seconds, 6);
   j["final_mean_return"] = JsonDecimal(p.final_mean_return, 6);
+  j["best_epoch"] = p.best_epoch;
+  j["best_greedy_return"] = JsonDecimal(p.best_greedy_return, 6);
   return WriteFileAtomic(path, JsonText(j, 2) + "\n");
 }
 
@@ -160,6 +162,8 @@ StatusOr<BuilderPolicy> LoadBuilderPolicy(const std::string& path) {
   p.seed = static_cast<uint64_t>(JsonNumberAt(j, "seed").value_or(0));
   p.train_seconds = JsonNumberAt(j, "train_seconds").value_or(0);
   p.final_mean_return = JsonNumberAt(j, "final_mean_return").value_or(0);
+  p.best_epoch = static_cast<int>(JsonNumberAt(j, "best_epoch").value_or(0));
+  p.best_greedy_return = JsonNumberAt(j, "best_greedy_return").value_or(0);
   return p;
 }
 
@@ -358,6 +362,8 @@ StatusOr<BuilderPolicy> TrainBuilder(const std::vector<BuilderTrainGraph>& graph
     return r;
   };
   std::mt19937_64 rng(o.seed);
+  BuilderPolicy best;
+  bool have_best = false;
   for (int epoch = 1; epoch <= o.epochs; ++epoch) {
     std::vector<BuildReport> episodes;
     double mean_return = 0;
@@ -431,9 +437,17 @@ StatusOr<BuilderPolicy> TrainBuilder(const std::vector<BuilderTrainGraph>& graph
     }
     report.seconds = SecondsSince(start);
     policy.final_mean_return = mean_return;
+    if (!have_best || report.greedy_return >= best.best_greedy_return) {
+      best = policy;
+      best.best_epoch = init.epochs + epoch;
+      best.best_greedy_return = report.greedy_return;
+      have_best = true;
+    }
     if (history) history->push_back(report);
     if (o.progress) o.progress(report);
   }
+  best.final_mean_return = policy.final_mean_return;
+  policy = std::move(best);
   policy.node_limit = o.node_limit;
   policy.epochs = init.epochs + o.epochs;
   policy.seed = o.seed;

@@ -59,6 +59,10 @@ struct BuilderPolicy {
   uint64_t seed = 0;
   double train_seconds = 0;
   double final_mean_return = 0;
+  /// The epoch whose policy this is (training keeps the one whose deterministic builds saved
+  /// most on the training graphs), and that saving.
+  int best_epoch = 0;
+  double best_greedy_return = 0;
 };
 
 /// The builder rewire ships (configs/builders/zoo.json: trained on the zoo's and X-RLflow's small
@@ -139,7 +143,10 @@ struct BuilderTrainOptions {
   std::function<void(const BuilderEpoch&)> progress;
 };
 
-/// Trains a builder on `graphs` under `cost`, starting from `init` (zero for a new one).
+/// Trains a builder on `graphs` under `cost`, starting from `init` (zero for a new one). Returns
+/// the policy of the epoch whose deterministic builds saved most on `graphs` (the mean over them;
+/// the latest of equals), not necessarily the last: REINFORCE's updates are noisy and a later
+/// epoch can lose what an earlier one found.
 /// Errors: no graphs, bad options, a rewrite or costing failed.
 StatusOr<BuilderPolicy> TrainBuilder(const std::vector<BuilderTrainGraph>& graphs,
                                      const std::vector<rules::Rule>& rules, CostModel& cost,

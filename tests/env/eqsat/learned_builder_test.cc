@@ -151,6 +151,12 @@ TEST(LearnedBuilder, ATrainedBuilderReachesTheOptimumThatSaturationMissesUnderTh
   EXPECT_LT(policy.rule_bias.at("add_commute"), policy.rule_bias.at("relu_transpose_swap"));
   EXPECT_TRUE(policy.value_fitted);
   EXPECT_EQ(policy.models, std::vector<std::string>{"toy"});
+  // The kept policy is the epoch whose deterministic builds saved most.
+  const auto kept = std::max_element(
+      history.begin(), history.end(),
+      [](const auto& a, const auto& b) { return a.greedy_return < b.greedy_return; });
+  EXPECT_DOUBLE_EQ(policy.best_greedy_return, kept->greedy_return);
+  EXPECT_EQ(history[policy.best_epoch - 1].greedy_return, kept->greedy_return);
 
   const std::string path = Written(dir, policy, "trained.json");
   const SearchResult trained = Learned(test, ToyRules(), *cost, path, limit);
