@@ -17,6 +17,7 @@
 #include "cost/cost_cache.h"
 #include "cost/cost_registry.h"
 #include "cost/measured_cost.h"
+#include "env/eqsat/learned_builder.h"
 #include "graph/clock.h"
 #include "graph/json.h"
 #include "graph/models/load.h"
@@ -326,6 +327,64 @@ std::string EvaluateRun(const std::string& path, const std::vector<std::string>&
   return config.run.dir;
 }
 
+/// Trains the e-graph builder of `learned-eqsat` on `models` (`rewire train-builder`), writes its
+/// checkpoint to `out`, and returns each epoch's figures and what was kept.
+py::dict TrainBuilderRun(const std::vector<Model>& models, const std::string& out,
+                         const std::string& cost_spec, const std::string& rules_path,
+                         size_t egraph_nodes, int epochs, int episodes, double learning_rate,
+                         uint64_t seed, const std::string& init_path, bool quiet) {
+  if (models.empty()) Invalid("train_builder needs at least one model");
+  if (out.empty()) Invalid("train_builder needs out=, the checkpoint's path");
+  std::vector<eqsat::BuilderTrainGraph> graphs;
+  for (const Model& m : models) graphs.push_back({m.label, m.g()});
+  const auto rules = Take(LoadVerifiedRules(RulesPath(rules_path)));
+  auto cost = Take(MakeCostModel(CostOptions(cost_spec, 1)));
+  eqsat::BuilderPolicy init;
+  if (!init_path.empty()) init = Take(eqsat::LoadBuilderPolicy(init_path));
+  eqsat::BuilderTrainOptions o;
+  o.node_limit = egraph_nodes;
+  o.epochs = epochs;
+  o.episodes_per_graph = episodes;
+  o.learning_rate = learning_rate;
+  o.seed = seed;
+  const auto log = PythonLog(quiet);
+  if (log) {
+    o.progress = [&log](const eqsat::BuilderEpoch& e) {
+      char line[160];
+      std::snprintf(line, sizeof line,
+                    "epoch %3d  sampled %.4f  deterministic %.4f  value rms %.4f  %.1f s", e.epoch,
+                    e.mean_return, e.greedy_return, e.value_error, e.seconds);
+      log(line);
+    };
+  }
+  std::vector<eqsat::BuilderEpoch> history;
+  eqsat::BuilderPolicy policy;
+  {
+    py::gil_scoped_release release;
+    policy = Take(eqsat::TrainBuilder(graphs, rules, *cost, o, init, &history));
+    Check(eqsat::SaveBuilderPolicy(policy, out));
+  }
+  py::list epochs_out;
+  for (const eqsat::BuilderEpoch& e : history) {
+    py::dict d;
+    d["epoch"] = e.epoch;
+    d["sampled_saving"] = e.mean_return;
+    d["deterministic_saving"] = e.greedy_return;
+    d["value_rms"] = e.value_error;
+    d["seconds"] = e.seconds;
+    epochs_out.append(d);
+  }
+  py::dict r;
+  r["path"] = out;
+  r["epochs"] = epochs_out;
+  r["best_epoch"] = policy.best_epoch;
+  r["best_saving"] = policy.best_greedy_return;
+  r["cost_model"] = policy.cost_model;
+  r["models"] = policy.models;
+  r["seconds"] = policy.train_seconds;
+  return r;
+}
+
 /// The agent kind that wrote checkpoint `path` (Agents()' registry). Errors: a missing file, a
 /// file no registered agent wrote, one that does not load.
 std::string PolicyAgent(const std::string& path) {
@@ -429,6 +488,9 @@ PYBIND11_MODULE(_core, m) {
         py::arg("quiet"));
   m.def("evaluate", &EvaluateRun, py::arg("config"), py::arg("overrides"), py::arg("policy"),
         py::arg("quiet"));
+  m.def("train_builder", &TrainBuilderRun, py::arg("models"), py::arg("out"), py::arg("cost"),
+        py::arg("rules"), py::arg("egraph_nodes"), py::arg("epochs"), py::arg("episodes"),
+        py::arg("learning_rate"), py::arg("seed"), py::arg("init"), py::arg("quiet"));
   m.def("policy_agent", &PolicyAgent, py::arg("path"));
   m.def("searches", &ListSearches);
   m.def("cost_models", &ListCostModels);

@@ -27,7 +27,7 @@ from rewire.errors import (DataLossError, DeadlineExceededError, Error, InvalidA
 
 __all__ = [
     "Model", "Result", "Env", "make", "load", "zoo_models", "optimize", "searches", "cost_models", "agents",
-    "rules", "verify_rules", "import_taso_rules", "train", "evaluate", "Policy", "Run", "Error", "InvalidArgumentError",
+    "rules", "verify_rules", "import_taso_rules", "train", "evaluate", "train_builder", "Policy", "Run", "Error", "InvalidArgumentError",
     "NotFoundError", "UnimplementedError", "ResourceExhaustedError", "DeadlineExceededError",
     "UnavailableError", "DataLossError",
 ]
@@ -286,6 +286,25 @@ def evaluate(config=None, overrides=None, policy=None, quiet=True):
     run_dir = _core.evaluate(path, sets, os.fspath(policy) if policy else "", quiet)
     with open(os.path.join(run_dir, "eval.json")) as f:
         return json.load(f)
+
+
+def train_builder(models, out, cost="learned", rules=None, egraph_nodes=5000, epochs=12,
+                  episodes=3, learning_rate=0.05, seed=0, init=None, quiet=True):
+    """Trains the e-graph builder of ``search="learned-eqsat"`` (`rewire train-builder`) on
+    ``models`` (Models, or anything ``load`` takes) under ``cost``, and writes its checkpoint to
+    ``out``; ``init`` continues from a checkpoint. Progress lines are printed unless ``quiet``.
+    Returns a dict: path, epochs (each epoch's sampled_saving, deterministic_saving, value_rms,
+    seconds), best_epoch and best_saving (the epoch kept: its deterministic builds saved most),
+    cost_model, models, seconds. Use it with ``optimize(model, search="learned-eqsat",
+    builder=path)``."""
+    if isinstance(models, (str, os.PathLike, Model)):
+        models = [models]
+    models = [m if isinstance(m, Model) else load(m) for m in models]
+    return _core.train_builder(
+        models=models, out=os.fspath(out), cost=cost, rules=os.fspath(rules) if rules else "",
+        egraph_nodes=egraph_nodes, epochs=epochs, episodes=episodes,
+        learning_rate=learning_rate, seed=seed, init=os.fspath(init) if init else "",
+        quiet=quiet)
 
 
 def searches():

@@ -2,6 +2,7 @@
 model written in Python, counted and cached. ctest runs it (tests/CMakeLists.txt) with Debian's
 /usr/bin/python3 and build/python on PYTHONPATH.
 """
+import json
 import os
 import tempfile
 import unittest
@@ -339,6 +340,30 @@ class Training(unittest.TestCase):
                 rewire.train({"run": 3})
             with self.assertRaises(rewire.Error):
                 rewire.Policy(quickstart)  # no checkpoint
+
+
+class Builder(unittest.TestCase):
+    def test_train_builder_and_learned_eqsat_with_its_checkpoint(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "builder.json")
+            r = rewire.train_builder([rewire.load("nasrnn", hidden=64)], out, cost="analytic",
+                                     egraph_nodes=1500, epochs=2, episodes=2, seed=3)
+            self.assertEqual(r["path"], out)
+            self.assertEqual([e["epoch"] for e in r["epochs"]], [1, 2])
+            self.assertIn(r["best_epoch"], (1, 2))
+            self.assertEqual(r["best_saving"],
+                             max(e["deterministic_saving"] for e in r["epochs"]))
+            self.assertEqual(len(r["models"]), 1)
+            with open(out) as f:
+                self.assertEqual(json.load(f)["best_epoch"], r["best_epoch"])
+            res = rewire.optimize("nasrnn", search="learned-eqsat", builder=out, cost="analytic",
+                                  runtime=None, egraph_nodes=1500)
+            self.assertTrue(res.verified)
+            self.assertEqual(res.report["search_stats"]["builder_trained_on"], "1 graphs, 2 epochs")
+            with self.assertRaises(rewire.InvalidArgumentError):
+                rewire.train_builder([], out)
+            with self.assertRaises(rewire.Error):
+                rewire.train_builder("nasrnn", out, init=os.path.join(d, "none.json"))
 
 
 class Registries(unittest.TestCase):
