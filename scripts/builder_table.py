@@ -3,8 +3,8 @@
 
     /usr/bin/python3 scripts/builder_table.py [--seeds 1 2 3] [--nodes 10000]
         [--graphs ...] [--unseen ...] [--train-models ...] [--epochs 12] [--episodes 3]
-        [--cost learned] [--policy CHECKPOINT.pt] [--rounds 5] [--out docs/eqsat.md]
-        [--out-dir runs/builder-table] [--rewire build/cli/rewire]
+        [--cost learned] [--policy CHECKPOINT.pt] [--rounds 5] [--h2h-rounds 10]
+        [--out docs/eqsat.md] [--out-dir runs/builder-table] [--rewire build/cli/rewire]
 
 It trains one builder per seed (`rewire train-builder`) on the training models (the zoo's and
 X-RLflow's graphs at two layers, and small CNNs), then runs on every graph of --graphs (X-RLflow's
@@ -12,15 +12,19 @@ table: none of them trained on at this size) and --unseen (larger graphs no buil
 search, backtracking, eqsat, mcts-eqsat and learned-eqsat with each seed's builder (and, with
 --policy, the agent's guided search), all under one cost model, the e-graph searches at one node
 limit, one build-time limit and one ILP time limit. Every written graph is judged in ONNX Runtime
-(CPU, 1 thread, --rounds alternating rounds against the input): the measured column is that
-paired speedup of the search's own result. For each graph it also names the rules the learned
-builder applied that eqsat did not (under the same limit). A checkpoint or a run already made is
+(CPU, 1 thread, --rounds alternating rounds against the input): the measured column is that paired
+speedup of the search's own result. For each graph it also names the rules the learned builder
+applied that eqsat did not (under the same limit). On X-RLflow's graphs it then times each seed's
+graph against eqsat's head to head (`rewire measure pair`, one ONNX Runtime process, --h2h-rounds
+alternating rounds; both written without the runtime judge). A checkpoint or a run already made is
 reused (delete --out-dir to start again). Run from the repository root after a build.
 """
 import argparse
 import json
 import os
+import re
 import statistics
+import subprocess
 import sys
 import time
 
@@ -54,6 +58,43 @@ def optimize(args, graph, label, flags, log):
     if not r.get("verified"):
         sys.exit(f"{graph} {label}: the result does not verify")
     return r
+
+
+def head_to_head(args, graph, label, flags, seed_label, log):
+    """The learned builder's own result against eqsat's, timed in one ONNX Runtime process in
+    alternating rounds (`rewire measure pair`): (speedup, lo, hi, seconds) of learned over eqsat
+    (seconds: what writing the graphs and timing them took). Both are
+    written without the runtime judge (each search's own graph), and reused when they exist."""
+    safe = graph.replace(":", "_").replace("=", "").replace(",", "_")
+    base = os.path.join(args.out_dir, "runs", safe)
+    out = f"{base}.h2h-{seed_label}.txt"
+    if not os.path.exists(out):
+        started = time.time()
+        files = []
+        for name, fl in (("eqsat", flags["eqsat"]), (seed_label, flags[label])):
+            onnx = f"{base}.{name}.nojudge.onnx"
+            if not os.path.exists(onnx):
+                run([args.rewire, "optimize", *model_flags(graph), "--cost", args.cost, "-q",
+                     "--out", onnx + ".partial.onnx", "--runtime", "none", *fl], log)
+                os.replace(onnx + ".partial.onnx", onnx)
+            files.append(onnx)
+        p = subprocess.run([args.rewire, "measure", "pair", "--model", files[0], "--against",
+                            files[1], "--threads", "1", "--rounds", str(args.h2h_rounds)],
+                           capture_output=True, text=True, cwd=REPO)
+        with open(log, "a") as f:
+            f.write(p.stderr + p.stdout)
+        if p.returncode != 0:
+            sys.exit(f"{graph}: `rewire measure pair` failed; see {log}")
+        with open(out + ".partial", "w") as f:
+            f.write(p.stdout + f"seconds          {time.time() - started:.1f}\n")
+        os.replace(out + ".partial", out)
+    with open(out) as f:
+        text = f.read()
+    m = re.search(r"paired speedup\s+([0-9.]+)x \[([0-9.]+), ([0-9.]+)\]", text)
+    if not m:
+        sys.exit(f"{graph}: no paired speedup in {out}")
+    took = re.search(r"^seconds\s+([0-9.]+)", text, re.M)
+    return tuple(float(x) for x in m.groups()) + (float(took.group(1)) if took else 0.0,)
 
 
 def measured(r):
@@ -96,6 +137,8 @@ def main():
     ap.add_argument("--cost", default="learned")
     ap.add_argument("--policy", default="", help="an agent checkpoint for the guided column")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--h2h-rounds", type=int, default=10,
+                    help="alternating rounds of the learned builder's graphs against eqsat's")
     ap.add_argument("--out", default=os.path.join(REPO, "docs", "eqsat.md"))
     ap.add_argument("--out-dir", default=os.path.join(REPO, "runs", "builder-table"))
     args = ap.parse_args()
@@ -137,18 +180,30 @@ def main():
             print(f"{graph:22s} {label:12s} predicted {r['speedup']:.3f}x measured "
                   f"{measured(r):.3f}x {r['search_seconds']:7.2f} s "
                   f"{stat(r, 'egraph_nodes')}", file=sys.stderr)
-    body = render(args, columns, rows, train_seconds, time.time() - started)
+    flags = dict(columns)
+    h2h = {}
+    for graph in args.graphs:
+        for seed in args.seeds:
+            label = f"learned s{seed}"
+            h2h[(graph, seed)] = head_to_head(args, graph, label, flags, f"learned-s{seed}", log)
+            print(f"{graph:22s} {label} against eqsat head to head: {h2h[(graph, seed)][0]:.3f}x",
+                  file=sys.stderr)
+    body = render(args, columns, rows, train_seconds, time.time() - started, h2h)
     write_section(args.out, BEGIN, END, body)
     print(f"wrote {args.out}", file=sys.stderr)
 
 
-def render(args, columns, rows, train_seconds, seconds):
+def render(args, columns, rows, train_seconds, seconds, h2h):
     labels = [label for label, _ in columns]
     learned = [f"learned s{s}" for s in args.seeds]
     cost_name = rows[(args.graphs[0], labels[0])]["cost_model"]
     cmd = "/usr/bin/python3 scripts/builder_table.py" + (" --policy PATH" if args.policy else "")
-    lines = [BEGIN, "", f"Produced by `{cmd}` in {seconds / 60:.1f} minutes on this 2-core "
-             f"machine (do not edit by hand). Cost model `{cost_name}` for every run and every "
+    total = (sum(r["seconds"] for r in rows.values()) + sum(train_seconds.values())
+             + sum(h[3] for h in h2h.values()))
+    lines = [BEGIN, "", f"Produced by `{cmd}` (do not edit by hand); its runs took "
+             f"{total / 60:.1f} minutes in all on this 2-core machine (training, every "
+             "`rewire optimize` and the head-to-head timings; a run already made is reused, this "
+             f"invocation took {seconds / 60:.1f}). Cost model `{cost_name}` for every run and every "
              f"training episode. E-graph searches: {args.nodes:,} e-nodes, {args.time_limit:g} s "
              f"of building, ILP extraction with {args.ilp_time_limit:g} s; greedy and backtrack: "
              "budget 1000. Builders: one per seed, `rewire train-builder` on "
@@ -198,6 +253,22 @@ def render(args, columns, rows, train_seconds, seconds):
             f"| {graph} | {eq['final_cost_ms']:.3f} ms | {mc['final_cost_ms']:.3f} ms | "
             f"{cost:.3f} ms | {cost / eq['final_cost_ms']:.3f} | "
             f"{secs / max(mc['search_seconds'], 1e-9):.3f} | {named or '-'} |")
+    # Head to head in ONNX Runtime: each seed's graph against eqsat's, in one process.
+    lines += ["", f"Head to head in ONNX Runtime (CPU, 1 thread, {args.h2h_rounds} alternating "
+              "rounds in one process, `rewire measure pair`): each search's own graph (written "
+              "without the runtime judge), the learned builder's against eqsat's; the paired "
+              "speedup with its 95% interval (above 1: the learned builder's graph runs faster).",
+              "", "| graph | " + " | ".join(f"learned s{s} / eqsat" for s in args.seeds)
+              + " | verdict |", "|---|" + "---:|" * len(args.seeds) + "---|"]
+    for graph in args.graphs:
+        cells, verdicts = [], []
+        for seed in args.seeds:
+            sp, lo, hi, _ = h2h[(graph, seed)]
+            cells.append(f"{sp:.3f}x [{lo:.3f}, {hi:.3f}]")
+            verdicts.append("faster" if lo > 1 else "slower" if hi < 1 else "same")
+        verdict = ", ".join(f"{v} x{verdicts.count(v)}" for v in ("faster", "same", "slower")
+                            if v in verdicts)
+        lines.append(f"| {graph} | " + " | ".join(cells) + f" | {verdict} |")
     lines += ["", END]
     return "\n".join(lines)
 
