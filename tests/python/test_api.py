@@ -4,6 +4,8 @@ model written in Python, counted and cached. ctest runs it (tests/CMakeLists.txt
 """
 import json
 import os
+import re
+import sys
 import tempfile
 import unittest
 
@@ -367,6 +369,14 @@ class Builder(unittest.TestCase):
 
 
 class Registries(unittest.TestCase):
+    def test_every_case_class_is_a_ctest_entry(self):
+        # tests/CMakeLists.txt names the classes ctest runs: a class left out would never run.
+        with open(os.path.join(ROOT, "tests", "CMakeLists.txt")) as f:
+            listed = re.search(r"foreach\(case ([A-Za-z ]+)\)", f.read()).group(1).split()
+        here = [name for name, c in vars(sys.modules[__name__]).items()
+                if isinstance(c, type) and issubclass(c, unittest.TestCase)]
+        self.assertEqual(sorted(listed), sorted(here))
+
     def test_searches_cost_models_and_agents_come_from_the_registries(self):
         names = {s["name"]: s for s in rewire.searches()}
         for name in ("greedy", "backtrack", "eqsat", "mcts-eqsat", "rl", "guided"):
