@@ -45,8 +45,7 @@ void TrainBuilderCommand(TrainBuilderOptions& o) {
                o.train.max_steps, o.train.epochs, o.train.episodes_per_graph,
                static_cast<unsigned long long>(o.train.seed));
   o.train.progress = [](const eqsat::BuilderEpoch& e) {
-    std::fprintf(stderr, "epoch %3d  sampled %.4f  deterministic %.4f  value rms %.4f  %.1f s\n",
-                 e.epoch, e.mean_return, e.greedy_return, e.value_error, e.seconds);
+    std::fprintf(stderr, "%s\n", eqsat::BuilderEpochText(e).c_str());
   };
   const eqsat::BuilderPolicy policy =
       Take(eqsat::TrainBuilder(graphs, rules, *cost, o.train, init));

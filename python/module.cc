@@ -349,13 +349,7 @@ py::dict TrainBuilderRun(const std::vector<Model>& models, const std::string& ou
   o.seed = seed;
   const auto log = PythonLog(quiet);
   if (log) {
-    o.progress = [&log](const eqsat::BuilderEpoch& e) {
-      char line[160];
-      std::snprintf(line, sizeof line,
-                    "epoch %3d  sampled %.4f  deterministic %.4f  value rms %.4f  %.1f s", e.epoch,
-                    e.mean_return, e.greedy_return, e.value_error, e.seconds);
-      log(line);
-    };
+    o.progress = [&log](const eqsat::BuilderEpoch& e) { log(eqsat::BuilderEpochText(e)); };
   }
   std::vector<eqsat::BuilderEpoch> history;
   eqsat::BuilderPolicy policy;

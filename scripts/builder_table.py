@@ -42,10 +42,15 @@ TRAIN = ["xrlflow-bert:layers=2", "xrlflow-vit:layers=2", "xrlflow-dalle:layers=
          "resnet50"]
 
 
+def run_base(args, graph):
+    """The path prefix of a graph's runs under --out-dir (a model spec made a file name)."""
+    safe = graph.replace(":", "_").replace("=", "").replace(",", "_")
+    return os.path.join(args.out_dir, "runs", safe)
+
+
 def optimize(args, graph, label, flags, log):
     """One `rewire optimize` run (judged in ONNX Runtime); its report, reused when it exists."""
-    safe = graph.replace(":", "_").replace("=", "").replace(",", "_")
-    out = os.path.join(args.out_dir, "runs", f"{safe}.{label}")
+    out = f"{run_base(args, graph)}.{label}"
     report = out + ".json"
     if not os.path.exists(report):
         cmd = [args.rewire, "optimize", *model_flags(graph), "--cost", args.cost, "-q",
@@ -63,10 +68,9 @@ def optimize(args, graph, label, flags, log):
 def head_to_head(args, graph, label, flags, seed_label, log):
     """The learned builder's own result against eqsat's, timed in one ONNX Runtime process in
     alternating rounds (`rewire measure pair`): (speedup, lo, hi, seconds) of learned over eqsat
-    (seconds: what writing the graphs and timing them took). Both are
-    written without the runtime judge (each search's own graph), and reused when they exist."""
-    safe = graph.replace(":", "_").replace("=", "").replace(",", "_")
-    base = os.path.join(args.out_dir, "runs", safe)
+    (seconds: what writing the graphs and timing them took). Both are written without the runtime
+    judge (each search's own graph), and reused when they exist."""
+    base = run_base(args, graph)
     out = f"{base}.h2h-{seed_label}.txt"
     if not os.path.exists(out):
         started = time.time()

@@ -84,6 +84,19 @@ struct Growth {
   SearchStats extra;
 };
 
+/// The figures every grower's report has (SaturationReport, MctsReport, BuildReport): its stop,
+/// and what its `iterations` rounds matched and applied.
+template <typename Report>
+Growth GrowthOf(const Report& r, int iterations) {
+  Growth g;
+  g.reason = ToStopReason(r.stop);
+  g.iterations = iterations;
+  g.applied = r.applied;
+  g.matches = r.matches;
+  g.cycle_skips = r.cycle_skips;
+  return g;
+}
+
 /// The e-graph of `graph`, its rules, and the options of one round of rewriting.
 struct Start {
   RewriteState state;
@@ -270,12 +283,7 @@ StatusOr<SearchResult> EqsatSearch::Run(const Graph& graph, const std::vector<ru
         so.multi_iterations = options.multi_iterations;
         so.progress = std::move(progress);
         REWIRE_ASSIGN_OR_RETURN(SaturationReport r, Saturate(s.state, s.erules, so));
-        Growth g;
-        g.reason = ToStopReason(r.stop);
-        g.iterations = r.iterations;
-        g.applied = r.applied;
-        g.matches = r.matches;
-        g.cycle_skips = r.cycle_skips;
+        Growth g = GrowthOf(r, r.iterations);
         SetRulesApplied(g.extra, s.erules, r.applied_by_rule);
         return g;
       });
@@ -316,12 +324,7 @@ StatusOr<SearchResult> MctsEqsatSearch::Run(const Graph& graph,
         mo.seed = limits.seed;
         mo.progress = std::move(progress);
         REWIRE_ASSIGN_OR_RETURN(MctsReport m, BuildWithMcts(s.state, s.erules, cost, mo));
-        Growth g;
-        g.reason = ToStopReason(m.stop);
-        g.iterations = m.steps;
-        g.applied = m.applied;
-        g.matches = m.matches;
-        g.cycle_skips = m.cycle_skips;
+        Growth g = GrowthOf(m, m.steps);
         g.mcts = true;
         g.simulations = m.simulations;
         return g;
@@ -397,12 +400,7 @@ StatusOr<SearchResult> LearnedEqsatSearch::Run(const Graph& graph,
             picked = k;
           }
         }
-        Growth g;
-        g.reason = ToStopReason(best.stop);
-        g.iterations = best.steps;
-        g.applied = best.applied;
-        g.matches = best.matches;
-        g.cycle_skips = best.cycle_skips;
+        Growth g = GrowthOf(best, best.steps);
         SetRulesApplied(g.extra, s.erules, best.applied_by_rule);
         g.extra.Set("builder_stop", std::string(BuildStopName(best.stop)));
         g.extra.Set("builder_steps", static_cast<int64_t>(best.steps));

@@ -362,8 +362,7 @@ StatusOr<BuilderPolicy> TrainBuilder(const std::vector<BuilderTrainGraph>& graph
     return r;
   };
   std::mt19937_64 rng(o.seed);
-  BuilderPolicy best;
-  bool have_best = false;
+  BuilderPolicy best;  // best_epoch 0 until an epoch is kept
   for (int epoch = 1; epoch <= o.epochs; ++epoch) {
     std::vector<BuildReport> episodes;
     double mean_return = 0;
@@ -437,11 +436,10 @@ StatusOr<BuilderPolicy> TrainBuilder(const std::vector<BuilderTrainGraph>& graph
     }
     report.seconds = SecondsSince(start);
     policy.final_mean_return = mean_return;
-    if (!have_best || report.greedy_return >= best.best_greedy_return) {
+    if (best.best_epoch == 0 || report.greedy_return >= best.best_greedy_return) {
       best = policy;
       best.best_epoch = init.epochs + epoch;
       best.best_greedy_return = report.greedy_return;
-      have_best = true;
     }
     if (history) history->push_back(report);
     if (o.progress) o.progress(report);
@@ -456,6 +454,12 @@ StatusOr<BuilderPolicy> TrainBuilder(const std::vector<BuilderTrainGraph>& graph
   for (const BuilderTrainGraph& g : graphs) policy.models.push_back(g.label);
   policy.cost_model = cost.Name();
   return policy;
+}
+
+std::string BuilderEpochText(const BuilderEpoch& e) {
+  return fmt::format(
+      "epoch {:3d}  sampled {:.4f}  deterministic {:.4f}  value rms {:.4f}  {:.1f} s", e.epoch,
+      e.mean_return, e.greedy_return, e.value_error, e.seconds);
 }
 
 std::string AppliedRulesText(const std::vector<ERule>& rules,

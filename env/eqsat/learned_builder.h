@@ -130,6 +130,9 @@ struct BuilderEpoch {
   double seconds = 0;        // since training began
 };
 
+/// An epoch as the progress line of `rewire train-builder` and rewire.train_builder prints it.
+std::string BuilderEpochText(const BuilderEpoch& e);
+
 struct BuilderTrainOptions {
   size_t node_limit = 5000;
   int max_steps = 15;
