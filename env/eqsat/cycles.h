@@ -2,7 +2,7 @@
 // Cycle filtering, as Tensat does it: an e-graph may hold cycles (a rewrite that removes an
 // operator, Transpose(Transpose(x)) -> x, puts the outer Transpose in x's own class), and so may
 // a merge of two operators where one reads the other. Extraction must never choose a cycle, and
-// an ILP over a cyclic e-graph needs ordering constraints everywhere. So:
+// an ILP over a cyclic e-graph cuts off cycle after cycle of its solutions (extract.h). So:
 //
 //   - before a multi-pattern rewrite is applied, it is skipped when one of the classes its target
 //     reads reaches a class it would merge into (the merge would close a cycle): ReachChecker,

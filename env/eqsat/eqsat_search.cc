@@ -58,7 +58,7 @@ void DeclareEgraphOptions(OptionSet& set, EqsatOptions& o) {
           "E-nodes the e-graph may hold; no rewrite is applied that could take it past this")
       .Above(0);
   set.Switch("no-cycle-filter", &o.filter_cycles, false,
-             "Keep e-nodes that close cycles (the ILP's ordering constraints still keep the "
+             "Keep e-nodes that close cycles (the ILP's cycle cuts still keep the "
              "extracted graph acyclic)");
   set.Add("extract", &o.extraction,
           "greedy (each e-class's cheapest e-node) or ilp (CBC, with the greedy result as its "
@@ -71,6 +71,9 @@ void DeclareEgraphOptions(OptionSet& set, EqsatOptions& o) {
       .Above(0);
   set.Switch("ilp-no-warm-start", &o.ilp_warm_start, false,
              "Do not give the ILP solver the greedy extraction as its first solution");
+  set.Switch("ilp-no-requirement-rows", &o.ilp_requirement_rows, false,
+             "Do not strengthen the ILP's relaxation with requirement rows (an e-node's choice "
+             "requires a class: no more of them chosen than of it) before solving it");
 }
 
 /// What growing the e-graph did, whichever way it grew.
@@ -141,7 +144,7 @@ Status Finish(const Graph& graph, const std::vector<Graph>& seeds, RewriteState&
 
   ExtractOptions xo;
   xo.kind = eo.extraction;
-  xo.ilp = {eo.ilp_time_limit_s, eo.ilp_max_nodes, eo.ilp_warm_start};
+  xo.ilp = {eo.ilp_time_limit_s, eo.ilp_max_nodes, eo.ilp_warm_start, eo.ilp_requirement_rows};
   REWIRE_ASSIGN_OR_RETURN(Extraction x, Extract(state.egraph, cost, xo));
   REWIRE_ASSIGN_OR_RETURN(result.final_cost_ms, GraphCostMs(cost, x.graph));
   std::string note = x.note;
@@ -175,6 +178,16 @@ Status Finish(const Graph& graph, const std::vector<Graph>& seeds, RewriteState&
   st.Set("ilp_seconds", x.ilp_seconds);
   count("ilp_variables", x.ilp_variables);
   count("ilp_constraints", x.ilp_constraints);
+  if (x.ilp_rounds > 0 || x.ilp_lp_rounds > 0) {
+    count("ilp_lp_rounds", x.ilp_lp_rounds);
+    count("ilp_requirement_rows", x.ilp_requirement_rows);
+    count("ilp_rounds", x.ilp_rounds);
+    count("ilp_cycle_cuts", x.ilp_cycle_cuts);
+  }
+  if (x.ilp_relaxation_bound_ms >= 0) {
+    st.Set("ilp_plain_bound_ms", x.ilp_plain_bound_ms);
+    st.Set("ilp_relaxation_bound_ms", x.ilp_relaxation_bound_ms);
+  }
   if (x.ilp_bound_ms >= 0) {
     // The extraction gap: how far the cheapest additive extraction may be above the optimum.
     st.Set("ilp_bound_ms", x.ilp_bound_ms);

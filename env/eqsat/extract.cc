@@ -336,7 +336,15 @@ StatusOr<Extraction> Extract(EGraph& eg, CostModel& cost, const ExtractOptions& 
   REWIRE_ASSIGN_OR_RETURN(Choice tree, GreedyChoice(eg, basis, TreeCost::kPerConsumer));
   REWIRE_ASSIGN_OR_RETURN(Choice shared, GreedyChoice(eg, basis, TreeCost::kSharedTuples));
   REWIRE_ASSIGN_OR_RETURN(const double tree_cost, ChoiceCost(eg, basis, tree));
-  REWIRE_ASSIGN_OR_RETURN(const double shared_cost, ChoiceCost(eg, basis, shared));
+  // Shared tree costs can close a cycle where the e-graph keeps cycles (--no-cycle-filter): a
+  // Project's share of a tuple that reads the Project's own class undercuts the class's other
+  // e-nodes. Such a choice is dropped for the per-consumer one.
+  StatusOr<double> shared_or = ChoiceCost(eg, basis, shared);
+  if (!shared_or.ok()) {
+    shared = tree;
+    shared_or = tree_cost;
+  }
+  const double shared_cost = *shared_or;
   Extraction out;
   // With a context-dependent model the e-nodes were costed alone (CostENodes), so the additive
   // optimum is only near the model's: every distinct extraction made on the way is kept and the
@@ -375,6 +383,14 @@ StatusOr<Extraction> Extract(EGraph& eg, CostModel& cost, const ExtractOptions& 
     out.ilp_seconds = ilp.seconds;
     out.ilp_variables = ilp.variables;
     out.ilp_constraints = ilp.constraints;
+    out.ilp_lp_rounds = ilp.lp_rounds;
+    out.ilp_requirement_rows = ilp.requirement_rows;
+    out.ilp_rounds = ilp.rounds;
+    out.ilp_cycle_cuts = ilp.cycle_cuts;
+    if (ilp.lp_rounds > 0) {
+      out.ilp_plain_bound_ms = ilp.plain_bound;
+      out.ilp_relaxation_bound_ms = ilp.relaxation_bound;
+    }
     StatusOr<double> ilp_cost =
         ilp.solved ? ChoiceCost(eg, basis, ilp.choice) : StatusOr<double>(0.0);
     if (!ilp.solved) {

@@ -15,12 +15,14 @@
 //           by k Project e-nodes looks k times as expensive as it is: greedy is run twice, once
 //           as egg and Tensat count, once with a Project e-node carrying 1/k of its tuple's
 //           cost, and the cheaper graph is kept.
-//   ilp     Tensat's formulation solved by CBC (extract_ilp.cc): a binary per e-node, a root
-//           constraint per graph output, "a chosen e-node's operand classes have a chosen
-//           e-node", and ordering constraints t(class) >= t(operand class) + eps for the chosen
-//           e-nodes, only inside strongly connected components of the class graph (elsewhere no
-//           choice can close a cycle); the greedy result is the incumbent, and the fallback when
-//           the solver finds nothing (with a note saying why).
+//   ilp     solved by CBC (extract_ilp.cc): a binary per e-node, a root constraint per graph
+//           output, at most one e-node a class, "a chosen e-node's operand classes have a chosen
+//           e-node"; the relaxation strengthened by requirement rows (the e-nodes of a class whose
+//           choice requires class m are chosen no more than m is, added where the LP breaks them);
+//           acyclicity by cuts (a solution's cycle of classes is cut off and the problem solved
+//           again) instead of Tensat's order variables, whose big-M rows the relaxation ignores.
+//           The greedy result is the incumbent, and the fallback when the solver finds nothing
+//           (with a note saying why).
 
 #include <chrono>
 #include <string>
@@ -88,6 +90,8 @@ struct IlpOptions {
   double time_limit_s = 1;
   size_t max_nodes = 300000;
   bool warm_start = true;
+  /// Strengthen the relaxation with requirement rows before the integer rounds (extract_ilp.cc).
+  bool requirement_rows = true;
 };
 
 struct IlpOutcome {
@@ -97,6 +101,12 @@ struct IlpOutcome {
   double objective = 0;
   double bound = 0;  // the solver's lower bound
   size_t variables = 0, constraints = 0;
+  size_t lp_rounds = 0;         // relaxations solved to find requirement rows
+  size_t requirement_rows = 0;  // rows "a class's required class is chosen with it" added
+  double plain_bound = 0;       // the relaxation's optimum without them (if lp_rounds > 0)
+  double relaxation_bound = 0;  // ... with them
+  size_t rounds = 0;            // integer problems solved: one more after each set of cycle cuts
+  size_t cycle_cuts = 0;        // cycles of solutions cut off
   std::string note;  // why there is no solution, or that the time limit stopped the solver
   double seconds = 0;
 };
@@ -130,6 +140,11 @@ struct Extraction {
   double seconds = 0;
   double ilp_seconds = 0;
   size_t ilp_variables = 0, ilp_constraints = 0;
+  /// ilp: the relaxations solved to find requirement rows and the rows added, the relaxation's
+  /// optimum without and with them (-1: none solved), the integer problems solved and the cycles
+  /// of their solutions cut off (IlpOutcome).
+  size_t ilp_lp_rounds = 0, ilp_requirement_rows = 0, ilp_rounds = 0, ilp_cycle_cuts = 0;
+  double ilp_plain_bound_ms = -1, ilp_relaxation_bound_ms = -1;
   /// ilp: the solver's lower bound on the additive cost (-1: it returned none), the gap of the
   /// cheapest additive extraction found to it ((cost - bound) / cost), and whether the solver
   /// proved its solution optimal.

@@ -1,11 +1,23 @@
 // The extraction ILP (env/eqsat/extract.h), solved by COIN-OR CBC through its C interface.
+//
+// The formulation has no order: a binary per undominated e-node, roots chosen, at most one
+// e-node a class, a chosen e-node's operand classes chosen. Its solutions may close cycles
+// (a Reshape of a Reshape back in its own class costs nothing), so each one is walked from the
+// roots and every cycle of classes found is cut off by a row (of the e-nodes by which each class
+// reads the next, fewer than the cycle's length), then the problem is solved again, until a
+// solution is acyclic. Tensat's order variables (t(class) >= t(operand) + eps - M(1 - x)) do
+// the same in one problem but their relaxation is vacuous at fractional x. Before the integer
+// rounds, the relaxation is strengthened by requirement rows (RequirementRows).
 
 #include <Cbc_C_Interface.h>
 
 #include <algorithm>
 #include <cfloat>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <string>
 #include <unordered_map>
 
 #include "env/eqsat/extract.h"
@@ -13,6 +25,7 @@
 
 namespace rewire::eqsat {
 namespace {
+const EGraph* G = nullptr;
 
 /// The ILP's columns and rows, built from the classes reachable from the roots.
 struct Problem {
@@ -20,13 +33,11 @@ struct Problem {
   std::vector<int> class_index;        // class id -> index into `classes`, -1 if unreachable
   std::vector<std::vector<int>> cols;  // per class index: its e-nodes' columns
   std::vector<ENodeId> col_node;       // x columns: the e-node of each
-  std::vector<int> scc;                // per class index: its strongly connected component
-  std::vector<int> scc_size;
-  std::vector<int> t_col;  // per class index: its order column, or -1
+  std::vector<std::vector<int>> kids;  // per column: its operand classes' indices (Operands)
   int num_cols = 0;
   // Rows as triplets, then bounds.
   std::vector<int> row, col;
-  std::vector<double> val, row_lb;
+  std::vector<double> val, row_lb, row_ub;
   int num_rows = 0;
 
   void Add(int r, int c, double v) {
@@ -119,72 +130,23 @@ void Reachable(const EGraph& eg, const ExtractionBasis& b, Problem* p) {
   }
 }
 
-/// Tarjan's strongly connected components over the reachable classes, iteratively.
-void Components(const EGraph& eg, Problem* p) {
-  const size_t n = p->classes.size();
-  std::vector<std::vector<int>> edges(n);
-  for (size_t i = 0; i < n; ++i) {
-    for (int c : p->cols[i]) {
-      for (ClassId ch : eg.node(p->col_node[c]).children) {
-        const int k = p->class_index[eg.Find(ch)];
-        if (k >= 0) edges[i].push_back(k);
-      }
+/// Each column's operand classes that take columns (class indices, sorted, unique).
+void Operands(const EGraph& eg, Problem* p) {
+  p->kids.resize(p->col_node.size());
+  for (size_t c = 0; c < p->col_node.size(); ++c) {
+    std::vector<int>& kids = p->kids[c];
+    for (ClassId ch : eg.node(p->col_node[c]).children) {
+      const int k = p->class_index[eg.Find(ch)];
+      if (k >= 0) kids.push_back(k);
     }
-  }
-  p->scc.assign(n, -1);
-  std::vector<int> index(n, -1), low(n, 0), stack;
-  std::vector<bool> on_stack(n, false);
-  int counter = 0;
-  struct Frame {
-    int v;
-    size_t edge;
-  };
-  for (size_t s = 0; s < n; ++s) {
-    if (index[s] >= 0) continue;
-    std::vector<Frame> call{{static_cast<int>(s), 0}};
-    index[s] = low[s] = counter++;
-    stack.push_back(static_cast<int>(s));
-    on_stack[s] = true;
-    while (!call.empty()) {
-      Frame& f = call.back();
-      if (f.edge < edges[f.v].size()) {
-        const int w = edges[f.v][f.edge++];
-        if (index[w] < 0) {
-          index[w] = low[w] = counter++;
-          stack.push_back(w);
-          on_stack[w] = true;
-          call.push_back({w, 0});
-        } else if (on_stack[w]) {
-          low[f.v] = std::min(low[f.v], index[w]);
-        }
-        continue;
-      }
-      const int v = f.v;
-      call.pop_back();
-      if (!call.empty()) low[call.back().v] = std::min(low[call.back().v], low[v]);
-      if (low[v] != index[v]) continue;
-      const int id = static_cast<int>(p->scc_size.size());
-      int size = 0;
-      for (;;) {
-        const int w = stack.back();
-        stack.pop_back();
-        on_stack[w] = false;
-        p->scc[w] = id;
-        ++size;
-        if (w == v) break;
-      }
-      p->scc_size.push_back(size);
-    }
+    std::sort(kids.begin(), kids.end());
+    kids.erase(std::unique(kids.begin(), kids.end()), kids.end());
   }
 }
 
-/// Columns t for classes on cycles, then the rows: roots, operands, orders.
+/// The rows of the relaxation without order: roots, at most one e-node a class, operands.
 void BuildRows(const EGraph& eg, Problem* p) {
   p->num_cols = static_cast<int>(p->col_node.size());
-  p->t_col.assign(p->classes.size(), -1);
-  for (size_t i = 0; i < p->classes.size(); ++i) {
-    if (p->scc_size[p->scc[i]] > 1) p->t_col[i] = p->num_cols++;
-  }
   std::vector<int> roots;
   for (const EGraph::Root& r : eg.roots()) {
     const int k = p->class_index[eg.Find(r.cls)];
@@ -195,30 +157,22 @@ void BuildRows(const EGraph& eg, Problem* p) {
   for (int r : roots) {  // sum of the root class's x >= 1
     for (int c : p->cols[r]) p->Add(p->num_rows, c, 1.0);
     p->row_lb.push_back(1.0);
+    p->row_ub.push_back(DBL_MAX);
     ++p->num_rows;
   }
   for (size_t i = 0; i < p->classes.size(); ++i) {
+    if (p->cols[i].size() > 1) {  // sum of the class's x <= 1
+      for (int c : p->cols[i]) p->Add(p->num_rows, c, 1.0);
+      p->row_lb.push_back(-DBL_MAX);
+      p->row_ub.push_back(1.0);
+      ++p->num_rows;
+    }
     for (int c : p->cols[i]) {
-      std::vector<int> kids;
-      for (ClassId ch : eg.node(p->col_node[c]).children) {
-        const int k = p->class_index[eg.Find(ch)];
-        if (k >= 0) kids.push_back(k);
-      }
-      std::sort(kids.begin(), kids.end());
-      kids.erase(std::unique(kids.begin(), kids.end()), kids.end());
-      for (int k : kids) {  // x_c chosen -> some e-node of operand class k chosen
+      for (int k : p->kids[c]) {  // x_c chosen -> some e-node of operand class k chosen
         for (int kc : p->cols[k]) p->Add(p->num_rows, kc, 1.0);
         p->Add(p->num_rows, c, -1.0);
         p->row_lb.push_back(0.0);
-        ++p->num_rows;
-        if (p->t_col[i] < 0 || p->scc[i] != p->scc[k]) continue;
-        // x_c chosen -> t_i >= t_k + eps; with t in [0, 1] the row is vacuous when x_c = 0.
-        const double eps = 1.0 / (p->scc_size[p->scc[i]] + 1);
-        const double big = 1.0 + eps;
-        p->Add(p->num_rows, p->t_col[i], 1.0);
-        p->Add(p->num_rows, p->t_col[k], -1.0);
-        p->Add(p->num_rows, c, -big);
-        p->row_lb.push_back(eps - big);
+        p->row_ub.push_back(DBL_MAX);
         ++p->num_rows;
       }
     }
@@ -248,57 +202,341 @@ std::vector<int> IncumbentColumns(const EGraph& eg, const Problem& p, const Choi
   return out;
 }
 
-/// Solves the loaded problem and reads the choice back.
-void Solve(const EGraph& eg, const ExtractionBasis& b, const Problem& p, const Choice& incumbent,
-           const IlpOptions& o, IlpOutcome* out) {
+/// A row beside the problem's own: sum of vals[j] * x[cols[j]] within [lb, ub].
+struct Row {
+  std::vector<int> cols;
+  std::vector<double> vals;
+  double lb = -DBL_MAX, ub = DBL_MAX;
+};
+
+/// The cycles of a choice (a column a class index, -1 for none) reachable from the roots, one a
+/// back edge of a depth-first walk, each as a cut: of the e-nodes by which each class of the
+/// cycle reads the next one, fewer than the cycle's length are chosen (an acyclic choice of one
+/// e-node a class breaks it somewhere).
+std::vector<Row> CycleCuts(const Problem& p, const std::vector<int>& chosen,
+                           const std::vector<int>& roots) {
+  std::vector<Row> cuts;
+  std::vector<char> state(p.classes.size(), 0);  // 0 unseen, 1 on the walk's path, 2 done
+  struct Frame {
+    int cls;
+    size_t next;
+  };
+  std::vector<Frame> path;
+  for (int r : roots) {
+    if (state[r]) continue;
+    path.push_back({r, 0});
+    state[r] = 1;
+    while (!path.empty()) {
+      Frame& f = path.back();
+      const int c = chosen[f.cls];
+      if (c < 0 || f.next >= p.kids[c].size()) {
+        state[f.cls] = 2;
+        path.pop_back();
+        continue;
+      }
+      const int k = p.kids[c][f.next++];
+      if (state[k] == 0) {
+        state[k] = 1;
+        path.push_back({k, 0});
+      } else if (state[k] == 1) {  // a back edge: the path from k to here, then k again
+        size_t from = path.size() - 1;
+        while (path[from].cls != k) --from;
+        Row cut;
+        for (size_t j = from; j < path.size(); ++j) {
+          const int a = path[j].cls;
+          const int b = j + 1 < path.size() ? path[j + 1].cls : k;
+          for (int col : p.cols[a]) {
+            if (std::binary_search(p.kids[col].begin(), p.kids[col].end(), b)) {
+              cut.cols.push_back(col);
+              cut.vals.push_back(1.0);
+            }
+          }
+        }
+        cut.ub = static_cast<double>(path.size() - from) - 1;
+        cuts.push_back(std::move(cut));
+      }
+    }
+  }
+  return cuts;
+}
+
+/// Classes above which the required sets (below) are not computed: a bit per pair of classes.
+constexpr size_t kMaxRequiredClasses = 20000;
+
+/// For every class index, the classes every extraction of it contains (a bitset over class
+/// indices): R(a) = {a} and, for each of a's e-nodes, the union of its operands' sets, intersected
+/// over the e-nodes; the least fixed point, so every class in it is required (by induction over
+/// the passes), cycles or not. Empty when the classes are too many.
+std::vector<std::vector<uint64_t>> RequiredClasses(const Problem& p) {
+  const size_t n = p.classes.size();
+  if (n > kMaxRequiredClasses) return {};
+  const size_t words = (n + 63) / 64;
+  std::vector<std::vector<uint64_t>> req(n, std::vector<uint64_t>(words, 0));
+  for (size_t a = 0; a < n; ++a) req[a][a / 64] |= uint64_t{1} << (a % 64);
+  std::vector<uint64_t> meet(words), join(words);
+  for (bool changed = true; changed;) {
+    changed = false;
+    // Operands are found after their readers (Reachable), so the last classes go first.
+    for (size_t a = n; a-- > 0;) {
+      bool first = true;
+      for (int c : p.cols[a]) {
+        std::fill(join.begin(), join.end(), 0);
+        for (int k : p.kids[c]) {
+          for (size_t w = 0; w < words; ++w) join[w] |= req[k][w];
+        }
+        if (first) {
+          meet = join;
+          first = false;
+        } else {
+          for (size_t w = 0; w < words; ++w) meet[w] &= join[w];
+        }
+      }
+      if (first) continue;  // no e-node: nothing below it is required
+      for (size_t w = 0; w < words; ++w) {
+        const uint64_t grown = req[a][w] | meet[w];
+        if (grown != req[a][w]) {
+          req[a][w] = grown;
+          changed = true;
+        }
+      }
+    }
+  }
+  return req;
+}
+
+/// The problem with `extra` rows and the columns integer or not, loaded into a CBC model that
+/// stops after `seconds` of wall-clock time.
+Cbc_Model* Load(const Problem& p, const std::vector<double>& obj, const std::vector<Row>& extra,
+                bool integer, double seconds) {
+  std::vector<int> row = p.row, col = p.col;
+  std::vector<double> val = p.val, row_lb = p.row_lb, row_ub = p.row_ub;
+  for (const Row& r : extra) {
+    for (size_t j = 0; j < r.cols.size(); ++j) {
+      row.push_back(static_cast<int>(row_lb.size()));
+      col.push_back(r.cols[j]);
+      val.push_back(r.vals[j]);
+    }
+    row_lb.push_back(r.lb);
+    row_ub.push_back(r.ub);
+  }
   // Compressed sparse columns.
   std::vector<CoinBigIndex> start(p.num_cols + 1, 0);
-  for (int c : p.col) ++start[c + 1];
+  for (int c : col) ++start[c + 1];
   for (int c = 0; c < p.num_cols; ++c) start[c + 1] += start[c];
-  std::vector<int> index(p.val.size());
-  std::vector<double> value(p.val.size());
+  std::vector<int> index(val.size());
+  std::vector<double> value(val.size());
   std::vector<CoinBigIndex> fill(start.begin(), start.end() - 1);
-  for (size_t e = 0; e < p.val.size(); ++e) {
-    index[fill[p.col[e]]] = p.row[e];
-    value[fill[p.col[e]]++] = p.val[e];
+  for (size_t e = 0; e < val.size(); ++e) {
+    index[fill[col[e]]] = row[e];
+    value[fill[col[e]]++] = val[e];
   }
-  std::vector<double> col_lb(p.num_cols, 0.0), col_ub(p.num_cols, 1.0), obj(p.num_cols, 0.0);
-  for (size_t c = 0; c < p.col_node.size(); ++c) obj[c] = b.cost[p.col_node[c]];
-  std::vector<double> row_ub(p.num_rows, DBL_MAX);
+  const std::vector<double> col_lb(p.num_cols, 0.0), col_ub(p.num_cols, 1.0);
   Cbc_Model* m = Cbc_newModel();
-  Cbc_loadProblem(m, p.num_cols, p.num_rows, start.data(), index.data(), value.data(),
-                  col_lb.data(), col_ub.data(), obj.data(), p.row_lb.data(), row_ub.data());
-  for (size_t c = 0; c < p.col_node.size(); ++c) Cbc_setInteger(m, static_cast<int>(c));
+  Cbc_loadProblem(m, p.num_cols, static_cast<int>(row_lb.size()), start.data(), index.data(),
+                  value.data(), col_lb.data(), col_ub.data(), obj.data(), row_lb.data(),
+                  row_ub.data());
+  if (integer) {
+    for (int c = 0; c < p.num_cols; ++c) Cbc_setInteger(m, c);
+  }
   Cbc_setLogLevel(m, 0);
   // The time limit is wall-clock time (CBC counts CPU time by default). CBC 2.10's
   // preprocessing crashes (CglPreProcess::postProcess) when the time limit interrupts it, and
   // it does not pay on these problems: it is off.
   Cbc_setParameter(m, "timeMode", "elapsed");
   Cbc_setParameter(m, "preprocess", "off");
-  Cbc_setMaximumSeconds(m, std::max(o.time_limit_s, 1e-3));
-  if (o.warm_start) {
-    const std::vector<int> cols = IncumbentColumns(eg, p, incumbent);
-    const std::vector<double> ones(cols.size(), 1.0);
-    if (!cols.empty()) Cbc_setMIPStartI(m, static_cast<int>(cols.size()), cols.data(), ones.data());
+  Cbc_setMaximumSeconds(m, std::max(seconds, 1e-3));
+  return m;
+}
+
+/// Strengthens the relaxation: solves the LP and, for a class a of its solution and a class m
+/// with a cost, adds the row "the e-nodes of a whose choice requires m are chosen no more than
+/// m is" where the solution breaks it (the most costly first), and again, while it finds some,
+/// for 20 rounds at most and while `seconds` last. Without these rows the LP supports a class by
+/// many alternatives at a small fraction each, all reading one costly class it then pays a small
+/// fraction of (a merged MatMul behind many Split e-nodes). The LP's objectives go to `out`
+/// (plain_bound: the first, relaxation_bound: the best; each a lower bound on the extraction).
+std::vector<Row> RequirementRows(const Problem& p, const std::vector<double>& obj, double seconds,
+                                 IlpOutcome* out) {
+  const auto start = Clock::now();
+  std::vector<Row> rows;
+  const std::vector<std::vector<uint64_t>> req = RequiredClasses(p);
+  if (req.empty()) return rows;
+  const size_t n = p.classes.size();
+  std::vector<double> least(n, 0.0);  // each class's cheapest e-node
+  for (size_t a = 0; a < n; ++a) {
+    double m = DBL_MAX;
+    for (int c : p.cols[a]) m = std::min(m, obj[c]);
+    least[a] = m == DBL_MAX ? 0.0 : m;
   }
-  std::fflush(stdout);  // CBC writes to stdout when it insists; keep ours ordered before it
-  Cbc_solve(m);
-  const double* sol = Cbc_bestSolution(m);
-  const bool time_limit = Cbc_isSecondsLimitReached(m) != 0;
+  constexpr size_t kRowsPerRound = 4000;
+  constexpr int kMaxRounds = 20;
+  struct Violation {
+    double weight;
+    int m;
+    std::vector<int> cols;  // of a: those whose choice requires m
+  };
+  std::vector<uint64_t> join(req[0].size());
+  std::unordered_map<int, std::vector<int>> by_m;
+  double last_round_s = 0;  // a round is not begun that the last one's time would overrun
+  for (int round = 0; round < kMaxRounds; ++round) {
+    const double left = seconds - SecondsSince(start);
+    if (left <= last_round_s) break;
+    const auto round_start = Clock::now();
+    Cbc_Model* lp = Load(p, obj, rows, /*integer=*/false, left);
+    Cbc_solve(lp);
+    const double* x = Cbc_getColSolution(lp);
+    if (!Cbc_isProvenOptimal(lp) || !x) {
+      Cbc_deleteModel(lp);
+      break;
+    }
+    ++out->lp_rounds;
+    const double objective = Cbc_getObjValue(lp);
+    if (round == 0) out->plain_bound = objective;
+    out->relaxation_bound = std::max(out->relaxation_bound, objective);
+    const std::vector<double> xs(x, x + p.num_cols);
+    Cbc_deleteModel(lp);
+    last_round_s = SecondsSince(round_start);
+    std::vector<double> s(n, 0.0);
+    for (size_t a = 0; a < n; ++a) {
+      for (int c : p.cols[a]) s[a] += xs[c];
+    }
+    std::vector<Violation> found;
+    for (size_t a = 0; a < n; ++a) {
+      if (s[a] < 1e-6) continue;
+      by_m.clear();
+      for (int c : p.cols[a]) {
+        std::fill(join.begin(), join.end(), 0);
+        for (int k : p.kids[c]) {
+          for (size_t w = 0; w < join.size(); ++w) join[w] |= req[k][w];
+        }
+        for (size_t w = 0; w < join.size(); ++w) {
+          for (uint64_t bits = join[w]; bits; bits &= bits - 1) {
+            const size_t m = w * 64 + static_cast<size_t>(__builtin_ctzll(bits));
+            if (m != a && least[m] > 0) by_m[static_cast<int>(m)].push_back(c);
+          }
+        }
+      }
+      for (auto& [m, cols] : by_m) {
+        double chosen = 0;
+        for (int c : cols) chosen += xs[c];
+        if (chosen > s[m] + 1e-6) found.push_back({(chosen - s[m]) * least[m], m, std::move(cols)});
+      }
+    }
+    if (found.empty()) break;
+    if (found.size() > kRowsPerRound) {
+      std::nth_element(found.begin(), found.begin() + kRowsPerRound, found.end(),
+                       [](const Violation& u, const Violation& v) { return u.weight > v.weight; });
+      found.resize(kRowsPerRound);
+    }
+    for (const Violation& v : found) {
+      Row r;
+      for (int c : p.cols[v.m]) {
+        r.cols.push_back(c);
+        r.vals.push_back(1.0);
+      }
+      for (int c : v.cols) {
+        r.cols.push_back(c);
+        r.vals.push_back(-1.0);
+      }
+      r.lb = 0.0;
+      rows.push_back(std::move(r));
+    }
+  }
+  return rows;
+}
+
+/// Solves the problem: the relaxation without order, strengthened by requirement rows, then as
+/// an integer problem, cutting off the cycles of each solution and solving again until one is
+/// acyclic or the time is up; reads the choice back.
+void Solve(const EGraph& eg, const ExtractionBasis& b, const Problem& p, const Choice& incumbent,
+           const IlpOptions& o, IlpOutcome* out) {
+  const auto start = Clock::now();
+  G = &eg;
+  std::vector<int> roots;
+  for (const EGraph::Root& r : eg.roots()) {
+    const int k = p.class_index[eg.Find(r.cls)];
+    if (k >= 0) roots.push_back(k);
+  }
+  std::vector<double> obj(p.num_cols, 0.0);
+  for (int c = 0; c < p.num_cols; ++c) obj[c] = b.cost[p.col_node[c]];
+  const std::vector<int> start_cols =
+      o.warm_start ? IncumbentColumns(eg, p, incumbent) : std::vector<int>{};
+  // Half the time at most strengthens the relaxation; what it leaves goes to the integer rounds.
+  std::vector<Row> rows;
+  if (o.requirement_rows) rows = RequirementRows(p, obj, o.time_limit_s / 2, out);
+  out->requirement_rows = rows.size();
+  bool have_bound = out->lp_rounds > 0;
+  if (have_bound) out->bound = std::max(0.0, out->relaxation_bound);
   char limit[64];
   std::snprintf(limit, sizeof(limit), "%g s", o.time_limit_s);
-  if (!sol) {
-    out->note = Cbc_isProvenInfeasible(m) ? "the problem is infeasible"
-                : time_limit ? std::string("no solution within the time limit of ") + limit
-                             : "the solver stopped without a solution (status " +
-                                   std::to_string(Cbc_status(m)) + ")";
+  bool time_limit = false, acyclic = false;
+  std::vector<int> chosen;  // the last solution's column a class index
+  for (;;) {
+    const double left = o.time_limit_s - SecondsSince(start);
+    if (left <= 0) {
+      time_limit = true;
+      break;
+    }
+    Cbc_Model* m = Load(p, obj, rows, /*integer=*/true, left);
+    if (!start_cols.empty()) {  // the incumbent is acyclic: it satisfies every row
+      const std::vector<double> ones(start_cols.size(), 1.0);
+      Cbc_setMIPStartI(m, static_cast<int>(start_cols.size()), start_cols.data(), ones.data());
+    }
+    std::fflush(stdout);  // CBC writes to stdout when it insists; keep ours ordered before it
+    Cbc_solve(m);
+    ++out->rounds;
+    const double* sol = Cbc_bestSolution(m);
+    time_limit = Cbc_isSecondsLimitReached(m) != 0;
+    // Every round's problem relaxes the extraction (its rows hold for every acyclic choice), so
+    // every round's bound holds for it; the best is kept.
+    const double bound = Cbc_getBestPossibleObjValue(m);
+    if (std::isfinite(bound) && bound > -1e20 && (!have_bound || bound > out->bound)) {
+      out->bound = std::max(0.0, bound);
+      have_bound = true;
+    }
+    if (!sol) {
+      out->note = Cbc_isProvenInfeasible(m) ? "the problem is infeasible"
+                  : time_limit ? std::string("no solution within the time limit of ") + limit
+                               : "the solver stopped without a solution (status " +
+                                     std::to_string(Cbc_status(m)) + ")";
+      Cbc_deleteModel(m);
+      break;
+    }
+    chosen.assign(p.classes.size(), -1);
+    for (size_t i = 0; i < p.classes.size(); ++i) {
+      for (int c : p.cols[i]) {
+        if (sol[c] >= 0.5 && (chosen[i] < 0 || obj[c] < obj[chosen[i]])) chosen[i] = c;
+      }
+    }
+    const bool optimal = Cbc_isProvenOptimal(m) != 0;
+    const double objective = Cbc_getObjValue(m);
     Cbc_deleteModel(m);
+    std::vector<Row> cuts = CycleCuts(p, chosen, roots);
+    if (cuts.empty()) {
+      acyclic = true;
+      out->optimal = optimal;
+      out->objective = objective;
+      if (optimal) out->bound = std::max(out->bound, objective);
+      break;
+    }
+    out->cycle_cuts += cuts.size();
+    for (Row& r : cuts) rows.push_back(std::move(r));
+    if (time_limit) break;
+  }
+  if (!acyclic) {
+    if (!have_bound) {
+      if (out->note.empty())
+        out->note = std::string("no solution within the time limit of ") + limit;
+      return;
+    }
+    // The last solution closes cycles: the incumbent stands, with the bound the rounds proved.
+    out->solved = true;
+    out->choice = incumbent;
+    out->note = std::string("stopped by the time limit of ") + limit + " with " +
+                std::to_string(out->cycle_cuts) + " cycles cut; the start kept";
     return;
   }
   out->solved = true;
-  out->optimal = Cbc_isProvenOptimal(m) != 0;
-  out->objective = Cbc_getObjValue(m);
-  out->bound = Cbc_getBestPossibleObjValue(m);
   if (out->optimal) {
     out->note = "optimal";
   } else {
@@ -315,15 +553,8 @@ void Solve(const EGraph& eg, const ExtractionBasis& b, const Problem& p, const C
       out->choice[c] = FreeChoice(eg, c, incumbent);
   }
   for (size_t i = 0; i < p.classes.size(); ++i) {
-    ENodeId pick = kNone;
-    for (int c : p.cols[i]) {
-      if (sol[c] < 0.5) continue;
-      const ENodeId n = p.col_node[c];
-      if (pick == kNone || b.cost[n] < b.cost[pick]) pick = n;
-    }
-    out->choice[p.classes[i]] = pick;
+    out->choice[p.classes[i]] = chosen[i] >= 0 ? p.col_node[chosen[i]] : kNone;
   }
-  Cbc_deleteModel(m);
 }
 
 }  // namespace
@@ -340,7 +571,7 @@ IlpOutcome IlpChoice(const EGraph& eg, const ExtractionBasis& b, const Choice& i
     out.seconds = SecondsSince(start);
     return out;
   }
-  Components(eg, &p);
+  Operands(eg, &p);
   BuildRows(eg, &p);
   out.variables = static_cast<size_t>(p.num_cols);
   out.constraints = static_cast<size_t>(p.num_rows);

@@ -17,8 +17,8 @@ struct EqsatOptions {
   int multi_iterations = 2;
   /// Blacklist e-nodes that close cycles (env/eqsat/cycles.h).
   bool filter_cycles = true;
-  /// "greedy" (each class's cheapest e-node) or "ilp" (CBC, acyclicity constraints, the greedy
-  /// result as the incumbent and the fallback).
+  /// "greedy" (each class's cheapest e-node) or "ilp" (CBC, cycles cut off, the greedy result
+  /// as the incumbent and the fallback).
   std::string extraction = "ilp";
   /// Seconds the ILP solver may take (the greedy result is kept when it finds nothing better).
   double ilp_time_limit_s = 1;
@@ -26,6 +26,8 @@ struct EqsatOptions {
   size_t ilp_max_nodes = 300000;
   /// Give the ILP solver the greedy extraction as its first solution.
   bool ilp_warm_start = true;
+  /// Strengthen the ILP's relaxation with requirement rows first (env/eqsat/extract_ilp.cc).
+  bool ilp_requirement_rows = true;
 
   // ---------------------------------------------------------------- mcts-eqsat
   /// Simulations (select, expand one rule application, roll out, score) per committed action.

@@ -225,6 +225,7 @@ TEST(Eqsat, RejectsOptionsOutOfRange) {
   EXPECT_EQ(RunSearch("eqsat", g, Rules(), *cost, limits, {{"mcts-steps", "3"}}).status().message(),
             "search eqsat: unknown option --mcts-steps (known: --egraph-nodes, --no-cycle-filter, "
             "--extract, --ilp-time-limit, --ilp-max-nodes, --ilp-no-warm-start, "
+            "--ilp-no-requirement-rows, "
             "--eqsat-iterations, --multi-iterations)");
 }
 

@@ -66,8 +66,11 @@ TEST(Extract, IlpNeverReturnsACyclicGraph) {
   const IlpOutcome ilp = IlpChoice(eg, basis, greedy, o);
   ASSERT_TRUE(ilp.solved) << ilp.note;
   EXPECT_TRUE(ilp.optimal);
-  // Three x columns (Tanh, Identity, Relu) and an order column per class of the cycle.
-  EXPECT_EQ(ilp.variables, 5u);
+  // Three columns (Tanh, Identity, Relu). Without order the problem's optimum is the cycle (the
+  // Identity is free): one cycle is cut, and the second integer round returns the input.
+  EXPECT_EQ(ilp.variables, 3u);
+  EXPECT_EQ(ilp.cycle_cuts, 1u);
+  EXPECT_EQ(ilp.rounds, 2u);
   const double c = Must(ChoiceCost(eg, basis, ilp.choice));
   EXPECT_NEAR(c, Must(GraphCostMs(*cost, g)), 1e-12);  // the input: Tanh and Relu
   const Graph out = Must(BuildGraph(eg, ilp.choice));
@@ -310,12 +313,12 @@ double BruteForceOptimum(const EGraph& eg, const ExtractionBasis& basis, size_t*
   return best;
 }
 
-/// Two MatMuls of one input, each through a Relu, after two rounds of the shipped rules: the
-/// merged MatMul (one Concat of the weights, a Split) competes with the two.
-EGraph SharedInputEGraph() {
+/// `k` MatMuls of one input, each through a Relu, after `rounds` rounds of the shipped rules:
+/// the merged MatMuls (a Concat of the weights, a Split) compete with the k.
+EGraph SharedInputEGraph(int k = 2, int rounds = 2) {
   Graph g;
   const NodeId x = Must(g.AddInput("x", F32({32, 64})));
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < k; ++i) {
     const NodeId w = Must(g.AddWeight("W" + std::to_string(i), {64, 64}, WeightInit{}));
     const NodeId mm = Must(g.AddOp(OpType::kMatMul, {V(x), V(w)}));
     EXPECT_TRUE(
@@ -326,9 +329,63 @@ EGraph SharedInputEGraph() {
   const auto& shipped = rewire::testing::VerifiedShippedRules();
   for (size_t i = 0; i < shipped.size(); ++i) rules.emplace_back(shipped[i], static_cast<int>(i));
   SaturationOptions o;
-  o.iteration_limit = 2;
+  o.iteration_limit = rounds;
   EXPECT_TRUE(Saturate(s, rules, o).ok());
   return std::move(s.egraph);
+}
+
+/// A zoo model's e-graph (one layer or cell) after `rounds` rounds of the shipped rules
+/// (multi-pattern rules in all), at most 3,000 e-nodes.
+EGraph ZooEGraph(const std::string& model, int rounds) {
+  ModelParams params;
+  params.layers = 1;
+  const Graph g = Must(BuildModel(model, params));
+  RewriteState s{Must(EGraph::FromGraph(g)), {}};
+  std::vector<ERule> rules;
+  const auto& shipped = rewire::testing::VerifiedShippedRules();
+  for (size_t i = 0; i < shipped.size(); ++i) rules.emplace_back(shipped[i], static_cast<int>(i));
+  SaturationOptions o;
+  o.iteration_limit = rounds;
+  o.multi_iterations = rounds;
+  o.round.node_limit = 3000;
+  EXPECT_TRUE(Saturate(s, rules, o).ok());
+  return std::move(s.egraph);
+}
+
+TEST(Extract, RequirementRowsRaiseTheRelaxationAndHoldForTheOptimum) {
+  // The relaxation supports a class by many e-nodes at a small fraction each, all requiring one
+  // costly class that it then pays a small fraction of; the rows "an e-node's choice requires
+  // class m: no more of them than of m" close that. On NASRNN's e-graph they close it all.
+  for (const char* model : {"nasrnn", "squeezenet", "xrlflow-bert"}) {
+    EGraph eg = ZooEGraph(model, 2);
+    auto cost = rewire::testing::AnalyticCost();
+    ASSERT_TRUE(CostENodes(eg, *cost).ok());
+    const ExtractionBasis basis = MakeBasis(eg);
+    const Choice greedy = Must(GreedyChoice(eg, basis, TreeCost::kPerConsumer));
+    IlpOptions io;
+    io.time_limit_s = 60;
+    const IlpOutcome ilp = IlpChoice(eg, basis, greedy, io);
+    ASSERT_TRUE(ilp.solved) << model << ": " << ilp.note;
+    ASSERT_TRUE(ilp.optimal) << model << ": " << ilp.note;
+    const double optimum = Must(ChoiceCost(eg, basis, ilp.choice));
+    EXPECT_GT(ilp.requirement_rows, 0u) << model;
+    EXPECT_GE(ilp.lp_rounds, 2u) << model;
+    // Both relaxations are lower bounds, the rows' the higher by far.
+    EXPECT_LE(ilp.relaxation_bound, optimum * (1 + 1e-9)) << model;
+    EXPECT_GT(ilp.relaxation_bound, 1.4 * ilp.plain_bound) << model;
+    if (std::string(model) == "nasrnn") {
+      EXPECT_LT(ilp.plain_bound, 0.5 * optimum);
+      EXPECT_NEAR(ilp.relaxation_bound, optimum, 1e-9 * optimum);
+    }
+    // Without the rows the integer problem is the same: its optimum is too.
+    io.requirement_rows = false;
+    io.time_limit_s = 2;
+    const IlpOutcome plain = IlpChoice(eg, basis, greedy, io);
+    EXPECT_EQ(plain.requirement_rows, 0u) << model;
+    if (plain.optimal) {
+      EXPECT_NEAR(Must(ChoiceCost(eg, basis, plain.choice)), optimum, 1e-9 * optimum) << model;
+    }
+  }
 }
 
 TEST(Extract, TheIlpFindsTheBruteForceOptimumOfASmallEGraph) {
