@@ -25,7 +25,6 @@
 
 namespace rewire::eqsat {
 namespace {
-const EGraph* G = nullptr;
 
 /// The ILP's columns and rows, built from the classes reachable from the roots.
 struct Problem {
@@ -451,7 +450,6 @@ std::vector<Row> RequirementRows(const Problem& p, const std::vector<double>& ob
 void Solve(const EGraph& eg, const ExtractionBasis& b, const Problem& p, const Choice& incumbent,
            const IlpOptions& o, IlpOutcome* out) {
   const auto start = Clock::now();
-  G = &eg;
   std::vector<int> roots;
   for (const EGraph::Root& r : eg.roots()) {
     const int k = p.class_index[eg.Find(r.cls)];
