@@ -363,6 +363,12 @@ void LearnedEqsatSearch::DeclareBuilderOptions(OptionSet& set) {
           "E-graphs also built with sampled inclusions beside the deterministic one; the one "
           "whose greedy extraction is cheapest is extracted")
       .AtLeast(0);
+  set.Add("builder-lookahead", &lookahead,
+          "At each step also try the policy's choice with one of the K rules it is least sure "
+          "of flipped, each on a copy of the e-graph, and keep the cheapest by greedy "
+          "extraction; where the policy or the value would stop, go on only if a step lowers "
+          "that score (0: the policy's choice alone)")
+      .AtLeast(0);
   set.Add("builder-stop-margin", &stop_margin,
           "Stop when the value predicts less than this fraction of the input's cost still to "
           "save")
@@ -394,6 +400,7 @@ StatusOr<SearchResult> LearnedEqsatSearch::Run(const Graph& graph,
         bo.round = s.round;
         bo.max_steps = max_steps;
         bo.stop_margin = stop_margin;
+        bo.lookahead = lookahead;
         bo.progress = std::move(progress);
         const RewriteState initial = samples > 0 ? s.state : RewriteState{};
         REWIRE_ASSIGN_OR_RETURN(BuildReport best,
@@ -418,6 +425,9 @@ StatusOr<SearchResult> LearnedEqsatSearch::Run(const Graph& graph,
         g.extra.Set("builder_stop", std::string(BuildStopName(best.stop)));
         g.extra.Set("builder_steps", static_cast<int64_t>(best.steps));
         g.extra.Set("builder_score_ms", best.final_score_ms);
+        if (lookahead > 0) {
+          g.extra.Set("builder_lookahead_flips", static_cast<int64_t>(best.lookahead_flips));
+        }
         if (samples > 0) {
           g.extra.Set("builder_pick", picked == 0 ? std::string("deterministic")
                                                   : "sample " + std::to_string(picked));

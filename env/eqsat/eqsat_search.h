@@ -66,13 +66,15 @@ class MctsEqsatSearch : public Search {
 
 /// `--search learned-eqsat`: the e-graph grown by a trained builder (env/eqsat/learned_builder.h),
 /// then extracted as eqsat's. Reports eqsat's stats and builder_stop, builder_steps,
-/// builder_score_ms, builder_pick (with samples), builder_trained_on, rules_applied.
+/// builder_score_ms, builder_pick (with samples), builder_lookahead_flips (with lookahead),
+/// builder_trained_on, rules_applied.
 class LearnedEqsatSearch : public Search {
  public:
   EqsatOptions options;
   std::string builder_path;  // empty: ShippedBuilderPath()
   int max_steps = 15;
   int samples = 0;
+  int lookahead = 2;
   double stop_margin = 0.002;
   std::vector<Graph> seeds;  // as EqsatSearch's
   bool seeds_after_growth = false;

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <numeric>
 #include <random>
 
@@ -208,29 +209,84 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
       break;
     }
     d.state = StateFeatures(fullness, step, gain, last_gain, d.rules.size());
-    if (policy.value_fitted && !o.sample && report.steps > 0 &&
-        Dot(policy.value, d.state) < o.stop_margin) {
+    // Where the value says stop, a lookahead still goes on if a step it tries lowers the score.
+    const bool value_stops = policy.value_fitted && !o.sample && report.steps > 0 &&
+                             Dot(policy.value, d.state) < o.stop_margin;
+    if (value_stops && o.lookahead <= 0) {
       report.stop = BuildStop::kValue;
       break;
     }
-    std::vector<int> order;
     for (size_t i = 0; i < d.rules.size(); ++i) {
-      const bool in = o.sample
-                          ? std::uniform_real_distribution<double>(0, 1)(rng) < d.probability[i]
-                          : d.probability[i] >= 0.5;
-      d.included.push_back(in);
-      if (in) order.push_back(static_cast<int>(i));
+      d.included.push_back(o.sample ? std::uniform_real_distribution<double>(0, 1)(rng) <
+                                          d.probability[i]
+                                    : d.probability[i] >= 0.5);
     }
-    if (order.empty()) {
-      report.stop = BuildStop::kPolicy;
-      if (o.sample) report.decisions.push_back(std::move(d));
-      break;
+    // The included rules, likeliest first (under the node limit they are applied first).
+    auto which_of = [&d](const std::vector<bool>& included) {
+      std::vector<int> order;
+      for (size_t i = 0; i < included.size(); ++i) {
+        if (included[i]) order.push_back(static_cast<int>(i));
+      }
+      std::stable_sort(order.begin(), order.end(),
+                       [&d](int a, int b) { return d.probability[a] > d.probability[b]; });
+      std::vector<int> which;
+      for (int i : order) which.push_back(d.rules[i]);
+      return which;
+    };
+    std::vector<int> which = which_of(d.included);
+    RoundResult r;
+    if (o.lookahead > 0 && !o.sample) {
+      // Lookahead: the policy's own inclusions, and each of them with one of the `lookahead`
+      // rules whose probability is nearest 0.5 flipped, each applied to a copy of the e-graph
+      // and scored; the cheapest is kept (the policy's own on ties).
+      std::vector<size_t> doubt(d.rules.size());
+      std::iota(doubt.begin(), doubt.end(), size_t{0});
+      std::stable_sort(doubt.begin(), doubt.end(), [&d](size_t a, size_t b) {
+        return std::abs(d.probability[a] - 0.5) < std::abs(d.probability[b] - 0.5);
+      });
+      doubt.resize(std::min(doubt.size(), static_cast<size_t>(o.lookahead)));
+      // The policy's own choice is tried first and kept on ties; where it includes nothing, or
+      // the value says stop, the choice is to stop, and a step must beat the e-graph as it stands.
+      double best_score = std::numeric_limits<double>::infinity();
+      if (which.empty() || value_stops) {
+        REWIRE_ASSIGN_OR_RETURN(best_score, GreedyScore(state.egraph, cost));
+      }
+      bool found = false;
+      RewriteState best_state;
+      std::vector<bool> best_included;
+      for (size_t v = 0; v <= doubt.size(); ++v) {
+        std::vector<bool> included = d.included;
+        if (v > 0) included[doubt[v - 1]] = !included[doubt[v - 1]];
+        const std::vector<int> w = which_of(included);
+        if (w.empty()) continue;
+        RewriteState copy = state;
+        REWIRE_ASSIGN_OR_RETURN(RoundResult rr, RewriteRound(copy, rules, w, o.round));
+        REWIRE_ASSIGN_OR_RETURN(const double score, GreedyScore(copy.egraph, cost));
+        ++report.lookahead_rounds;
+        if (score < best_score) {
+          found = true;
+          best_score = score;
+          best_state = std::move(copy);
+          best_included = std::move(included);
+          which = w;
+          r = rr;
+        }
+      }
+      if (!found) {
+        report.stop = value_stops ? BuildStop::kValue : BuildStop::kPolicy;
+        break;
+      }
+      if (best_included != d.included) ++report.lookahead_flips;
+      d.included = std::move(best_included);
+      state = std::move(best_state);
+    } else {
+      if (which.empty()) {
+        report.stop = BuildStop::kPolicy;
+        if (o.sample) report.decisions.push_back(std::move(d));
+        break;
+      }
+      REWIRE_ASSIGN_OR_RETURN(r, RewriteRound(state, rules, which, o.round));
     }
-    std::stable_sort(order.begin(), order.end(),
-                     [&d](int a, int b) { return d.probability[a] > d.probability[b]; });
-    std::vector<int> which;
-    for (int i : order) which.push_back(d.rules[i]);
-    REWIRE_ASSIGN_OR_RETURN(RoundResult r, RewriteRound(state, rules, which, o.round));
     ++report.steps;
     report.matches += r.matches;
     report.applied += r.applied;

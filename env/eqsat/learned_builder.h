@@ -82,6 +82,12 @@ struct BuildOptions {
   uint64_t seed = 0;
   /// Stop when the value predicts less than this fraction of the input's cost still to save.
   double stop_margin = 0.002;
+  /// Deterministic building only: at each step also try the policy's inclusions with one of the
+  /// `lookahead` rules it is least sure of (probability nearest 0.5) flipped, each on a copy of
+  /// the e-graph, and keep the one whose greedy score is cheapest (0: the policy's alone). Where
+  /// the policy includes nothing or the value says stop, building goes on only if one of those
+  /// steps lowers the greedy score.
+  int lookahead = 0;
   /// Called after every step with its number (from 1) and the e-graph.
   std::function<void(int, const EGraph&)> progress;
 };
@@ -107,6 +113,8 @@ struct BuildReport {
   double base_ms = 0;                   // the input's greedy score
   double final_score_ms = 0;            // the grown e-graph's greedy score
   double seconds = 0;
+  size_t lookahead_rounds = 0;  // rounds applied to copies to compare (BuildOptions::lookahead)
+  size_t lookahead_flips = 0;   // steps where a flipped inclusion was kept
   std::vector<BuildDecision> decisions;
   /// Fraction of the input's cost the grown e-graph's greedy score saves.
   double gain() const { return base_ms > 0 ? (base_ms - final_score_ms) / base_ms : 0; }

@@ -168,6 +168,72 @@ TEST(LearnedBuilder, ATrainedBuilderReachesTheOptimumThatSaturationMissesUnderTh
   EXPECT_TRUE(CheckEquivalent(test, trained.best, 1e-6).verified);
 }
 
+TEST(LearnedBuilder, LookaheadFlipsTheRuleThePolicyIsLeastSureOfWhenThatPays) {
+  // A policy sure of the swap (p 0.88) and against commuting Adds (0.12), and just against
+  // cancelling transposes (0.475): alone it swaps, then includes nothing and stops with both
+  // transposes left. With a lookahead of one it also tries its choice with the rule it is least
+  // sure of flipped: at the second step that is the cancellation, which lowers the greedy score,
+  // so it is kept and the optimum reached.
+  auto cost = testing::AnalyticCost();
+  const Graph g = Toy(64, 128, 10);
+  const size_t limit = StartNodes(g) + 10;
+  eqsat::BuilderPolicy p;
+  p.rule_bias = {
+      {"relu_transpose_swap", 2.0}, {"transpose_transpose", -0.1}, {"add_commute", -2.0}};
+  TempFolder dir("learned-builder-test");
+  const std::string path = Written(dir, p, "unsure.json");
+  SearchLimits limits;
+  auto run = [&](int lookahead) {
+    return Must(RunSearch("learned-eqsat", g, ToyRules(), *cost, limits,
+                          {{"builder", path},
+                           {"egraph-nodes", std::to_string(limit)},
+                           {"extract", "greedy"},
+                           {"builder-lookahead", std::to_string(lookahead)}}));
+  };
+  const SearchResult alone = run(0), ahead = run(1);
+  const int optimum_ops = 1 + 10;  // Relu(x) and the Adds
+  EXPECT_EQ(alone.stats.Text("builder_stop"), "policy");
+  EXPECT_GT(alone.best.NumOperators(), optimum_ops);
+  EXPECT_EQ(ahead.best.NumOperators(), optimum_ops) << ahead.stats.Text("rules_applied");
+  EXPECT_EQ(ahead.stats.Number("builder_lookahead_flips"), 1);
+  EXPECT_NE(ahead.stats.Text("rules_applied").find("transpose_transpose"), std::string::npos);
+  EXPECT_EQ(ahead.stats.Text("rules_applied").find("add_commute"), std::string::npos);
+  EXPECT_LE(ahead.stats.Number("egraph_nodes"), static_cast<double>(limit));
+  EXPECT_TRUE(CheckEquivalent(g, ahead.best, 1e-6).verified);
+}
+
+TEST(LearnedBuilder, LookaheadGoesOnPastAValueStopOnlyWhileAStepLowersTheScore) {
+  // A value that predicts nothing left to save stops the builder after its first step (the swap),
+  // with the transposes that step made cancellable left. With a lookahead the policy's own next
+  // step (the cancellation) is tried and kept because it lowers the score; then nothing lowers it
+  // (commuting an Add saves nothing) and the value's stop stands.
+  auto cost = testing::AnalyticCost();
+  const Graph g = Toy(64, 128, 10);
+  eqsat::BuilderPolicy p;
+  p.rule_bias = {{"relu_transpose_swap", 2.0}, {"transpose_transpose", 2.0}, {"add_commute", -0.1}};
+  p.value_fitted = true;  // and all-zero: below the stop margin everywhere
+  TempFolder dir("learned-builder-test");
+  const std::string path = Written(dir, p, "stops.json");
+  SearchLimits limits;
+  auto run = [&](int lookahead) {
+    return Must(RunSearch("learned-eqsat", g, ToyRules(), *cost, limits,
+                          {{"builder", path},
+                           {"extract", "greedy"},
+                           {"builder-lookahead", std::to_string(lookahead)}}));
+  };
+  const SearchResult alone = run(0), ahead = run(1);
+  const int optimum_ops = 1 + 10;
+  EXPECT_EQ(alone.stats.Text("builder_stop"), "value");
+  EXPECT_EQ(alone.stats.Number("builder_steps"), 1);
+  EXPECT_GT(alone.best.NumOperators(), optimum_ops);
+  EXPECT_EQ(ahead.stats.Text("builder_stop"), "value");
+  EXPECT_EQ(ahead.stats.Number("builder_steps"), 2);
+  EXPECT_EQ(ahead.stats.Number("builder_lookahead_flips"), 0);
+  EXPECT_EQ(ahead.best.NumOperators(), optimum_ops) << ahead.stats.Text("rules_applied");
+  EXPECT_EQ(ahead.stats.Text("rules_applied").find("add_commute"), std::string::npos);
+  EXPECT_TRUE(CheckEquivalent(g, ahead.best, 1e-6).verified);
+}
+
 TEST(LearnedBuilder, RespectsTheNodeLimitOnARealModel) {
   auto cost = testing::AnalyticCost();
   const Graph g = Must(BuildModel("nasrnn"));
