@@ -29,7 +29,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from logged_run import model_flags, run  # noqa: E402
+from logged_run import model_flags, run, verified_report  # noqa: E402
 from results import write_section  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -52,17 +52,10 @@ def optimize(args, graph, label, flags, log):
     """One `rewire optimize` run (judged in ONNX Runtime); its report, reused when it exists."""
     out = f"{run_base(args, graph)}.{label}"
     report = out + ".json"
-    if not os.path.exists(report):
-        cmd = [args.rewire, "optimize", *model_flags(graph), "--cost", args.cost, "-q",
-               "--report", report + ".partial", "--out", out + ".onnx", "--runtime", "ort",
-               "--runtime-threads", "1", "--runtime-rounds", str(args.rounds), *flags]
-        run(cmd, log)
-        os.replace(report + ".partial", report)
-    with open(report) as f:
-        r = json.load(f)
-    if not r.get("verified"):
-        sys.exit(f"{graph} {label}: the result does not verify")
-    return r
+    return verified_report(
+        report, [args.rewire, "optimize", *model_flags(graph), "--cost", args.cost, "-q", "--out",
+                 out + ".onnx", "--runtime", "ort", "--runtime-threads", "1", "--runtime-rounds",
+                 str(args.rounds), *flags], log, f"{graph} {label}")
 
 
 def head_to_head(args, graph, label, flags, seed_label, log):

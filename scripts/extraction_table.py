@@ -16,13 +16,12 @@ search). A run already made is reused (delete --out-dir to start again). Run fro
 root after a build.
 """
 import argparse
-import json
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from logged_run import model_flags, run  # noqa: E402
+from logged_run import model_flags, verified_report  # noqa: E402
 from results import write_section  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -36,20 +35,15 @@ def extract(args, graph, search, limit, rows, log):
     safe = graph.replace(":", "_").replace("=", "").replace(",", "_")
     report = os.path.join(args.out_dir, "runs",
                           f"{safe}.{search}.{limit:g}s.{'rows' if rows else 'plain'}.json")
-    if not os.path.exists(report):
-        flags = ["--search", search, "--egraph-nodes", str(args.nodes), "--ilp-time-limit",
-                 f"{limit:g}"]
-        if search == "learned-eqsat":
-            flags += ["--builder", args.builder]
-        if not rows:
-            flags.append("--ilp-no-requirement-rows")
-        run([args.rewire, "optimize", *model_flags(graph), "--cost", args.cost, "-q",
-             "--runtime", "none", "--report", report + ".partial", *flags], log)
-        os.replace(report + ".partial", report)
-    with open(report) as f:
-        r = json.load(f)
-    if not r.get("verified"):
-        sys.exit(f"{graph} {search}: the result does not verify")
+    flags = ["--search", search, "--egraph-nodes", str(args.nodes), "--ilp-time-limit",
+             f"{limit:g}"]
+    if search == "learned-eqsat":
+        flags += ["--builder", args.builder]
+    if not rows:
+        flags.append("--ilp-no-requirement-rows")
+    r = verified_report(report, [args.rewire, "optimize", *model_flags(graph), "--cost",
+                                 args.cost, "-q", "--runtime", "none", *flags], log,
+                        f"{graph} {search}")
     return r["search_stats"]
 
 

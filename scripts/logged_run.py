@@ -32,6 +32,20 @@ def run(cmd, log):
         sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}; see {log}")
 
 
+def verified_report(report, optimize_cmd, log, what):
+    """The JSON report of a `rewire optimize` run (`optimize_cmd`, without --report), run into
+    report.partial and renamed when the report does not exist yet, reused when it does; exits
+    when the result did not verify."""
+    if not os.path.exists(report):
+        run([*optimize_cmd, "--report", report + ".partial"], log)
+        os.replace(report + ".partial", report)
+    with open(report) as f:
+        r = json.load(f)
+    if not r.get("verified"):
+        sys.exit(f"{what}: the result does not verify")
+    return r
+
+
 def train_once(rewire, config, config_text, run_dir, log):
     """Trains `rewire train -q --config CONFIG` (CONFIG written from config_text) into run_dir
     unless an earlier call finished it (run_dir/trained.json); the seconds the training took."""

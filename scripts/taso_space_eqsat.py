@@ -16,13 +16,12 @@ predicted costs are compared). A run already made is reused (delete --out-dir to
 Run from the repository root after a build.
 """
 import argparse
-import json
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from logged_run import model_flags, run  # noqa: E402
+from logged_run import model_flags, run, verified_report  # noqa: E402
 from results import write_section  # noqa: E402
 
 BEGIN, END = "<!-- taso-space-eqsat:begin -->", "<!-- taso-space-eqsat:end -->"
@@ -34,17 +33,11 @@ def optimize(args, rules, graph, label, flags, log):
     """One `rewire optimize` run's report, reused when it exists."""
     safe = graph.replace(":", "_").replace("=", "").replace(",", "_")
     report = os.path.join(args.out_dir, "runs", f"{safe}.{label}.json")
-    if not os.path.exists(report):
-        run([args.rewire, "optimize", *model_flags(graph), "--rules", rules, "--cost", args.cost,
-             "-q", "--runtime", "none", "--egraph-nodes", str(args.nodes), "--time-limit",
-             f"{args.time_limit:g}", "--extract", "ilp", "--ilp-time-limit",
-             f"{args.ilp_time_limit:g}", "--report", report + ".partial", *flags], log)
-        os.replace(report + ".partial", report)
-    with open(report) as f:
-        r = json.load(f)
-    if not r.get("verified"):
-        sys.exit(f"{graph} {label}: the result does not verify")
-    return r
+    return verified_report(
+        report, [args.rewire, "optimize", *model_flags(graph), "--rules", rules, "--cost",
+                 args.cost, "-q", "--runtime", "none", "--egraph-nodes", str(args.nodes),
+                 "--time-limit", f"{args.time_limit:g}", "--extract", "ilp", "--ilp-time-limit",
+                 f"{args.ilp_time_limit:g}", *flags], log, f"{graph} {label}")
 
 
 def cell(r):
