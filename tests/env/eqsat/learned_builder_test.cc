@@ -104,12 +104,16 @@ std::string Written(const TempFolder& dir, const eqsat::BuilderPolicy& policy,
   return path;
 }
 
+/// `--search learned-eqsat` with greedy extraction under `nodes` e-nodes (0: the search's
+/// default) and `lookahead` (-1: the search's default).
 SearchResult Learned(const Graph& g, const std::vector<rules::Rule>& rules, CostModel& cost,
-                     const std::string& builder, size_t nodes) {
+                     const std::string& builder, size_t nodes, int lookahead = -1) {
   SearchLimits limits;
-  return Must(RunSearch(
-      "learned-eqsat", g, rules, cost, limits,
-      {{"builder", builder}, {"egraph-nodes", std::to_string(nodes)}, {"extract", "greedy"}}));
+  std::vector<std::pair<std::string, std::string>> options = {{"builder", builder},
+                                                              {"extract", "greedy"}};
+  if (nodes > 0) options.emplace_back("egraph-nodes", std::to_string(nodes));
+  if (lookahead >= 0) options.emplace_back("builder-lookahead", std::to_string(lookahead));
+  return Must(RunSearch("learned-eqsat", g, rules, cost, limits, options));
 }
 
 TEST(LearnedBuilder, ATrainedBuilderReachesTheOptimumThatSaturationMissesUnderTheSameLimit) {
@@ -182,15 +186,8 @@ TEST(LearnedBuilder, LookaheadFlipsTheRuleThePolicyIsLeastSureOfWhenThatPays) {
       {"relu_transpose_swap", 2.0}, {"transpose_transpose", -0.1}, {"add_commute", -2.0}};
   TempFolder dir("learned-builder-test");
   const std::string path = Written(dir, p, "unsure.json");
-  SearchLimits limits;
-  auto run = [&](int lookahead) {
-    return Must(RunSearch("learned-eqsat", g, ToyRules(), *cost, limits,
-                          {{"builder", path},
-                           {"egraph-nodes", std::to_string(limit)},
-                           {"extract", "greedy"},
-                           {"builder-lookahead", std::to_string(lookahead)}}));
-  };
-  const SearchResult alone = run(0), ahead = run(1);
+  const SearchResult alone = Learned(g, ToyRules(), *cost, path, limit, 0);
+  const SearchResult ahead = Learned(g, ToyRules(), *cost, path, limit, 1);
   const int optimum_ops = 1 + 10;  // Relu(x) and the Adds
   EXPECT_EQ(alone.stats.Text("builder_stop"), "policy");
   EXPECT_GT(alone.best.NumOperators(), optimum_ops);
@@ -214,14 +211,8 @@ TEST(LearnedBuilder, LookaheadGoesOnPastAValueStopOnlyWhileAStepLowersTheScore) 
   p.value_fitted = true;  // and all-zero: below the stop margin everywhere
   TempFolder dir("learned-builder-test");
   const std::string path = Written(dir, p, "stops.json");
-  SearchLimits limits;
-  auto run = [&](int lookahead) {
-    return Must(RunSearch("learned-eqsat", g, ToyRules(), *cost, limits,
-                          {{"builder", path},
-                           {"extract", "greedy"},
-                           {"builder-lookahead", std::to_string(lookahead)}}));
-  };
-  const SearchResult alone = run(0), ahead = run(1);
+  const SearchResult alone = Learned(g, ToyRules(), *cost, path, 0, 0);
+  const SearchResult ahead = Learned(g, ToyRules(), *cost, path, 0, 1);
   const int optimum_ops = 1 + 10;
   EXPECT_EQ(alone.stats.Text("builder_stop"), "value");
   EXPECT_EQ(alone.stats.Number("builder_steps"), 1);
