@@ -235,6 +235,7 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
     };
     std::vector<int> which = which_of(d.included);
     RoundResult r;
+    double lookahead_score = 0;  // the kept copy's greedy score (lookahead only)
     if (o.lookahead > 0 && !o.sample) {
       // Lookahead: the policy's own inclusions, and each of them with one of the `lookahead`
       // rules whose probability is nearest 0.5 flipped, each applied to a copy of the e-graph
@@ -246,11 +247,10 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
       });
       doubt.resize(std::min(doubt.size(), static_cast<size_t>(o.lookahead)));
       // The policy's own choice is tried first and kept on ties; where it includes nothing, or
-      // the value says stop, the choice is to stop, and a step must beat the e-graph as it stands.
-      double best_score = std::numeric_limits<double>::infinity();
-      if (which.empty() || value_stops) {
-        REWIRE_ASSIGN_OR_RETURN(best_score, GreedyScore(state.egraph, cost));
-      }
+      // the value says stop, the choice is to stop, and a step must beat the e-graph as it stands
+      // (its score is the last step's).
+      double best_score = which.empty() || value_stops ? report.final_score_ms
+                                                       : std::numeric_limits<double>::infinity();
       bool found = false;
       RewriteState best_state;
       std::vector<bool> best_included;
@@ -262,7 +262,6 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
         RewriteState copy = state;
         REWIRE_ASSIGN_OR_RETURN(RoundResult rr, RewriteRound(copy, rules, w, o.round));
         REWIRE_ASSIGN_OR_RETURN(const double score, GreedyScore(copy.egraph, cost));
-        ++report.lookahead_rounds;
         if (score < best_score) {
           found = true;
           best_score = score;
@@ -279,6 +278,7 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
       if (best_included != d.included) ++report.lookahead_flips;
       d.included = std::move(best_included);
       state = std::move(best_state);
+      lookahead_score = best_score;
     } else {
       if (which.empty()) {
         report.stop = BuildStop::kPolicy;
@@ -294,7 +294,11 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
     for (size_t k = 0; k < which.size() && k < r.applied_per_rule.size(); ++k) {
       report.applied_by_rule[which[k]] += r.applied_per_rule[k];
     }
-    REWIRE_ASSIGN_OR_RETURN(report.final_score_ms, GreedyScore(state.egraph, cost));
+    if (o.lookahead > 0 && !o.sample) {
+      report.final_score_ms = lookahead_score;  // scored when the copy was compared
+    } else {
+      REWIRE_ASSIGN_OR_RETURN(report.final_score_ms, GreedyScore(state.egraph, cost));
+    }
     last_gain = report.gain() - gain;
     report.decisions.push_back(std::move(d));
     if (o.progress) o.progress(report.steps, state.egraph);

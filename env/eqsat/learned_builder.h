@@ -113,8 +113,7 @@ struct BuildReport {
   double base_ms = 0;                   // the input's greedy score
   double final_score_ms = 0;            // the grown e-graph's greedy score
   double seconds = 0;
-  size_t lookahead_rounds = 0;  // rounds applied to copies to compare (BuildOptions::lookahead)
-  size_t lookahead_flips = 0;   // steps where a flipped inclusion was kept
+  size_t lookahead_flips = 0;  // steps where a flipped inclusion was kept (BuildOptions::lookahead)
   std::vector<BuildDecision> decisions;
   /// Fraction of the input's cost the grown e-graph's greedy score saves.
   double gain() const { return base_ms > 0 ? (base_ms - final_score_ms) / base_ms : 0; }
