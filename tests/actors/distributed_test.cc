@@ -152,7 +152,7 @@ TEST(Launch, TwoLearnersAndFourActorsTrainAndTheRanksHoldIdenticalWeights) {
 
 TEST(Launch, TheShippedDistributedRunUpdatesBothRanksIdenticallyFromEveryCountedRollout) {
   // configs/distributed-local.toml as shipped (2 learner ranks, 4 env actors, updates of 2 x 2
-  // episodes) but 10 updates of its 30 (the default job runs all 30). What is asserted is what the
+  // episodes) but 5 updates of its 30 (the default job runs all 30). What is asserted is what the
   // learners did, which holds on any machine: every update advanced the policy version by one, used
   // exactly ppo.episodes_per_update episodes on each rank (all counted, none more than the allowed
   // lag old), and changed the weights identically on both ranks. Whether the return rises is not
@@ -164,7 +164,7 @@ TEST(Launch, TheShippedDistributedRunUpdatesBothRanksIdenticallyFromEveryCounted
   const std::string config =
       Quote(std::string(REWIRE_SOURCE_DIR) + "/configs/distributed-local.toml");
   const std::string run = tmp / "run";
-  constexpr int kUpdates = 10;
+  constexpr int kUpdates = 5;
   LaunchProcess launch("--config " + config + " --set run.dir=" + Quote(run) +
                            " --set run.max_updates=" + std::to_string(kUpdates),
                        tmp / "launch.log");

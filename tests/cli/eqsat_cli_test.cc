@@ -56,11 +56,12 @@ TEST(CliEqsat, AnEGraphThatKeepsItsCyclesIsExtracted) {
   // choice by shared tree costs closes one (it is dropped for the per-consumer one; this run
   // once failed on it) and the ILP's solutions close cycles it cuts off (how many within its
   // second depends on the machine; Extract.IlpNeverReturnsACyclicGraph counts them on a small
-  // e-graph). The result is acyclic and verified.
+  // e-graph). The result is acyclic and verified. The ILP has 4 s, not the default 1 s, so that
+  // a first round ends in time on a loaded machine too.
   TempDir dir;
   auto r = Rewire(
       "optimize --model xrlflow-bert --search eqsat --egraph-nodes 10000 --no-cycle-filter "
-      "--runtime none -q --report " +
+      "--ilp-time-limit 4 --runtime none -q --report " +
       Quote(dir / "report.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const Json report = testing::ReadJson(dir / "report.json");

@@ -417,7 +417,9 @@ TEST(CostBackends, MakesEachKindOrSaysWhyNot) {
   o.kind = "cuda";
   o.device = "";
   auto cuda = MakeCostModel(o);
-  if (!cuda.ok()) EXPECT_EQ(cuda.status().code(), StatusCode::kUnimplemented);
+  if (!cuda.ok()) {
+    EXPECT_EQ(cuda.status().code(), StatusCode::kUnimplemented);
+  }
 
   // A corrupt cost cache is a clear error, not a crash.
   const std::string garbage = ::testing::TempDir() + "/not_a_cost_cache.db";

@@ -140,7 +140,9 @@ TEST(Environment, TheSparseRewardIsPaidOnceFromTheMeasuredRuntimes) {
     while (!env.done()) {
       auto r = env.Step(0);  // the first candidate each step, whatever it costs
       ASSERT_TRUE(r.ok()) << r.status().message();
-      if (!r->done) EXPECT_EQ(r->reward, 0);
+      if (!r->done) {
+        EXPECT_EQ(r->reward, 0);
+      }
       total += r->reward;
       last = *r;
     }

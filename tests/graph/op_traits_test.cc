@@ -33,11 +33,15 @@ TEST(OpTraits, EveryRowParsesAndNamesAreUnique) {
       EXPECT_FALSE(a.name.empty()) << info.name;
       EXPECT_TRUE(attrs.insert(a.name).second) << info.name << " declares " << a.name << " twice";
       EXPECT_EQ(FindOpAttr(op, a.name), &a);
-      if (a.default_value) EXPECT_TRUE(a.is_float) << info.name << "." << a.name;
+      if (a.default_value) {
+        EXPECT_TRUE(a.is_float) << info.name << "." << a.name;
+      }
     }
     // Leaves and Opaque are made by their own Graph::Add* calls, every other op by AddOp.
     EXPECT_EQ(info.add_op, info.cost != CostClass::kLeaf && op != OpType::kOpaque) << info.name;
-    if (info.cost != CostClass::kElementwise) EXPECT_EQ(info.flops, 0) << info.name;
+    if (info.cost != CostClass::kElementwise) {
+      EXPECT_EQ(info.flops, 0) << info.name;
+    }
   }
   EXPECT_EQ(*ids.rbegin(), kNumOpTypes - 1);
 }

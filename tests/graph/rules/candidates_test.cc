@@ -44,9 +44,13 @@ TEST_P(CandidatesOnZoo, EqualDiffKeysMeanEqualResults) {
     Graph copy = g;
     ASSERT_TRUE(ApplyMatch(copy, Shipped()[c.match.rule], c.match).ok());
     const uint64_t h = copy.Hash();
-    if (c.match.noop) EXPECT_EQ(h, g.Hash()) << Shipped()[c.match.rule].name;
+    if (c.match.noop) {
+      EXPECT_EQ(h, g.Hash()) << Shipped()[c.match.rule].name;
+    }
     auto [it, inserted] = key_to_hash.insert({c.match.diff_key, h});
-    if (!inserted) EXPECT_EQ(it->second, h) << Shipped()[c.match.rule].name;
+    if (!inserted) {
+      EXPECT_EQ(it->second, h) << Shipped()[c.match.rule].name;
+    }
   }
 }
 

@@ -47,7 +47,9 @@ struct ConvNet {
     conv = Must(g.AddOp(OpType::kConv2D, {V(x), V(w)}, {{"pads", Ints{1, 1, 1, 1}}}, "conv"));
     relu = Must(g.AddOp(OpType::kRelu, {V(conv)}, {}, "relu"));
     EXPECT_TRUE(g.AddOutput("y", V(relu)).ok());
-    if (conv_escapes) EXPECT_TRUE(g.AddOutput("raw", V(conv)).ok());
+    if (conv_escapes) {
+      EXPECT_TRUE(g.AddOutput("raw", V(conv)).ok());
+    }
   }
 };
 
