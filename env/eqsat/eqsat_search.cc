@@ -40,6 +40,7 @@ StopReason ToStopReason(BuildStop s) {
       return StopReason::kTimeLimit;
     case BuildStop::kValue:
     case BuildStop::kPolicy:
+    case BuildStop::kPatience:
       return StopReason::kLearnedStop;
   }
   return StopReason::kSaturated;
@@ -369,6 +370,10 @@ void LearnedEqsatSearch::DeclareBuilderOptions(OptionSet& set) {
           "extraction; where the policy or the value would stop, go on only if a step lowers "
           "that score (0: the policy's choice alone)")
       .AtLeast(0);
+  set.Add("builder-patience", &patience,
+          "Stop after this many steps in a row that did not lower the greedy extraction's cost "
+          "(0: never)")
+      .AtLeast(0);
   set.Add("builder-stop-margin", &stop_margin,
           "Stop when the value predicts less than this fraction of the input's cost still to "
           "save")
@@ -401,6 +406,7 @@ StatusOr<SearchResult> LearnedEqsatSearch::Run(const Graph& graph,
         bo.max_steps = max_steps;
         bo.stop_margin = stop_margin;
         bo.lookahead = lookahead;
+        bo.patience = patience;
         bo.progress = std::move(progress);
         const RewriteState initial = samples > 0 ? s.state : RewriteState{};
         REWIRE_ASSIGN_OR_RETURN(BuildReport best,

@@ -75,6 +75,7 @@ class LearnedEqsatSearch : public Search {
   int max_steps = 15;
   int samples = 0;
   int lookahead = 2;
+  int patience = 2;
   double stop_margin = 0.002;
   std::vector<Graph> seeds;  // as EqsatSearch's
   bool seeds_after_growth = false;

@@ -111,6 +111,8 @@ const char* BuildStopName(BuildStop s) {
       return "value";
     case BuildStop::kPolicy:
       return "policy";
+    case BuildStop::kPatience:
+      return "patience";
   }
   return "?";
 }
@@ -179,6 +181,7 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
   report.final_score_ms = report.base_ms;
   const double limit = static_cast<double>(std::max<size_t>(o.round.node_limit, 1));
   double last_gain = 0;
+  int flat_steps = 0;  // steps in a row that did not lower the greedy score
   for (;;) {
     if (report.steps >= o.max_steps) {
       report.stop = BuildStop::kStepLimit;
@@ -254,13 +257,18 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
       bool found = false;
       RewriteState best_state;
       std::vector<bool> best_included;
+      // Every rule any of the tries applies is matched once, on the e-graph as it stands; each
+      // try applies its rules' matches to its own copy.
+      std::vector<bool> any_included = d.included;
+      for (size_t i : doubt) any_included[i] = true;
+      const RoundMatches matches = FindRoundMatches(state, rules, which_of(any_included), o.round);
       for (size_t v = 0; v <= doubt.size(); ++v) {
         std::vector<bool> included = d.included;
         if (v > 0) included[doubt[v - 1]] = !included[doubt[v - 1]];
         const std::vector<int> w = which_of(included);
         if (w.empty()) continue;
         RewriteState copy = state;
-        REWIRE_ASSIGN_OR_RETURN(RoundResult rr, RewriteRound(copy, rules, w, o.round));
+        REWIRE_ASSIGN_OR_RETURN(RoundResult rr, RewriteRound(copy, rules, w, o.round, matches));
         REWIRE_ASSIGN_OR_RETURN(const double score, GreedyScore(copy.egraph, cost));
         if (score < best_score) {
           found = true;
@@ -294,11 +302,13 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
     for (size_t k = 0; k < which.size() && k < r.applied_per_rule.size(); ++k) {
       report.applied_by_rule[which[k]] += r.applied_per_rule[k];
     }
+    const double score_before = report.final_score_ms;
     if (o.lookahead > 0 && !o.sample) {
       report.final_score_ms = lookahead_score;  // scored when the copy was compared
     } else {
       REWIRE_ASSIGN_OR_RETURN(report.final_score_ms, GreedyScore(state.egraph, cost));
     }
+    flat_steps = report.final_score_ms < score_before * (1 - 1e-9) ? 0 : flat_steps + 1;
     last_gain = report.gain() - gain;
     report.decisions.push_back(std::move(d));
     if (o.progress) o.progress(report.steps, state.egraph);
@@ -312,6 +322,10 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
     }
     if (!r.changed) {
       report.stop = BuildStop::kSaturated;
+      break;
+    }
+    if (o.patience > 0 && !o.sample && flat_steps >= o.patience) {
+      report.stop = BuildStop::kPatience;
       break;
     }
   }

@@ -14,7 +14,8 @@
 // from the state's features (fullness, step, gain so far, the last step's gain, candidates), the
 // fraction of the input's cost the remaining steps will still save; building stops when it
 // predicts less than `stop_margin`, when the policy includes no candidate, at the node limit, the
-// step limit, the time limit, or when no rule has a new match. The policy's first use of an
+// step limit, the time limit, when no rule has a new match, or (BuildOptions::patience) after
+// steps that did not lower the score. The policy's first use of an
 // untrained (zero) checkpoint includes every candidate (probability 0.5) and never stops by value:
 // equality saturation with multi-pattern rules in every round.
 //
@@ -88,6 +89,10 @@ struct BuildOptions {
   /// the policy includes nothing or the value says stop, building goes on only if one of those
   /// steps lowers the greedy score.
   int lookahead = 0;
+  /// Deterministic building only: stop after this many steps in a row that did not lower the
+  /// greedy score (0: never). The e-graph keeps what every step added, so stopping loses nothing
+  /// found; it saves the steps (and the larger e-graph's extraction) where growth stopped paying.
+  int patience = 0;
   /// Called after every step with its number (from 1) and the e-graph.
   std::function<void(int, const EGraph&)> progress;
 };
@@ -102,7 +107,7 @@ struct BuildDecision {
   double gain_before = 0;                     // g_t: the fraction saved before the step
 };
 
-enum class BuildStop { kSaturated, kNodeLimit, kStepLimit, kTimeLimit, kValue, kPolicy };
+enum class BuildStop { kSaturated, kNodeLimit, kStepLimit, kTimeLimit, kValue, kPolicy, kPatience };
 const char* BuildStopName(BuildStop s);
 
 struct BuildReport {

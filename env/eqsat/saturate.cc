@@ -22,29 +22,17 @@ const char* SaturationStopName(SaturationStop s) {
   return "?";
 }
 
-namespace {
-
-/// A found match with its key (taken when it was found, before the round's unions).
-struct Pending {
-  EMatch match;
-  uint64_t key;
-  uint64_t class_key;  // multi-pattern rules: the classes it binds (0 otherwise)
-};
-
-/// Matches of every rule of `which` not applied before, one list per rule.
-std::vector<std::vector<Pending>> NewMatches(const RewriteState& state,
-                                             const std::vector<ERule>& rules,
-                                             const std::vector<int>& which, const RoundOptions& o,
-                                             RoundResult* out) {
-  std::vector<std::vector<Pending>> per_rule;
-  per_rule.reserve(which.size());
+RoundMatches FindRoundMatches(const RewriteState& state, const std::vector<ERule>& rules,
+                              const std::vector<int>& which, const RoundOptions& o) {
+  RoundMatches out;
+  out.rules.reserve(which.size());
   for (size_t i = 0; i < which.size(); ++i) {
     if (Clock::now() > o.deadline) {
-      out->time_limit = true;
+      out.time_limit = true;
       break;
     }
     const size_t limit = i < o.match_limits.size() ? o.match_limits[i] : 0;
-    std::vector<Pending> fresh;
+    std::vector<PendingMatch> fresh;
     const ERule& rule = rules[which[i]];
     std::unordered_set<uint64_t> class_keys;
     MatchBudget budget;
@@ -62,25 +50,43 @@ std::vector<std::vector<Pending>> NewMatches(const RewriteState& state,
       }
       fresh.push_back({std::move(m), key, class_key});
     }
-    if (Clock::now() > o.deadline) out->time_limit = true;
-    if ((limit > 0 && fresh.size() > limit) || (budget.exhausted && !out->time_limit)) {
-      out->over_limit.push_back(which[i]);
+    if (Clock::now() > o.deadline) out.time_limit = true;
+    bool over = false;
+    if ((limit > 0 && fresh.size() > limit) || (budget.exhausted && !out.time_limit)) {
+      over = true;
       if (!o.apply_up_to_limit) fresh.clear();
       if (limit > 0 && fresh.size() > limit) fresh.resize(limit);
     }
-    out->matches += fresh.size();
-    per_rule.push_back(std::move(fresh));
+    out.rules.push_back(which[i]);
+    out.per_rule.push_back(std::move(fresh));
+    out.over_limit.push_back(over);
   }
-  return per_rule;
+  return out;
 }
-
-}  // namespace
 
 StatusOr<RoundResult> RewriteRound(RewriteState& state, const std::vector<ERule>& rules,
                                    const std::vector<int>& which, const RoundOptions& o) {
+  return RewriteRound(state, rules, which, o, FindRoundMatches(state, rules, which, o));
+}
+
+StatusOr<RoundResult> RewriteRound(RewriteState& state, const std::vector<ERule>& rules,
+                                   const std::vector<int>& which, const RoundOptions& o,
+                                   const RoundMatches& found) {
   RoundResult out;
   EGraph& eg = state.egraph;
-  std::vector<std::vector<Pending>> per_rule = NewMatches(state, rules, which, o, &out);
+  out.time_limit = found.time_limit;
+  // The found matches of each rule of `which`, in its order (none for a rule not matched).
+  static const std::vector<PendingMatch> kNone;
+  std::vector<const std::vector<PendingMatch>*> per_rule(which.size(), &kNone);
+  for (size_t k = 0; k < which.size(); ++k) {
+    for (size_t j = 0; j < found.rules.size(); ++j) {
+      if (found.rules[j] != which[k]) continue;
+      per_rule[k] = &found.per_rule[j];
+      out.matches += found.per_rule[j].size();
+      if (found.over_limit[j]) out.over_limit.push_back(which[k]);
+      break;
+    }
+  }
   out.applied_per_rule.assign(which.size(), 0);
   std::unique_ptr<ReachChecker> reach;  // built on the first multi-pattern match
   std::vector<ClassId> replaced, inputs;
@@ -89,9 +95,9 @@ StatusOr<RoundResult> RewriteRound(RewriteState& state, const std::vector<ERule>
   for (size_t i = 0; !stop; ++i) {
     bool any = false;
     for (size_t k = 0; k < per_rule.size() && !stop; ++k) {
-      if (i >= per_rule[k].size()) continue;
+      if (i >= per_rule[k]->size()) continue;
       any = true;
-      const Pending& p = per_rule[k][i];
+      const PendingMatch& p = (*per_rule[k])[i];
       const ERule& rule = rules[which[k]];
       if (eg.num_nodes() + rule.max_new_nodes() > o.node_limit) {
         out.node_limit = stop = true;

@@ -57,9 +57,37 @@ struct RoundResult {
   std::vector<size_t> applied_per_rule;
 };
 
+/// A match found for a round, with its key (taken when it was found, before the round's unions).
+struct PendingMatch {
+  EMatch match;
+  uint64_t key;
+  uint64_t class_key;  // multi-pattern rules: the classes it binds (0 otherwise)
+};
+
+/// The new matches of some rules on one e-graph, found once so that several rounds on copies of
+/// that e-graph (the learned builder's lookahead, each with its own set of rules) need not match
+/// again: a copy keeps the e-graph's class ids and applied matches, so the matches hold there.
+struct RoundMatches {
+  std::vector<int> rules;                           // rule indices, in the order matched
+  std::vector<std::vector<PendingMatch>> per_rule;  // parallel to `rules`
+  std::vector<bool> over_limit;                     // parallel to `rules`
+  bool time_limit = false;  // the deadline passed while matching (later rules are missing)
+};
+
+/// The new matches of the rules `which` on `state` (RoundOptions' match limits, step budget and
+/// deadline apply as in a round).
+RoundMatches FindRoundMatches(const RewriteState& state, const std::vector<ERule>& rules,
+                              const std::vector<int>& which, const RoundOptions& options);
+
 /// One round with the rules `which` (indices into `rules`).
 StatusOr<RoundResult> RewriteRound(RewriteState& state, const std::vector<ERule>& rules,
                                    const std::vector<int>& which, const RoundOptions& options);
+/// One round with the rules `which` applying the matches `found` on `state` or on an unchanged
+/// copy of it (a rule of `which` not in `found` has none). Equal to the round above where
+/// `found` is FindRoundMatches's for `which` or any superset of it.
+StatusOr<RoundResult> RewriteRound(RewriteState& state, const std::vector<ERule>& rules,
+                                   const std::vector<int>& which, const RoundOptions& options,
+                                   const RoundMatches& found);
 
 enum class SaturationStop { kSaturated, kNodeLimit, kIterationLimit, kTimeLimit };
 const char* SaturationStopName(SaturationStop s);

@@ -1,6 +1,7 @@
 // `--search eqsat` and `--search mcts-eqsat` by name through the search registry.
 
 #include "env/eqsat/eqsat_search.h"
+#include "env/eqsat/saturate.h"
 
 #include "env/search_registry.h"
 
@@ -117,6 +118,55 @@ TEST(Eqsat, CycleFilteringLeavesAnExtractionWhereManyCyclesClose) {
     const FinishedGraph f = Must(FinishSearch(g, r->best, *cost, {}));
     EXPECT_TRUE(f.equivalence.verified) << f.equivalence.message;
   }
+}
+
+// The learned builder's lookahead matches once and applies subsets of those matches to copies:
+// each copy must end as the round that matches for itself would leave it.
+TEST(Eqsat, MatchesFoundOnceForMoreRulesGiveEachCopyTheRoundItWouldHaveHad) {
+  const std::vector<eqsat::ERule> rules = eqsat::MakeERules(Rules());
+  eqsat::RewriteState state;
+  state.egraph = Must(eqsat::EGraph::FromGraph(Model("nasrnn")));
+  eqsat::RoundOptions o;
+  o.node_limit = 4000;
+  // A first round, so that the matches below skip some already applied.
+  std::vector<int> all;
+  for (const eqsat::ERule& r : rules) all.push_back(r.index());
+  Must(eqsat::RewriteRound(state, rules,
+                           std::vector<int>(all.begin(), all.begin() + all.size() / 2), o));
+  const eqsat::RoundMatches found = eqsat::FindRoundMatches(state, rules, all, o);
+  ASSERT_EQ(found.rules, all);
+  // Subsets in other orders, among them one that runs into the node limit.
+  const std::vector<std::vector<int>> subsets = {
+      all, {all.rbegin(), all.rend()}, {all.begin() + all.size() / 3, all.end()}, {all[0]}};
+  size_t node_limited = 0;
+  for (size_t limit : {o.node_limit, state.egraph.num_nodes() + 200}) {
+    eqsat::RoundOptions lo = o;
+    lo.node_limit = limit;
+    for (const std::vector<int>& which : subsets) {
+      eqsat::RewriteState own = state, reused = state;
+      const eqsat::RoundResult a = Must(eqsat::RewriteRound(own, rules, which, lo));
+      const eqsat::RoundResult b = Must(eqsat::RewriteRound(reused, rules, which, lo, found));
+      EXPECT_EQ(a.matches, b.matches);
+      EXPECT_EQ(a.applied, b.applied);
+      EXPECT_EQ(a.applied_per_rule, b.applied_per_rule);
+      EXPECT_EQ(a.node_limit, b.node_limit);
+      EXPECT_EQ(own.egraph.num_nodes(), reused.egraph.num_nodes());
+      EXPECT_EQ(own.egraph.num_classes(), reused.egraph.num_classes());
+      EXPECT_EQ(own.applied, reused.applied);
+      node_limited += a.node_limit;
+    }
+  }
+  EXPECT_GT(node_limited, 0u);
+  // A rule with matches, given the matches of another rule, has none in the round.
+  size_t with = 0;
+  while (with < all.size() && found.per_rule[with].empty()) ++with;
+  ASSERT_LT(with, all.size());
+  const int other = all[with == 0 ? 1 : 0];
+  const eqsat::RoundMatches others = eqsat::FindRoundMatches(state, rules, {other}, o);
+  eqsat::RewriteState copy = state;
+  const eqsat::RoundResult none = Must(eqsat::RewriteRound(copy, rules, {all[with]}, o, others));
+  EXPECT_EQ(none.matches, 0u);
+  EXPECT_EQ(copy.egraph.num_nodes(), state.egraph.num_nodes());
 }
 
 TEST(Eqsat, TheNodeLimitIsRespectedAndReported) {

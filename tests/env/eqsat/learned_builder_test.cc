@@ -105,14 +105,16 @@ std::string Written(const TempFolder& dir, const eqsat::BuilderPolicy& policy,
 }
 
 /// `--search learned-eqsat` with greedy extraction under `nodes` e-nodes (0: the search's
-/// default) and `lookahead` (-1: the search's default).
+/// default), `lookahead` and `patience` (-1: the search's default).
 SearchResult Learned(const Graph& g, const std::vector<rules::Rule>& rules, CostModel& cost,
-                     const std::string& builder, size_t nodes, int lookahead = -1) {
+                     const std::string& builder, size_t nodes, int lookahead = -1,
+                     int patience = -1) {
   SearchLimits limits;
   std::vector<std::pair<std::string, std::string>> options = {{"builder", builder},
                                                               {"extract", "greedy"}};
   if (nodes > 0) options.emplace_back("egraph-nodes", std::to_string(nodes));
   if (lookahead >= 0) options.emplace_back("builder-lookahead", std::to_string(lookahead));
+  if (patience >= 0) options.emplace_back("builder-patience", std::to_string(patience));
   return Must(RunSearch("learned-eqsat", g, rules, cost, limits, options));
 }
 
@@ -223,6 +225,49 @@ TEST(LearnedBuilder, LookaheadGoesOnPastAValueStopOnlyWhileAStepLowersTheScore) 
   EXPECT_EQ(ahead.best.NumOperators(), optimum_ops) << ahead.stats.Text("rules_applied");
   EXPECT_EQ(ahead.stats.Text("rules_applied").find("add_commute"), std::string::npos);
   EXPECT_TRUE(CheckEquivalent(g, ahead.best, 1e-6).verified);
+}
+
+TEST(LearnedBuilder, PatienceStopsAfterThatManyStepsThatDidNotLowerTheScore) {
+  // A policy that includes every rule, associativity among them: the Adds' sums grow the e-graph
+  // step after step without a cheaper graph. The swap (step 1) saves nothing, the cancellation
+  // (step 2) does, then nothing does: with a patience of 2 the builder stops after step 4, the
+  // optimum in its e-graph; without one it grows on to a limit.
+  auto rules = rules::ParseRules(std::string(kToyRules) + R"(
+rule add_assoc
+  class algebraic
+  source
+    y = Add(a, b)
+    z = Add(y, c)
+  target
+    w = Add(b, c)
+    v = Add(a, w)
+  outputs z -> v
+  check a=[3,4] b=[3,4] c=[3,4]
+  check a=[2,5] b=[2,5] c=[2,5]
+end
+)",
+                                 "toy.rules");
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  auto cost = testing::AnalyticCost();
+  const Graph g = Toy(64, 128, 10);
+  eqsat::BuilderPolicy p;
+  p.rule_bias = {{"relu_transpose_swap", 2.0},
+                 {"transpose_transpose", 2.0},
+                 {"add_commute", 2.0},
+                 {"add_assoc", 2.0}};
+  TempFolder dir("learned-builder-test");
+  const std::string path = Written(dir, p, "grows.json");
+  const SearchResult patient = Learned(g, *rules, *cost, path, 0, -1, 2);
+  const SearchResult on = Learned(g, *rules, *cost, path, 0, -1, 0);
+  const int optimum_ops = 1 + 10;
+  EXPECT_EQ(patient.stats.Text("builder_stop"), "patience");
+  EXPECT_EQ(patient.stats.Number("builder_steps"), 4);
+  EXPECT_EQ(patient.best.NumOperators(), optimum_ops) << patient.stats.Text("rules_applied");
+  EXPECT_NE(on.stats.Text("builder_stop"), "patience");
+  EXPECT_GT(on.stats.Number("builder_steps"), 4);
+  EXPECT_GT(on.stats.Number("egraph_nodes"), patient.stats.Number("egraph_nodes"));
+  EXPECT_EQ(on.best.NumOperators(), optimum_ops);
+  EXPECT_TRUE(CheckEquivalent(g, patient.best, 1e-6).verified);
 }
 
 TEST(LearnedBuilder, RespectsTheNodeLimitOnARealModel) {
