@@ -7,9 +7,11 @@
 // reads the next, fewer than the cycle's length), then the problem is solved again, until a
 // solution is acyclic. Tensat's order variables (t(class) >= t(operand) + eps - M(1 - x)) do
 // the same in one problem but their relaxation is vacuous at fractional x. Before the integer
-// rounds, the relaxation is strengthened by requirement rows (RequirementRows).
+// rounds, the relaxation is strengthened by requirement rows (RequirementRows), in one LP kept
+// in COIN-OR CLP and re-solved from its last basis as rows are added.
 
 #include <Cbc_C_Interface.h>
+#include <Clp_C_Interface.h>
 
 #include <algorithm>
 #include <cfloat>
@@ -17,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <unordered_map>
 
@@ -303,37 +306,52 @@ std::vector<std::vector<uint64_t>> RequiredClasses(const Problem& p) {
   return req;
 }
 
+/// The problem's rows and `extra` rows as compressed sparse columns, for a solver to load.
+struct Matrix {
+  std::vector<CoinBigIndex> start;
+  std::vector<int> index;
+  std::vector<double> value, row_lb, row_ub, col_lb, col_ub;
+};
+
+Matrix Columns(const Problem& p, const std::vector<Row>& extra) {
+  std::vector<int> row = p.row, col = p.col;
+  std::vector<double> val = p.val;
+  Matrix m;
+  m.row_lb = p.row_lb;
+  m.row_ub = p.row_ub;
+  for (const Row& r : extra) {
+    for (size_t j = 0; j < r.cols.size(); ++j) {
+      row.push_back(static_cast<int>(m.row_lb.size()));
+      col.push_back(r.cols[j]);
+      val.push_back(r.vals[j]);
+    }
+    m.row_lb.push_back(r.lb);
+    m.row_ub.push_back(r.ub);
+  }
+  m.start.assign(p.num_cols + 1, 0);
+  for (int c : col) ++m.start[c + 1];
+  for (int c = 0; c < p.num_cols; ++c) m.start[c + 1] += m.start[c];
+  m.index.resize(val.size());
+  m.value.resize(val.size());
+  std::vector<CoinBigIndex> fill(m.start.begin(), m.start.end() - 1);
+  for (size_t e = 0; e < val.size(); ++e) {
+    m.index[fill[col[e]]] = row[e];
+    m.value[fill[col[e]]++] = val[e];
+  }
+  m.col_lb.assign(p.num_cols, 0.0);
+  m.col_ub.assign(p.num_cols, 1.0);
+  return m;
+}
+
 /// The problem with `extra` rows and the columns integer or not, loaded into a CBC model that
 /// stops after `seconds` of wall-clock time.
 Cbc_Model* Load(const Problem& p, const std::vector<double>& obj, const std::vector<Row>& extra,
                 bool integer, double seconds) {
-  std::vector<int> row = p.row, col = p.col;
-  std::vector<double> val = p.val, row_lb = p.row_lb, row_ub = p.row_ub;
-  for (const Row& r : extra) {
-    for (size_t j = 0; j < r.cols.size(); ++j) {
-      row.push_back(static_cast<int>(row_lb.size()));
-      col.push_back(r.cols[j]);
-      val.push_back(r.vals[j]);
-    }
-    row_lb.push_back(r.lb);
-    row_ub.push_back(r.ub);
-  }
-  // Compressed sparse columns.
-  std::vector<CoinBigIndex> start(p.num_cols + 1, 0);
-  for (int c : col) ++start[c + 1];
-  for (int c = 0; c < p.num_cols; ++c) start[c + 1] += start[c];
-  std::vector<int> index(val.size());
-  std::vector<double> value(val.size());
-  std::vector<CoinBigIndex> fill(start.begin(), start.end() - 1);
-  for (size_t e = 0; e < val.size(); ++e) {
-    index[fill[col[e]]] = row[e];
-    value[fill[col[e]]++] = val[e];
-  }
-  const std::vector<double> col_lb(p.num_cols, 0.0), col_ub(p.num_cols, 1.0);
+  const Matrix a = Columns(p, extra);
   Cbc_Model* m = Cbc_newModel();
-  Cbc_loadProblem(m, p.num_cols, static_cast<int>(row_lb.size()), start.data(), index.data(),
-                  value.data(), col_lb.data(), col_ub.data(), obj.data(), row_lb.data(),
-                  row_ub.data());
+  Cbc_loadProblem(m, p.num_cols, static_cast<int>(a.row_lb.size()), a.start.data(), a.index.data(),
+                  a.value.data(), a.col_lb.data(), a.col_ub.data(), obj.data(), a.row_lb.data(),
+                  a.row_ub.data());
   if (integer) {
     for (int c = 0; c < p.num_cols; ++c) Cbc_setInteger(m, c);
   }
@@ -350,13 +368,17 @@ Cbc_Model* Load(const Problem& p, const std::vector<double>& obj, const std::vec
 /// Strengthens the relaxation: solves the LP and, for a class a of its solution and a class m
 /// with a cost, adds the row "the e-nodes of a whose choice requires m are chosen no more than
 /// m is" where the solution breaks it (the most costly first), and again, while it finds some,
-/// for 20 rounds at most and while `seconds` last. Without these rows the LP supports a class by
+/// for 20 rounds at most and while `limit` lasts. Without these rows the LP supports a class by
 /// many alternatives at a small fraction each, all reading one costly class it then pays a small
 /// fraction of (a merged MatMul behind many Split e-nodes). The LP's objectives go to `out`
 /// (plain_bound: the first, relaxation_bound: the best; each a lower bound on the extraction).
-std::vector<Row> RequirementRows(const Problem& p, const std::vector<double>& obj, double seconds,
-                                 IlpOutcome* out) {
+/// `*mip_fits` says whether the integer problem can still be begun: its root LP (solved from
+/// scratch with every row, in CBC, which does not interrupt it) takes about `root_factor` times
+/// as long as these rounds took together (IlpOptions::integer_root_factor).
+std::vector<Row> RequirementRows(const Problem& p, const std::vector<double>& obj, double limit,
+                                 double root_factor, IlpOutcome* out, bool* mip_fits) {
   const auto start = Clock::now();
+  *mip_fits = true;
   std::vector<Row> rows;
   const std::vector<std::vector<uint64_t>> req = RequiredClasses(p);
   if (req.empty()) return rows;
@@ -367,7 +389,7 @@ std::vector<Row> RequirementRows(const Problem& p, const std::vector<double>& ob
     for (int c : p.cols[a]) m = std::min(m, obj[c]);
     least[a] = m == DBL_MAX ? 0.0 : m;
   }
-  constexpr size_t kRowsPerRound = 4000;
+  constexpr size_t kRowsPerRound = 1000;
   constexpr int kMaxRounds = 20;
   struct Violation {
     double weight;
@@ -376,25 +398,33 @@ std::vector<Row> RequirementRows(const Problem& p, const std::vector<double>& ob
   };
   std::vector<uint64_t> join(req[0].size());
   std::unordered_map<int, std::vector<int>> by_m;
-  double last_round_s = 0;  // a round is not begun that the last one's time would overrun
+  // One LP, kept: each round adds its rows and re-solves by the dual simplex from the last
+  // round's basis (the new rows' slacks basic), which takes a fraction of a solve from scratch.
+  const Matrix a = Columns(p, {});
+  struct LpDeleter {
+    void operator()(Clp_Simplex* m) const { Clp_deleteModel(m); }
+  };
+  std::unique_ptr<Clp_Simplex, LpDeleter> lp(Clp_newModel());
+  Clp_setLogLevel(lp.get(), 0);
+  Clp_loadProblem(lp.get(), p.num_cols, static_cast<int>(a.row_lb.size()), a.start.data(),
+                  a.index.data(), a.value.data(), a.col_lb.data(), a.col_ub.data(), obj.data(),
+                  a.row_lb.data(), a.row_ub.data());
   for (int round = 0; round < kMaxRounds; ++round) {
-    const double left = seconds - SecondsSince(start);
-    if (left <= last_round_s) break;
-    const auto round_start = Clock::now();
-    Cbc_Model* lp = Load(p, obj, rows, /*integer=*/false, left);
-    Cbc_solve(lp);
-    const double* x = Cbc_getColSolution(lp);
-    if (!Cbc_isProvenOptimal(lp) || !x) {
-      Cbc_deleteModel(lp);
-      break;
+    const double left = limit - SecondsSince(start);
+    if (left <= 0) break;
+    Clp_setMaximumSeconds(lp.get(), left);  // a round the time stops is not used
+    if (round == 0) {
+      Clp_initialSolve(lp.get());
+    } else {
+      Clp_dual(lp.get(), 0);
     }
+    if (!Clp_isProvenOptimal(lp.get())) break;
     ++out->lp_rounds;
-    const double objective = Cbc_getObjValue(lp);
+    const double objective = Clp_objectiveValue(lp.get());
     if (round == 0) out->plain_bound = objective;
     out->relaxation_bound = std::max(out->relaxation_bound, objective);
+    const double* x = Clp_primalColumnSolution(lp.get());
     const std::vector<double> xs(x, x + p.num_cols);
-    Cbc_deleteModel(lp);
-    last_round_s = SecondsSince(round_start);
     std::vector<double> s(n, 0.0);
     for (size_t a = 0; a < n; ++a) {
       for (int c : p.cols[a]) s[a] += xs[c];
@@ -427,6 +457,7 @@ std::vector<Row> RequirementRows(const Problem& p, const std::vector<double>& ob
                        [](const Violation& u, const Violation& v) { return u.weight > v.weight; });
       found.resize(kRowsPerRound);
     }
+    const size_t first = rows.size();
     for (const Violation& v : found) {
       Row r;
       for (int c : p.cols[v.m]) {
@@ -440,7 +471,21 @@ std::vector<Row> RequirementRows(const Problem& p, const std::vector<double>& ob
       r.lb = 0.0;
       rows.push_back(std::move(r));
     }
+    // The round's rows, as compressed sparse rows, into the kept LP.
+    std::vector<CoinBigIndex> row_start{0};
+    std::vector<int> cols;
+    std::vector<double> vals, lbs, ubs;
+    for (size_t k = first; k < rows.size(); ++k) {
+      cols.insert(cols.end(), rows[k].cols.begin(), rows[k].cols.end());
+      vals.insert(vals.end(), rows[k].vals.begin(), rows[k].vals.end());
+      row_start.push_back(static_cast<CoinBigIndex>(cols.size()));
+      lbs.push_back(rows[k].lb);
+      ubs.push_back(rows[k].ub);
+    }
+    Clp_addRows(lp.get(), static_cast<int>(lbs.size()), lbs.data(), ubs.data(), row_start.data(),
+                cols.data(), vals.data());
   }
+  *mip_fits = SecondsSince(start) * (1 + root_factor) <= limit;
   return rows;
 }
 
@@ -459,14 +504,30 @@ void Solve(const EGraph& eg, const ExtractionBasis& b, const Problem& p, const C
   for (int c = 0; c < p.num_cols; ++c) obj[c] = b.cost[p.col_node[c]];
   const std::vector<int> start_cols =
       o.warm_start ? IncumbentColumns(eg, p, incumbent) : std::vector<int>{};
-  // Half the time at most strengthens the relaxation; what it leaves goes to the integer rounds.
+  // The relaxation is strengthened first; the integer rounds get what it leaves, or none where
+  // their first LP would overrun the limit.
   std::vector<Row> rows;
-  if (o.requirement_rows) rows = RequirementRows(p, obj, o.time_limit_s / 2, out);
+  bool mip_fits = true;
+  if (o.requirement_rows) {
+    rows = RequirementRows(p, obj, o.time_limit_s, o.integer_root_factor, out, &mip_fits);
+  }
   out->requirement_rows = rows.size();
   bool have_bound = out->lp_rounds > 0;
   if (have_bound) out->bound = std::max(0.0, out->relaxation_bound);
   char limit[64];
   std::snprintf(limit, sizeof(limit), "%g s", o.time_limit_s);
+  if (!mip_fits) {
+    if (!have_bound) {
+      out->note = std::string("no solution within the time limit of ") + limit;
+      return;
+    }
+    // The start stands, with the relaxation's bound.
+    out->solved = true;
+    out->choice = incumbent;
+    out->note = std::string("the time limit of ") + limit +
+                " leaves the integer problem no time after its relaxation; the start kept";
+    return;
+  }
   bool time_limit = false, acyclic = false;
   std::vector<int> chosen;  // the last solution's column a class index
   for (;;) {

@@ -388,6 +388,39 @@ TEST(Extract, RequirementRowsRaiseTheRelaxationAndHoldForTheOptimum) {
   }
 }
 
+TEST(Extract, AnIntegerProblemThatWouldOverrunTheLimitIsNotBegunAndTheStartKeepsTheLpBound) {
+  // Where the integer problem's root LP (taken to last integer_root_factor times the LP rounds)
+  // would not end within the limit, the LP rounds have the limit and the start is returned with
+  // their bound; a factor no LP can meet makes that so here, whatever the machine's speed.
+  EGraph eg = ZooEGraph("xrlflow-bert", 2);
+  auto cost = rewire::testing::AnalyticCost();
+  ASSERT_TRUE(CostENodes(eg, *cost).ok());
+  const ExtractionBasis basis = MakeBasis(eg);
+  Choice start = Must(GreedyChoice(eg, basis, TreeCost::kPerConsumer));
+  const double start_cost = ImproveChoice(eg, basis, &start, Clock::time_point::max());
+  IlpOptions io;
+  io.time_limit_s = 60;
+  const IlpOutcome full = IlpChoice(eg, basis, start, io);
+  ASSERT_TRUE(full.solved && full.optimal) << full.note;
+  const double optimum = Must(ChoiceCost(eg, basis, full.choice));
+  ASSERT_LT(optimum, start_cost * (1 - 1e-6)) << "the integer problem improves on this start";
+  io.integer_root_factor = 1e12;
+  const IlpOutcome lp_only = IlpChoice(eg, basis, start, io);
+  ASSERT_TRUE(lp_only.solved) << lp_only.note;
+  EXPECT_NE(lp_only.note.find("leaves the integer problem no time"), std::string::npos)
+      << lp_only.note;
+  EXPECT_EQ(lp_only.rounds, 0u);
+  EXPECT_FALSE(lp_only.optimal);
+  EXPECT_NEAR(Must(ChoiceCost(eg, basis, lp_only.choice)), start_cost, 1e-9 * start_cost);
+  // The LP rounds ran to the end (no row left to add): the same bound as with the integer
+  // rounds' time, a lower bound on the optimum, and above the plain relaxation's.
+  EXPECT_GE(lp_only.lp_rounds, 2u);
+  EXPECT_NEAR(lp_only.relaxation_bound, full.relaxation_bound, 1e-9 * optimum);
+  EXPECT_NEAR(lp_only.bound, lp_only.relaxation_bound, 1e-12);
+  EXPECT_LE(lp_only.bound, optimum * (1 + 1e-9));
+  EXPECT_GT(lp_only.bound, lp_only.plain_bound);
+}
+
 TEST(Extract, TheIlpFindsTheBruteForceOptimumOfASmallEGraph) {
   for (const char* name : {"tempting", "tanh-or-sigmoid", "shared-input"}) {
     Graph g;
