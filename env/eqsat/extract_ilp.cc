@@ -343,18 +343,16 @@ Matrix Columns(const Problem& p, const std::vector<Row>& extra) {
   return m;
 }
 
-/// The problem with `extra` rows and the columns integer or not, loaded into a CBC model that
-/// stops after `seconds` of wall-clock time.
+/// The integer problem with `extra` rows, loaded into a CBC model that stops after `seconds` of
+/// wall-clock time.
 Cbc_Model* Load(const Problem& p, const std::vector<double>& obj, const std::vector<Row>& extra,
-                bool integer, double seconds) {
+                double seconds) {
   const Matrix a = Columns(p, extra);
   Cbc_Model* m = Cbc_newModel();
   Cbc_loadProblem(m, p.num_cols, static_cast<int>(a.row_lb.size()), a.start.data(), a.index.data(),
                   a.value.data(), a.col_lb.data(), a.col_ub.data(), obj.data(), a.row_lb.data(),
                   a.row_ub.data());
-  if (integer) {
-    for (int c = 0; c < p.num_cols; ++c) Cbc_setInteger(m, c);
-  }
+  for (int c = 0; c < p.num_cols; ++c) Cbc_setInteger(m, c);
   Cbc_setLogLevel(m, 0);
   // The time limit is wall-clock time (CBC counts CPU time by default). CBC 2.10's
   // preprocessing crashes (CglPreProcess::postProcess) when the time limit interrupts it, and
@@ -536,7 +534,7 @@ void Solve(const EGraph& eg, const ExtractionBasis& b, const Problem& p, const C
       time_limit = true;
       break;
     }
-    Cbc_Model* m = Load(p, obj, rows, /*integer=*/true, left);
+    Cbc_Model* m = Load(p, obj, rows, left);
     if (!start_cols.empty()) {  // the incumbent is acyclic: it satisfies every row
       const std::vector<double> ones(start_cols.size(), 1.0);
       Cbc_setMIPStartI(m, static_cast<int>(start_cols.size()), start_cols.data(), ones.data());
