@@ -169,7 +169,7 @@ struct Optimized {
   Model model;
   std::string report;  // ReportJson's text
   bool verified = false;
-  std::string decision;  // the runtime judge's: "result", "path", "input" or "" (not judged)
+  std::string decision;  // the runtime judge's: "optimised", "input" or "" (not judged)
 };
 
 Optimized Optimize(const Model& model, const std::string& search, const std::string& cost,

@@ -124,7 +124,8 @@ class Result:
     verified           the result matched the input numerically
     predicted_speedup  the cost model's initial / final cost
     measured_speedup   the runtime judge's paired speedup (None without a judge)
-    decision           the judge's choice: "result", "path" or "input" (None without a judge)
+    decision           the judge's choice: "optimised" (the result is written) or "input"
+                       (the input is written unchanged); None without a judge
     rewrites           the rules applied, in order
     report             the whole report as a dict (what `rewire optimize --report` writes)
     """

@@ -140,7 +140,8 @@ class Optimize(unittest.TestCase):
             r = rewire.optimize(path, search="eqsat", runtime="ort")
             self.assertTrue(r.verified)
             self.assertTrue(r.report["runtime"].startswith("ort"), r.report["runtime"])
-            self.assertIn(r.decision, ("result", "path", "input"))
+            # The judge keeps the result only when it measures faster; either way it decides.
+            self.assertIn(r.decision, ("optimised", "input"))
             self.assertGreater(r.measured_speedup, 0)
             out = os.path.join(d, "opt.onnx")
             r.model.save(out)
