@@ -297,9 +297,13 @@ void AddRuntimeFlags(CLI::App& cmd, OptimizeOptions& o) {
                  "Intra-op threads of --runtime (0: its default)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  cmd.add_flag("!--runtime-one-session", q.judge.session_per_round,
+               "Time each graph in one ONNX Runtime session for every round instead of a fresh "
+               "session per round: faster, but where a session's memory lands moves its time by "
+               "a few percent, and one session per graph pairs that offset in every round");
   cmd.add_option("--runtime-min-gain", q.judge.min_gain,
-                 "Fraction by which the result must measure faster overall to be written (it must "
-                 "also measure faster in every round)")
+                 "Fraction by which the result must measure faster overall to be written (its "
+                 "confidence interval must also lie above 1)")
       ->capture_default_str();
   cmd.add_option("--runtime-rtol", q.judge.rtol,
                  "Tolerance of the runtime's outputs against the reference executor")

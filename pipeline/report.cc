@@ -39,6 +39,7 @@ void VerdictJson(const OptimizeReport& r, Json& js) {
   js["written_rewrites"] = r.written_rewrites;
   js["runtime_rounds"] = v.rounds;
   js["runtime_repeats"] = v.repeats;
+  js["runtime_sessions"] = v.sessions;
   js["runtime_rounds_faster"] = v.rounds_faster;
   Json judged = Json::array();
   for (const CandidateTiming& c : v.candidates) {

@@ -73,6 +73,9 @@ class RuntimeGraphs {
   virtual StatusOr<double> Load(size_t id, const std::string& label, const std::string& onnx) = 0;
   /// Appends the times of `repeats` runs of graph `id` (after `warmups` untimed ones) to `ms`.
   virtual Status Time(size_t id, int warmups, int repeats, std::vector<double>& ms) = 0;
+  /// Replaces graph `id`'s session with a fresh one of the same file (where its weights and
+  /// buffers land is drawn again); the reference executor has no session to replace.
+  virtual Status Reload(size_t id) = 0;
 };
 
 /// ONNX Runtime through tools/ort/runner.js: one session per graph, in a temporary folder.
@@ -95,6 +98,9 @@ class OrtGraphs : public RuntimeGraphs {
     REWIRE_ASSIGN_OR_RETURN(std::string path, tmp_.Write(Session(id) + ".onnx", onnx));
     REWIRE_RETURN_IF_ERROR(ort_.Load(Session(id), path).WithContext(label + " as exported"));
     loaded_ = std::max(loaded_, id + 1);
+    if (paths_.size() <= id) paths_.resize(id + 1), labels_.resize(id + 1);
+    paths_[id] = path;
+    labels_[id] = label;
     REWIRE_ASSIGN_OR_RETURN(NamedTensors got, ort_.Run(Session(id), feed_));
     double worst = 0;
     for (const auto& [name, t] : got) {
@@ -117,6 +123,12 @@ class OrtGraphs : public RuntimeGraphs {
     return Status::Ok();
   }
 
+  Status Reload(size_t id) override {
+    if (id >= paths_.size() || paths_[id].empty())
+      return Internal("RuntimeGraphs::Reload: graph " + std::to_string(id) + " was not loaded");
+    return ort_.Load(Session(id), paths_[id]).WithContext(labels_[id] + " reloaded");
+  }
+
  private:
   static std::string Session(size_t id) { return "g" + std::to_string(id); }
   OrtRunner& ort_;
@@ -125,6 +137,7 @@ class OrtGraphs : public RuntimeGraphs {
   NamedTensors feed_;
   TempFolder tmp_{"rewire-judge"};
   size_t loaded_ = 0;
+  std::vector<std::string> paths_, labels_;  // per graph: its file in tmp_, for Reload
 };
 
 /// rewire's reference executor on the files as written, read back.
@@ -154,23 +167,39 @@ class ReferenceGraphs : public RuntimeGraphs {
     return Status::Ok();
   }
 
+  Status Reload(size_t) override { return Status::Ok(); }
+
  private:
   const Graph& original_;
   const RuntimeJudgeOptions& o_;
   std::vector<Graph> graphs_;
 };
 
+/// Per graph, the state of its session in the runtime.
+struct SessionState {
+  bool warmed = false;  // its warm-up runs are done
+  bool timed = false;   // it has timed a round (with session_per_round, the next needs a new one)
+};
+
 /// Times graphs `ids` end to end in o.rounds alternating rounds (the order reverses every
-/// round, ABBA style), appending to runs[id]; a graph gets o.warmups untimed runs the first
-/// time it is timed, one after that.
+/// round, ABBA style), appending to runs[id]. With o.session_per_round a graph whose session
+/// has timed a round gets a fresh one first (counted in `sessions`); a session gets o.warmups
+/// untimed runs the first time it is timed, one after that.
 Status Rounds(RuntimeGraphs& graphs, const std::vector<size_t>& ids, const RuntimeJudgeOptions& o,
-              int repeats, std::vector<bool>& warmed, std::vector<TimedRuns>& runs) {
+              int repeats, std::vector<SessionState>& state, int& sessions,
+              std::vector<TimedRuns>& runs) {
   for (int r = 0; r < o.rounds; ++r) {
     for (size_t k = 0; k < ids.size(); ++k) {
       const size_t id = r % 2 == 0 ? ids[k] : ids[ids.size() - 1 - k];
+      SessionState& st = state[id];
+      if (o.session_per_round && st.timed) {
+        REWIRE_RETURN_IF_ERROR(graphs.Reload(id));
+        st = SessionState{};
+        if (o.runtime == "ort") ++sessions;
+      }
       std::vector<double> times;
-      REWIRE_RETURN_IF_ERROR(graphs.Time(id, warmed[id] ? 1 : o.warmups, repeats, times));
-      warmed[id] = true;
+      REWIRE_RETURN_IF_ERROR(graphs.Time(id, st.warmed ? 1 : o.warmups, repeats, times));
+      st.warmed = st.timed = true;
       runs[id].all.insert(runs[id].all.end(), times.begin(), times.end());
       runs[id].round_medians.push_back(Median(times));
     }
@@ -182,11 +211,11 @@ Status Rounds(RuntimeGraphs& graphs, const std::vector<size_t>& ids, const Runti
 /// would last less than o.min_round_ms (a round's median is then not one moment of a busy
 /// machine). Times the input three times to find out (its warm-up runs included).
 StatusOr<int> RepeatsPerRound(RuntimeGraphs& graphs, const RuntimeJudgeOptions& o,
-                              std::vector<bool>& warmed) {
+                              std::vector<SessionState>& state) {
   if (o.min_round_ms <= 0) return o.repeats;
   std::vector<double> probe;
   REWIRE_RETURN_IF_ERROR(graphs.Time(0, o.warmups, 3, probe));
-  warmed[0] = true;
+  state[0].warmed = true;
   const double ms = Median(probe);
   if (!(ms > 0)) return o.repeats;
   return static_cast<int>(
@@ -263,9 +292,10 @@ namespace {
 struct LoadedGraphs {
   std::unique_ptr<RuntimeGraphs> graphs;
   std::string runtime;
-  std::vector<double> max_rel;   // per graph
-  std::vector<double> slowdown;  // per candidate (the test hook)
-  std::vector<bool> warmed;      // per graph
+  std::vector<double> max_rel;      // per graph
+  std::vector<double> slowdown;     // per candidate (the test hook)
+  std::vector<SessionState> state;  // per graph
+  int sessions = 0;                 // sessions loaded in the runtime (0 for the reference)
   int repeats = 0;
 };
 
@@ -304,8 +334,9 @@ StatusOr<LoadedGraphs> LoadGraphs(const Graph& original, const std::string& befo
                              Digits(l.max_rel[id], 3) + " > " + Digits(o.rtol, 3));
     }
   }
-  l.warmed.assign(n, false);
-  REWIRE_ASSIGN_OR_RETURN(l.repeats, RepeatsPerRound(*l.graphs, o, l.warmed));
+  l.state.assign(n, SessionState{});
+  l.sessions = o.runtime == "ort" ? static_cast<int>(n) : 0;
+  REWIRE_ASSIGN_OR_RETURN(l.repeats, RepeatsPerRound(*l.graphs, o, l.state));
   return l;
 }
 
@@ -317,7 +348,7 @@ StatusOr<RuntimeComparison> TimeAll(LoadedGraphs& l,
   std::vector<TimedRuns> runs(n);
   std::vector<size_t> all(n);
   for (size_t id = 0; id < n; ++id) all[id] = id;
-  REWIRE_RETURN_IF_ERROR(Rounds(*l.graphs, all, o, l.repeats, l.warmed, runs));
+  REWIRE_RETURN_IF_ERROR(Rounds(*l.graphs, all, o, l.repeats, l.state, l.sessions, runs));
   RuntimeComparison c;
   c.runtime = l.runtime;
   c.input_ms = Median(runs[0].all);
@@ -326,6 +357,7 @@ StatusOr<RuntimeComparison> TimeAll(LoadedGraphs& l,
   c.max_rel_input = l.max_rel[0];
   c.rounds = o.rounds;
   c.repeats = l.repeats;
+  c.sessions = l.sessions;
   for (size_t id = 1; id < n; ++id) {
     const double f = l.slowdown[id - 1];
     CandidateTiming t;
@@ -369,7 +401,8 @@ StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const std::string
   }
   // ... and decide on fresh rounds of the input against the chosen one.
   std::vector<TimedRuns> runs(candidates.size() + 1);
-  REWIRE_RETURN_IF_ERROR(Rounds(*l.graphs, {0, chosen}, o, l.repeats, l.warmed, runs));
+  REWIRE_RETURN_IF_ERROR(Rounds(*l.graphs, {0, chosen}, o, l.repeats, l.state, l.sessions, runs));
+  v.sessions = l.sessions;
   v.repeats = l.repeats;
   v.chosen = static_cast<int>(chosen - 1);
   v.max_rel_before = l.max_rel[0];

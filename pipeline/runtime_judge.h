@@ -25,7 +25,15 @@ struct RuntimeJudgeOptions {
   /// Alternating rounds (input, result, result, input, ...): each gives one paired ratio, so 2
   /// is the fewest that give an interval, and more rounds narrow it.
   int rounds = 5;
-  int warmups = 3;   // untimed runs of each graph before the first round
+  int warmups = 3;  // untimed runs of each graph's session before it is first timed
+  /// Each round times every graph in a session of its own, loaded afresh: where ONNX Runtime
+  /// places a session's weights and buffers is fixed for the session's life and moves its time
+  /// by a few percent (two sessions of one file have measured 0.92x-1.03x of each other in
+  /// alternating rounds), so rounds of one session each would pair that offset every time and
+  /// give it an interval that excludes 1. With a session per round the offset varies from round
+  /// to round and widens the interval as it should. false: one session per graph for all rounds
+  /// (faster; `rewire measure pair --one-session`).
+  bool session_per_round = true;
   int repeats = 10;  // timed runs of each graph per round, at least
   /// A graph faster than min_round_ms / repeats gets more runs per round (up to 1000), so that
   /// every round of every graph lasts about this long.
@@ -80,6 +88,9 @@ struct RuntimeVerdict {
   /// the interval decides).
   int rounds_faster = 0, rounds = 0;
   int repeats = 0;  // timed runs of each graph per round (RuntimeJudgeOptions::min_round_ms)
+  /// Sessions the runtime loaded for this judgement (RuntimeJudgeOptions::session_per_round); 0
+  /// in the reference runtime, which has none.
+  int sessions = 0;
   /// Every candidate's figures in the choosing rounds; empty with one candidate (no choice).
   std::vector<CandidateTiming> candidates;
 };
@@ -111,6 +122,7 @@ struct RuntimeComparison {
   double confidence = 0.95;            // of the candidates' intervals
   double max_rel_input = 0;
   int rounds = 0, repeats = 0;
+  int sessions = 0;                         // sessions loaded (as RuntimeVerdict::sessions)
   std::vector<CandidateTiming> candidates;  // in the order given
 };
 

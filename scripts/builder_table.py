@@ -49,9 +49,14 @@ def run_base(args, graph):
 
 
 def optimize(args, graph, label, flags, log):
-    """One `rewire optimize` run (judged in ONNX Runtime); its report, reused when it exists."""
+    """One `rewire optimize` run (judged in ONNX Runtime); its report, reused when it exists and
+    was judged with a fresh session per round (one without runtime_sessions is run again)."""
     out = f"{run_base(args, graph)}.{label}"
     report = out + ".json"
+    if os.path.exists(report):
+        with open(report) as f:
+            if "runtime_sessions" not in json.load(f):
+                os.remove(report)
     return verified_report(
         report, [args.rewire, "optimize", *model_flags(graph), "--cost", args.cost, "-q", "--out",
                  out + ".onnx", "--runtime", "ort", "--runtime-threads", "1", "--runtime-rounds",
@@ -60,9 +65,10 @@ def optimize(args, graph, label, flags, log):
 
 def head_to_head(args, graph, label, flags, seed_label, log):
     """The learned builder's own result against eqsat's, timed in one ONNX Runtime process in
-    alternating rounds (`rewire measure pair`): (speedup, lo, hi, seconds) of learned over eqsat
-    (seconds: what writing the graphs and timing them took). Both are written without the runtime
-    judge (each search's own graph), and reused when they exist."""
+    alternating rounds (`rewire measure pair`, a fresh session of each graph per round): (speedup,
+    lo, hi, seconds, identical) of learned over eqsat (seconds: what writing the graphs and timing
+    them took). Both are written without the runtime judge (each search's own graph), and reused
+    when they exist. Two files byte for byte the same are one graph: not timed, identical True."""
     base = run_base(args, graph)
     out = f"{base}.h2h-{seed_label}.txt"
     if not os.path.exists(out):
@@ -75,23 +81,44 @@ def head_to_head(args, graph, label, flags, seed_label, log):
                      "--out", onnx + ".partial.onnx", "--runtime", "none", *fl], log)
                 os.replace(onnx + ".partial.onnx", onnx)
             files.append(onnx)
-        p = subprocess.run([args.rewire, "measure", "pair", "--model", files[0], "--against",
-                            files[1], "--threads", "1", "--rounds", str(args.h2h_rounds)],
-                           capture_output=True, text=True, cwd=REPO)
-        with open(log, "a") as f:
-            f.write(p.stderr + p.stdout)
-        if p.returncode != 0:
-            sys.exit(f"{graph}: `rewire measure pair` failed; see {log}")
-        with open(out + ".partial", "w") as f:
-            f.write(p.stdout + f"seconds          {time.time() - started:.1f}\n")
-        os.replace(out + ".partial", out)
+        with open(files[0], "rb") as a, open(files[1], "rb") as b:
+            same = a.read() == b.read()
+        if same:
+            with open(out + ".partial", "w") as f:
+                f.write("identical        the two files are byte for byte the same graph\n"
+                        f"seconds          {time.time() - started:.1f}\n")
+            os.replace(out + ".partial", out)
+        else:
+            time_pair(args, graph, files, out, started, log)
     with open(out) as f:
         text = f.read()
+    took = re.search(r"^seconds\s+([0-9.]+)", text, re.M)
+    took = float(took.group(1)) if took else 0.0
+    if text.startswith("identical"):
+        return (1.0, 1.0, 1.0, took, True)
+    if "fresh session of each graph per round" not in text:
+        # Timed before each round had sessions of its own: time it again.
+        os.remove(out)
+        return head_to_head(args, graph, label, flags, seed_label, log)
     m = re.search(r"paired speedup\s+([0-9.]+)x \[([0-9.]+), ([0-9.]+)\]", text)
     if not m:
         sys.exit(f"{graph}: no paired speedup in {out}")
-    took = re.search(r"^seconds\s+([0-9.]+)", text, re.M)
-    return tuple(float(x) for x in m.groups()) + (float(took.group(1)) if took else 0.0,)
+    return tuple(float(x) for x in m.groups()) + (took, False)
+
+
+def time_pair(args, graph, files, out, started, log):
+    """`rewire measure pair` of files[1] against files[0], its output and the seconds since
+    `started` written to `out`."""
+    p = subprocess.run([args.rewire, "measure", "pair", "--model", files[0], "--against",
+                        files[1], "--threads", "1", "--rounds", str(args.h2h_rounds)],
+                       capture_output=True, text=True, cwd=REPO)
+    with open(log, "a") as f:
+        f.write(p.stderr + p.stdout)
+    if p.returncode != 0:
+        sys.exit(f"{graph}: `rewire measure pair` failed; see {log}")
+    with open(out + ".partial", "w") as f:
+        f.write(p.stdout + f"seconds          {time.time() - started:.1f}\n")
+    os.replace(out + ".partial", out)
 
 
 def measured(r):
@@ -208,7 +235,8 @@ def render(args, columns, rows, train_seconds, seconds, h2h):
              f"of {args.episodes} episodes per model): "
              + ", ".join(f"seed {s} {train_seconds[s]:.0f} s" for s in args.seeds)
              + ". Each cell: predicted speedup / measured in ONNX Runtime (CPU, 1 thread, "
-             f"{args.rounds} alternating rounds, the search's own result against the input) / "
+             f"{args.rounds} alternating rounds with a fresh session of each graph per round, the "
+             "search's own result against the input) / "
              "e-nodes where an e-graph was built (and the ILP's gap: how far the cheapest "
              "additive extraction may be above the optimum) / search seconds. Every result "
              "verified.", ""]
@@ -252,19 +280,26 @@ def render(args, columns, rows, train_seconds, seconds, h2h):
             f"{secs / max(mc['search_seconds'], 1e-9):.3f} | {named or '-'} |")
     # Head to head in ONNX Runtime: each seed's graph against eqsat's, in one process.
     lines += ["", f"Head to head in ONNX Runtime (CPU, 1 thread, {args.h2h_rounds} alternating "
-              "rounds in one process, `rewire measure pair`): each search's own graph (written "
-              "without the runtime judge), the learned builder's against eqsat's; the paired "
-              "speedup with its 95% interval (above 1: the learned builder's graph runs faster).",
+              "rounds in one process with a fresh session of each graph per round, `rewire "
+              "measure pair`): each search's own graph (written without the runtime judge), the "
+              "learned builder's against eqsat's; the paired speedup with its 95% interval "
+              "(above 1: the learned builder's graph runs faster). Where the two files are byte "
+              "for byte the same, the builder found eqsat's graph: \"identical graph\", not "
+              "timed.",
               "", "| graph | " + " | ".join(f"learned s{s} / eqsat" for s in args.seeds)
               + " | verdict |", "|---|" + "---:|" * len(args.seeds) + "---|"]
     for graph in args.graphs:
         cells, verdicts = [], []
         for seed in args.seeds:
-            sp, lo, hi, _ = h2h[(graph, seed)]
+            sp, lo, hi, _, identical = h2h[(graph, seed)]
+            if identical:
+                cells.append("identical graph")
+                verdicts.append("identical")
+                continue
             cells.append(f"{sp:.3f}x [{lo:.3f}, {hi:.3f}]")
             verdicts.append("faster" if lo > 1 else "slower" if hi < 1 else "same")
-        verdict = ", ".join(f"{v} x{verdicts.count(v)}" for v in ("faster", "same", "slower")
-                            if v in verdicts)
+        verdict = ", ".join(f"{v} x{verdicts.count(v)}"
+                            for v in ("faster", "same", "slower", "identical") if v in verdicts)
         lines.append(f"| {graph} | " + " | ".join(cells) + f" | {verdict} |")
     lines += ["", END]
     return "\n".join(lines)

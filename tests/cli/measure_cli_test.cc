@@ -40,6 +40,24 @@ TEST(MeasureCli, PairOfAGraphAndItsRewriteGivesAnIntervalAndTheKernelsThatChange
   EXPECT_NE(aa.output.find("0 signatures differ"), std::string::npos) << aa.output;
 }
 
+TEST(MeasureCli, EachRoundTimesAFreshSessionOfEachGraphUnlessOneSessionIsAsked) {
+  SKIP_WITHOUT_ORT();
+  TempDir dir;
+  const std::string a = dir / "a.onnx";
+  ASSERT_EQ(Rewire("export --model squeezenet --out " + Quote(a)).exit_code, 0);
+  auto fresh = Rewire("measure pair --model " + Quote(a) + " --rounds 3 --min-round-ms 5");
+  ASSERT_EQ(fresh.exit_code, 0) << fresh.output;
+  EXPECT_NE(fresh.output.find("a fresh session of each graph per round"), std::string::npos)
+      << fresh.output;
+  EXPECT_NE(fresh.output.find("sessions         6 loaded"), std::string::npos) << fresh.output;
+  auto one =
+      Rewire("measure pair --model " + Quote(a) + " --rounds 3 --min-round-ms 5 --one-session");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_NE(one.output.find("one session of each graph for every round"), std::string::npos)
+      << one.output;
+  EXPECT_NE(one.output.find("sessions         2 loaded"), std::string::npos) << one.output;
+}
+
 TEST(MeasureCli, PairRefusesGraphsThatDoNotComputeTheSame) {
   SKIP_WITHOUT_ORT();
   TempDir dir;

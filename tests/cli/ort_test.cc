@@ -56,9 +56,11 @@ TEST(OrtJudge, ForcedSlowerResultWritesTheInputAndSaysSo) {
   TempDir dir;
   const std::string out = dir / "opt.onnx", report = dir / "report.json",
                     input = dir / "input.onnx";
+  // One session per graph for every round (the decision does not depend on it).
   auto opt = RunCommand("REWIRE_TEST_RUNTIME_SLOWDOWN=1000 " + Quote(REWIRE_BINARY) +
                         " optimize --model squeezenet --search greedy --budget 8 -q" + kQuickJudge +
-                        " --out " + Quote(out) + " --report " + Quote(report) + " 2>&1");
+                        " --runtime-one-session --out " + Quote(out) + " --report " +
+                        Quote(report) + " 2>&1");
   ASSERT_EQ(opt.exit_code, 0) << opt.output;
   EXPECT_NE(opt.output.find("not measurably faster"), std::string::npos) << opt.output;
   EXPECT_NE(opt.output.find("(the input, unchanged)"), std::string::npos) << opt.output;
@@ -68,6 +70,8 @@ TEST(OrtJudge, ForcedSlowerResultWritesTheInputAndSaysSo) {
             std::string::npos)
       << js.dump();
   EXPECT_FALSE(js.contains("runtime_test_slowdown")) << "a test hook reached the report";
+  // The input and three candidates (the default --runtime-candidates), each loaded once.
+  EXPECT_EQ(ReportNumber(js, "runtime_sessions"), 4) << js.dump();
   EXPECT_GT(ReportNumber(js, "runtime_after_ms"), ReportNumber(js, "runtime_before_ms"))
       << js.dump();
   EXPECT_LT(ReportNumber(js, "runtime_speedup"), 1) << js.dump();
@@ -98,6 +102,9 @@ TEST(OrtJudge, AFasterGraphAlongThePathIsWrittenWhenTheFinalOneIsSlower) {
   EXPECT_EQ(JsonStringAt(js["runtime_candidates"][0], "label"), "final, 8 rewrites");
   EXPECT_EQ(JsonStringAt(js["runtime_candidates"][1], "label"), "after 4 of 8 rewrites");
   EXPECT_LE(ReportNumber(js, "runtime_max_rel_error_result"), kTolerance) << js.dump();
+  // A fresh session of every graph in every round: 3 graphs in 2 choosing rounds, then the
+  // input and the chosen one in 2 deciding rounds.
+  EXPECT_EQ(ReportNumber(js, "runtime_sessions"), 3 * 2 + 2 * 2) << js.dump();
   // Greedy search is deterministic: with a budget of 4 it writes that same graph.
   auto four =
       Rewire("optimize --model squeezenet --search greedy --budget 4 -q --out " + Quote(prefix));
@@ -147,6 +154,7 @@ TEST(OrtJudge, ReferenceRuntimeJudgesToo) {
   const Json js = testing::ReadJson(report);
   EXPECT_EQ(JsonStringAt(js, "runtime"), "reference") << js.dump();
   EXPECT_EQ(JsonStringAt(js, "decision"), "input") << js.dump();
+  EXPECT_EQ(ReportNumber(js, "runtime_sessions"), 0) << "the reference executor has no sessions";
 }
 
 /// Nothing but what the test itself put in `dir`.
