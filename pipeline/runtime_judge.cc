@@ -76,6 +76,8 @@ class RuntimeGraphs {
   /// Replaces graph `id`'s session with a fresh one of the same file (where its weights and
   /// buffers land is drawn again); the reference executor has no session to replace.
   virtual Status Reload(size_t id) = 0;
+  /// Sessions loaded so far, reloads included (0 for the reference executor).
+  virtual int sessions() const = 0;
 };
 
 /// ONNX Runtime through tools/ort/runner.js: one session per graph, in a temporary folder.
@@ -87,7 +89,7 @@ class OrtGraphs : public RuntimeGraphs {
     inputs_ = inputs;
   }
   ~OrtGraphs() override {
-    for (size_t id = 0; id < loaded_; ++id) (void)ort_.Unload(Session(id));
+    for (size_t id = 0; id < paths_.size(); ++id) (void)ort_.Unload(Session(id));
   }
   std::string Name() const override { return "ort " + ort_.version(); }
 
@@ -97,7 +99,7 @@ class OrtGraphs : public RuntimeGraphs {
     }
     REWIRE_ASSIGN_OR_RETURN(std::string path, tmp_.Write(Session(id) + ".onnx", onnx));
     REWIRE_RETURN_IF_ERROR(ort_.Load(Session(id), path).WithContext(label + " as exported"));
-    loaded_ = std::max(loaded_, id + 1);
+    ++sessions_;
     if (paths_.size() <= id) paths_.resize(id + 1), labels_.resize(id + 1);
     paths_[id] = path;
     labels_[id] = label;
@@ -126,8 +128,12 @@ class OrtGraphs : public RuntimeGraphs {
   Status Reload(size_t id) override {
     if (id >= paths_.size() || paths_[id].empty())
       return Internal("RuntimeGraphs::Reload: graph " + std::to_string(id) + " was not loaded");
-    return ort_.Load(Session(id), paths_[id]).WithContext(labels_[id] + " reloaded");
+    REWIRE_RETURN_IF_ERROR(
+        ort_.Load(Session(id), paths_[id]).WithContext(labels_[id] + " reloaded"));
+    ++sessions_;
+    return Status::Ok();
   }
+  int sessions() const override { return sessions_; }
 
  private:
   static std::string Session(size_t id) { return "g" + std::to_string(id); }
@@ -136,8 +142,8 @@ class OrtGraphs : public RuntimeGraphs {
   TensorMap inputs_, want_;
   NamedTensors feed_;
   TempFolder tmp_{"rewire-judge"};
-  size_t loaded_ = 0;
-  std::vector<std::string> paths_, labels_;  // per graph: its file in tmp_, for Reload
+  std::vector<std::string> paths_, labels_;  // per graph loaded: its file in tmp_, for Reload
+  int sessions_ = 0;
 };
 
 /// rewire's reference executor on the files as written, read back.
@@ -168,6 +174,7 @@ class ReferenceGraphs : public RuntimeGraphs {
   }
 
   Status Reload(size_t) override { return Status::Ok(); }
+  int sessions() const override { return 0; }
 
  private:
   const Graph& original_;
@@ -183,11 +190,10 @@ struct SessionState {
 
 /// Times graphs `ids` end to end in o.rounds alternating rounds (the order reverses every
 /// round, ABBA style), appending to runs[id]. With o.session_per_round a graph whose session
-/// has timed a round gets a fresh one first (counted in `sessions`); a session gets o.warmups
+/// has timed a round gets a fresh one first; a session gets o.warmups
 /// untimed runs the first time it is timed, one after that.
 Status Rounds(RuntimeGraphs& graphs, const std::vector<size_t>& ids, const RuntimeJudgeOptions& o,
-              int repeats, std::vector<SessionState>& state, int& sessions,
-              std::vector<TimedRuns>& runs) {
+              int repeats, std::vector<SessionState>& state, std::vector<TimedRuns>& runs) {
   for (int r = 0; r < o.rounds; ++r) {
     for (size_t k = 0; k < ids.size(); ++k) {
       const size_t id = r % 2 == 0 ? ids[k] : ids[ids.size() - 1 - k];
@@ -195,7 +201,6 @@ Status Rounds(RuntimeGraphs& graphs, const std::vector<size_t>& ids, const Runti
       if (o.session_per_round && st.timed) {
         REWIRE_RETURN_IF_ERROR(graphs.Reload(id));
         st = SessionState{};
-        if (o.runtime == "ort") ++sessions;
       }
       std::vector<double> times;
       REWIRE_RETURN_IF_ERROR(graphs.Time(id, st.warmed ? 1 : o.warmups, repeats, times));
@@ -295,7 +300,6 @@ struct LoadedGraphs {
   std::vector<double> max_rel;      // per graph
   std::vector<double> slowdown;     // per candidate (the test hook)
   std::vector<SessionState> state;  // per graph
-  int sessions = 0;                 // sessions loaded in the runtime (0 for the reference)
   int repeats = 0;
 };
 
@@ -335,7 +339,6 @@ StatusOr<LoadedGraphs> LoadGraphs(const Graph& original, const std::string& befo
     }
   }
   l.state.assign(n, SessionState{});
-  l.sessions = o.runtime == "ort" ? static_cast<int>(n) : 0;
   REWIRE_ASSIGN_OR_RETURN(l.repeats, RepeatsPerRound(*l.graphs, o, l.state));
   return l;
 }
@@ -348,7 +351,7 @@ StatusOr<RuntimeComparison> TimeAll(LoadedGraphs& l,
   std::vector<TimedRuns> runs(n);
   std::vector<size_t> all(n);
   for (size_t id = 0; id < n; ++id) all[id] = id;
-  REWIRE_RETURN_IF_ERROR(Rounds(*l.graphs, all, o, l.repeats, l.state, l.sessions, runs));
+  REWIRE_RETURN_IF_ERROR(Rounds(*l.graphs, all, o, l.repeats, l.state, runs));
   RuntimeComparison c;
   c.runtime = l.runtime;
   c.input_ms = Median(runs[0].all);
@@ -357,7 +360,7 @@ StatusOr<RuntimeComparison> TimeAll(LoadedGraphs& l,
   c.max_rel_input = l.max_rel[0];
   c.rounds = o.rounds;
   c.repeats = l.repeats;
-  c.sessions = l.sessions;
+  c.sessions = l.graphs->sessions();
   for (size_t id = 1; id < n; ++id) {
     const double f = l.slowdown[id - 1];
     CandidateTiming t;
@@ -401,8 +404,8 @@ StatusOr<RuntimeVerdict> JudgeInRuntime(const Graph& original, const std::string
   }
   // ... and decide on fresh rounds of the input against the chosen one.
   std::vector<TimedRuns> runs(candidates.size() + 1);
-  REWIRE_RETURN_IF_ERROR(Rounds(*l.graphs, {0, chosen}, o, l.repeats, l.state, l.sessions, runs));
-  v.sessions = l.sessions;
+  REWIRE_RETURN_IF_ERROR(Rounds(*l.graphs, {0, chosen}, o, l.repeats, l.state, runs));
+  v.sessions = l.graphs->sessions();
   v.repeats = l.repeats;
   v.chosen = static_cast<int>(chosen - 1);
   v.max_rel_before = l.max_rel[0];
