@@ -132,12 +132,24 @@ double Dot(const KernelCoefficients& c, const std::array<double, kKernelFeatureC
 
 }  // namespace
 
+bool KernelFeatures::AbsorbsProducer() const {
+  if (producer.empty()) return false;
+  const std::string k = KernelClass(op);
+  if (k != "mm" && k != "conv") return true;
+  // A GEMM's or a convolution's kernel takes in a Transpose or a scalar Mul before it
+  // (FusedMatMul), an elementwise operator or a move; never another GEMM, convolution,
+  // normalisation or softmax, whose work stays in that operator's own kernel.
+  const std::string p = KernelClass(producer);
+  return p == "ew" || p == "move";
+}
+
 std::array<double, kKernelFeatureCount> KernelFeatures::Vector() const {
+  const bool absorbs = AbsorbsProducer();
   return {1.0,
           flops,
           bytes,
-          producer_flops,
-          producer_bytes,
+          absorbs ? producer_flops : 0.0,
+          absorbs ? producer_bytes : 0.0,
           smallest_dim > 0 ? flops / smallest_dim : 0.0};
 }
 

@@ -17,7 +17,10 @@
 //
 //   [1, flops, bytes, producer flops, producer bytes, flops / smallest dimension]
 //
-// (the last the inefficiency of a small GEMM or convolution), all >= 0, fitted by non-negative
+// (the last the inefficiency of a small GEMM or convolution; the producer's terms only where its
+// work can land in this kernel: for a GEMM or a convolution, an elementwise or layout producer,
+// never another GEMM, whose work a coefficient fitted on absorbed Transposes would price a second
+// time: KernelFeatures::AbsorbsProducer), all >= 0, fitted by non-negative
 // least squares on relative error against the profiled time of the kernel ONNX Runtime ran for
 // that operator plus the graph's mean gap between kernels (0 where a fusion absorbed it into a
 // neighbour's kernel: the neighbour's key carries its time). Producer and consumer are taken by
@@ -63,7 +66,12 @@ struct KernelFeatures {
   /// area, output pixels); 0 for the rest.
   double smallest_dim = 0;
 
-  /// The feature vector the coefficients multiply.
+  /// Whether the producer's work can land in this operator's kernel, so that its flops and bytes
+  /// are features: always for the rest, for a GEMM or a convolution only an elementwise or
+  /// layout producer (a GEMM fed by a GEMM runs two kernels, and the coefficients fitted on what
+  /// is absorbed must not price the first GEMM's work a second time).
+  bool AbsorbsProducer() const;
+  /// The feature vector the coefficients multiply (producer terms 0 unless AbsorbsProducer).
   std::array<double, kKernelFeatureCount> Vector() const;
   /// Lookup keys, the most specific first: for a GEMM or a convolution "op|c=C" (what feeds it
   /// does not change its kernel); for the rest "op|p=P|c=C", "op|p=P", "op|c=C"; then "op", ""

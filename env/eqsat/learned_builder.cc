@@ -254,7 +254,7 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
       // (its score is the last step's).
       double best_score = which.empty() || value_stops ? report.final_score_ms
                                                        : std::numeric_limits<double>::infinity();
-      bool found = false;
+      bool found = false, grew = false;
       RewriteState best_state;
       std::vector<bool> best_included;
       // Every rule any of the tries applies is matched once, on the e-graph as it stands; each
@@ -269,6 +269,10 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
         if (w.empty()) continue;
         RewriteState copy = state;
         REWIRE_ASSIGN_OR_RETURN(RoundResult rr, RewriteRound(copy, rules, w, o.round, matches));
+        // A try whose rules' new matches add nothing (commuting back what was commuted) is no
+        // step: it would end the build as saturated while a flip still grows the e-graph.
+        if (!rr.changed && !rr.node_limit && !rr.time_limit) continue;
+        grew = true;
         REWIRE_ASSIGN_OR_RETURN(const double score, GreedyScore(copy.egraph, cost));
         if (score < best_score) {
           found = true;
@@ -280,7 +284,9 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
         }
       }
       if (!found) {
-        report.stop = value_stops ? BuildStop::kValue : BuildStop::kPolicy;
+        report.stop = !grew && !which.empty() ? BuildStop::kSaturated
+                      : value_stops           ? BuildStop::kValue
+                                              : BuildStop::kPolicy;
         break;
       }
       if (best_included != d.included) ++report.lookahead_flips;

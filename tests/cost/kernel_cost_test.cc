@@ -144,6 +144,48 @@ TEST(KernelFeatures, NameTheNeighboursAFusionWouldMergeWith) {
   EXPECT_EQ(KernelFeaturesOf(g, other).producer, "");
 }
 
+TEST(KernelFeatures, AGemmCarriesOnlyTheProducerWorkItsKernelCanAbsorb) {
+  Graph g;
+  const NodeId x = *g.AddInput("x", TensorType{DType::kFloat32, {8, 16}});
+  const NodeId w1 = *g.AddWeight("w1", {16, 32}, WeightInit{});
+  const NodeId w2 = *g.AddWeight("w2", {32, 8}, WeightInit{});
+  const NodeId w3 = *g.AddWeight("w3", {8, 8}, WeightInit{});
+  const NodeId w4 = *g.AddWeight("w4", {8, 4}, WeightInit{});
+  const NodeId first = *g.AddOp(OpType::kMatMul, {{x, 0}, {w1, 0}});
+  const NodeId second = *g.AddOp(OpType::kMatMul, {{first, 0}, {w2, 0}});
+  const NodeId t =
+      *g.AddOp(OpType::kTranspose, {{x, 0}}, Attrs{{"perm", std::vector<int64_t>{1, 0}}});
+  const NodeId relu = *g.AddOp(OpType::kRelu, {{t, 0}});
+  const NodeId after_relu = *g.AddOp(OpType::kMatMul, {{relu, 0}, {w4, 0}});
+  const NodeId add = *g.AddOp(OpType::kAdd, {{second, 0}, {w3, 0}});
+  ASSERT_TRUE(g.AddOutput("y", {add, 0}).ok());
+  ASSERT_TRUE(g.AddOutput("z", {after_relu, 0}).ok());
+
+  // A GEMM fed by a GEMM: two kernels; the second's features do not carry the first's work.
+  const KernelFeatures s = KernelFeaturesOf(g, second);
+  EXPECT_EQ(s.producer, "MatMul");
+  EXPECT_GT(s.producer_flops, 0);
+  EXPECT_FALSE(s.AbsorbsProducer());
+  EXPECT_EQ(s.Vector()[3], 0);
+  EXPECT_EQ(s.Vector()[4], 0);
+  // An elementwise producer can land in the GEMM's kernel: its work is a feature.
+  const KernelFeatures r = KernelFeaturesOf(g, after_relu);
+  EXPECT_EQ(r.producer, "Relu");
+  EXPECT_TRUE(r.AbsorbsProducer());
+  EXPECT_DOUBLE_EQ(r.Vector()[4], r.producer_bytes);
+  EXPECT_GT(r.Vector()[4], 0);
+  // The Add after the GEMM (its bias, absorbed into the GEMM's epilogue) keeps its producer's.
+  const KernelFeatures a = KernelFeaturesOf(g, add);
+  EXPECT_TRUE(a.AbsorbsProducer());
+  EXPECT_DOUBLE_EQ(a.Vector()[3], s.flops);
+  // Coefficients fitted on absorbed producers do not price a producing GEMM a second time.
+  KernelCostParams p;
+  p.keys["MatMul"] = KernelCoefficients{1, 1e-6, 0, 1e-3, 1e-3, 0};
+  KernelFeatures alone = s;
+  alone.producer = "";
+  EXPECT_DOUBLE_EQ(PredictKernelUs(p, s), PredictKernelUs(p, alone));
+}
+
 TEST(KernelFit, LearnsFusionsAndRanksTheRewritesOfAnUnseenModel) {
   // Fitted on walks of two models, scored on a third's (never seen): the rewrites of ViT.
   std::mt19937_64 rng(3);

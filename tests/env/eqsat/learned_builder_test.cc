@@ -201,6 +201,30 @@ TEST(LearnedBuilder, LookaheadFlipsTheRuleThePolicyIsLeastSureOfWhenThatPays) {
   EXPECT_TRUE(CheckEquivalent(g, ahead.best, 1e-6).verified);
 }
 
+TEST(LearnedBuilder, AChoiceThatAddsNothingIsNoStepWhileAFlipStillGrowsTheEGraph) {
+  // A policy sure of commuting Adds (p 0.88), just against the swap (0.475) and against
+  // cancelling transposes (0.27). Its first step commutes every Add; at the second, commuting
+  // again only finds what the first added: its own choice changes nothing. That is no step: the
+  // lookahead's flip (the swap) grows the e-graph and is taken, and at the third the flip of the
+  // cancellation lowers the score: the optimum. Taking the empty step instead stopped the build
+  // as saturated with the transposes left.
+  auto cost = testing::AnalyticCost();
+  const Graph g = Toy(64, 128, 10);
+  eqsat::BuilderPolicy p;
+  p.rule_bias = {
+      {"add_commute", 2.0}, {"relu_transpose_swap", -0.1}, {"transpose_transpose", -1.0}};
+  TempFolder dir("learned-builder-test");
+  const std::string path = Written(dir, p, "commutes.json");
+  const SearchResult r = Learned(g, ToyRules(), *cost, path, 0, 1, 0);
+  const int optimum_ops = 1 + 10;  // Relu(x) and the Adds
+  EXPECT_EQ(r.best.NumOperators(), optimum_ops)
+      << r.stats.Text("builder_stop") << "; " << r.stats.Text("rules_applied");
+  EXPECT_NE(r.stats.Text("rules_applied").find("relu_transpose_swap"), std::string::npos);
+  EXPECT_NE(r.stats.Text("rules_applied").find("transpose_transpose"), std::string::npos);
+  EXPECT_GE(r.stats.Number("builder_lookahead_flips"), 2);
+  EXPECT_TRUE(CheckEquivalent(g, r.best, 1e-6).verified);
+}
+
 TEST(LearnedBuilder, LookaheadGoesOnPastAValueStopOnlyWhileAStepLowersTheScore) {
   // A value that predicts nothing left to save stops the builder after its first step (the swap),
   // with the transposes that step made cancellable left. With a lookahead the policy's own next
