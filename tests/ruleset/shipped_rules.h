@@ -1,5 +1,6 @@
 #pragma once
-// The shipped rules, loaded and verified once per test binary, and the default cost model.
+// The shipped rules, loaded and verified once per test binary, the default cost model and the
+// shipped kernel model.
 
 #include <gtest/gtest.h>
 
@@ -25,6 +26,16 @@ inline const std::vector<rules::Rule>& VerifiedShippedRules() {
 /// The analytic cost model with the default (h100) profile from the source tree.
 inline std::unique_ptr<CostModel> AnalyticCost() {
   CostModelOptions o;
+  o.devices_dir = std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
+  auto m = MakeCostModel(o);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? std::move(m).value() : nullptr;
+}
+
+/// The kernel model rewire ships for ONNX Runtime CPU at 1 thread (configs/cost/ort-cpu-1t.json).
+inline std::unique_ptr<CostModel> ShippedKernelCost() {
+  CostModelOptions o =
+      ParseCostSpec("learned:" + std::string(REWIRE_SOURCE_DIR) + "/configs/cost/ort-cpu-1t.json");
   o.devices_dir = std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
   auto m = MakeCostModel(o);
   EXPECT_TRUE(m.ok()) << m.status().message();

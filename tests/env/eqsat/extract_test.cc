@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "cost/cost_registry.h"
 #include "env/eqsat/saturate.h"
 #include "env/search_registry.h"
 #include "graph/models/zoo.h"
@@ -190,10 +189,8 @@ TEST(Extract, TheShippedKernelModelPricesTheAdditivePickAsTheWholeGraphDoes) {
   // into the second, so a GEMM feeds a GEMM: the whole model must not carry the first one's work
   // into the second's kernel (it once priced that pick at 5x the input, 121.9 ms against 24.0
   // ms additive, and every e-graph search on BERT kept the input).
-  CostModelOptions co =
-      ParseCostSpec("learned:" + std::string(REWIRE_SOURCE_DIR) + "/configs/cost/ort-cpu-1t.json");
-  co.devices_dir = std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
-  auto cost = Must(MakeCostModel(co));
+  auto cost = testing::ShippedKernelCost();
+  ASSERT_NE(cost, nullptr);
   ASSERT_TRUE(cost->context_dependent());
   ModelParams p;
   p.layers = 2;

@@ -318,10 +318,8 @@ TEST(LearnedBuilder, TheShippedBuilderBeatsSaturationOnAGraphItNeverSaw) {
   // configs/builders/zoo.json was trained on two-layer X-RLflow graphs and small zoo models at
   // 5,000 e-nodes, under the shipped ORT CPU kernel model; X-RLflow's BERT at its full depth and
   // 10,000 e-nodes is new to it. Greedy extraction keeps the comparison free of solver time.
-  CostModelOptions co =
-      ParseCostSpec("learned:" + std::string(REWIRE_SOURCE_DIR) + "/configs/cost/ort-cpu-1t.json");
-  co.devices_dir = std::string(REWIRE_SOURCE_DIR) + "/configs/devices";
-  auto cost = Must(MakeCostModel(co));
+  auto cost = testing::ShippedKernelCost();
+  ASSERT_NE(cost, nullptr);
   const Graph g = Must(BuildModel("xrlflow-bert"));
   const std::string builder = std::string(REWIRE_SOURCE_DIR) + "/configs/builders/zoo.json";
   const eqsat::BuilderPolicy shipped = Must(eqsat::LoadBuilderPolicy(builder));
