@@ -14,7 +14,7 @@ search, backtracking, eqsat, mcts-eqsat and learned-eqsat with each seed's build
 limit, one build-time limit and one ILP time limit. Every written graph is judged in ONNX Runtime
 (CPU, 1 thread, --rounds alternating rounds against the input): the measured column is that paired
 speedup of the search's own result. For each graph it also names the rules the learned builder
-applied that eqsat did not (under the same limit). On X-RLflow's graphs it then times each seed's
+applied that eqsat did not (under the same limit). On every graph it then times each seed's
 graph against eqsat's head to head (`rewire measure pair`, one ONNX Runtime process, --h2h-rounds
 alternating rounds; both written without the runtime judge). A checkpoint or a run already made is
 reused (delete --out-dir to start again). Run from the repository root after a build.
@@ -207,7 +207,7 @@ def main():
                   f"{stat(r, 'egraph_nodes')}", file=sys.stderr)
     flags = dict(columns)
     h2h = {}
-    for graph in args.graphs:
+    for graph in args.graphs + args.unseen:
         for seed in args.seeds:
             label = f"learned s{seed}"
             h2h[(graph, seed)] = head_to_head(args, graph, label, flags, f"learned-s{seed}", log)
@@ -289,7 +289,7 @@ def render(args, columns, rows, train_seconds, seconds, h2h):
               "timed.",
               "", "| graph | " + " | ".join(f"learned s{s} / eqsat" for s in args.seeds)
               + " | verdict |", "|---|" + "---:|" * len(args.seeds) + "---|"]
-    for graph in args.graphs:
+    for graph in args.graphs + args.unseen:
         cells, verdicts = [], []
         for seed in args.seeds:
             sp, lo, hi, _, identical = h2h[(graph, seed)]
@@ -301,7 +301,8 @@ def render(args, columns, rows, train_seconds, seconds, h2h):
             verdicts.append("faster" if lo > 1 else "slower" if hi < 1 else "same")
         verdict = ", ".join(f"{v} x{verdicts.count(v)}"
                             for v in ("faster", "same", "slower", "identical") if v in verdicts)
-        lines.append(f"| {graph} | " + " | ".join(cells) + f" | {verdict} |")
+        name = graph + (" (unseen)" if graph in args.unseen else "")
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {verdict} |")
     lines += ["", END]
     return "\n".join(lines)
 

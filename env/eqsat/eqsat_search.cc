@@ -374,6 +374,10 @@ void LearnedEqsatSearch::DeclareBuilderOptions(OptionSet& set) {
           "Stop after this many steps in a row that did not lower the greedy extraction's cost "
           "(0: never)")
       .AtLeast(0);
+  set.Switch("builder-saturation-try", &saturation_try, true,
+             "Where the value, the policy or patience would stop, first try one round of every "
+             "rule with a new match on a copy, and go on from it where it lowers the greedy "
+             "extraction's cost (spends the rest of the node limit; off: stop)");
   set.Add("builder-stop-margin", &stop_margin,
           "Stop when the value predicts less than this fraction of the input's cost still to "
           "save")
@@ -407,6 +411,7 @@ StatusOr<SearchResult> LearnedEqsatSearch::Run(const Graph& graph,
         bo.stop_margin = stop_margin;
         bo.lookahead = lookahead;
         bo.patience = patience;
+        bo.saturation_try = saturation_try;
         bo.progress = std::move(progress);
         const RewriteState initial = samples > 0 ? s.state : RewriteState{};
         REWIRE_ASSIGN_OR_RETURN(BuildReport best,
@@ -433,6 +438,9 @@ StatusOr<SearchResult> LearnedEqsatSearch::Run(const Graph& graph,
         g.extra.Set("builder_score_ms", best.final_score_ms);
         if (lookahead > 0) {
           g.extra.Set("builder_lookahead_flips", static_cast<int64_t>(best.lookahead_flips));
+        }
+        if (saturation_try) {
+          g.extra.Set("builder_saturation_steps", static_cast<int64_t>(best.saturation_steps));
         }
         if (samples > 0) {
           g.extra.Set("builder_pick", picked == 0 ? std::string("deterministic")

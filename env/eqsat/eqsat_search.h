@@ -76,6 +76,7 @@ class LearnedEqsatSearch : public Search {
   int samples = 0;
   int lookahead = 2;
   int patience = 2;
+  bool saturation_try = false;
   double stop_margin = 0.002;
   std::vector<Graph> seeds;  // as EqsatSearch's
   bool seeds_after_growth = false;

@@ -182,6 +182,32 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
   const double limit = static_cast<double>(std::max<size_t>(o.round.node_limit, 1));
   double last_gain = 0;
   int flat_steps = 0;  // steps in a row that did not lower the greedy score
+  bool patience_ran_out = false;
+  // Where building would stop by the value, the policy or patience with room left under the node
+  // limit, one round of every candidate rule (a saturation round) is tried on a copy; it is kept
+  // as a step when its greedy score is below the e-graph's as it stands (BuildOptions::
+  // saturation_try). Returns whether it was kept; `r` and `which` are then the step's.
+  auto saturation_try = [&](const BuildDecision& d, std::vector<int>& which, RoundResult& r,
+                            double& score) -> StatusOr<bool> {
+    if (!o.saturation_try || o.sample) return false;
+    std::vector<size_t> order(d.rules.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&d](size_t a, size_t b) { return d.probability[a] > d.probability[b]; });
+    std::vector<int> all;
+    for (size_t i : order) all.push_back(d.rules[i]);
+    RewriteState copy = state;
+    REWIRE_ASSIGN_OR_RETURN(RoundResult rr, RewriteRound(copy, rules, all, o.round));
+    if (!rr.changed) return false;
+    REWIRE_ASSIGN_OR_RETURN(const double s, GreedyScore(copy.egraph, cost));
+    if (!(s < report.final_score_ms * (1 - 1e-9))) return false;
+    state = std::move(copy);
+    which = std::move(all);
+    r = rr;
+    score = s;
+    ++report.saturation_steps;
+    return true;
+  };
   for (;;) {
     if (report.steps >= o.max_steps) {
       report.stop = BuildStop::kStepLimit;
@@ -212,17 +238,38 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
       break;
     }
     d.state = StateFeatures(fullness, step, gain, last_gain, d.rules.size());
-    // Where the value says stop, a lookahead still goes on if a step it tries lowers the score.
-    const bool value_stops = policy.value_fitted && !o.sample && report.steps > 0 &&
-                             Dot(policy.value, d.state) < o.stop_margin;
-    if (value_stops && o.lookahead <= 0) {
-      report.stop = BuildStop::kValue;
-      break;
-    }
     for (size_t i = 0; i < d.rules.size(); ++i) {
       d.included.push_back(o.sample ? std::uniform_real_distribution<double>(0, 1)(rng) <
                                           d.probability[i]
                                     : d.probability[i] >= 0.5);
+    }
+    std::vector<int> which;
+    RoundResult r;
+    double tried_score = 0;  // the kept copy's greedy score (lookahead or saturation try)
+    bool scored = false;     // tried_score holds the step's score
+    // A stop by the value, the policy or patience: a saturation round that lowers the score
+    // (saturation_try) is the step instead, after which the policy goes on.
+    auto stop_or_saturate = [&](BuildStop why) -> StatusOr<bool> {
+      REWIRE_ASSIGN_OR_RETURN(const bool kept, saturation_try(d, which, r, tried_score));
+      if (kept) {
+        d.included.assign(d.rules.size(), true);
+        scored = true;
+        return false;
+      }
+      report.stop = why;
+      return true;
+    };
+    if (patience_ran_out) {
+      patience_ran_out = false;
+      REWIRE_ASSIGN_OR_RETURN(const bool stop, stop_or_saturate(BuildStop::kPatience));
+      if (stop) break;
+    }
+    // Where the value says stop, a lookahead still goes on if a step it tries lowers the score.
+    const bool value_stops = !scored && policy.value_fitted && !o.sample && report.steps > 0 &&
+                             Dot(policy.value, d.state) < o.stop_margin;
+    if (value_stops && o.lookahead <= 0) {
+      REWIRE_ASSIGN_OR_RETURN(const bool stop, stop_or_saturate(BuildStop::kValue));
+      if (stop) break;
     }
     // The included rules, likeliest first (under the node limit they are applied first).
     auto which_of = [&d](const std::vector<bool>& included) {
@@ -236,10 +283,10 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
       for (int i : order) which.push_back(d.rules[i]);
       return which;
     };
-    std::vector<int> which = which_of(d.included);
-    RoundResult r;
-    double lookahead_score = 0;  // the kept copy's greedy score (lookahead only)
-    if (o.lookahead > 0 && !o.sample) {
+    if (!scored) which = which_of(d.included);
+    if (scored) {
+      // the saturation try above is this step
+    } else if (o.lookahead > 0 && !o.sample) {
       // Lookahead: the policy's own inclusions, and each of them with one of the `lookahead`
       // rules whose probability is nearest 0.5 flipped, each applied to a copy of the e-graph
       // and scored; the cheapest is kept (the policy's own on ties).
@@ -284,22 +331,33 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
         }
       }
       if (!found) {
-        report.stop = !grew && !which.empty() ? BuildStop::kSaturated
-                      : value_stops           ? BuildStop::kValue
-                                              : BuildStop::kPolicy;
-        break;
+        if (!grew && !which.empty()) {
+          report.stop = BuildStop::kSaturated;
+          break;
+        }
+        REWIRE_ASSIGN_OR_RETURN(
+            const bool stop,
+            stop_or_saturate(value_stops ? BuildStop::kValue : BuildStop::kPolicy));
+        if (stop) break;
+      } else {
+        if (best_included != d.included) ++report.lookahead_flips;
+        d.included = std::move(best_included);
+        state = std::move(best_state);
+        tried_score = best_score;
+        scored = true;
       }
-      if (best_included != d.included) ++report.lookahead_flips;
-      d.included = std::move(best_included);
-      state = std::move(best_state);
-      lookahead_score = best_score;
     } else {
       if (which.empty()) {
-        report.stop = BuildStop::kPolicy;
-        if (o.sample) report.decisions.push_back(std::move(d));
-        break;
+        if (o.sample) {
+          report.stop = BuildStop::kPolicy;
+          report.decisions.push_back(std::move(d));
+          break;
+        }
+        REWIRE_ASSIGN_OR_RETURN(const bool stop, stop_or_saturate(BuildStop::kPolicy));
+        if (stop) break;
+      } else {
+        REWIRE_ASSIGN_OR_RETURN(r, RewriteRound(state, rules, which, o.round));
       }
-      REWIRE_ASSIGN_OR_RETURN(r, RewriteRound(state, rules, which, o.round));
     }
     ++report.steps;
     report.matches += r.matches;
@@ -309,8 +367,8 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
       report.applied_by_rule[which[k]] += r.applied_per_rule[k];
     }
     const double score_before = report.final_score_ms;
-    if (o.lookahead > 0 && !o.sample) {
-      report.final_score_ms = lookahead_score;  // scored when the copy was compared
+    if (scored) {
+      report.final_score_ms = tried_score;  // scored when the copy was compared
     } else {
       REWIRE_ASSIGN_OR_RETURN(report.final_score_ms, GreedyScore(state.egraph, cost));
     }
@@ -330,9 +388,14 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
       report.stop = BuildStop::kSaturated;
       break;
     }
+    // With a saturation try, patience stops at the next step's candidates (where the try may go
+    // on instead).
     if (o.patience > 0 && !o.sample && flat_steps >= o.patience) {
-      report.stop = BuildStop::kPatience;
-      break;
+      if (!o.saturation_try) {
+        report.stop = BuildStop::kPatience;
+        break;
+      }
+      patience_ran_out = true;
     }
   }
   report.seconds = SecondsSince(start);

@@ -93,6 +93,12 @@ struct BuildOptions {
   /// greedy score (0: never). The e-graph keeps what every step added, so stopping loses nothing
   /// found; it saves the steps (and the larger e-graph's extraction) where growth stopped paying.
   int patience = 0;
+  /// Deterministic building only: where building would stop by the value, the policy or
+  /// patience, first try one round of every rule with a new match (a saturation round) on a copy
+  /// of the e-graph, and take it as a step (the policy then goes on) when its greedy score is
+  /// below the e-graph's as it stands. A policy's stop is then a choice that must beat
+  /// saturation's next round, which spends the rest of the node limit only where it pays.
+  bool saturation_try = false;
   /// Called after every step with its number (from 1) and the e-graph.
   std::function<void(int, const EGraph&)> progress;
 };
@@ -119,6 +125,7 @@ struct BuildReport {
   double final_score_ms = 0;            // the grown e-graph's greedy score
   double seconds = 0;
   size_t lookahead_flips = 0;  // steps where a flipped inclusion was kept (BuildOptions::lookahead)
+  size_t saturation_steps = 0;  // steps that were a saturation try (BuildOptions::saturation_try)
   std::vector<BuildDecision> decisions;
   /// Fraction of the input's cost the grown e-graph's greedy score saves.
   double gain() const { return base_ms > 0 ? (base_ms - final_score_ms) / base_ms : 0; }

@@ -108,10 +108,11 @@ std::string Written(const TempFolder& dir, const eqsat::BuilderPolicy& policy,
 /// default), `lookahead` and `patience` (-1: the search's default).
 SearchResult Learned(const Graph& g, const std::vector<rules::Rule>& rules, CostModel& cost,
                      const std::string& builder, size_t nodes, int lookahead = -1,
-                     int patience = -1) {
+                     int patience = -1, bool saturation_try = false) {
   SearchLimits limits;
   std::vector<std::pair<std::string, std::string>> options = {{"builder", builder},
                                                               {"extract", "greedy"}};
+  if (saturation_try) options.emplace_back("builder-saturation-try", "");
   if (nodes > 0) options.emplace_back("egraph-nodes", std::to_string(nodes));
   if (lookahead >= 0) options.emplace_back("builder-lookahead", std::to_string(lookahead));
   if (patience >= 0) options.emplace_back("builder-patience", std::to_string(patience));
@@ -292,6 +293,64 @@ end
   EXPECT_GT(on.stats.Number("egraph_nodes"), patient.stats.Number("egraph_nodes"));
   EXPECT_EQ(on.best.NumOperators(), optimum_ops);
   EXPECT_TRUE(CheckEquivalent(g, patient.best, 1e-6).verified);
+  // The saturation try before patience's stop is the policy's own round here (it includes every
+  // rule), which saves nothing: the stop stands, at the same step.
+  const SearchResult tried = Learned(g, *rules, *cost, path, 0, -1, 2, true);
+  EXPECT_EQ(tried.stats.Text("builder_stop"), "patience");
+  EXPECT_EQ(tried.stats.Number("builder_steps"), 4);
+  EXPECT_EQ(tried.stats.Number("builder_saturation_steps"), 0);
+}
+
+TEST(LearnedBuilder, ASaturationRoundIsTriedBeforeAStopAndKeptOnlyWhereItLowersTheScore) {
+  // A policy against every rule (p 0.12) stops at once, with the input. With the saturation try
+  // it first applies one round of every rule with a match to a copy: on Relu(Transpose(
+  // Transpose(x))) that round cancels the transposes, which lowers the greedy score, so it is the
+  // step, and the policy goes on from it (and stops again: the next round only commutes Adds).
+  // On Transpose(Relu(Transpose(x))) the round only swaps and commutes, which saves nothing
+  // (the cancellation needs a second round): it is not kept, and the stop stands.
+  auto cost = testing::AnalyticCost();
+  Graph cancels;
+  {
+    const NodeId x = Must(cancels.AddInput("x", F32({64, 128})));
+    const NodeId t1 = Must(cancels.AddOp(OpType::kTranspose, {V(x)}, {{"perm", Ints{1, 0}}}));
+    const NodeId t2 = Must(cancels.AddOp(OpType::kTranspose, {V(t1)}, {{"perm", Ints{1, 0}}}));
+    const NodeId r = Must(cancels.AddOp(OpType::kRelu, {V(t2)}));
+    ASSERT_TRUE(cancels.AddOutput("y", V(r)).ok());
+    NodeId sum = Must(cancels.AddInput("p0", F32({8, 8})));
+    for (int i = 1; i <= 4; ++i) {
+      const NodeId q = Must(cancels.AddInput("p" + std::to_string(i), F32({8, 8})));
+      sum = Must(cancels.AddOp(OpType::kAdd, {V(sum), V(q)}));
+    }
+    ASSERT_TRUE(cancels.AddOutput("s", V(sum)).ok());
+  }
+  eqsat::BuilderPolicy p;
+  p.rule_bias = {
+      {"relu_transpose_swap", -2.0}, {"transpose_transpose", -2.0}, {"add_commute", -2.0}};
+  TempFolder dir("learned-builder-test");
+  const std::string path = Written(dir, p, "against.json");
+  const SearchResult stops = Learned(cancels, ToyRules(), *cost, path, 0, 0);
+  const SearchResult tries = Learned(cancels, ToyRules(), *cost, path, 0, 0, -1, true);
+  EXPECT_EQ(stops.stats.Text("builder_stop"), "policy");
+  EXPECT_EQ(stops.stats.Number("builder_steps"), 0);
+  EXPECT_EQ(stops.best.NumOperators(), cancels.NumOperators());
+  EXPECT_EQ(tries.stats.Text("builder_stop"), "policy");
+  EXPECT_EQ(tries.stats.Number("builder_steps"), 1);
+  EXPECT_EQ(tries.stats.Number("builder_saturation_steps"), 1);
+  EXPECT_EQ(tries.best.NumOperators(), 1 + 4) << tries.stats.Text("rules_applied");  // Relu, Adds
+  EXPECT_NE(tries.stats.Text("rules_applied").find("transpose_transpose"), std::string::npos);
+  EXPECT_LT(tries.final_cost_ms, stops.final_cost_ms);
+  EXPECT_TRUE(CheckEquivalent(cancels, tries.best, 1e-6).verified);
+
+  // With the lookahead, its tries (each flip) come first and the saturation round after them.
+  const SearchResult ahead = Learned(cancels, ToyRules(), *cost, path, 0, 1, -1, true);
+  EXPECT_EQ(ahead.best.NumOperators(), 1 + 4);
+
+  const Graph swaps = Toy(64, 128, 4);
+  const SearchResult nothing = Learned(swaps, ToyRules(), *cost, path, 0, 0, -1, true);
+  EXPECT_EQ(nothing.stats.Text("builder_stop"), "policy");
+  EXPECT_EQ(nothing.stats.Number("builder_steps"), 0);
+  EXPECT_EQ(nothing.stats.Number("builder_saturation_steps"), 0);
+  EXPECT_EQ(nothing.best.NumOperators(), swaps.NumOperators());
 }
 
 TEST(LearnedBuilder, RespectsTheNodeLimitOnARealModel) {
