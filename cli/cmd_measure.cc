@@ -132,6 +132,14 @@ void RunKernels(const KernelsOptions& o) {
       o.repeats);
   for (const OrtKernel& k : prof.kernels)
     std::printf("%10.1f us  %-28s %s\n", k.median_us, k.node.c_str(), k.Signature().c_str());
+  // Where the time goes: the kernel types, costliest first (a layout ORT converts to and from
+  // shows as ReorderInput/ReorderOutput kernels that no operator of the graph names).
+  std::printf("by type          kernel time per kernel type (kernels)\n");
+  for (const OrtKernelProfile::TypeTotal& t : prof.ByType()) {
+    std::printf("%10.3f ms  %5.1f%%  %4d  %s\n", t.us / 1000,
+                prof.kernel_ms > 0 ? 100 * t.us / 1000 / prof.kernel_ms : 0.0, t.kernels,
+                t.type.c_str());
+  }
 }
 
 // ---------------------------------------------------------------------------- collect

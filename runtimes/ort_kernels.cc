@@ -75,6 +75,22 @@ std::map<std::string, int> OrtKernelProfile::Counts() const {
   return c;
 }
 
+std::vector<OrtKernelProfile::TypeTotal> OrtKernelProfile::ByType() const {
+  std::map<std::string, TypeTotal> by;
+  for (const OrtKernel& k : kernels) {
+    const std::string type = (k.domain.empty() ? "" : k.domain + ":") + k.op;
+    TypeTotal& t = by[type];
+    t.type = type;
+    t.us += k.median_us;
+    ++t.kernels;
+  }
+  std::vector<TypeTotal> out;
+  for (auto& [type, t] : by) out.push_back(std::move(t));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const TypeTotal& a, const TypeTotal& b) { return a.us > b.us; });
+  return out;
+}
+
 StatusOr<OrtKernelProfile> ProfileKernels(OrtRunner& ort, const std::string& onnx,
                                           const std::string& label, const NamedTensors& inputs,
                                           int warmups, int repeats) {

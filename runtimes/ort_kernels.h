@@ -36,6 +36,15 @@ struct OrtKernelProfile {
   std::vector<OrtKernel> kernels;  // in the order ONNX Runtime first ran them
   /// Kernels per signature (how many of each the graph runs).
   std::map<std::string, int> Counts() const;
+  /// Kernel time per kernel type ("domain:op", e.g. "com.microsoft.nchwc:ReorderInput"), the
+  /// costliest first (ties by name): where a graph's time goes, layout reorders and fused kernels
+  /// included.
+  struct TypeTotal {
+    std::string type;
+    double us = 0;
+    int kernels = 0;
+  };
+  std::vector<TypeTotal> ByType() const;
 };
 
 /// Loads the model `onnx` (its bytes; `label` names it in errors) in `ort` with profiling and

@@ -78,6 +78,12 @@ TEST(MeasureCli, KernelsListsWhatOrtRunsAfterItsFusions) {
   // SqueezeNet's Conv + Relu pairs run as single kernels with the activation fused.
   EXPECT_NE(r.output.find("Conv(activation=Relu"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("kernels after its fusions"), std::string::npos) << r.output;
+  // And where the time goes, by kernel type: the convolutions first.
+  const size_t by = r.output.find("by type ");
+  ASSERT_NE(by, std::string::npos) << r.output;
+  const size_t line = r.output.find('\n', by) + 1;
+  EXPECT_NE(r.output.substr(line, r.output.find('\n', line) - line).find("Conv"), std::string::npos)
+      << r.output;
 }
 
 TEST(MeasureCli, CollectAppendsOneLabelPerNeighbourWithAHeader) {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "graph/onnx/onnx_io.h"
 #include "kernels/executor.h"
 #include "tests/graph/onnx_test_graphs.h"
@@ -101,6 +103,73 @@ TEST_F(OrtKernels, TheDiffOfTwoGraphsNamesTheKernelsThatChanged) {
   }
   EXPECT_TRUE(gelu_gone);
   EXPECT_GT(with.Counts().size(), without.Counts().size());
+}
+
+TEST(OrtKernelProfileByType, SumsEachKernelTypeCostliestFirst) {
+  OrtKernelProfile p;
+  auto kernel = [&p](const std::string& domain, const std::string& op, double us) {
+    OrtKernel k;
+    k.domain = domain;
+    k.op = op;
+    k.median_us = us;
+    p.kernels.push_back(k);
+  };
+  kernel("com.microsoft.nchwc", "Conv", 300);
+  kernel("com.microsoft.nchwc", "ReorderOutput", 40);
+  kernel("", "Split", 50);
+  kernel("com.microsoft.nchwc", "Conv", 200);
+  kernel("com.microsoft.nchwc", "ReorderInput", 30);
+  kernel("com.microsoft.nchwc", "ReorderInput", 30);
+  kernel("", "Conv", 5);  // the plain one is another type
+  const std::vector<OrtKernelProfile::TypeTotal> t = p.ByType();
+  ASSERT_EQ(t.size(), 5u);
+  EXPECT_EQ(t[0].type, "com.microsoft.nchwc:Conv");
+  EXPECT_DOUBLE_EQ(t[0].us, 500);
+  EXPECT_EQ(t[0].kernels, 2);
+  EXPECT_EQ(t[1].type, "com.microsoft.nchwc:ReorderInput");
+  EXPECT_DOUBLE_EQ(t[1].us, 60);
+  EXPECT_EQ(t[1].kernels, 2);
+  EXPECT_EQ(t[2].type, "Split");
+  EXPECT_EQ(t[3].type, "com.microsoft.nchwc:ReorderOutput");
+  EXPECT_EQ(t[4].type, "Conv");
+  EXPECT_DOUBLE_EQ(t[4].us, 5);
+  EXPECT_TRUE(OrtKernelProfile{}.ByType().empty());
+}
+
+TEST_F(OrtKernels, ASplitBetweenBlockedConvolutionsRunsLayoutReorders) {
+  // Conv (32 channels), split into two 16-channel halves, a Conv on each, added. ONNX Runtime
+  // runs the convolutions in its blocked NCHWc layout, which Split does not take: it converts
+  // out of the layout before the Split and back into it after, in kernels no node of the graph
+  // names. ByType shows them.
+  Graph g;
+  const NodeId x = Must(g.AddInput("x", F32({1, 32, 28, 28})));
+  const NodeId w = Must(g.AddWeight("w", {32, 32, 1, 1}, {-0.1f, 0.1f, 1}));
+  const NodeId v = Must(g.AddWeight("v", {16, 16, 3, 3}, {-0.1f, 0.1f, 2}));
+  const NodeId c = Op(g, OpType::kConv2D, {V(x), V(w)}, {});
+  const NodeId sp = Op(g, OpType::kSplit, {V(c)}, {{"axis", int64_t{1}}, {"split", Ints{16, 16}}});
+  const NodeId a = Op(g, OpType::kConv2D, {V(sp, 0), V(v)}, {{"pads", Ints{1, 1, 1, 1}}});
+  const NodeId b = Op(g, OpType::kConv2D, {V(sp, 1), V(v)}, {{"pads", Ints{1, 1, 1, 1}}});
+  ASSERT_TRUE(g.AddOutput("y", V(Op(g, OpType::kAdd, {V(a), V(b)}))).ok());
+  const OrtKernelProfile p = Profile(g);
+  const std::vector<OrtKernelProfile::TypeTotal> t = p.ByType();
+  double sum = 0;
+  int kernels = 0;
+  for (const auto& type : t) {
+    sum += type.us;
+    kernels += type.kernels;
+  }
+  EXPECT_NEAR(sum / 1000, p.kernel_ms, 1e-6 + 1e-9 * p.kernel_ms);
+  EXPECT_EQ(kernels, static_cast<int>(p.kernels.size()));
+  for (size_t i = 1; i < t.size(); ++i) EXPECT_GE(t[i - 1].us, t[i].us);
+  auto has = [&t](const std::string& type) {
+    return std::any_of(t.begin(), t.end(), [&](const auto& x) { return x.type == type; });
+  };
+  EXPECT_TRUE(has("Split"));
+  if (!has("com.microsoft.nchwc:Conv")) {
+    GTEST_SKIP() << "ONNX Runtime does not run this CPU's convolutions blocked (no AVX2)";
+  }
+  EXPECT_TRUE(has("com.microsoft.nchwc:ReorderOutput"));
+  EXPECT_TRUE(has("com.microsoft.nchwc:ReorderInput"));
 }
 
 }  // namespace
