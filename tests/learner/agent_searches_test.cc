@@ -25,9 +25,9 @@ struct Checkpoint {
   Checkpoint() {
     torch::manual_seed(11);
     GnnPolicy policy(GnnShape{16, 2, 2});
-    EXPECT_TRUE(
-        SaveCheckpoint(path, policy, nullptr, CheckpointMeta{0, 0, 0, 0, GnnShape{16, 2, 2}, ""})
-            .ok());
+    CheckpointMeta meta;
+    meta.shape = GnnShape{16, 2, 2};
+    EXPECT_TRUE(SaveCheckpoint(path, policy, nullptr, meta).ok());
   }
   ~Checkpoint() { fs::remove(path); }
   const std::string path =

@@ -28,9 +28,9 @@ std::unique_ptr<Agent> FreshAgent(const std::string& name) {
   torch::manual_seed(7);
   GnnPolicy policy(GnnShape{16, 2, 2});
   const std::string path = (fs::temp_directory_path() / ("rewire_guided_" + name + ".pt")).string();
-  EXPECT_TRUE(
-      SaveCheckpoint(path, policy, nullptr, CheckpointMeta{0, 0, 0, 0, GnnShape{16, 2, 2}, ""})
-          .ok());
+  CheckpointMeta meta;
+  meta.shape = GnnShape{16, 2, 2};
+  EXPECT_TRUE(SaveCheckpoint(path, policy, nullptr, meta).ok());
   auto agent = Agents().Load(path);
   fs::remove(path);
   EXPECT_TRUE(agent.ok()) << agent.status().message();
