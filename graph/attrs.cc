@@ -45,6 +45,7 @@ Attrs& Attrs::Set(const std::string& name, AttrValue value) {
   } else {
     items_.insert(it, {name, std::move(value)});
   }
+  hash_.store(0, std::memory_order_relaxed);
   return *this;
 }
 
@@ -61,6 +62,7 @@ void Attrs::Erase(const std::string& name) {
   items_.erase(std::remove_if(items_.begin(), items_.end(),
                               [&](const auto& item) { return item.first == name; }),
                items_.end());
+  hash_.store(0, std::memory_order_relaxed);
 }
 
 int64_t Attrs::GetInt(const std::string& name, int64_t def) const {
@@ -107,6 +109,15 @@ bool Attrs::operator==(const Attrs& o) const {
 }
 
 uint64_t Attrs::Hash() const {
+  uint64_t h = hash_.load(std::memory_order_relaxed);
+  if (h == 0) {
+    h = ComputeHash();
+    hash_.store(h, std::memory_order_relaxed);
+  }
+  return h;
+}
+
+uint64_t Attrs::ComputeHash() const {
   uint64_t h = 0x5bd1e995ULL;
   for (const auto& [name, value] : items_) {
     h = HashCombine(h, HashBytes(name.data(), name.size()));

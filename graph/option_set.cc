@@ -129,7 +129,10 @@ Status OptionSet::Option::Assign(const std::string& text) const {
 
 OptionSet::Option& OptionSet::Switch(const std::string& name, bool* target, bool value,
                                      const std::string& help) {
-  Option o{name, help, Target(target)};
+  Option o;
+  o.name = name;
+  o.help = help;
+  o.target = Target(target);
   o.is_switch = true;
   o.switch_value = value;
   return Push(std::move(o));

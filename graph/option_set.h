@@ -61,7 +61,11 @@ class OptionSet {
   /// Declares option `name` storing into `target` (a number or a text). The name must be new.
   template <typename T>
   Option& Add(const std::string& name, T* target, const std::string& help) {
-    return Push(Option{name, help, Target(target)});
+    Option o;
+    o.name = name;
+    o.help = help;
+    o.target = Target(target);
+    return Push(std::move(o));
   }
   /// Declares a switch: given, it stores `value` into `target`.
   Option& Switch(const std::string& name, bool* target, bool value, const std::string& help);

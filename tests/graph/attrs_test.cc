@@ -59,5 +59,36 @@ TEST(Attrs, EraseAndToString) {
   EXPECT_TRUE(a.Has("split"));
 }
 
+TEST(Attrs, TheKeptHashFollowsEveryChange) {
+  // Hash() is computed once and kept: every change must drop it, copies carry the same items'
+  // hash, and a moved-from set is empty and hashes as one.
+  const uint64_t empty = Attrs{}.Hash();
+  Attrs a{{"axis", int64_t{1}}};
+  const uint64_t one = a.Hash();
+  EXPECT_EQ(a.Hash(), one);  // the kept value
+  a.Set("axis", int64_t{2});
+  const uint64_t two = a.Hash();
+  EXPECT_NE(two, one);
+  EXPECT_EQ(two, (Attrs{{"axis", int64_t{2}}}.Hash()));
+  a.Set("split", Ints{2, 2});
+  EXPECT_NE(a.Hash(), two);
+  a.Erase("split");
+  EXPECT_EQ(a.Hash(), two);
+  const Attrs copy = a;
+  EXPECT_EQ(copy.Hash(), two);
+  Attrs assigned{{"k", Ints{3}}};
+  assigned = copy;
+  EXPECT_EQ(assigned.Hash(), two);
+  assigned.Set("axis", int64_t{1});
+  EXPECT_EQ(assigned.Hash(), one);
+  EXPECT_EQ(copy.Hash(), two);  // the copy's kept hash is its own
+  Attrs moved = std::move(a);
+  EXPECT_EQ(moved.Hash(), two);
+  EXPECT_EQ(a.Hash(), empty);  // NOLINT(bugprone-use-after-move): moved-from is empty
+  Attrs target{{"k", Ints{3}}};
+  target = std::move(moved);
+  EXPECT_EQ(target.Hash(), two);
+}
+
 }  // namespace
 }  // namespace rewire
