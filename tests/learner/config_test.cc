@@ -103,13 +103,14 @@ TEST(ConfigRoundTrip, EveryFieldSurvivesToTomlThenParse) {
   vit.hidden = 256;
   vit.heads = 8;
   vit.seed = 9;
-  c.env = {{Spec("bert", bert), Spec("models/x:y.onnx"), Spec("resnext50")},
-           33,
-           77,
-           "cpu",
-           "a100",
-           "configs/rules/alg.toml",
-           "/tmp/cache.sqlite"};
+  c.env = EnvSection{};
+  c.env.models = {Spec("bert", bert), Spec("models/x:y.onnx"), Spec("resnext50")};
+  c.env.horizon = 33;
+  c.env.max_candidates = 77;
+  c.env.cost = "cpu";
+  c.env.device = "a100";
+  c.env.rules = "configs/rules/alg.toml";
+  c.env.cost_cache = "/tmp/cache.sqlite";
   c.gnn = {96, 5, 6};
   c.ppo = {1.0 / 3.0, 2e-8, true, 0.9, 0.8, 7, 32, 0.1, false, false, 0.0, 1.25, 10.0, -1.0, 3};
   c.eval.models = {Spec("vit", vit)};

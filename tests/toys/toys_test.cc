@@ -136,7 +136,9 @@ TEST(Toys, AnOperatorCountCostModelRunsThroughRewireOptimize) {
   const Json js = Report(dir / "count.json");
   EXPECT_EQ(JsonStringAt(js, "cost_model"), "op-count");
   EXPECT_EQ(js["verified"], true);
-  auto model = CostModels().Make(CostModelOptions{"op-count"});
+  CostModelOptions options;
+  options.kind = "op-count";
+  auto model = CostModels().Make(options);
   ASSERT_TRUE(model.ok()) << model.status().message();
   EXPECT_FALSE((*model)->additive());
   auto input = (*model)->GraphCostMs(*BuildModel("squeezenet"));
