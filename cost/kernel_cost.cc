@@ -130,16 +130,19 @@ double Dot(const KernelCoefficients& c, const std::array<double, kKernelFeatureC
   return s;
 }
 
+/// KernelClass's name for `type`, by reference (defined below).
+const std::string& ClassOf(std::string_view type);
+
 }  // namespace
 
 bool KernelFeatures::AbsorbsProducer() const {
   if (producer.empty()) return false;
-  const std::string k = KernelClass(op);
+  const std::string& k = ClassOf(op);
   if (k != "mm" && k != "conv") return true;
   // A GEMM's or a convolution's kernel takes in a Transpose or a scalar Mul before it
   // (FusedMatMul), an elementwise operator or a move; never another GEMM, convolution,
   // normalisation or softmax, whose work stays in that operator's own kernel.
-  const std::string p = KernelClass(producer);
+  const std::string& p = ClassOf(producer);
   return p == "ew" || p == "move";
 }
 
@@ -153,7 +156,10 @@ std::array<double, kKernelFeatureCount> KernelFeatures::Vector() const {
           smallest_dim > 0 ? flops / smallest_dim : 0.0};
 }
 
-std::string KernelClass(std::string_view type) {
+namespace {
+
+/// KernelClass without a copy: a reference to the class's name, kept for the process.
+const std::string& ClassOf(std::string_view type) {
   static const std::map<std::string, std::string, std::less<>> classes = [] {
     std::map<std::string, std::string, std::less<>> m;
     for (int i = 0; i < kNumOpTypes; ++i) {
@@ -183,10 +189,15 @@ std::string KernelClass(std::string_view type) {
     }
     return m;
   }();
-  if (type.empty()) return "";
+  static const std::string none, other = "other";
+  if (type.empty()) return none;
   auto it = classes.find(type);
-  return it == classes.end() ? "other" : it->second;
+  return it == classes.end() ? other : it->second;
 }
+
+}  // namespace
+
+std::string KernelClass(std::string_view type) { return ClassOf(type); }
 
 std::vector<std::string> KernelFeatures::Keys() const {
   const std::string p = KernelClass(producer), c = KernelClass(consumer);
@@ -287,11 +298,32 @@ StatusOr<KernelCostParams> FitKernelCost(const std::vector<KernelGraphSample>& g
 }
 
 double PredictKernelUs(const KernelCostParams& params, const KernelFeatures& features) {
-  for (const std::string& key : features.Keys()) {
-    auto it = params.keys.find(key);
-    if (it != params.keys.end()) return Dot(it->second, features.Vector());
+  // Keys() in its order, each key written into one buffer and looked up as a view: the search
+  // costs an operator every time a rewrite changes its neighbourhood, and building Keys()'s
+  // strings for each was a few percent of a search.
+  const std::string& k = ClassOf(features.op);
+  const std::string& p = ClassOf(features.producer);
+  const std::string& c = ClassOf(features.consumer);
+  thread_local std::string key;
+  const KernelCoefficients* hit = nullptr;
+  auto find = [&](std::initializer_list<std::string_view> parts) {
+    if (hit) return;
+    key.clear();
+    for (std::string_view part : parts) key.append(part);
+    auto it = params.keys.find(std::string_view(key));
+    if (it != params.keys.end()) hit = &it->second;
+  };
+  const std::string& op = features.op;
+  if (k == "mm" || k == "conv") {
+    find({op, "|c=", c});
+  } else {
+    find({op, "|p=", p, "|c=", c});
+    find({op, "|p=", p});
+    find({op, "|c=", c});
   }
-  return 0;
+  find({op});
+  find({});
+  return hit ? Dot(*hit, features.Vector()) : 0;
 }
 
 double PredictGraphMs(const KernelCostParams& params, const std::vector<KernelSample>& nodes) {

@@ -144,6 +144,57 @@ TEST(KernelFeatures, NameTheNeighboursAFusionWouldMergeWith) {
   EXPECT_EQ(KernelFeaturesOf(g, other).producer, "");
 }
 
+TEST(KernelFeatures, APredictionTakesTheFirstOfItsKeysTheModelHolds) {
+  // PredictKernelUs looks its keys up without building Keys(): it must take the same key, in
+  // Keys()' order, for every operator of real graphs, also where the most specific keys are
+  // missing and it falls back.
+  auto shipped = LoadKernelCost(ShippedKernelModelPath(kSourceDir + "/configs/devices", 1));
+  ASSERT_TRUE(shipped.ok()) << shipped.status().message();
+  auto reference = [](const KernelCostParams& p, const KernelFeatures& f) {
+    for (const std::string& key : f.Keys()) {
+      auto it = p.keys.find(key);
+      if (it == p.keys.end()) continue;
+      const auto x = f.Vector();
+      double us = 0;
+      for (int j = 0; j < kKernelFeatureCount; ++j) us += it->second[j] * x[j];
+      return us;
+    }
+    return 0.0;
+  };
+  std::vector<KernelFeatures> features;
+  for (const auto& [name, layers] : std::vector<std::pair<std::string, int>>{
+           {"bert", 2}, {"squeezenet", 0}, {"nasrnn", 0}, {"xrlflow-tt", 1}}) {
+    const Graph g = Zoo(name, layers);
+    for (NodeId id : g.NodeIds()) {
+      if (!g.node(id).IsLeaf()) features.push_back(KernelFeaturesOf(g, id));
+    }
+  }
+  KernelFeatures unknown;
+  unknown.op = "SomeOnnxOp";
+  unknown.producer = "Conv2D";
+  unknown.flops = 1e6;
+  features.push_back(unknown);
+  ASSERT_GT(features.size(), 100u);
+  // The shipped model, and copies of it with every third or every second of its keys gone.
+  std::vector<KernelCostParams> models = {*shipped};
+  for (size_t every : {3, 2}) {
+    KernelCostParams fewer = *shipped;
+    size_t i = 0;
+    for (auto it = fewer.keys.begin(); it != fewer.keys.end();) {
+      it = (++i % every == 0 && !it->first.empty()) ? fewer.keys.erase(it) : std::next(it);
+    }
+    models.push_back(fewer);
+  }
+  int fallbacks = 0;
+  for (const KernelCostParams& p : models) {
+    for (const KernelFeatures& f : features) {
+      ASSERT_DOUBLE_EQ(PredictKernelUs(p, f), reference(p, f)) << f.Keys().front();
+      if (p.keys.count(f.Keys().front()) == 0) ++fallbacks;
+    }
+  }
+  EXPECT_GT(fallbacks, 100);
+}
+
 TEST(KernelFeatures, AGemmCarriesOnlyTheProducerWorkItsKernelCanAbsorb) {
   Graph g;
   const NodeId x = *g.AddInput("x", TensorType{DType::kFloat32, {8, 16}});
