@@ -199,15 +199,42 @@ const std::string& ClassOf(std::string_view type) {
 
 std::string KernelClass(std::string_view type) { return ClassOf(type); }
 
+namespace {
+
+/// Calls `visit` with each lookup key of `f`, the most specific first, written into `buf`, until
+/// it returns true. The one place the keys' order is decided (Keys, PredictKernelUs): for a GEMM
+/// or a convolution, what it fuses downstream (a bias, an activation); for the rest, what feeds it
+/// first (absorbed into a GEMM's epilogue, or carrying the convolution its activation was fused
+/// with), then what it feeds.
+template <typename Visit>
+void ForEachKey(const KernelFeatures& f, std::string& buf, Visit visit) {
+  const std::string& k = ClassOf(f.op);
+  const std::string& p = ClassOf(f.producer);
+  const std::string& c = ClassOf(f.consumer);
+  auto key = [&](std::initializer_list<std::string_view> parts) {
+    buf.clear();
+    for (std::string_view part : parts) buf.append(part);
+    return visit(std::string_view(buf));
+  };
+  if (k == "mm" || k == "conv") {
+    if (key({f.op, "|c=", c})) return;
+  } else {
+    if (key({f.op, "|p=", p, "|c=", c}) || key({f.op, "|p=", p}) || key({f.op, "|c=", c})) return;
+  }
+  if (key({f.op})) return;
+  key({});
+}
+
+}  // namespace
+
 std::vector<std::string> KernelFeatures::Keys() const {
-  const std::string p = KernelClass(producer), c = KernelClass(consumer);
-  const std::string full = op + "|p=" + p + "|c=" + c;
-  // What decides an operator's kernel: for a GEMM or a convolution, what it fuses downstream
-  // (a bias, an activation); for the rest, what feeds it first (absorbed into a GEMM's epilogue,
-  // or carrying the convolution its activation was fused with), then what it feeds.
-  const std::string k = KernelClass(op);
-  if (k == "mm" || k == "conv") return {op + "|c=" + c, op, ""};
-  return {full, op + "|p=" + p, op + "|c=" + c, op, ""};
+  std::vector<std::string> keys;
+  std::string buf;
+  ForEachKey(*this, buf, [&keys](std::string_view key) {
+    keys.emplace_back(key);
+    return false;
+  });
+  return keys;
 }
 
 KernelFeatures KernelFeaturesOf(const Graph& graph, NodeId id) {
@@ -298,31 +325,16 @@ StatusOr<KernelCostParams> FitKernelCost(const std::vector<KernelGraphSample>& g
 }
 
 double PredictKernelUs(const KernelCostParams& params, const KernelFeatures& features) {
-  // Keys() in its order, each key written into one buffer and looked up as a view: the search
-  // costs an operator every time a rewrite changes its neighbourhood, and building Keys()'s
-  // strings for each was a few percent of a search.
-  const std::string& k = ClassOf(features.op);
-  const std::string& p = ClassOf(features.producer);
-  const std::string& c = ClassOf(features.consumer);
-  thread_local std::string key;
+  // The keys are written into one reused buffer and looked up as views: the search costs an
+  // operator every time a rewrite changes its neighbourhood, and building Keys()'s strings for
+  // each was a few percent of a search.
+  thread_local std::string buf;
   const KernelCoefficients* hit = nullptr;
-  auto find = [&](std::initializer_list<std::string_view> parts) {
-    if (hit) return;
-    key.clear();
-    for (std::string_view part : parts) key.append(part);
-    auto it = params.keys.find(std::string_view(key));
+  ForEachKey(features, buf, [&](std::string_view key) {
+    auto it = params.keys.find(key);
     if (it != params.keys.end()) hit = &it->second;
-  };
-  const std::string& op = features.op;
-  if (k == "mm" || k == "conv") {
-    find({op, "|c=", c});
-  } else {
-    find({op, "|p=", p, "|c=", c});
-    find({op, "|p=", p});
-    find({op, "|c=", c});
-  }
-  find({op});
-  find({});
+    return hit != nullptr;
+  });
   return hit ? Dot(*hit, features.Vector()) : 0;
 }
 

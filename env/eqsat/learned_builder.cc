@@ -184,18 +184,12 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
   int flat_steps = 0;  // steps in a row that did not lower the greedy score
   bool patience_ran_out = false;
   // Where building would stop by the value, the policy or patience with room left under the node
-  // limit, one round of every candidate rule (a saturation round) is tried on a copy; it is kept
-  // as a step when its greedy score is below the e-graph's as it stands (BuildOptions::
-  // saturation_try). Returns whether it was kept; `r` and `which` are then the step's.
-  auto saturation_try = [&](const BuildDecision& d, std::vector<int>& which, RoundResult& r,
+  // limit, one round of every candidate rule (`all`, likeliest first: a saturation round) is
+  // tried on a copy; it is kept as a step when its greedy score is below the e-graph's as it
+  // stands (BuildOptions::saturation_try). Returns whether it was kept; `r` and `which` are then
+  // the step's.
+  auto saturation_try = [&](std::vector<int> all, std::vector<int>& which, RoundResult& r,
                             double& score) -> StatusOr<bool> {
-    if (!o.saturation_try || o.sample) return false;
-    std::vector<size_t> order(d.rules.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    std::stable_sort(order.begin(), order.end(),
-                     [&d](size_t a, size_t b) { return d.probability[a] > d.probability[b]; });
-    std::vector<int> all;
-    for (size_t i : order) all.push_back(d.rules[i]);
     RewriteState copy = state;
     REWIRE_ASSIGN_OR_RETURN(RoundResult rr, RewriteRound(copy, rules, all, o.round));
     if (!rr.changed) return false;
@@ -243,6 +237,18 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
                                           d.probability[i]
                                     : d.probability[i] >= 0.5);
     }
+    // The included rules, likeliest first (under the node limit they are applied first).
+    auto which_of = [&d](const std::vector<bool>& included) {
+      std::vector<int> order;
+      for (size_t i = 0; i < included.size(); ++i) {
+        if (included[i]) order.push_back(static_cast<int>(i));
+      }
+      std::stable_sort(order.begin(), order.end(),
+                       [&d](int a, int b) { return d.probability[a] > d.probability[b]; });
+      std::vector<int> which;
+      for (int i : order) which.push_back(d.rules[i]);
+      return which;
+    };
     std::vector<int> which;
     RoundResult r;
     double tried_score = 0;  // the kept copy's greedy score (lookahead or saturation try)
@@ -250,7 +256,12 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
     // A stop by the value, the policy or patience: a saturation round that lowers the score
     // (saturation_try) is the step instead, after which the policy goes on.
     auto stop_or_saturate = [&](BuildStop why) -> StatusOr<bool> {
-      REWIRE_ASSIGN_OR_RETURN(const bool kept, saturation_try(d, which, r, tried_score));
+      bool kept = false;
+      if (o.saturation_try && !o.sample) {
+        REWIRE_ASSIGN_OR_RETURN(
+            kept, saturation_try(which_of(std::vector<bool>(d.rules.size(), true)), which, r,
+                                 tried_score));
+      }
       if (kept) {
         d.included.assign(d.rules.size(), true);
         scored = true;
@@ -271,22 +282,10 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
       REWIRE_ASSIGN_OR_RETURN(const bool stop, stop_or_saturate(BuildStop::kValue));
       if (stop) break;
     }
-    // The included rules, likeliest first (under the node limit they are applied first).
-    auto which_of = [&d](const std::vector<bool>& included) {
-      std::vector<int> order;
-      for (size_t i = 0; i < included.size(); ++i) {
-        if (included[i]) order.push_back(static_cast<int>(i));
-      }
-      std::stable_sort(order.begin(), order.end(),
-                       [&d](int a, int b) { return d.probability[a] > d.probability[b]; });
-      std::vector<int> which;
-      for (int i : order) which.push_back(d.rules[i]);
-      return which;
-    };
+    // Unless a saturation try above is this step: the policy's inclusions, with a lookahead or
+    // alone.
     if (!scored) which = which_of(d.included);
-    if (scored) {
-      // the saturation try above is this step
-    } else if (o.lookahead > 0 && !o.sample) {
+    if (!scored && o.lookahead > 0 && !o.sample) {
       // Lookahead: the policy's own inclusions, and each of them with one of the `lookahead`
       // rules whose probability is nearest 0.5 flipped, each applied to a copy of the e-graph
       // and scored; the cheapest is kept (the policy's own on ties).
@@ -346,7 +345,7 @@ StatusOr<BuildReport> BuildWithPolicy(RewriteState& state, const std::vector<ERu
         tried_score = best_score;
         scored = true;
       }
-    } else {
+    } else if (!scored) {
       if (which.empty()) {
         if (o.sample) {
           report.stop = BuildStop::kPolicy;

@@ -76,14 +76,21 @@ const std::vector<rules::Rule>& ToyRules() {
   return rules;
 }
 
-/// Transpose, Relu, Transpose of an [n, m] input beside a chain of `adds` Adds of [8, 8] inputs.
-Graph Toy(int64_t n, int64_t m, int adds) {
+/// Transpose, Relu, Transpose of an [n, m] input beside a chain of `adds` Adds of [8, 8] inputs;
+/// with `relu_last`, Relu(Transpose(Transpose(x))) instead, whose transposes cancel at once.
+Graph Toy(int64_t n, int64_t m, int adds, bool relu_last = false) {
   Graph g;
   const NodeId x = Must(g.AddInput("x", F32({n, m})));
   const NodeId t1 = Must(g.AddOp(OpType::kTranspose, {V(x)}, {{"perm", Ints{1, 0}}}));
-  const NodeId r = Must(g.AddOp(OpType::kRelu, {V(t1)}));
-  const NodeId t2 = Must(g.AddOp(OpType::kTranspose, {V(r)}, {{"perm", Ints{1, 0}}}));
-  EXPECT_TRUE(g.AddOutput("y", V(t2)).ok());
+  NodeId y;
+  if (relu_last) {
+    const NodeId t2 = Must(g.AddOp(OpType::kTranspose, {V(t1)}, {{"perm", Ints{1, 0}}}));
+    y = Must(g.AddOp(OpType::kRelu, {V(t2)}));
+  } else {
+    const NodeId r = Must(g.AddOp(OpType::kRelu, {V(t1)}));
+    y = Must(g.AddOp(OpType::kTranspose, {V(r)}, {{"perm", Ints{1, 0}}}));
+  }
+  EXPECT_TRUE(g.AddOutput("y", V(y)).ok());
   NodeId sum = Must(g.AddInput("p0", F32({8, 8})));
   for (int i = 1; i <= adds; ++i) {
     const NodeId p = Must(g.AddInput("p" + std::to_string(i), F32({8, 8})));
@@ -309,20 +316,7 @@ TEST(LearnedBuilder, ASaturationRoundIsTriedBeforeAStopAndKeptOnlyWhereItLowersT
   // On Transpose(Relu(Transpose(x))) the round only swaps and commutes, which saves nothing
   // (the cancellation needs a second round): it is not kept, and the stop stands.
   auto cost = testing::AnalyticCost();
-  Graph cancels;
-  {
-    const NodeId x = Must(cancels.AddInput("x", F32({64, 128})));
-    const NodeId t1 = Must(cancels.AddOp(OpType::kTranspose, {V(x)}, {{"perm", Ints{1, 0}}}));
-    const NodeId t2 = Must(cancels.AddOp(OpType::kTranspose, {V(t1)}, {{"perm", Ints{1, 0}}}));
-    const NodeId r = Must(cancels.AddOp(OpType::kRelu, {V(t2)}));
-    ASSERT_TRUE(cancels.AddOutput("y", V(r)).ok());
-    NodeId sum = Must(cancels.AddInput("p0", F32({8, 8})));
-    for (int i = 1; i <= 4; ++i) {
-      const NodeId q = Must(cancels.AddInput("p" + std::to_string(i), F32({8, 8})));
-      sum = Must(cancels.AddOp(OpType::kAdd, {V(sum), V(q)}));
-    }
-    ASSERT_TRUE(cancels.AddOutput("s", V(sum)).ok());
-  }
+  const Graph cancels = Toy(64, 128, 4, /*relu_last=*/true);
   eqsat::BuilderPolicy p;
   p.rule_bias = {
       {"relu_transpose_swap", -2.0}, {"transpose_transpose", -2.0}, {"add_commute", -2.0}};
